@@ -1,0 +1,275 @@
+//! The heads-up display, drawn over the scene and written with it: the HUD costs what any TUI's
+//! widgets cost, and only when its figures change (once a second), thanks to the diff.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Block, BorderType, Clear, Gauge, Paragraph, Row, Sparkline, Table, Widget, Wrap,
+};
+
+use crate::app::App;
+use crate::meters::Totals;
+
+const HUD_WIDTH: u16 = 78;
+const KEYS: &str = "spc next · o/e stream · r/l/b/f/w buffering · +/- cap · y sync · s scene · t tour · h help · q quit";
+
+impl Widget for &App {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        self.scene.paint(self.meters.frames(), area, buf);
+        render_hud(self, area, buf);
+        if self.show_help {
+            render_help(area, buf);
+        }
+    }
+}
+
+fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
+    let rows = app.meters.per_mode.len() as u16;
+    let height = 11 + rows.max(1);
+    let hud = Rect {
+        width: area.width.min(HUD_WIDTH),
+        height: area.height.min(height),
+        ..area
+    };
+    if hud.width < 12 || hud.height < 3 {
+        return;
+    }
+    Clear.render(hud, buf);
+    let title = format!(" flushlab · {} ", app.mode);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .title(Line::from(title).bold())
+        .title_bottom(Line::from(" h: help ").right_aligned())
+        .style(Style::new().fg(Color::White).bg(Color::Rgb(20, 20, 28)));
+    let inner = block.inner(hud);
+    block.render(hud, buf);
+
+    let [
+        expression,
+        gauge,
+        sparkline,
+        counts,
+        kernel,
+        setup,
+        table,
+        status,
+        keys,
+    ] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(rows.max(1) + 1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+
+    Line::from(app.mode.expression())
+        .fg(Color::LightCyan)
+        .render(expression, buf);
+    render_fps(app, gauge, sparkline, buf);
+    render_window(app, counts, kernel, buf);
+    Line::from(format!(
+        "scene {} · sync {} · {}x{} · accounting {}",
+        app.scene.name(),
+        if app.sync { "on" } else { "off" },
+        area.width,
+        area.height,
+        if app.meters.accounting_available() {
+            "/proc/self/io"
+        } else {
+            "n/a"
+        },
+    ))
+    .fg(Color::Gray)
+    .render(setup, buf);
+    render_table(app, table, buf);
+    if let Some(message) = &app.status {
+        Line::from(format!("▸ {message}"))
+            .fg(Color::Yellow)
+            .render(status, buf);
+    }
+    Paragraph::new(KEYS).fg(Color::DarkGray).render(keys, buf);
+}
+
+fn render_fps(app: &App, gauge: Rect, sparkline: Rect, buf: &mut Buffer) {
+    let history: Vec<u64> = app.meters.fps_history.iter().copied().collect();
+    let best = history.iter().copied().max().unwrap_or(0).max(1);
+    match app.meters.window {
+        Some(window) => {
+            let fps = window.fps();
+            Gauge::default()
+                .ratio((fps / best as f64).clamp(0.0, 1.0))
+                .label(format!("{fps:.1} fps"))
+                .gauge_style(Style::new().fg(Color::Green).bg(Color::Rgb(40, 40, 40)))
+                .render(gauge, buf);
+        }
+        None => Line::from("measuring… (figures update once a second)")
+            .italic()
+            .render(gauge, buf),
+    }
+    // The newest readings, right-aligned in the area, like a scrolling chart.
+    let shown = &history[history.len().saturating_sub(usize::from(sparkline.width))..];
+    Sparkline::default()
+        .data(shown)
+        .max(best)
+        .fg(Color::Green)
+        .render(sparkline, buf);
+}
+
+fn render_window(app: &App, counts: Rect, kernel: Rect, buf: &mut Buffer) {
+    let window = app.meters.window.unwrap_or_default();
+    let known = app.meters.window.is_some();
+    let show = |value: Option<f64>, format: fn(f64) -> String| match value {
+        Some(v) if known => format(v),
+        _ => "–".to_owned(),
+    };
+    Line::from(vec![
+        Span::raw(format!("frames {}", app.meters.frames())),
+        Span::raw(format!(
+            "   writes/frame {}",
+            show(window.writes_per_frame(), count)
+        )),
+        Span::raw(format!(
+            "   bytes/frame {}",
+            show(window.bytes_per_frame(), bytes)
+        )),
+    ])
+    .render(counts, buf);
+    Line::from(vec![
+        Span::raw(format!(
+            "bytes/write {}",
+            show(window.bytes_per_write(), |v| format!("{v:.1}"))
+        )),
+        Span::raw("   kernel ").add_modifier(Modifier::BOLD),
+        Span::raw(show(Some(window.kernel_share()), percent)).bold(),
+        Span::raw(format!(
+            "   cells/frame {}",
+            show(Some(window.cells_per_frame()), |v| format!("{v:.0}"))
+        )),
+    ])
+    .render(kernel, buf);
+}
+
+fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
+    let header = Row::new(["mode", "fps", "writes/f", "bytes/f", "kernel", "frames"])
+        .style(Style::new().bold().underlined());
+    let rows = app.meters.per_mode.iter().map(|(mode, totals)| {
+        let style = if mode.key() == app.mode.key() {
+            Style::new().fg(Color::LightGreen)
+        } else {
+            Style::new()
+        };
+        table_row(&mode.to_string(), totals).style(style)
+    });
+    let widths = [
+        Constraint::Length(20),
+        Constraint::Length(8),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(7),
+        Constraint::Length(8),
+    ];
+    let table = Table::new(rows, widths).header(header);
+    if app.meters.per_mode.is_empty() {
+        let [head, note] =
+            Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
+        Widget::render(table, head, buf);
+        Line::from("modes appear here as you leave them (space, t for a tour)")
+            .italic()
+            .render(note, buf);
+    } else {
+        Widget::render(table, area, buf);
+    }
+}
+
+fn table_row(mode: &str, t: &Totals) -> Row<'static> {
+    let or_dash = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
+    Row::new([
+        mode.to_owned(),
+        format!("{:.1}", t.fps()),
+        or_dash(t.writes_per_frame(), count),
+        or_dash(t.bytes_per_frame(), bytes),
+        percent(t.kernel_share()),
+        t.frames.to_string(),
+    ])
+}
+
+fn render_help(area: Rect, buf: &mut Buffer) {
+    let lines = [
+        ("space, tab", "next mode (stream × buffering)"),
+        ("o / e", "write to stdout / stderr"),
+        ("r", "raw: every encoder write is a write(2)"),
+        ("l", "line: LineWriter, 1 KiB (what stdout() is)"),
+        ("b", "block: BufWriter::with_capacity(cap)"),
+        ("f", "frame: one write(2) per frame"),
+        ("w", "thread: one write per frame, on a writer thread"),
+        ("+ / -", "block capacity ×2 / ÷2 (64 B .. 1 MiB)"),
+        ("y", "synchronized output (DEC 2026) on/off"),
+        ("s", "scene: full (every cell) / sparse"),
+        ("t", "tour: every mode in turn, then the table"),
+        ("h, ?", "this help"),
+        ("q, Esc, ^C", "quit"),
+    ];
+    let text: Vec<Line> = lines
+        .iter()
+        .map(|(key, what)| {
+            Line::from(vec![
+                Span::raw(format!("{key:>11}  ")).bold(),
+                Span::raw(*what),
+            ])
+        })
+        .collect();
+    let width = 60.min(area.width);
+    let height = (text.len() as u16 + 2).min(area.height);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    Clear.render(popup, buf);
+    Paragraph::new(text)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::bordered()
+                .border_type(BorderType::Rounded)
+                .title(" keys "),
+        )
+        .style(Style::new().fg(Color::White).bg(Color::Rgb(30, 30, 60)))
+        .render(popup, buf);
+}
+
+/// `34,712`: counts with thousands separators; fractions only below 10.
+pub fn count(v: f64) -> String {
+    if v < 10.0 {
+        return format!("{v:.1}");
+    }
+    let digits = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `427.0 kB`: decimal units, as the kernel and pv count throughput.
+pub fn bytes(v: f64) -> String {
+    match v {
+        v if v >= 1e6 => format!("{:.2} MB", v / 1e6),
+        v if v >= 1e3 => format!("{:.1} kB", v / 1e3),
+        v => format!("{v:.0} B"),
+    }
+}
+
+pub fn percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}

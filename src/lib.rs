@@ -1,0 +1,15 @@
+//! flushlab: a terminal lab that makes the cost of stdout/stderr buffering visible.
+//!
+//! See ARCHITECTURE.md for the code map and the invariants.
+
+pub mod app;
+pub mod cli;
+pub mod frame_writer;
+pub mod hud;
+pub mod meters;
+pub mod renderer;
+pub mod report;
+pub mod runner;
+pub mod scene;
+pub mod terminal_session;
+pub mod writer_mode;

@@ -1,0 +1,327 @@
+//! What the HUD and the report measure: frames per second, write(2) calls and bytes, and the
+//! split of CPU time between user space and the kernel.
+//!
+//! Counters are read only when a window closes (once a second) and when the mode changes, never
+//! per frame, so that measuring costs two system calls a second whatever the frame rate.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+use crate::writer_mode::Mode;
+
+/// Write-family system calls and bytes written by the whole process, all threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    pub write_calls: u64,
+    pub bytes: u64,
+}
+
+/// Reads [`IoCounters`] from `/proc/self/io`, which the kernel keeps for every write whoever
+/// makes it (std's own `Stdout` included, which no wrapper of ours could see). The file is opened
+/// once and re-read with `pread`: one system call per sample, and not a write, so it does not
+/// count itself.
+#[derive(Debug)]
+pub struct IoProbe {
+    file: Option<File>,
+}
+
+impl IoProbe {
+    pub fn open() -> Self {
+        IoProbe {
+            file: File::open("/proc/self/io").ok(),
+        }
+    }
+
+    /// `None` where the kernel does not keep the counters (not Linux, or /proc not mounted).
+    pub fn read(&self) -> Option<IoCounters> {
+        let mut buf = [0u8; 512];
+        let n = self.file.as_ref()?.read_at(&mut buf, 0).ok()?;
+        parse_proc_io(std::str::from_utf8(&buf[..n]).ok()?)
+    }
+}
+
+fn parse_proc_io(text: &str) -> Option<IoCounters> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|value| value.trim().parse().ok())
+    };
+    Some(IoCounters {
+        write_calls: field("syscw")?,
+        bytes: field("wchar")?,
+    })
+}
+
+/// CPU time of the whole process so far, from getrusage(RUSAGE_SELF).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTimes {
+    pub user: Duration,
+    pub kernel: Duration,
+}
+
+impl CpuTimes {
+    pub fn now() -> Self {
+        use nix::sys::resource::{UsageWho, getrusage};
+        let to_duration = |tv: nix::sys::time::TimeVal| {
+            Duration::new(
+                tv.tv_sec().max(0) as u64,
+                (tv.tv_usec().max(0) as u32) * 1000,
+            )
+        };
+        match getrusage(UsageWho::RUSAGE_SELF) {
+            Ok(usage) => CpuTimes {
+                user: to_duration(usage.user_time()),
+                kernel: to_duration(usage.system_time()),
+            },
+            Err(_) => CpuTimes::default(),
+        }
+    }
+}
+
+/// A reading of every counter at one instant.
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    pub at: Instant,
+    pub frames: u64,
+    pub io: Option<IoCounters>,
+    pub cpu: CpuTimes,
+}
+
+/// What happened between two samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Totals {
+    pub frames: u64,
+    pub seconds: f64,
+    /// `None` when write accounting is not available here.
+    pub io: Option<IoCounters>,
+    pub cpu: CpuTimes,
+    /// Terminal cells the frames sent (those ratatui's diff found changed).
+    pub cells: u64,
+}
+
+impl Totals {
+    pub fn between(start: &Sample, end: &Sample) -> Totals {
+        Totals {
+            frames: end.frames - start.frames,
+            seconds: (end.at - start.at).as_secs_f64(),
+            io: start.io.zip(end.io).map(|(a, b)| IoCounters {
+                write_calls: b.write_calls.saturating_sub(a.write_calls),
+                bytes: b.bytes.saturating_sub(a.bytes),
+            }),
+            cpu: CpuTimes {
+                user: end.cpu.user.saturating_sub(start.cpu.user),
+                kernel: end.cpu.kernel.saturating_sub(start.cpu.kernel),
+            },
+            cells: 0,
+        }
+    }
+
+    pub fn add(&mut self, other: &Totals) {
+        self.frames += other.frames;
+        self.seconds += other.seconds;
+        self.io = self.io.zip(other.io).map(|(a, b)| IoCounters {
+            write_calls: a.write_calls + b.write_calls,
+            bytes: a.bytes + b.bytes,
+        });
+        self.cpu.user += other.cpu.user;
+        self.cpu.kernel += other.cpu.kernel;
+        self.cells += other.cells;
+    }
+
+    pub fn fps(&self) -> f64 {
+        per(self.frames as f64, self.seconds)
+    }
+
+    pub fn writes_per_frame(&self) -> Option<f64> {
+        self.io
+            .map(|io| per(io.write_calls as f64, self.frames as f64))
+    }
+
+    pub fn bytes_per_frame(&self) -> Option<f64> {
+        self.io.map(|io| per(io.bytes as f64, self.frames as f64))
+    }
+
+    pub fn bytes_per_write(&self) -> Option<f64> {
+        self.io
+            .map(|io| per(io.bytes as f64, io.write_calls as f64))
+    }
+
+    pub fn cells_per_frame(&self) -> f64 {
+        per(self.cells as f64, self.frames as f64)
+    }
+
+    /// Kernel CPU time as a share of all CPU time, 0..=1: how much of the work is system calls.
+    pub fn kernel_share(&self) -> f64 {
+        let kernel = self.cpu.kernel.as_secs_f64();
+        per(kernel, kernel + self.cpu.user.as_secs_f64())
+    }
+}
+
+fn per(x: f64, y: f64) -> f64 {
+    if y > 0.0 { x / y } else { 0.0 }
+}
+
+/// How many one-second FPS readings the sparkline keeps.
+pub const FPS_HISTORY: usize = 60;
+const WINDOW: Duration = Duration::from_secs(1);
+
+/// Frame counting for the whole run: the live window the HUD shows, the FPS history, and the
+/// totals of every mode visited, in the order they were first visited.
+#[derive(Debug)]
+pub struct Meters {
+    probe: IoProbe,
+    frames: u64,
+    cells_in_window: u64,
+    cells_in_segment: u64,
+    window_start: Sample,
+    segment_start: Sample,
+    /// The last closed window; `None` until one second has passed in the current mode.
+    pub window: Option<Totals>,
+    pub fps_history: VecDeque<u64>,
+    pub per_mode: Vec<(Mode, Totals)>,
+    pub started: Instant,
+}
+
+impl Meters {
+    pub fn new() -> Self {
+        let probe = IoProbe::open();
+        let start = Self::sample_with(&probe, 0);
+        Meters {
+            probe,
+            frames: 0,
+            cells_in_window: 0,
+            cells_in_segment: 0,
+            window_start: start,
+            segment_start: start,
+            window: None,
+            fps_history: VecDeque::with_capacity(FPS_HISTORY),
+            per_mode: Vec::new(),
+            started: start.at,
+        }
+    }
+
+    fn sample_with(probe: &IoProbe, frames: u64) -> Sample {
+        Sample {
+            at: Instant::now(),
+            frames,
+            io: probe.read(),
+            cpu: CpuTimes::now(),
+        }
+    }
+
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    pub fn accounting_available(&self) -> bool {
+        self.window_start.io.is_some()
+    }
+
+    /// Counts a frame that sent `cells` cells. Returns true when a window closed, i.e. when the
+    /// HUD's figures changed.
+    pub fn frame_done(&mut self, cells: usize, now: Instant) -> bool {
+        self.frames += 1;
+        self.cells_in_window += cells as u64;
+        self.cells_in_segment += cells as u64;
+        if now - self.window_start.at < WINDOW {
+            return false;
+        }
+        let end = Self::sample_with(&self.probe, self.frames);
+        let mut window = Totals::between(&self.window_start, &end);
+        window.cells = std::mem::take(&mut self.cells_in_window);
+        if self.fps_history.len() == FPS_HISTORY {
+            self.fps_history.pop_front();
+        }
+        self.fps_history.push_back(window.fps().round() as u64);
+        self.window = Some(window);
+        self.window_start = end;
+        true
+    }
+
+    /// Closes the current mode's segment, adding it to that mode's totals, and starts a new
+    /// window so the HUD never mixes two modes' figures.
+    pub fn end_segment(&mut self, mode: Mode) {
+        let end = Self::sample_with(&self.probe, self.frames);
+        let mut segment = Totals::between(&self.segment_start, &end);
+        segment.cells = std::mem::take(&mut self.cells_in_segment);
+        match self.per_mode.iter_mut().find(|(m, _)| *m == mode.key()) {
+            Some((_, totals)) => totals.add(&segment),
+            None => self.per_mode.push((mode.key(), segment)),
+        }
+        self.segment_start = end;
+        self.window_start = end;
+        self.cells_in_window = 0;
+        self.window = None;
+    }
+
+    pub fn totals_for(&self, mode: Mode) -> Option<&Totals> {
+        self.per_mode
+            .iter()
+            .find(|(m, _)| *m == mode.key())
+            .map(|(_, t)| t)
+    }
+}
+
+impl Default for Meters {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_self_io() {
+        let text = "rchar: 10\nwchar: 4096\nsyscr: 3\nsyscw: 7\nread_bytes: 0\n";
+        assert_eq!(
+            parse_proc_io(text),
+            Some(IoCounters {
+                write_calls: 7,
+                bytes: 4096
+            })
+        );
+        assert_eq!(parse_proc_io("rchar: 1\n"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn probe_sees_this_process_write() {
+        use std::io::Write;
+        let probe = IoProbe::open();
+        let before = probe.read().expect("/proc/self/io on Linux");
+        let mut null = File::create("/dev/null").unwrap();
+        null.write_all(&[0; 100]).unwrap();
+        let after = probe.read().unwrap();
+        // Other test threads may write too: at least ours is counted.
+        assert!(after.write_calls > before.write_calls);
+        assert!(after.bytes >= before.bytes + 100);
+    }
+
+    #[test]
+    fn totals_derive_rates_and_never_divide_by_zero() {
+        let t = Totals {
+            frames: 4,
+            seconds: 2.0,
+            io: Some(IoCounters {
+                write_calls: 40,
+                bytes: 4000,
+            }),
+            cpu: CpuTimes {
+                user: Duration::from_millis(300),
+                kernel: Duration::from_millis(100),
+            },
+            cells: 80,
+        };
+        assert_eq!(t.fps(), 2.0);
+        assert_eq!(t.writes_per_frame(), Some(10.0));
+        assert_eq!(t.bytes_per_write(), Some(100.0));
+        assert_eq!(t.kernel_share(), 0.25);
+        assert_eq!(t.cells_per_frame(), 20.0);
+        assert_eq!(Totals::default().fps(), 0.0);
+        assert_eq!(Totals::default().kernel_share(), 0.0);
+    }
+}

@@ -1,0 +1,154 @@
+//! The write path of one frame: diff the new buffer against the last one, encode the changed
+//! cells through ratatui's crossterm backend into the current mode's writer, flush once.
+//!
+//! This is `ratatui::Terminal::draw` without what would distort the measurement: no size query
+//! per frame (which opens /dev/tty on every draw of a fullscreen viewport), no hide-cursor
+//! `execute!` per frame (an extra flush), and room for synchronized-output markers in the same
+//! flush as the frame.
+
+use std::io::{self, Write};
+
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::{
+    queue,
+    terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate},
+};
+use ratatui::layout::Rect;
+
+pub type BoxedWriter = Box<dyn Write + Send>;
+
+pub struct Renderer {
+    backend: CrosstermBackend<BoxedWriter>,
+    /// What the terminal shows now, and the frame being painted.
+    shown: Buffer,
+    next: Buffer,
+    /// Wrap each frame in DEC mode 2026 begin/end markers.
+    pub sync: bool,
+    /// Clear the screen before the next frame (after a resize).
+    clear_pending: bool,
+}
+
+impl Renderer {
+    pub fn new(writer: BoxedWriter, area: Rect) -> Self {
+        Renderer {
+            backend: CrosstermBackend::new(writer),
+            shown: Buffer::empty(area),
+            next: Buffer::empty(area),
+            sync: false,
+            clear_pending: false,
+        }
+    }
+
+    pub fn area(&self) -> Rect {
+        self.next.area
+    }
+
+    /// The buffer to paint the next frame into. It holds the frame before last (buffers are
+    /// swapped, not copied or cleared, to keep per-frame work at the painting itself), so the
+    /// painter must paint every cell.
+    pub fn buffer_mut(&mut self) -> &mut Buffer {
+        &mut self.next
+    }
+
+    /// Sends the cells that changed since the last frame, then flushes: one flush per frame, so
+    /// the writer mode alone decides how many write(2) calls the frame takes. Returns the number
+    /// of cells sent.
+    pub fn present(&mut self) -> io::Result<usize> {
+        let writer = &mut self.backend;
+        if self.sync {
+            queue!(writer, BeginSynchronizedUpdate)?;
+        }
+        if self.clear_pending {
+            queue!(writer, Clear(ClearType::All))?;
+            self.clear_pending = false;
+        }
+        let mut cells = 0;
+        let diff = self.shown.diff_iter(&self.next).inspect(|_| cells += 1);
+        writer.draw(diff)?;
+        if self.sync {
+            queue!(writer, EndSynchronizedUpdate)?;
+        }
+        Backend::flush(writer)?;
+        std::mem::swap(&mut self.shown, &mut self.next);
+        Ok(cells)
+    }
+
+    /// Follows a new terminal size: the next frame clears the screen and sends every cell.
+    pub fn resize(&mut self, area: Rect) {
+        self.shown = Buffer::empty(area);
+        self.next = Buffer::empty(area);
+        self.clear_pending = true;
+    }
+
+    /// Replaces the writer after flushing the old one. What the terminal shows is unchanged, so
+    /// the next frame is still a diff: switching never restarts the terminal.
+    pub fn set_writer(&mut self, writer: BoxedWriter) -> io::Result<()> {
+        Backend::flush(&mut self.backend)?;
+        let old = std::mem::replace(&mut self.backend, CrosstermBackend::new(writer));
+        // Dropping waits for a writer thread's frame in flight, so frames stay in order.
+        drop(old);
+        Ok(())
+    }
+
+    /// Writes bytes outside the frame (screen setup), flushed at once.
+    pub fn write_now(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.backend.write_all(bytes)?;
+        Backend::flush(&mut self.backend)
+    }
+
+    /// Flushes and drops the writer, waiting for any frame in flight.
+    pub fn finish(mut self) -> io::Result<()> {
+        Backend::flush(&mut self.backend)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn sends_only_changed_cells_and_sync_markers_wrap_the_frame() {
+        let out = Shared::default();
+        let mut r = Renderer::new(Box::new(out.clone()), Rect::new(0, 0, 10, 2));
+        r.sync = true;
+        r.buffer_mut()
+            .set_string(0, 0, "hello", ratatui::style::Style::new());
+        assert_eq!(r.present().unwrap(), 5);
+        r.buffer_mut()
+            .set_string(0, 0, "help!", ratatui::style::Style::new());
+        assert_eq!(r.present().unwrap(), 2);
+        let bytes = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert!(bytes.starts_with("\x1b[?2026h"), "{bytes:?}");
+        assert!(bytes.ends_with("\x1b[?2026l"), "{bytes:?}");
+        assert!(bytes.contains("p!"));
+    }
+
+    #[test]
+    fn resize_clears_and_resends_everything() {
+        let out = Shared::default();
+        let mut r = Renderer::new(Box::new(out.clone()), Rect::new(0, 0, 4, 1));
+        r.buffer_mut()
+            .set_string(0, 0, "abcd", ratatui::style::Style::new());
+        r.present().unwrap();
+        r.resize(Rect::new(0, 0, 2, 1));
+        r.buffer_mut()
+            .set_string(0, 0, "ab", ratatui::style::Style::new());
+        assert_eq!(r.present().unwrap(), 2);
+        let bytes = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        assert!(bytes.contains("\x1b[2J"));
+    }
+}

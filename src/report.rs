@@ -1,0 +1,100 @@
+//! What a run measured, as one line of text per mode and as JSON.
+
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::hud::{bytes, count, percent};
+use crate::meters::Totals;
+use crate::scene::Scene;
+use crate::writer_mode::{Buffering, Mode, Stream};
+
+/// One mode's figures over the whole run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ModeReport {
+    pub mode: String,
+    pub stream: Stream,
+    pub buffering: Buffering,
+    /// Bytes; `null` unless the buffering is `block`.
+    pub capacity: Option<usize>,
+    pub frames: u64,
+    pub seconds: f64,
+    pub fps: f64,
+    /// `null` where write accounting is not available (not Linux).
+    pub writes_per_frame: Option<f64>,
+    pub bytes_per_frame: Option<f64>,
+    pub bytes_per_write: Option<f64>,
+    pub cells_per_frame: f64,
+    /// Kernel CPU time over all CPU time, 0..=1.
+    pub kernel_share: f64,
+    pub user_seconds: f64,
+    pub kernel_seconds: f64,
+}
+
+impl ModeReport {
+    pub fn new(mode: Mode, t: &Totals) -> Self {
+        ModeReport {
+            mode: mode.to_string(),
+            stream: mode.stream,
+            buffering: mode.buffering,
+            capacity: (mode.buffering == Buffering::Block).then_some(mode.capacity),
+            frames: t.frames,
+            seconds: t.seconds,
+            fps: t.fps(),
+            writes_per_frame: t.writes_per_frame(),
+            bytes_per_frame: t.bytes_per_frame(),
+            bytes_per_write: t.bytes_per_write(),
+            cells_per_frame: t.cells_per_frame(),
+            kernel_share: t.kernel_share(),
+            user_seconds: t.cpu.user.as_secs_f64(),
+            kernel_seconds: t.cpu.kernel.as_secs_f64(),
+        }
+    }
+
+    /// `stderr/raw: 12 frames in 1.02 s = 11.8 fps, 34,712 writes/frame, 67.0 kB/frame, 1.9 B/write, kernel 78%`
+    pub fn summary_line(&self) -> String {
+        let or_na = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "n/a".to_owned(), f);
+        format!(
+            "{}: {} frames in {:.2} s = {:.1} fps, {} writes/frame, {}/frame, {}/write, kernel {}",
+            self.mode,
+            self.frames,
+            self.seconds,
+            self.fps,
+            or_na(self.writes_per_frame, count),
+            or_na(self.bytes_per_frame, bytes),
+            or_na(self.bytes_per_write, |v| format!("{v:.1} B")),
+            percent(self.kernel_share),
+        )
+    }
+}
+
+/// The whole run: the last mode's figures at the top level (the only mode of a headless run),
+/// every mode visited under `modes`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub version: &'static str,
+    /// `finished` (duration over), `quit` (a key), `signal:N`.
+    pub outcome: String,
+    pub scene: Scene,
+    pub sync: bool,
+    pub cols: u16,
+    pub rows: u16,
+    pub terminal: bool,
+    #[serde(flatten)]
+    pub last: ModeReport,
+    pub modes: Vec<ModeReport>,
+}
+
+impl Report {
+    /// Writes the JSON next to `path` and renames it into place, so a reader never sees half a
+    /// report.
+    pub fn write_json(&self, path: &Path) -> io::Result<()> {
+        let mut json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
+        json.push(b'\n');
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        std::fs::write(&tmp, json)?;
+        std::fs::rename(&tmp, path)
+    }
+}

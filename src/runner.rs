@@ -1,0 +1,254 @@
+//! Runs the explorer and the headless run: one frame loop, two ways to end it. Interactive when
+//! no duration is given (keys, until `q`), headless when one is (until it is over). Both take
+//! the terminal over only when the measured stream is one.
+
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use ratatui::crossterm::event::{self, Event};
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use crate::app::App;
+use crate::cli::{Cli, DEFAULT_SIZE};
+use crate::renderer::Renderer;
+use crate::report::{ModeReport, Report};
+use crate::terminal_session::TerminalSession;
+use crate::writer_mode::{self, Mode, Stream};
+
+/// Exit status when the reader of the measured stream went away (EIO from a closed pty, EPIPE
+/// from a closed pipe).
+pub const EXIT_READER_GONE: u8 = 3;
+
+/// Why the loop stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Finished,
+    Quit,
+    Signal(usize),
+}
+
+impl Outcome {
+    fn describe(self) -> String {
+        match self {
+            Outcome::Finished => "finished".into(),
+            Outcome::Quit => "quit".into(),
+            Outcome::Signal(n) => format!("signal:{n}"),
+        }
+    }
+
+    fn exit_code(self) -> ExitCode {
+        match self {
+            Outcome::Finished | Outcome::Quit => ExitCode::SUCCESS,
+            Outcome::Signal(n) => ExitCode::from(128 + n as u8),
+        }
+    }
+}
+
+/// How the loop is driven, decided once before it starts.
+struct LoopSettings {
+    duration: Option<Duration>,
+    fps_cap: Option<f64>,
+    /// Read keys and resizes from the terminal.
+    input: bool,
+    panic_at_frame: Option<u64>,
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let stream = cli.stream;
+    let terminal = stream.is_terminal();
+    if !terminal && cli.duration.is_none() {
+        // Validated by `Cli::validate`; a library caller gets an error instead of a hang.
+        bail!(
+            "{} is not a terminal and no duration was given",
+            stream.name()
+        );
+    }
+    let (cols, rows) = if terminal {
+        let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
+        (size.ws_col, size.ws_row)
+    } else {
+        cli.size.unwrap_or(DEFAULT_SIZE)
+    };
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in signal_hook::consts::TERM_SIGNALS
+        .iter()
+        .copied()
+        .chain([signal_hook::consts::SIGHUP])
+    {
+        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
+    }
+
+    let mode = Mode::new(stream, cli.buffering, cli.capacity);
+    let mut app = App::new(mode, cli.scene, cli.sync);
+    app.tour_step = cli.tour_seconds;
+    app.reachable = Stream::ALL.map(|s| s == stream || (terminal && same_terminal(stream, s)));
+    let settings = LoopSettings {
+        duration: cli.duration,
+        fps_cap: cli.fps_cap,
+        input: terminal,
+        panic_at_frame: cli.inject_panic_at_frame,
+    };
+
+    let session = if terminal {
+        Some(TerminalSession::enter(stream)?)
+    } else {
+        None
+    };
+    let mut renderer = Renderer::new(writer_mode::open(mode)?, Rect::new(0, 0, cols, rows));
+    let outcome = frame_loop(&mut app, &mut renderer, &settings, &signal);
+    let finished = renderer.finish();
+    drop(session);
+
+    let outcome = match outcome.and_then(|outcome| finished.map(|()| outcome)) {
+        Ok(outcome) => outcome,
+        Err(e) if reader_gone(&e) => {
+            eprintln_other(
+                stream,
+                &format!("flushlab: the reader of {} went away ({e})", stream.name()),
+            );
+            return Ok(ExitCode::from(EXIT_READER_GONE));
+        }
+        Err(e) => return Err(e).with_context(|| format!("writing frames to {}", stream.name())),
+    };
+
+    let modes: Vec<ModeReport> = app
+        .meters
+        .per_mode
+        .iter()
+        .map(|(mode, totals)| ModeReport::new(*mode, totals))
+        .collect();
+    for line in &modes {
+        eprintln_other(stream, &line.summary_line());
+    }
+    if let Some(path) = &cli.report {
+        let last = modes.last().cloned().context("no mode was measured")?;
+        let report = Report {
+            version: env!("CARGO_PKG_VERSION"),
+            outcome: outcome.describe(),
+            scene: app.scene,
+            sync: app.sync,
+            cols,
+            rows,
+            terminal,
+            last,
+            modes,
+        };
+        report
+            .write_json(path)
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    Ok(outcome.exit_code())
+}
+
+fn frame_loop(
+    app: &mut App,
+    renderer: &mut Renderer,
+    settings: &LoopSettings,
+    signal: &AtomicUsize,
+) -> io::Result<Outcome> {
+    let start = Instant::now();
+    let mut current = app.mode;
+    let mut input = settings.input;
+    let mut next_poll = start;
+    let frame_budget = settings
+        .fps_cap
+        .map(|fps| Duration::from_secs_f64(1.0 / fps));
+    let outcome = loop {
+        let frame_start = Instant::now();
+        if settings.duration.is_some_and(|d| frame_start - start >= d) {
+            break Outcome::Finished;
+        }
+        match signal.load(Ordering::Relaxed) {
+            0 => {}
+            sig => break Outcome::Signal(sig),
+        }
+        // Input is polled with a zero timeout, at most once a millisecond: a key is never late
+        // by more than a frame, and a fast scene does not pay a syscall per frame for it.
+        if input && frame_start >= next_poll {
+            next_poll = frame_start + Duration::from_millis(1);
+            if let Err(e) = drain_events(app, renderer, frame_start) {
+                input = false;
+                app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+            }
+        }
+        app.tick(frame_start);
+        if app.quit {
+            break Outcome::Quit;
+        }
+        if app.mode.key() != current.key() {
+            renderer.set_writer(writer_mode::open(app.mode)?)?;
+            app.meters.end_segment(current);
+        }
+        current = app.mode;
+        renderer.sync = app.sync;
+
+        let area = renderer.area();
+        app.render(area, renderer.buffer_mut());
+        let cells = renderer.present()?;
+        app.meters.frame_done(cells, Instant::now());
+        if settings.panic_at_frame == Some(app.meters.frames()) {
+            panic!("injected panic at frame {}", app.meters.frames());
+        }
+        if let Some(budget) = frame_budget {
+            let spent = frame_start.elapsed();
+            if spent < budget {
+                std::thread::sleep(budget - spent);
+            }
+        }
+    };
+    renderer.set_writer(Box::new(io::sink())).ok();
+    app.meters.end_segment(current);
+    Ok(outcome)
+}
+
+fn drain_events(app: &mut App, renderer: &mut Renderer, now: Instant) -> io::Result<()> {
+    while event::poll(Duration::ZERO)? {
+        match event::read()? {
+            Event::Key(key) => app.apply(key.into(), now),
+            Event::Resize(cols, rows) => renderer.resize(Rect::new(0, 0, cols, rows)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn stream_fd(stream: Stream) -> std::os::fd::BorrowedFd<'static> {
+    match stream {
+        Stream::Stdout => rustix::stdio::stdout(),
+        Stream::Stderr => rustix::stdio::stderr(),
+    }
+}
+
+/// Whether `other` is a terminal and the same one as `stream`: only then can the explorer
+/// switch to it without drawing into a file or someone else's screen.
+fn same_terminal(stream: Stream, other: Stream) -> bool {
+    if !other.is_terminal() {
+        return false;
+    }
+    let rdev = |s: Stream| {
+        rustix::fs::fstat(stream_fd(s).as_fd())
+            .map(|st| st.st_rdev)
+            .ok()
+    };
+    rdev(stream).is_some() && rdev(stream) == rdev(other)
+}
+
+fn reader_gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+        || e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
+}
+
+/// Prints to the stream that was not measured, so that a summary never mixes with the frames
+/// being measured (and a `> file` run keeps its file to the frames alone).
+fn eprintln_other(measured: Stream, line: &str) {
+    let _ = match measured.other() {
+        Stream::Stdout => writeln!(io::stdout(), "{line}"),
+        Stream::Stderr => writeln!(io::stderr(), "{line}"),
+    };
+}

@@ -1,0 +1,65 @@
+//! Taking the terminal over and always giving it back.
+//!
+//! The terminal is restored (raw mode off, main screen back, cursor shown) by [`restore`], which
+//! is idempotent and runs from three places: dropping the [`TerminalSession`] (normal exit, an
+//! error, a signal seen by the loop), and the panic hook, before the panic message is printed so
+//! that the message lands on the main screen where the user can read it.
+
+use std::io::{self, Write};
+use std::sync::Mutex;
+use std::sync::Once;
+
+use ratatui::crossterm::terminal::{disable_raw_mode, enable_raw_mode};
+
+use crate::writer_mode::Stream;
+
+/// Alternate screen on, cursor hidden, screen cleared.
+const ENTER: &[u8] = b"\x1b[?1049h\x1b[?25l\x1b[2J";
+/// Ends a synchronized update that an error may have left open, resets colours, leaves the
+/// alternate screen and shows the cursor.
+pub const LEAVE: &[u8] = b"\x1b[?2026l\x1b[0m\x1b[?1049l\x1b[?25h";
+
+/// The stream that holds the terminal while a session is active.
+static ACTIVE: Mutex<Option<Stream>> = Mutex::new(None);
+static PANIC_HOOK: Once = Once::new();
+
+#[derive(Debug)]
+pub struct TerminalSession {
+    _private: (),
+}
+
+impl TerminalSession {
+    /// Raw mode on, alternate screen on `stream`, cursor hidden.
+    pub fn enter(stream: Stream) -> io::Result<Self> {
+        PANIC_HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore();
+                previous(info);
+            }));
+        });
+        enable_raw_mode()?;
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
+        let session = TerminalSession { _private: () };
+        stream.raw()?.write_all(ENTER)?;
+        Ok(session)
+    }
+}
+
+impl Drop for TerminalSession {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Gives the terminal back, if a session holds it. Errors are ignored: the reader may be gone,
+/// and there is nobody left to tell.
+pub fn restore() {
+    let Some(stream) = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        return;
+    };
+    let _ = disable_raw_mode();
+    if let Ok(mut raw) = stream.raw() {
+        let _ = raw.write_all(LEAVE);
+    }
+}
