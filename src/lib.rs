@@ -7,6 +7,7 @@ pub mod cli;
 pub mod frame_writer;
 pub mod hud;
 pub mod meters;
+pub mod pty;
 pub mod renderer;
 pub mod report;
 pub mod runner;

@@ -84,6 +84,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
     }
 
+    // The session's own setup writes come before the meters start counting.
+    let session = if terminal {
+        Some(TerminalSession::enter(stream)?)
+    } else {
+        None
+    };
     let mode = Mode::new(stream, cli.buffering, cli.capacity);
     let mut app = App::new(mode, cli.scene, cli.sync);
     app.tour_step = cli.tour_seconds;
@@ -95,11 +101,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         panic_at_frame: cli.inject_panic_at_frame,
     };
 
-    let session = if terminal {
-        Some(TerminalSession::enter(stream)?)
-    } else {
-        None
-    };
     let mut renderer = Renderer::new(writer_mode::open(mode)?, Rect::new(0, 0, cols, rows));
     let outcome = frame_loop(&mut app, &mut renderer, &settings, &signal);
     let finished = renderer.finish();

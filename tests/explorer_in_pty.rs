@@ -1,0 +1,277 @@
+//! The real binary, on a real pseudo-terminal read by a real terminal parser: the HUD is shown,
+//! the run exits 0 with frames counted, and the terminal is handed back as it was found.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use flushlab::pty::{Pty, read_to_end};
+use serde_json::Value;
+
+const COLS: u16 = 80;
+const ROWS: u16 = 24;
+const LEAVE_ALT_SCREEN: &[u8] = b"\x1b[?1049l";
+
+struct PtyRun {
+    code: Option<i32>,
+    output: Vec<u8>,
+    report: Option<Value>,
+    termios_before: rustix::termios::Termios,
+    termios_after: rustix::termios::Termios,
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flushlab-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -> PtyRun {
+    let pty = Pty::open(COLS, ROWS).unwrap();
+    let termios_before = pty.slave_termios().unwrap();
+    let tag: String = envs.iter().map(|(k, v)| format!("{k}{v}")).collect();
+    let report = scratch(&format!("{tag}.json"));
+    let _ = std::fs::remove_file(&report);
+    let mut child = pty
+        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+            cmd.envs(envs.iter().copied())
+                .arg("--report")
+                .arg(&report)
+                .args(extra_args);
+        })
+        .unwrap();
+    let master = pty.master.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        read_to_end(&master, |bytes| output.extend_from_slice(bytes)).unwrap();
+        output
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("flushlab {envs:?} did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = reader.join().unwrap();
+    let termios_after = pty.slave_termios().unwrap();
+    let report = std::fs::read(&report)
+        .ok()
+        .map(|bytes| serde_json::from_slice(&bytes).unwrap());
+    PtyRun {
+        code: status.code(),
+        output,
+        report,
+        termios_before,
+        termios_after,
+    }
+}
+
+/// The screen as it was just before flushlab left the alternate screen, and the parser after
+/// everything: the screen the user gets back.
+fn screens(output: &[u8]) -> (String, vt100::Parser) {
+    let leave = output
+        .windows(LEAVE_ALT_SCREEN.len())
+        .rposition(|w| w == LEAVE_ALT_SCREEN)
+        .expect("flushlab never left the alternate screen");
+    let size = |n| std::num::NonZeroU16::new(n).unwrap();
+    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    parser.process(&output[..leave]);
+    let last_frame = parser.screen().contents();
+    parser.process(&output[leave..]);
+    (last_frame, parser)
+}
+
+fn assert_restored(run: &PtyRun) {
+    let (before, after) = (&run.termios_before, &run.termios_after);
+    assert_eq!(
+        before.local_modes, after.local_modes,
+        "raw mode left on (lflag)"
+    );
+    assert_eq!(
+        before.input_modes, after.input_modes,
+        "raw mode left on (iflag)"
+    );
+    assert_eq!(
+        before.output_modes, after.output_modes,
+        "raw mode left on (oflag)"
+    );
+    let (_, parser) = screens(&run.output);
+    assert!(
+        !parser.screen().alternate_screen(),
+        "still on the alternate screen"
+    );
+    assert!(!parser.screen().hide_cursor(), "cursor still hidden");
+}
+
+fn check_mode(stream: &str, buffering: &str) -> Value {
+    let run = run_in_pty(
+        &[
+            ("STREAM", stream),
+            ("BUFFERING", buffering),
+            ("DURATION", "1"),
+        ],
+        &[],
+        Duration::from_secs(20),
+    );
+    let text = String::from_utf8_lossy(&run.output);
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{stream}/{buffering} exited badly: {text}"
+    );
+    let (last_frame, _) = screens(&run.output);
+    assert!(
+        last_frame.contains(&format!("flushlab · {stream}/{buffering}")),
+        "HUD not on screen for {stream}/{buffering}:\n{last_frame}"
+    );
+    assert!(last_frame.contains("writes/frame"), "{last_frame}");
+    assert_restored(&run);
+    let report = run.report.expect("no report written");
+    assert_eq!(report["stream"], stream);
+    assert_eq!(report["buffering"], buffering);
+    assert!(report["frames"].as_u64().unwrap() > 0, "{report}");
+    assert!(report["fps"].as_f64().unwrap() > 0.0, "{report}");
+    // The summary goes to the other stream, after the terminal is restored: the same pty here.
+    let summary_at = text.rfind(&format!("{stream}/{buffering}")).unwrap();
+    assert!(
+        text[summary_at..].contains(" frames in "),
+        "no summary line: {text}"
+    );
+    report
+}
+
+#[test]
+fn raw_modes_show_the_hud_and_restore_the_terminal() {
+    for stream in ["stdout", "stderr"] {
+        let report = check_mode(stream, "raw");
+        // One write per queued fragment: thousands per frame even at 80x24.
+        assert!(
+            report["writes_per_frame"].as_f64().unwrap() > 1000.0,
+            "{report}"
+        );
+    }
+}
+
+#[test]
+fn line_modes_show_the_hud_and_restore_the_terminal() {
+    for stream in ["stdout", "stderr"] {
+        let report = check_mode(stream, "line");
+        let writes = report["writes_per_frame"].as_f64().unwrap();
+        let bytes = report["bytes_per_frame"].as_f64().unwrap();
+        // About one write per KiB: LineWriter's buffer.
+        assert!(
+            writes >= bytes / 1024.0 * 0.8 && writes <= bytes / 1024.0 * 1.5 + 2.0,
+            "{report}"
+        );
+    }
+}
+
+#[test]
+fn block_modes_show_the_hud_and_restore_the_terminal() {
+    for stream in ["stdout", "stderr"] {
+        let report = check_mode(stream, "block");
+        let writes = report["writes_per_frame"].as_f64().unwrap();
+        let bytes = report["bytes_per_frame"].as_f64().unwrap();
+        assert!(writes <= bytes / 8192.0 + 2.0, "{report}");
+    }
+}
+
+/// One write(2) per frame, counted by the kernel in /proc/self/io: the frame count and the
+/// write count agree exactly.
+fn assert_one_write_per_frame(report: &Value) {
+    let frames = report["frames"].as_f64().unwrap();
+    let writes = report["writes_per_frame"].as_f64().unwrap() * frames;
+    assert_eq!(writes.round(), frames, "{report}");
+}
+
+#[test]
+fn frame_modes_write_once_per_frame() {
+    for stream in ["stdout", "stderr"] {
+        assert_one_write_per_frame(&check_mode(stream, "frame"));
+    }
+}
+
+#[test]
+fn thread_modes_write_once_per_frame() {
+    for stream in ["stdout", "stderr"] {
+        assert_one_write_per_frame(&check_mode(stream, "thread"));
+    }
+}
+
+#[test]
+fn synchronized_output_keeps_one_write_per_frame() {
+    let run = run_in_pty(
+        &[
+            ("STREAM", "stdout"),
+            ("BUFFERING", "frame"),
+            ("DURATION", "1"),
+            ("SYNC", "1"),
+        ],
+        &[],
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(0));
+    let report = run.report.unwrap();
+    assert_eq!(report["sync"], true);
+    assert_one_write_per_frame(&report);
+    let text = String::from_utf8_lossy(&run.output);
+    let begins = text.matches("\x1b[?2026h").count() as u64;
+    assert_eq!(begins, report["frames"].as_u64().unwrap());
+}
+
+#[test]
+fn q_quits_and_restores() {
+    let pty = Pty::open(COLS, ROWS).unwrap();
+    let before = pty.slave_termios().unwrap();
+    let mut child = pty
+        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |_| {})
+        .unwrap();
+    let master = pty.master.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        read_to_end(&master, |bytes| output.extend_from_slice(bytes)).unwrap();
+        output
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    std::io::Write::write_all(&mut &pty.master, b"zq").unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "q did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = reader.join().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let run = PtyRun {
+        code: status.code(),
+        output,
+        report: None,
+        termios_before: before,
+        termios_after: pty.slave_termios().unwrap(),
+    };
+    assert_restored(&run);
+}
+
+#[test]
+fn a_panic_restores_the_terminal_and_reports_on_the_main_screen() {
+    let run = run_in_pty(
+        &[("BUFFERING", "block"), ("DURATION", "5")],
+        &["--inject-panic-at-frame", "3"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code, Some(101));
+    assert_restored(&run);
+    let (_, parser) = screens(&run.output);
+    assert!(
+        parser
+            .screen()
+            .contents()
+            .contains("injected panic at frame 3")
+    );
+}
