@@ -27,7 +27,7 @@ impl Widget for &App {
 
 fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = app.meters.per_mode.len() as u16;
-    let height = 11 + rows.max(1);
+    let height = 12 + rows.max(1);
     let hud = Rect {
         width: area.width.min(HUD_WIDTH),
         height: area.height.min(height),
@@ -65,7 +65,7 @@ fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
         Constraint::Length(1),
         Constraint::Length(rows.max(1) + 1),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(2),
     ])
     .areas(inner);
 
@@ -94,7 +94,10 @@ fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
             .fg(Color::Yellow)
             .render(status, buf);
     }
-    Paragraph::new(KEYS).fg(Color::DarkGray).render(keys, buf);
+    Paragraph::new(KEYS)
+        .wrap(Wrap { trim: true })
+        .fg(Color::DarkGray)
+        .render(keys, buf);
 }
 
 fn render_fps(app: &App, gauge: Rect, sparkline: Rect, buf: &mut Buffer) {
@@ -225,7 +228,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    let width = 60.min(area.width);
+    let width = 66.min(area.width);
     let height = (text.len() as u16 + 2).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
@@ -272,4 +275,107 @@ pub fn bytes(v: f64) -> String {
 
 pub fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::meters::{CpuTimes, IoCounters};
+    use crate::scene::Scene;
+    use crate::writer_mode::{Buffering, Mode, Stream};
+
+    fn text(buf: &Buffer) -> String {
+        let area = buf.area;
+        (area.top()..area.bottom())
+            .map(|y| {
+                (area.left()..area.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn render(app: &App, width: u16, height: u16) -> Buffer {
+        let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
+        app.render(buf.area, &mut buf);
+        buf
+    }
+
+    fn app(buffering: Buffering) -> App {
+        App::new(
+            Mode::new(Stream::Stderr, buffering, 8192),
+            Scene::Sparse,
+            false,
+        )
+    }
+
+    fn totals(frames: u64, writes: u64, bytes: u64) -> Totals {
+        Totals {
+            frames,
+            seconds: 1.0,
+            io: Some(IoCounters {
+                write_calls: writes,
+                bytes,
+            }),
+            cpu: CpuTimes {
+                user: Duration::from_millis(250),
+                kernel: Duration::from_millis(750),
+            },
+            cells: frames * 1920,
+        }
+    }
+
+    #[test]
+    fn hud_before_the_first_second() {
+        insta::assert_snapshot!(text(&render(&app(Buffering::Raw), 80, 24)));
+    }
+
+    #[test]
+    fn hud_with_figures_and_visited_modes() {
+        let mut app = app(Buffering::Block);
+        app.meters.window = Some(totals(160, 800, 5_300_000));
+        app.meters.fps_history.extend([10, 12, 150, 160, 158]);
+        app.meters.per_mode.push((
+            Mode::new(Stream::Stderr, Buffering::Raw, 0),
+            totals(12, 416_000, 804_000),
+        ));
+        app.meters.per_mode.push((
+            Mode::new(Stream::Stderr, Buffering::Block, 8192),
+            totals(160, 800, 5_300_000),
+        ));
+        app.status = Some("block capacity 8KiB".into());
+        insta::assert_snapshot!(text(&render(&app, 80, 24)));
+    }
+
+    #[test]
+    fn help_overlay() {
+        let mut app = app(Buffering::Line);
+        app.show_help = true;
+        insta::assert_snapshot!(text(&render(&app, 80, 24)));
+    }
+
+    #[test]
+    fn hud_degrades_on_small_terminals() {
+        let mut app = app(Buffering::Frame);
+        app.show_help = true;
+        for (w, h) in [(0, 0), (1, 1), (11, 2), (20, 5), (40, 8), (500, 200)] {
+            render(&app, w, h);
+        }
+        app.show_help = false;
+        let tiny = render(&app, 30, 6);
+        assert!(text(&tiny).contains("flushlab"), "{}", text(&tiny));
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(count(34712.4), "34,712");
+        assert_eq!(count(1.0), "1.0");
+        assert_eq!(count(999.0), "999");
+        assert_eq!(bytes(427_000.0), "427.0 kB");
+        assert_eq!(bytes(5_300_000.0), "5.30 MB");
+        assert_eq!(percent(0.784), "78%");
+    }
 }

@@ -1,0 +1,115 @@
+//! How many write calls each buffering makes for one fixed frame, counted at the bottom of the
+//! writer stack: the lesson of the whole tool, as numbers that cannot drift.
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use flushlab::renderer::Renderer;
+use flushlab::scene::Scene;
+use flushlab::writer_mode::{Buffering, wrap};
+use ratatui::layout::Rect;
+
+/// Stands in for the file descriptor: counts the write calls that reach it and their bytes.
+#[derive(Clone, Default)]
+struct Fd(Arc<Mutex<(u64, u64)>>);
+
+impl Write for Fd {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut counts = self.0.lock().unwrap();
+        counts.0 += 1;
+        counts.1 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Renders the first `frames` frames of the full scene and returns (write calls, bytes) once
+/// the writer is finished (a writer thread has written everything).
+fn render(buffering: Buffering, capacity: usize, sync: bool, frames: u64) -> (u64, u64) {
+    let fd = Fd::default();
+    let area = Rect::new(0, 0, 80, 24);
+    let mut renderer = Renderer::new(wrap(buffering, capacity, fd.clone()), area);
+    renderer.sync = sync;
+    for frame in 0..frames {
+        Scene::Full.paint(frame, area, renderer.buffer_mut());
+        renderer.present().unwrap();
+    }
+    renderer.finish().unwrap();
+    *fd.0.lock().unwrap()
+}
+
+/// (write calls, bytes) of the second frame alone, in which every cell differs from the first.
+fn second_frame(buffering: Buffering, capacity: usize, sync: bool) -> (u64, u64) {
+    let (one, two) = (
+        render(buffering, capacity, sync, 1),
+        render(buffering, capacity, sync, 2),
+    );
+    (two.0 - one.0, two.1 - one.1)
+}
+
+#[test]
+fn raw_makes_a_write_per_encoder_fragment() {
+    let (writes, bytes) = second_frame(Buffering::Raw, 0, false);
+    // ~18 fragments per truecolor cell.
+    assert!(writes > 80 * 24 * 10, "{writes} writes");
+    assert!(bytes / writes < 4, "{bytes} bytes in {writes} writes");
+}
+
+#[test]
+fn line_writes_about_once_per_kib() {
+    let (writes, bytes) = second_frame(Buffering::Line, 0, false);
+    let expected = bytes / 1024;
+    assert!(
+        writes >= expected && writes <= expected + 2,
+        "{writes} writes for {bytes} bytes"
+    );
+}
+
+#[test]
+fn block_writes_about_once_per_capacity() {
+    for capacity in [1024, 8192, 65536] {
+        let (writes, bytes) = second_frame(Buffering::Block, capacity, false);
+        let expected = bytes / capacity as u64;
+        assert!(
+            writes >= expected && writes <= expected + 1,
+            "{capacity}: {writes} writes for {bytes} bytes"
+        );
+    }
+}
+
+#[test]
+fn frame_and_thread_write_once_even_with_sync_markers() {
+    for buffering in [Buffering::Frame, Buffering::Thread] {
+        for sync in [false, true] {
+            assert_eq!(
+                second_frame(buffering, 0, sync).0,
+                1,
+                "{buffering:?} sync={sync}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ordering_the_tool_teaches() {
+    let writes = |b, cap| second_frame(b, cap, false).0;
+    let (raw, line, block, frame) = (
+        writes(Buffering::Raw, 0),
+        writes(Buffering::Line, 0),
+        writes(Buffering::Block, 8192),
+        writes(Buffering::Frame, 0),
+    );
+    assert!(raw > 100 * line, "raw {raw} vs line {line}");
+    assert!(
+        line > block && block > frame && frame == 1,
+        "{line} > {block} > {frame}"
+    );
+    // Every mode sends the same bytes: buffering changes the calls, not the frame.
+    let bytes: Vec<u64> = Buffering::ALL
+        .iter()
+        .map(|&b| second_frame(b, 8192, false).1)
+        .collect();
+    assert!(bytes.windows(2).all(|w| w[0] == w[1]), "{bytes:?}");
+}
