@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 use clap::builder::BoolishValueParser;
 
+use crate::ceiling::Ceiling;
 use crate::scene::Scene;
 use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY, Stream};
 
@@ -58,6 +59,11 @@ pub struct Cli {
     /// Also write the summary as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+
+    /// Measure a reference instead of a writer mode: `cpu` renders into io::sink(), `transport`
+    /// writes one pre-encoded frame over and over.
+    #[arg(long, env = "CEILING", value_enum)]
+    pub ceiling: Option<Ceiling>,
 
     /// Panic after this many frames, to test that the terminal is restored.
     #[arg(long, hide = true)]

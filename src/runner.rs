@@ -15,8 +15,9 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
 use crate::app::App;
+use crate::ceiling::{self, Ceiling};
 use crate::cli::{Cli, DEFAULT_SIZE};
-use crate::renderer::Renderer;
+use crate::renderer::{BoxedWriter, Renderer};
 use crate::report::{ModeReport, Report};
 use crate::terminal_session::TerminalSession;
 use crate::writer_mode::{self, Mode, Stream};
@@ -97,13 +98,40 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let settings = LoopSettings {
         duration: cli.duration,
         fps_cap: cli.fps_cap,
-        input: terminal,
+        // A ceiling measures one fixed thing: no keys to switch it away.
+        input: terminal && cli.ceiling.is_none(),
         panic_at_frame: cli.inject_panic_at_frame,
     };
 
-    let mut renderer = Renderer::new(writer_mode::open(mode)?, Rect::new(0, 0, cols, rows));
-    let outcome = frame_loop(&mut app, &mut renderer, &settings, &signal);
-    let finished = renderer.finish();
+    let area = Rect::new(0, 0, cols, rows);
+    let (outcome, finished) = match cli.ceiling {
+        Some(Ceiling::Transport) => {
+            let frame = ceiling::encode_full_frame(app.scene, area, app.sync);
+            let mut out = stream.raw()?;
+            let duration = cli.duration.unwrap_or(Duration::MAX);
+            let cells = usize::from(cols) * usize::from(rows);
+            let result = ceiling::transport_loop(
+                &mut out,
+                &frame,
+                cells,
+                &mut app.meters,
+                duration,
+                &signal,
+            );
+            app.meters.end_segment(mode);
+            let outcome = result.map(|sig| sig.map_or(Outcome::Finished, Outcome::Signal));
+            (outcome, Ok(()))
+        }
+        ceiling => {
+            let writer: BoxedWriter = match ceiling {
+                Some(_) => Box::new(io::sink()),
+                None => writer_mode::open(mode)?,
+            };
+            let mut renderer = Renderer::new(writer, area);
+            let outcome = frame_loop(&mut app, &mut renderer, &settings, &signal);
+            (outcome, renderer.finish())
+        }
+    };
     drop(session);
 
     let outcome = match outcome.and_then(|outcome| finished.map(|()| outcome)) {
@@ -123,6 +151,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .per_mode
         .iter()
         .map(|(mode, totals)| ModeReport::new(*mode, totals))
+        .map(|report| match cli.ceiling {
+            Some(ceiling) => ModeReport {
+                mode: ceiling.name().to_owned(),
+                ..report
+            },
+            None => report,
+        })
         .collect();
     for line in &modes {
         eprintln_other(stream, &line.summary_line());
