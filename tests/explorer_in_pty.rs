@@ -25,18 +25,20 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -> PtyRun {
+/// A flushlab running on a fresh pty whose output a thread collects.
+struct Running {
+    pty: Pty,
+    child: std::process::Child,
+    reader: std::thread::JoinHandle<Vec<u8>>,
+    termios_before: rustix::termios::Termios,
+}
+
+fn start(envs: &[(&str, &str)], args: &[&std::ffi::OsStr]) -> Running {
     let pty = Pty::open(COLS, ROWS).unwrap();
     let termios_before = pty.slave_termios().unwrap();
-    let tag: String = envs.iter().map(|(k, v)| format!("{k}{v}")).collect();
-    let report = scratch(&format!("{tag}.json"));
-    let _ = std::fs::remove_file(&report);
-    let mut child = pty
+    let child = pty
         .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
-            cmd.envs(envs.iter().copied())
-                .arg("--report")
-                .arg(&report)
-                .args(extra_args);
+            cmd.envs(envs.iter().copied()).args(args);
         })
         .unwrap();
     let master = pty.master.try_clone().unwrap();
@@ -45,29 +47,55 @@ fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -> Pt
         read_to_end(&master, |bytes| output.extend_from_slice(bytes)).unwrap();
         output
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+    Running {
+        pty,
+        child,
+        reader,
+        termios_before,
+    }
+}
+
+impl Running {
+    fn finish(mut self, limit: Duration) -> PtyRun {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > limit {
+                self.child.kill().unwrap();
+                panic!("flushlab did not exit within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let output = self.reader.join().unwrap();
+        let termios_after = self.pty.slave_termios().unwrap();
+        PtyRun {
+            code: status.code(),
+            output,
+            report: None,
+            termios_before: self.termios_before,
+            termios_after,
         }
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("flushlab {envs:?} did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let output = reader.join().unwrap();
-    let termios_after = pty.slave_termios().unwrap();
-    let report = std::fs::read(&report)
+    }
+
+    fn signal(&self, signal: rustix::process::Signal) {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, signal).unwrap();
+    }
+}
+
+fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -> PtyRun {
+    let tag: String = envs.iter().map(|(k, v)| format!("{k}{v}")).collect();
+    let report = scratch(&format!("{tag}.json"));
+    let _ = std::fs::remove_file(&report);
+    let mut args: Vec<&std::ffi::OsStr> = vec!["--report".as_ref(), report.as_os_str()];
+    args.extend(extra_args.iter().map(|a| std::ffi::OsStr::new(a)));
+    let mut run = start(envs, &args).finish(limit);
+    run.report = std::fs::read(&report)
         .ok()
         .map(|bytes| serde_json::from_slice(&bytes).unwrap());
-    PtyRun {
-        code: status.code(),
-        output,
-        report,
-        termios_before,
-        termios_after,
-    }
+    run
 }
 
 /// The screen as it was just before flushlab left the alternate screen, and the parser after
@@ -225,37 +253,83 @@ fn synchronized_output_keeps_one_write_per_frame() {
 
 #[test]
 fn q_quits_and_restores() {
-    let pty = Pty::open(COLS, ROWS).unwrap();
-    let before = pty.slave_termios().unwrap();
-    let mut child = pty
-        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |_| {})
-        .unwrap();
-    let master = pty.master.try_clone().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut output = Vec::new();
-        read_to_end(&master, |bytes| output.extend_from_slice(bytes)).unwrap();
-        output
-    });
+    let running = start(&[], &[]);
     std::thread::sleep(Duration::from_millis(700));
-    std::io::Write::write_all(&mut &pty.master, b"zq").unwrap();
+    // An unbound key first: ignored.
+    std::io::Write::write_all(&mut &running.pty.master, b"zq").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+}
+
+#[test]
+fn termination_signals_restore_the_terminal() {
+    use rustix::process::Signal;
+    for (signal, number) in [
+        (Signal::TERM, 15),
+        (Signal::HUP, 1),
+        (Signal::INT, 2),
+        (Signal::QUIT, 3),
+    ] {
+        let running = start(&[("BUFFERING", "frame")], &[]);
+        std::thread::sleep(Duration::from_millis(700));
+        running.signal(signal);
+        let run = running.finish(Duration::from_secs(10));
+        assert_eq!(run.code, Some(128 + number), "{signal:?}");
+        assert_restored(&run);
+    }
+}
+
+#[test]
+fn a_vanished_terminal_is_an_exit_not_a_panic() {
+    let pty = Pty::open(COLS, ROWS).unwrap();
+    let mut child = pty
+        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+            cmd.env("BUFFERING", "raw");
+        })
+        .unwrap();
+    // Read until the HUD is drawing, then close the only master descriptor: that hangs the
+    // terminal up, and the next write fails with EIO.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("flushlab") {
+        let n = std::io::Read::read(&mut &pty.master, &mut buf).unwrap();
+        seen.extend_from_slice(&buf[..n]);
+    }
+    drop(pty);
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "q did not quit");
+        assert!(start.elapsed() < Duration::from_secs(10), "still running");
         std::thread::sleep(Duration::from_millis(20));
     };
-    let output = reader.join().unwrap();
-    assert_eq!(status.code(), Some(0));
-    let run = PtyRun {
-        code: status.code(),
-        output,
-        report: None,
-        termios_before: before,
-        termios_after: pty.slave_termios().unwrap(),
-    };
-    assert_restored(&run);
+    // 3: the reader went away; SIGHUP from the hang-up may win the race (129). Never a panic.
+    assert!(matches!(status.code(), Some(3) | Some(129)), "{status}");
+}
+
+#[test]
+fn a_closed_pipe_is_an_exit_with_one_line() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .env("DURATION", "10")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1024];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("the reader of stdout went away"),
+        "{stderr}"
+    );
 }
 
 #[test]
