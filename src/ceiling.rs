@@ -59,8 +59,7 @@ pub fn encode_full_frame(scene: Scene, area: Rect, sync: bool) -> Vec<u8> {
     bytes.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
     scene.paint(1, area, renderer.buffer_mut());
     let _ = renderer.present();
-    let frame = std::mem::take(&mut *bytes.0.lock().unwrap_or_else(|e| e.into_inner()));
-    frame
+    std::mem::take(&mut *bytes.0.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// Writes `frame` to `out` until `duration` is over or a signal arrives, counting frames.

@@ -208,9 +208,9 @@ impl fmt::Display for Mode {
 
 /// `8KiB`, `1MiB`, `96B`: capacities are powers of two in practice.
 pub fn format_capacity(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{}MiB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
         format!("{}KiB", bytes >> 10)
     } else {
         format!("{bytes}B")

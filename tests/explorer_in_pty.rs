@@ -90,7 +90,7 @@ fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -> Pt
     let report = scratch(&format!("{tag}.json"));
     let _ = std::fs::remove_file(&report);
     let mut args: Vec<&std::ffi::OsStr> = vec!["--report".as_ref(), report.as_os_str()];
-    args.extend(extra_args.iter().map(|a| std::ffi::OsStr::new(a)));
+    args.extend(extra_args.iter().map(std::ffi::OsStr::new));
     let mut run = start(envs, &args).finish(limit);
     run.report = std::fs::read(&report)
         .ok()
