@@ -349,3 +349,62 @@ fn a_panic_restores_the_terminal_and_reports_on_the_main_screen() {
             .contains("injected panic at frame 3")
     );
 }
+
+#[test]
+fn switching_modes_keeps_the_terminal_and_builds_the_table() {
+    let report = scratch("switching.json");
+    let _ = std::fs::remove_file(&report);
+    let running = start(
+        &[("SCENE", "sparse")],
+        &["--report".as_ref(), report.as_os_str()],
+    );
+    // stdout/line → block → frame → stderr/frame → thread, a moment in each.
+    for key in [b"b", b"f", b"e", b"w"] {
+        std::thread::sleep(Duration::from_millis(400));
+        std::io::Write::write_all(&mut &running.pty.master, key).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let text = String::from_utf8_lossy(&run.output);
+    // The alternate screen is entered once: switching never restarts the terminal.
+    assert_eq!(text.matches("\x1b[?1049h").count(), 1);
+    let (last_frame, _) = screens(&run.output);
+    for mode in [
+        "stdout/line",
+        "stdout/block:8KiB",
+        "stdout/frame",
+        "stderr/frame",
+    ] {
+        assert!(
+            last_frame.contains(mode),
+            "{mode} missing from the table:\n{last_frame}"
+        );
+    }
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let modes: Vec<&str> = report["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            "stdout/line",
+            "stdout/block:8KiB",
+            "stdout/frame",
+            "stderr/frame",
+            "stderr/thread"
+        ]
+    );
+    assert!(
+        report["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["frames"].as_u64().unwrap() > 0)
+    );
+}
