@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
 use clap::builder::BoolishValueParser;
+use clap::{Args, Parser, Subcommand};
 
 use crate::ceiling::Ceiling;
 use crate::scene::Scene;
@@ -17,8 +17,31 @@ use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 /// headless run of one mode that prints a summary line to the other stream and exits; that
 /// works whatever the stream is: a terminal, a file, a pipe or /dev/null.
 #[derive(Debug, Parser)]
-#[command(name = "flushlab", version, about, long_about)]
+#[command(
+    name = "flushlab",
+    version,
+    about,
+    long_about,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Benchmark every writer mode headless, each in a fresh pseudo-terminal (or pipe, file,
+    /// /dev/null), and report FPS, write(2) calls and bytes per frame.
+    Bench(crate::bench::BenchArgs),
+}
+
+/// The explorer's and the headless run's settings.
+#[derive(Debug, Args)]
+pub struct RunArgs {
     /// The stream the frames are written to.
     #[arg(long, env = "STREAM", value_enum, default_value_t = Stream::Stdout)]
     pub stream: Stream,
@@ -70,7 +93,7 @@ pub struct Cli {
     pub inject_panic_at_frame: Option<u64>,
 }
 
-impl Cli {
+impl RunArgs {
     /// Checks what clap cannot: a run that is not on a terminal must know when to stop.
     pub fn validate(&self) -> Result<(), clap::Error> {
         use clap::CommandFactory;
@@ -90,7 +113,7 @@ impl Cli {
 pub const DEFAULT_SIZE: (u16, u16) = (200, 60);
 const MAX_SIDE: u16 = 4096;
 
-fn parse_size(text: &str) -> Result<(u16, u16), String> {
+pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
     let bad = || format!("expected COLSxROWS, each 1..={MAX_SIDE}, e.g. 200x60");
     let (cols, rows) = text.trim().split_once(['x', 'X']).ok_or_else(bad)?;
     let side = |s: &str| {
@@ -102,7 +125,7 @@ fn parse_size(text: &str) -> Result<(u16, u16), String> {
     Ok((side(cols).ok_or_else(bad)?, side(rows).ok_or_else(bad)?))
 }
 
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
     text.trim()
         .parse::<f64>()
         .ok()
@@ -119,7 +142,7 @@ fn parse_fps(text: &str) -> Result<f64, String> {
         .ok_or_else(|| "expected frames per second greater than 0, e.g. 60".to_owned())
 }
 
-fn parse_capacity(text: &str) -> Result<usize, String> {
+pub fn parse_capacity(text: &str) -> Result<usize, String> {
     let bad = || {
         format!(
             "expected a number of bytes from {MIN_CAPACITY} to {MAX_CAPACITY} (1MiB), e.g. 8192 or 64KiB"

@@ -3,6 +3,7 @@
 //! See ARCHITECTURE.md for the code map and the invariants.
 
 pub mod app;
+pub mod bench;
 pub mod ceiling;
 pub mod cli;
 pub mod frame_writer;

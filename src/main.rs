@@ -1,13 +1,20 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use flushlab::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = flushlab::cli::Cli::parse();
-    if let Err(e) = cli.validate() {
-        e.exit();
-    }
-    match flushlab::runner::run(cli) {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Bench(args)) => flushlab::bench::run(args),
+        None => {
+            if let Err(e) = cli.run.validate() {
+                e.exit();
+            }
+            flushlab::runner::run(cli.run)
+        }
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("flushlab: {e:#}");

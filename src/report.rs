@@ -81,6 +81,7 @@ pub struct Report {
     pub cols: u16,
     pub rows: u16,
     pub terminal: bool,
+    pub peak_rss_kib: u64,
     #[serde(flatten)]
     pub last: ModeReport,
     pub modes: Vec<ModeReport>,

@@ -16,7 +16,7 @@ use ratatui::widgets::Widget;
 
 use crate::app::App;
 use crate::ceiling::{self, Ceiling};
-use crate::cli::{Cli, DEFAULT_SIZE};
+use crate::cli::{DEFAULT_SIZE, RunArgs};
 use crate::renderer::{BoxedWriter, Renderer};
 use crate::report::{ModeReport, Report};
 use crate::terminal_session::TerminalSession;
@@ -60,7 +60,7 @@ struct LoopSettings {
     panic_at_frame: Option<u64>,
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
     let stream = cli.stream;
     let terminal = stream.is_terminal();
     if !terminal && cli.duration.is_none() {
@@ -172,6 +172,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             cols,
             rows,
             terminal,
+            peak_rss_kib: peak_rss_kib(),
             last,
             modes,
         };
@@ -180,6 +181,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
     Ok(outcome.exit_code())
+}
+
+/// The largest resident set this process has had, in KiB (Linux counts `ru_maxrss` in KiB).
+fn peak_rss_kib() -> u64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map_or(0, |usage| usage.max_rss().max(0) as u64)
 }
 
 fn frame_loop(

@@ -1,0 +1,232 @@
+//! One run: the real `flushlab` headless run as a child, its measured stream on a fresh pty
+//! (or pipe, file, /dev/null), the other side read by a reader model; its report parsed.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::ValueEnum;
+
+use super::reader::{ReaderModel, Tail, consume};
+use super::results::{FailedRun, Run};
+use super::subject::Subject;
+use crate::pty::Pty;
+use crate::writer_mode::Stream;
+
+/// What is behind the measured file descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Sink {
+    /// A pseudo-terminal, the child's controlling terminal, read by the reader model.
+    Pty,
+    /// A pipe, read by the reader model.
+    Pipe,
+    /// A regular file in the temporary directory.
+    File,
+    /// /dev/null.
+    Null,
+}
+
+impl Sink {
+    pub fn name(self) -> &'static str {
+        match self {
+            Sink::Pty => "pty",
+            Sink::Pipe => "pipe",
+            Sink::File => "file",
+            Sink::Null => "null",
+        }
+    }
+
+    /// Whether a reader model reads this sink (files and /dev/null have no reader).
+    pub fn has_reader(self) -> bool {
+        matches!(self, Sink::Pty | Sink::Pipe)
+    }
+}
+
+/// Everything one run needs.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    pub binary: PathBuf,
+    pub subject: Subject,
+    pub capacity: usize,
+    pub scene: &'static str,
+    pub sync: bool,
+    pub size: (u16, u16),
+    pub duration: Duration,
+    pub sink: Sink,
+    pub reader: ReaderModel,
+    /// Scratch space for the report (and the file sink).
+    pub scratch: PathBuf,
+    /// How long past its duration a run may take before it counts as hung and is killed.
+    pub grace: Duration,
+}
+
+/// Variables of the headless run that must not leak from the bench's own environment.
+const CHILD_VARS: [&str; 10] = [
+    "STREAM",
+    "BUFFERING",
+    "CAPACITY",
+    "DURATION",
+    "SYNC",
+    "SCENE",
+    "SIZE",
+    "FPS_CAP",
+    "CEILING",
+    "REPORT",
+];
+
+impl RunSpec {
+    /// The usual grace: a raw frame on a slow reader can take a while, so it grows with the
+    /// duration.
+    pub fn default_grace(duration: Duration) -> Duration {
+        Duration::from_secs(5).max(duration * 2)
+    }
+
+    fn command(&self, program: &Path, report: &Path) -> Command {
+        let mut command = Command::new(program);
+        self.configure(&mut command, report);
+        command
+    }
+
+    fn configure(&self, command: &mut Command, report: &Path) {
+        for var in CHILD_VARS {
+            command.env_remove(var);
+        }
+        command
+            .envs(self.subject.env())
+            .env("CAPACITY", self.capacity.to_string())
+            .env("DURATION", format!("{}", self.duration.as_secs_f64()))
+            .env("SCENE", self.scene)
+            .env("SYNC", if self.sync { "1" } else { "0" })
+            .env("SIZE", format!("{}x{}", self.size.0, self.size.1))
+            .arg("--report")
+            .arg(report);
+    }
+}
+
+/// Runs `spec` once. A run that fails is a [`FailedRun`], never an error of the bench.
+pub fn run_once(spec: &RunSpec) -> Result<Run, FailedRun> {
+    let failed = |reason: String, output: String| FailedRun { reason, output };
+    let report = spec.scratch.join("report.json");
+    let _ = std::fs::remove_file(&report);
+    let started = Instant::now();
+    let child_gone = Arc::new(AtomicBool::new(false));
+    let (child, reader) = spawn(spec, &report, &child_gone)
+        .map_err(|e| failed(format!("could not start: {e}"), String::new()))?;
+    let (status, tail, reader_bytes) = wait(
+        child,
+        reader,
+        spec.duration + spec.grace,
+        started,
+        &child_gone,
+    );
+    let status = status.map_err(|reason| failed(reason, tail.clone()))?;
+    if !status.success() {
+        return Err(failed(format!("exited with {status}"), tail));
+    }
+    let report: serde_json::Value = std::fs::read(&report)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| failed("no report".into(), tail.clone()))?;
+    let mut run: Run = serde_json::from_value(report)
+        .map_err(|e| failed(format!("bad report: {e}"), tail.clone()))?;
+    run.reader_bytes = reader_bytes;
+    Ok(run)
+}
+
+type ReaderThread = std::thread::JoinHandle<(Tail, u64)>;
+
+fn spawn(
+    spec: &RunSpec,
+    report: &Path,
+    child_gone: &Arc<AtomicBool>,
+) -> std::io::Result<(Child, Option<ReaderThread>)> {
+    let (reader_model, size) = (spec.reader, spec.size);
+    let read_in_thread = |source: File, model: ReaderModel| {
+        let child_gone = Arc::clone(child_gone);
+        std::thread::spawn(move || {
+            let mut tail = Tail::default();
+            let bytes = consume(model, source, size, &mut tail, &child_gone).unwrap_or(0);
+            (tail, bytes)
+        })
+    };
+    if spec.sink == Sink::Pty {
+        let pty = Pty::open(size.0, size.1)?;
+        let child = pty.spawn(&spec.binary, |command| spec.configure(command, report))?;
+        return Ok((child, Some(read_in_thread(pty.master, reader_model))));
+    }
+    let mut command = spec.command(&spec.binary, report);
+    let measured = match spec.sink {
+        Sink::Pipe => Stdio::piped(),
+        Sink::File => Stdio::from(File::create(spec.scratch.join("sink.out"))?),
+        _ => Stdio::null(),
+    };
+    // The other stream carries the summary line and any error: a pipe whose end we keep.
+    match spec.subject.stream() {
+        Stream::Stdout => command.stdout(measured).stderr(Stdio::piped()),
+        Stream::Stderr => command.stderr(measured).stdout(Stdio::piped()),
+    };
+    let mut child = command.stdin(Stdio::null()).spawn()?;
+    let (measured, other) = match spec.subject.stream() {
+        Stream::Stdout => (child.stdout.take().map(file), child.stderr.take().map(file)),
+        Stream::Stderr => (child.stderr.take().map(file), child.stdout.take().map(file)),
+    };
+    // The other stream is small; drained alongside so the child never blocks on it.
+    let other = other.map(|o| read_in_thread(o, ReaderModel::Drain));
+    let reader = match measured {
+        Some(pipe) => {
+            let measured = read_in_thread(pipe, reader_model);
+            // Report the measured stream's bytes, but the other stream's words on failure.
+            Some(std::thread::spawn(move || {
+                let (_, bytes) = measured.join().unwrap_or_default();
+                let (tail, _) = other
+                    .map(|o| o.join().unwrap_or_default())
+                    .unwrap_or_default();
+                (tail, bytes)
+            }))
+        }
+        None => other,
+    };
+    if spec.sink == Sink::File {
+        let _ = std::fs::remove_file(spec.scratch.join("sink.out"));
+    }
+    Ok((child, reader))
+}
+
+/// A child's pipe as a plain file, so one reader type serves stdout and stderr.
+fn file(pipe: impl Into<std::os::fd::OwnedFd>) -> File {
+    File::from(pipe.into())
+}
+
+/// Waits for the child, killing it past `deadline`; then collects what its reader saw.
+fn wait(
+    mut child: Child,
+    reader: Option<ReaderThread>,
+    deadline: Duration,
+    started: Instant,
+    child_gone: &AtomicBool,
+) -> (Result<std::process::ExitStatus, String>, String, u64) {
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if started.elapsed() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!(
+                    "hung: killed after {:.1} s",
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => break Err(format!("could not wait: {e}")),
+        }
+    };
+    // What is still buffered is read at full speed: the run is over.
+    child_gone.store(true, Ordering::Relaxed);
+    let (tail, bytes) = reader
+        .map(|r| r.join().unwrap_or_default())
+        .unwrap_or_default();
+    (status, tail.text(), bytes)
+}

@@ -1,0 +1,68 @@
+use std::fmt::Write;
+
+use super::Exporter;
+use crate::bench::results::BenchResults;
+
+/// One line per row, summary figures only (the raw runs are in the JSON).
+pub struct CsvExporter;
+
+const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs";
+
+impl Exporter for CsvExporter {
+    fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
+        let mut out = String::from(HEADER);
+        out.push('\n');
+        let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
+        for row in &results.results {
+            let fields = [
+                field(&row.mode),
+                field(&row.size),
+                field(&row.reader),
+                field(&row.sink),
+                num(row.fps.map(|f| f.median)),
+                num(row.fps.map(|f| f.min)),
+                num(row.fps.map(|f| f.max)),
+                num(row.writes_per_frame),
+                num(row.bytes_per_frame),
+                num(row.bytes_per_write),
+                num(row.kernel_share),
+                row.peak_rss_kib.map_or_else(String::new, |v| v.to_string()),
+                num(row.ratio_to_ceiling),
+                num(row.ratio_to_fastest),
+                row.runs.len().to_string(),
+                row.failed_runs.len().to_string(),
+            ];
+            writeln!(out, "{}", fields.join(","))?;
+        }
+        Ok(out.into_bytes())
+    }
+}
+
+/// Quotes a text field when it holds a comma, quote or line break (RFC 4180).
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_snapshot() {
+        let bytes = CsvExporter
+            .serialize(&crate::bench::export::fixture::results())
+            .unwrap();
+        insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
+    }
+
+    #[test]
+    fn quotes_fields_that_need_it() {
+        assert_eq!(field("throttle:20MB/s"), "throttle:20MB/s");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+}

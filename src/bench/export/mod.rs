@@ -1,0 +1,153 @@
+//! Exporters: one per format, each a pure function from [`BenchResults`] to bytes. Writing the
+//! bytes somewhere is [`write_atomically`]'s job, not theirs.
+
+mod csv;
+mod json;
+mod markdown;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+pub use self::csv::CsvExporter;
+pub use self::json::JsonExporter;
+pub use self::markdown::MarkdownExporter;
+use super::results::BenchResults;
+
+pub trait Exporter {
+    fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>>;
+}
+
+/// An exporter and where its output goes; `-` is stdout, written once at the end.
+pub struct Export {
+    pub exporter: Box<dyn Exporter>,
+    pub path: PathBuf,
+}
+
+impl Export {
+    pub fn to_stdout(&self) -> bool {
+        self.path == Path::new("-")
+    }
+
+    /// Writes the current results to the file (not stdout): called after every row, so a late
+    /// failure loses nothing.
+    pub fn write_file(&self, results: &BenchResults) -> anyhow::Result<()> {
+        if self.to_stdout() {
+            return Ok(());
+        }
+        let bytes = self.exporter.serialize(results)?;
+        write_atomically(&self.path, &bytes)
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", self.path.display()))
+    }
+
+    pub fn write_stdout(&self, results: &BenchResults) -> anyhow::Result<()> {
+        if self.to_stdout() {
+            io::stdout().write_all(&self.exporter.serialize(results)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`: readers see the
+/// old file or the new one, never half of one, and a failed write leaves nothing behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Figures as the table shows them: `–` for unknown.
+pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
+    value.map_or_else(|| "–".to_owned(), format)
+}
+
+#[cfg(test)]
+pub(crate) mod fixture {
+    use crate::bench::results::*;
+
+    fn run(fps: f64, writes: f64) -> Run {
+        Run {
+            frames: (fps * 2.0) as u64,
+            seconds: 2.0,
+            fps,
+            writes_per_frame: Some(writes),
+            bytes_per_frame: Some(370_500.0),
+            bytes_per_write: Some(370_500.0 / writes),
+            kernel_share: 0.25,
+            peak_rss_kib: 9_000,
+            reader_bytes: (fps * 2.0 * 370_500.0) as u64,
+        }
+    }
+
+    /// Fixed results: two ceilings, two modes (one with a failed run), one size.
+    pub fn results() -> BenchResults {
+        let mut rows = vec![
+            Row::new(
+                "ceiling/cpu".into(),
+                true,
+                "200x60".into(),
+                "drain".into(),
+                "pty".into(),
+            ),
+            Row::new(
+                "ceiling/transport".into(),
+                true,
+                "200x60".into(),
+                "drain".into(),
+                "pty".into(),
+            ),
+            Row::new(
+                "stderr/raw".into(),
+                false,
+                "200x60".into(),
+                "drain".into(),
+                "pty".into(),
+            ),
+            Row::new(
+                "stdout/frame".into(),
+                false,
+                "200x60".into(),
+                "drain".into(),
+                "pty".into(),
+            ),
+        ];
+        rows[0].runs = vec![run(260.0, 0.0), run(250.0, 0.0), run(270.0, 0.0)];
+        rows[1].runs = vec![run(410.0, 1.0), run(400.0, 1.0), run(420.0, 1.0)];
+        rows[2].runs = vec![run(1.5, 198_000.0), run(1.4, 198_100.0)];
+        rows[2].failed_runs = vec![FailedRun {
+            reason: "killed after 7.0 s".into(),
+            output: "last words".into(),
+        }];
+        rows[3].runs = vec![run(130.0, 1.0), run(140.0, 1.0), run(120.0, 1.0)];
+        for row in &mut rows {
+            row.summarize();
+        }
+        let mut results = BenchResults {
+            flushlab_version: "0.1.0".into(),
+            machine: Machine {
+                cores: 2,
+                kernel: "Linux 6.1.0".into(),
+                cpu_model: "Test CPU".into(),
+            },
+            settings: Settings {
+                sizes: vec!["200x60".into()],
+                reader: "drain".into(),
+                sink: "pty".into(),
+                runs: 3,
+                warmup: 1,
+                duration_seconds: 2.0,
+                scene: "full".into(),
+                sync: false,
+                capacity: 8192,
+                command: "flushlab bench".into(),
+            },
+            results: rows,
+        };
+        results.compute_ratios();
+        results
+    }
+}

@@ -1,0 +1,253 @@
+//! Reader models for the other side of the pty or pipe: how fast "the terminal" takes bytes.
+
+use std::io::{self, Read};
+use std::num::NonZeroU16;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How the master side of the pty (or the read end of the pipe) is read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReaderModel {
+    /// As fast as possible, bytes discarded: the kernel is the only limit.
+    Drain,
+    /// Every byte through a terminal parser that keeps a screen (the vt100 crate): a terminal's
+    /// parsing cost, without its drawing.
+    Vt,
+    /// At most this many bytes per second: a slow terminal.
+    Throttle { bytes_per_second: u64 },
+}
+
+impl std::fmt::Display for ReaderModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReaderModel::Drain => f.write_str("drain"),
+            ReaderModel::Vt => f.write_str("vt"),
+            ReaderModel::Throttle { bytes_per_second } => {
+                write!(f, "throttle:{}", rate(*bytes_per_second))
+            }
+        }
+    }
+}
+
+/// `20MB/s`, `512KB/s`, `100B/s`, in the largest decimal unit that divides the rate.
+fn rate(bytes_per_second: u64) -> String {
+    match bytes_per_second {
+        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB/s", b / 1_000_000),
+        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB/s", b / 1_000),
+        b => format!("{b}B/s"),
+    }
+}
+
+/// Parses `drain`, `vt` or `throttle:RATE`, where RATE is a number with a unit among B/s,
+/// KB/s, MB/s, GB/s (decimal) or KiB/s, MiB/s (binary), e.g. `throttle:20MB/s`.
+pub fn parse_reader(text: &str) -> Result<ReaderModel, String> {
+    let bad_rate = || {
+        "expected throttle:RATE with RATE like 20MB/s, 512KB/s, 1MiB/s or 100B/s (more than 0)"
+            .to_owned()
+    };
+    match text.trim() {
+        "drain" => Ok(ReaderModel::Drain),
+        "vt" => Ok(ReaderModel::Vt),
+        other => {
+            let Some(rate) = other.strip_prefix("throttle:") else {
+                return Err(
+                    "expected one of: drain, vt, throttle:RATE (e.g. throttle:20MB/s)".to_owned(),
+                );
+            };
+            let rate = rate.trim().strip_suffix("/s").ok_or_else(bad_rate)?;
+            let split = rate
+                .find(|c: char| !c.is_ascii_digit() && c != '.')
+                .unwrap_or(rate.len());
+            let (number, unit) = rate.split_at(split);
+            let scale = match unit {
+                "B" => 1.0,
+                "KB" | "kB" => 1e3,
+                "MB" => 1e6,
+                "GB" => 1e9,
+                "KiB" => 1024.0,
+                "MiB" => 1024.0 * 1024.0,
+                _ => return Err(bad_rate()),
+            };
+            let value: f64 = number.parse().map_err(|_| bad_rate())?;
+            let bytes_per_second = value * scale;
+            if !(bytes_per_second >= 1.0 && bytes_per_second.is_finite()) {
+                return Err(bad_rate());
+            }
+            Ok(ReaderModel::Throttle {
+                bytes_per_second: bytes_per_second as u64,
+            })
+        }
+    }
+}
+
+/// Keeps the last bytes read, so that a failed run can show what it printed last.
+#[derive(Debug, Default)]
+pub struct Tail(Vec<u8>);
+
+const TAIL: usize = 4096;
+
+impl Tail {
+    fn push(&mut self, bytes: &[u8]) {
+        self.0
+            .extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL)..]);
+        let excess = self.0.len().saturating_sub(TAIL);
+        self.0.drain(..excess);
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0).into_owned()
+    }
+}
+
+/// Reads `source` to its end (EIO from a pty master counts as the end) the way `model` says, and
+/// returns the bytes read. Once `writer_gone` is set, a throttle stops pacing: what is left in
+/// the kernel's buffer is read at once instead of holding the bench up.
+pub fn consume(
+    model: ReaderModel,
+    mut source: impl Read,
+    size: (u16, u16),
+    tail: &mut Tail,
+    writer_gone: &AtomicBool,
+) -> io::Result<u64> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut parser = (model == ReaderModel::Vt).then(|| {
+        let side = |n: u16| NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN);
+        vt100::Parser::new(side(size.1), side(size.0), 0)
+    });
+    let (chunk, pace) = match model {
+        // Small reads, paced: the kernel buffer fills and the writer blocks, as on a slow terminal.
+        ReaderModel::Throttle { bytes_per_second } => (
+            (bytes_per_second / 50).clamp(1, buf.len() as u64) as usize,
+            Some(bytes_per_second),
+        ),
+        _ => (buf.len(), None),
+    };
+    let start = Instant::now();
+    let mut total = 0u64;
+    loop {
+        let n = match source.read(&mut buf[..chunk]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error()) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        total += n as u64;
+        if let Some(parser) = &mut parser {
+            parser.process(&buf[..n]);
+        }
+        tail.push(&buf[..n]);
+        if let Some(rate) = pace.filter(|_| !writer_gone.load(Ordering::Relaxed)) {
+            let due = start + Duration::from_secs_f64(total as f64 / rate as f64);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_reader_models() {
+        assert_eq!(parse_reader("drain"), Ok(ReaderModel::Drain));
+        assert_eq!(parse_reader("vt"), Ok(ReaderModel::Vt));
+        assert_eq!(
+            parse_reader("throttle:20MB/s"),
+            Ok(ReaderModel::Throttle {
+                bytes_per_second: 20_000_000
+            })
+        );
+        assert_eq!(
+            parse_reader("throttle:1MiB/s"),
+            Ok(ReaderModel::Throttle {
+                bytes_per_second: 1 << 20
+            })
+        );
+        assert_eq!(
+            parse_reader("throttle:1.5KB/s"),
+            Ok(ReaderModel::Throttle {
+                bytes_per_second: 1500
+            })
+        );
+        for bad in [
+            "throttle:",
+            "throttle:20",
+            "throttle:0MB/s",
+            "throttle:-5MB/s",
+            "throttle:fastMB/s",
+            "throttle:5parsec/s",
+            "slow",
+        ] {
+            assert!(parse_reader(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_reader("throttle:20MB/s").unwrap().to_string(),
+            "throttle:20MB/s"
+        );
+    }
+
+    static GOING: AtomicBool = AtomicBool::new(false);
+
+    /// An endless source that ends after a fixed wall time.
+    struct Until(Instant);
+    impl Read for Until {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if Instant::now() >= self.0 {
+                return Ok(0);
+            }
+            buf.fill(b'x');
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn throttle_limits_the_bytes_read() {
+        let rate = 1_000_000;
+        let mut tail = Tail::default();
+        let source = Until(Instant::now() + Duration::from_millis(500));
+        let read = consume(
+            ReaderModel::Throttle {
+                bytes_per_second: rate,
+            },
+            source,
+            (80, 24),
+            &mut tail,
+            &GOING,
+        )
+        .unwrap();
+        // Half a second at 1 MB/s is 500 kB; an unthrottled read would be gigabytes.
+        assert!(read <= 2 * rate / 2 + 64 * 1024, "{read} bytes");
+        assert!(read >= rate / 10, "{read} bytes");
+        let drained = consume(
+            ReaderModel::Drain,
+            Until(Instant::now() + Duration::from_millis(100)),
+            (80, 24),
+            &mut tail,
+            &GOING,
+        )
+        .unwrap();
+        assert!(drained > read, "drain {drained} vs throttle {read}");
+    }
+
+    #[test]
+    fn vt_parses_what_it_reads_and_tail_keeps_the_end() {
+        let mut tail = Tail::default();
+        let text = format!("{}\x1b[31mend", "a".repeat(10_000));
+        let read = consume(
+            ReaderModel::Vt,
+            text.as_bytes(),
+            (80, 24),
+            &mut tail,
+            &GOING,
+        )
+        .unwrap();
+        assert_eq!(read as usize, text.len());
+        assert!(tail.text().ends_with("\x1b[31mend"));
+        assert_eq!(tail.text().len(), TAIL);
+    }
+}

@@ -1,0 +1,169 @@
+//! The benchmark's results as plain data: what every exporter reads, and nothing else.
+
+use serde::{Deserialize, Serialize};
+
+use super::statistics::{Spread, median};
+
+/// One counted run of one mode at one size, as the child's report gave it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub frames: u64,
+    pub seconds: f64,
+    pub fps: f64,
+    pub writes_per_frame: Option<f64>,
+    pub bytes_per_frame: Option<f64>,
+    pub bytes_per_write: Option<f64>,
+    pub kernel_share: f64,
+    pub peak_rss_kib: u64,
+    /// Bytes the reader model took from the pty or pipe (not in the child's report).
+    #[serde(default)]
+    pub reader_bytes: u64,
+}
+
+/// A run that did not produce a report: it crashed, failed or hung and was killed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FailedRun {
+    pub reason: String,
+    /// The end of what it printed.
+    pub output: String,
+}
+
+/// One row of the table: a mode at a size, over all its counted runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// `stderr/raw`, `stdout/block:8KiB`, `ceiling/cpu`, `ceiling/transport`.
+    pub mode: String,
+    pub ceiling: bool,
+    pub size: String,
+    pub reader: String,
+    pub sink: String,
+    /// `None` when no run succeeded.
+    pub fps: Option<Spread>,
+    pub writes_per_frame: Option<f64>,
+    pub bytes_per_frame: Option<f64>,
+    pub bytes_per_write: Option<f64>,
+    pub kernel_share: Option<f64>,
+    pub peak_rss_kib: Option<u64>,
+    /// Median FPS over the lower of the two ceilings' medians at this size.
+    pub ratio_to_ceiling: Option<f64>,
+    /// Median FPS over the fastest mode's (not ceiling's) median at this size.
+    pub ratio_to_fastest: Option<f64>,
+    pub runs: Vec<Run>,
+    pub failed_runs: Vec<FailedRun>,
+}
+
+impl Row {
+    pub fn new(mode: String, ceiling: bool, size: String, reader: String, sink: String) -> Row {
+        Row {
+            mode,
+            ceiling,
+            size,
+            reader,
+            sink,
+            fps: None,
+            writes_per_frame: None,
+            bytes_per_frame: None,
+            bytes_per_write: None,
+            kernel_share: None,
+            peak_rss_kib: None,
+            ratio_to_ceiling: None,
+            ratio_to_fastest: None,
+            runs: Vec::new(),
+            failed_runs: Vec::new(),
+        }
+    }
+
+    /// Recomputes the summary figures from `runs`.
+    pub fn summarize(&mut self) {
+        let runs = &self.runs;
+        self.fps = Spread::of(runs.iter().map(|r| r.fps));
+        self.writes_per_frame = median(runs.iter().filter_map(|r| r.writes_per_frame));
+        self.bytes_per_frame = median(runs.iter().filter_map(|r| r.bytes_per_frame));
+        self.bytes_per_write = median(runs.iter().filter_map(|r| r.bytes_per_write));
+        self.kernel_share = median(runs.iter().map(|r| r.kernel_share));
+        self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
+    }
+}
+
+/// The machine the results were measured on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Machine {
+    pub cores: usize,
+    pub kernel: String,
+    pub cpu_model: String,
+}
+
+impl Machine {
+    pub fn this() -> Machine {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|info| {
+                info.lines().find_map(|l| {
+                    l.strip_prefix("model name")?
+                        .split_once(':')
+                        .map(|(_, m)| m.trim().to_owned())
+                })
+            })
+            .unwrap_or_else(|| "unknown".to_owned());
+        let uname = rustix::system::uname();
+        Machine {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            kernel: format!(
+                "{} {}",
+                uname.sysname().to_string_lossy(),
+                uname.release().to_string_lossy()
+            ),
+            cpu_model,
+        }
+    }
+}
+
+/// How the benchmark was run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Settings {
+    pub sizes: Vec<String>,
+    pub reader: String,
+    pub sink: String,
+    pub runs: u32,
+    pub warmup: u32,
+    pub duration_seconds: f64,
+    pub scene: String,
+    pub sync: bool,
+    pub capacity: usize,
+    pub command: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BenchResults {
+    pub flushlab_version: String,
+    pub machine: Machine,
+    pub settings: Settings,
+    pub results: Vec<Row>,
+}
+
+impl BenchResults {
+    /// Fills in the ratios from the rows measured so far.
+    pub fn compute_ratios(&mut self) {
+        let medians: Vec<(String, bool, Option<f64>)> = self
+            .results
+            .iter()
+            .map(|r| (r.size.clone(), r.ceiling, r.fps.map(|f| f.median)))
+            .collect();
+        for row in &mut self.results {
+            let at_size = || medians.iter().filter(|(size, _, _)| *size == row.size);
+            let ceiling = at_size()
+                .filter(|(_, c, _)| *c)
+                .filter_map(|m| m.2)
+                .reduce(f64::min);
+            let fastest = at_size()
+                .filter(|(_, c, _)| !*c)
+                .filter_map(|m| m.2)
+                .reduce(f64::max);
+            let fps = row.fps.map(|f| f.median);
+            let ratio =
+                |base: Option<f64>| fps.zip(base).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
+            row.ratio_to_ceiling = ratio(ceiling);
+            row.ratio_to_fastest = if row.ceiling { None } else { ratio(fastest) };
+        }
+    }
+}

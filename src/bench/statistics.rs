@@ -1,0 +1,58 @@
+//! Summaries of repeated runs.
+
+use serde::Serialize;
+
+/// Median, minimum and maximum of a set of runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` for no values. The median of an even count is the mean of the middle two.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Spread> {
+        let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let mid = v.len() / 2;
+        let median = if v.len() % 2 == 1 {
+            v[mid]
+        } else {
+            (v[mid - 1] + v[mid]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: v[0],
+            max: v[v.len() - 1],
+        })
+    }
+}
+
+/// The median alone, for figures that do not need their spread in the table.
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    Spread::of(values).map(|s| s.median)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spreads() {
+        assert_eq!(
+            Spread::of([3.0, 1.0, 2.0]),
+            Some(Spread {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            })
+        );
+        assert_eq!(Spread::of([4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
+        assert_eq!(Spread::of([]), None);
+        assert_eq!(median([f64::NAN, 5.0]), Some(5.0));
+    }
+}

@@ -1,0 +1,111 @@
+//! What one benchmark row measures: a writer mode, or one of the two ceilings.
+
+use std::fmt;
+
+use crate::ceiling::Ceiling;
+use crate::writer_mode::{Buffering, Stream};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Mode(Stream, Buffering),
+    Ceiling(Ceiling),
+}
+
+impl Subject {
+    /// Every writer mode, in the explorer's order.
+    pub fn all_modes() -> impl Iterator<Item = Subject> {
+        Stream::ALL
+            .into_iter()
+            .flat_map(|s| Buffering::ALL.into_iter().map(move |b| Subject::Mode(s, b)))
+    }
+
+    pub fn ceilings() -> [Subject; 2] {
+        [
+            Subject::Ceiling(Ceiling::Cpu),
+            Subject::Ceiling(Ceiling::Transport),
+        ]
+    }
+
+    pub fn is_ceiling(self) -> bool {
+        matches!(self, Subject::Ceiling(_))
+    }
+
+    /// The environment of the headless run that measures this subject.
+    pub fn env(self) -> Vec<(&'static str, &'static str)> {
+        match self {
+            Subject::Mode(stream, buffering) => {
+                vec![("STREAM", stream.name()), ("BUFFERING", buffering.name())]
+            }
+            // Ceilings write where stdout/frame would: the same fd, the same reader.
+            Subject::Ceiling(ceiling) => vec![
+                ("STREAM", "stdout"),
+                ("BUFFERING", "frame"),
+                (
+                    "CEILING",
+                    match ceiling {
+                        Ceiling::Cpu => "cpu",
+                        Ceiling::Transport => "transport",
+                    },
+                ),
+            ],
+        }
+    }
+
+    pub fn stream(self) -> Stream {
+        match self {
+            Subject::Mode(stream, _) => stream,
+            Subject::Ceiling(_) => Stream::Stdout,
+        }
+    }
+}
+
+/// `stderr/raw`, `ceiling/cpu`: the names the JSON and the `--modes` flag use.
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Mode(stream, buffering) => write!(f, "{}/{}", stream.name(), buffering.name()),
+            Subject::Ceiling(ceiling) => f.write_str(ceiling.name()),
+        }
+    }
+}
+
+/// Parses one `--modes` item: a mode name, a ceiling, `all` (every mode and both ceilings),
+/// `modes` or `ceilings`.
+pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
+    let every = || Subject::ceilings().into_iter().chain(Subject::all_modes());
+    let text = text.trim();
+    match text {
+        "all" => return Ok(every().collect()),
+        "modes" => return Ok(Subject::all_modes().collect()),
+        "ceilings" => return Ok(Subject::ceilings().to_vec()),
+        _ => {}
+    }
+    every()
+        .find(|s| s.to_string() == text)
+        .map(|s| vec![s])
+        .ok_or_else(|| {
+            let names: Vec<String> = every().map(|s| s.to_string()).collect();
+            format!(
+                "unknown mode; valid: all, modes, ceilings, {}",
+                names.join(", ")
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for subject in Subject::ceilings().into_iter().chain(Subject::all_modes()) {
+            assert_eq!(parse_subjects(&subject.to_string()), Ok(vec![subject]));
+        }
+        assert_eq!(parse_subjects("all").unwrap().len(), 12);
+        let err = parse_subjects("stdout/fast").unwrap_err();
+        assert!(
+            err.contains("stderr/raw") && err.contains("ceiling/cpu"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! `flushlab bench` end to end: real children in real ptys.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use flushlab::bench::executor::{RunSpec, Sink, run_once};
+use flushlab::bench::reader::ReaderModel;
+use flushlab::bench::subject::Subject;
+use flushlab::writer_mode::{Buffering, Stream};
+use serde_json::Value;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("flushlab-bench-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn bench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn two_modes_end_to_end() {
+    let dir = scratch("e2e");
+    let json = dir.join("results.json");
+    let markdown = dir.join("results.md");
+    let out = bench(&[
+        "--modes",
+        "stdout/raw,stdout/block",
+        "--duration",
+        "0.5",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--size",
+        "80x24",
+        "--export-json",
+        json.to_str().unwrap(),
+        "--export-markdown",
+        markdown.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for mode in ["| stdout/raw ", "| stdout/block:8KiB "] {
+        assert!(stdout.contains(mode), "{mode} missing:\n{stdout}");
+    }
+    assert_eq!(std::fs::read_to_string(&markdown).unwrap(), stdout);
+    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rows = results["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!(row["size"], "80x24");
+        assert_eq!(row["reader"], "drain");
+        assert!(row["runs"][0]["frames"].as_u64().unwrap() > 0, "{row}");
+        assert!(
+            row["runs"][0]["reader_bytes"].as_u64().unwrap() > 0,
+            "{row}"
+        );
+    }
+    let writes = |i: usize| rows[i]["writes_per_frame"].as_f64().unwrap();
+    assert!(
+        writes(0) > writes(1),
+        "raw {} vs block {}",
+        writes(0),
+        writes(1)
+    );
+    assert!(results["machine"]["cores"].as_u64().unwrap() >= 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn other_sinks_measure_the_same_frames() {
+    for sink in ["pipe", "file", "null"] {
+        let dir = scratch(sink);
+        let json = dir.join("results.json");
+        let out = bench(&[
+            "--modes",
+            "stderr/frame",
+            "--duration",
+            "0.3",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--size",
+            "80x24",
+            "--sink",
+            sink,
+            "--export-json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{sink}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let row = &results["results"][0];
+        assert_eq!(row["sink"], sink);
+        assert!(row["runs"][0]["frames"].as_u64().unwrap() > 0, "{row}");
+        assert_eq!(
+            row["writes_per_frame"].as_f64().unwrap().round(),
+            1.0,
+            "{row}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_runs() {
+    let dir = scratch("bad");
+    let unwritable = dir.join("missing-dir").join("out.json");
+    for args in [
+        vec!["--modes", "stdout/fast"],
+        vec!["--runs", "0"],
+        vec!["--size", "0x0"],
+        vec!["--reader", "throttle:fast"],
+        vec!["--duration", "-1"],
+        vec!["--export-json", unwritable.to_str().unwrap()],
+    ] {
+        let out = bench(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "something was left behind"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
+    RunSpec {
+        binary,
+        subject: Subject::Mode(Stream::Stdout, Buffering::Frame),
+        capacity: 8192,
+        scene: "full",
+        sync: false,
+        size: (80, 24),
+        duration: Duration::from_millis(100),
+        sink: Sink::Pty,
+        reader: ReaderModel::Drain,
+        scratch: dir,
+        grace: Duration::from_millis(500),
+    }
+}
+
+fn script(dir: &std::path::Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("child.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_crashing_child_is_a_failed_run_with_its_output() {
+    let dir = scratch("crash");
+    let failure = run_once(&spec(
+        script(&dir, "echo 'something broke' >&2; exit 7"),
+        dir.clone(),
+    ))
+    .unwrap_err();
+    assert!(failure.reason.contains("exit status: 7"), "{failure:?}");
+    assert!(failure.output.contains("something broke"), "{failure:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_hanging_child_is_killed_after_the_grace() {
+    let dir = scratch("hang");
+    let start = std::time::Instant::now();
+    let failure = run_once(&spec(script(&dir, "exec sleep 60"), dir.clone())).unwrap_err();
+    assert!(failure.reason.contains("hung"), "{failure:?}");
+    assert!(start.elapsed() < Duration::from_secs(30));
+    std::fs::remove_dir_all(dir).unwrap();
+}
