@@ -143,9 +143,11 @@ impl Totals {
         self.io.map(|io| per(io.bytes as f64, self.frames as f64))
     }
 
+    /// `None` also when nothing was written (the CPU ceiling): there is no write to divide by.
     pub fn bytes_per_write(&self) -> Option<f64> {
         self.io
-            .map(|io| per(io.bytes as f64, io.write_calls as f64))
+            .filter(|io| io.write_calls > 0)
+            .map(|io| io.bytes as f64 / io.write_calls as f64)
     }
 
     pub fn cells_per_frame(&self) -> f64 {
