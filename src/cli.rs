@@ -37,6 +37,9 @@ pub enum Command {
     /// Benchmark every writer mode headless, each in a fresh pseudo-terminal (or pipe, file,
     /// /dev/null), and report FPS, write(2) calls and bytes per frame.
     Bench(crate::bench::BenchArgs),
+    /// Digest samply profiles of headless runs: samples, CPU time, frames, and the share of
+    /// samples in write(2), the writer stack, ratatui/crossterm and the scene painter.
+    Profile(crate::profile_digest::ProfileArgs),
 }
 
 /// The explorer's and the headless run's settings.

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod frame_writer;
 pub mod hud;
 pub mod meters;
+pub mod profile_digest;
 pub mod pty;
 pub mod renderer;
 pub mod report;

@@ -7,6 +7,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Bench(args)) => flushlab::bench::run(args),
+        Some(Command::Profile(args)) => flushlab::profile_digest::run(args),
         None => {
             if let Err(e) = cli.run.validate() {
                 e.exit();
