@@ -107,6 +107,17 @@ impl App {
     /// Applies an action. The caller compares [`Mode::key`] before and after to know whether the
     /// writer must be rebuilt; nothing here touches the terminal.
     pub fn apply(&mut self, action: Action, now: Instant) {
+        let chooses_mode = matches!(
+            action,
+            Action::NextMode
+                | Action::Stream(_)
+                | Action::Buffering(_)
+                | Action::CapacityUp
+                | Action::CapacityDown
+        );
+        if chooses_mode && self.tour.take().is_some() {
+            self.status = Some("tour stopped: you chose a mode".to_owned());
+        }
         match action {
             Action::NextMode => {
                 let mut next = self.mode.next();
@@ -286,6 +297,18 @@ mod tests {
             app.apply(Action::NextMode, Instant::now());
             assert_eq!(app.mode.stream, Stream::Stdout);
         }
+    }
+
+    #[test]
+    fn choosing_a_mode_stops_the_tour() {
+        let mut app = app();
+        let t0 = Instant::now();
+        app.apply(Action::Tour, t0);
+        app.apply(Action::Buffering(Buffering::Frame), t0);
+        assert!(app.tour.is_none());
+        assert_eq!(app.mode.buffering, Buffering::Frame);
+        app.tick(t0 + Duration::from_secs(60));
+        assert_eq!(app.mode.buffering, Buffering::Frame);
     }
 
     #[test]

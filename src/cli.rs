@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand};
 
 use crate::ceiling::Ceiling;
@@ -62,7 +61,7 @@ pub struct RunArgs {
     pub duration: Option<Duration>,
 
     /// Wrap each frame in synchronized-output markers (DEC mode 2026).
-    #[arg(long, env = "SYNC", value_parser = BoolishValueParser::new(), num_args = 0..=1,
+    #[arg(long, env = "SYNC", value_parser = parse_switch, num_args = 0..=1,
           default_missing_value = "true", default_value = "false")]
     pub sync: bool,
 
@@ -128,6 +127,15 @@ pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
     Ok((side(cols).ok_or_else(bad)?, side(rows).ok_or_else(bad)?))
 }
 
+/// On or off, as people write it in environment variables.
+fn parse_switch(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("expected one of: 1, 0, true, false, yes, no, on, off".to_owned()),
+    }
+}
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     text.trim()
         .parse::<f64>()
@@ -141,8 +149,8 @@ fn parse_fps(text: &str) -> Result<f64, String> {
     text.trim()
         .parse::<f64>()
         .ok()
-        .filter(|f| f.is_finite() && *f > 0.0)
-        .ok_or_else(|| "expected frames per second greater than 0, e.g. 60".to_owned())
+        .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1e6)
+        .ok_or_else(|| "expected frames per second from above 0 to 1000000, e.g. 60".to_owned())
 }
 
 pub fn parse_capacity(text: &str) -> Result<usize, String> {

@@ -8,6 +8,7 @@ pub mod ceiling;
 pub mod cli;
 pub mod frame_writer;
 pub mod hud;
+pub mod keyboard;
 pub mod meters;
 pub mod profile_digest;
 pub mod pty;

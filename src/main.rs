@@ -1,16 +1,19 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use flushlab::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         Some(Command::Bench(args)) => flushlab::bench::run(args),
         Some(Command::Profile(args)) => flushlab::profile_digest::run(args),
         None => {
             if let Err(e) = cli.run.validate() {
-                e.exit();
+                return usage_error(e);
             }
             flushlab::runner::run(cli.run)
         }
@@ -22,4 +25,68 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Help and version go out as clap prints them; a usage error becomes one line that names the
+/// value, the flag and its environment variable, and the valid choices: exit status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => Some(arg.clone()),
+        _ => None,
+    };
+    let mut line = e
+        .render()
+        .to_string()
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if let Some((arg, env)) = arg.as_deref().and_then(|arg| Some((arg, env_of(arg)?))) {
+        line = line.replacen(&format!("'{arg}'"), &format!("'{arg}' (env {env})"), 1);
+    }
+    if e.kind() == ErrorKind::InvalidUtf8 {
+        line = match non_utf8_env() {
+            Some((env, long)) => {
+                format!("invalid UTF-8 in {env} (--{long}): give it as plain text")
+            }
+            None => format!("{line}: give every argument as plain text"),
+        };
+    }
+    eprintln!("flushlab: {}", line.trim_start_matches("error: "));
+    ExitCode::from(2)
+}
+
+/// The first of flushlab's environment variables whose value is not UTF-8, with its flag.
+fn non_utf8_env() -> Option<(String, String)> {
+    Cli::command().get_arguments().find_map(|a| {
+        let env = a.get_env()?;
+        let bad = std::env::var_os(env).is_some_and(|v| v.to_str().is_none());
+        bad.then(|| {
+            (
+                env.to_string_lossy().into_owned(),
+                a.get_long().unwrap_or_default().to_owned(),
+            )
+        })
+    })
+}
+
+/// The environment variable behind a flag as clap names it (`--stream <STREAM>`).
+fn env_of(arg: &str) -> Option<String> {
+    let long = arg.strip_prefix("--")?.split(' ').next()?;
+    let command = Cli::command();
+    let found = command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long))?;
+    Some(found.get_env()?.to_string_lossy().into_owned())
 }

@@ -69,8 +69,8 @@ impl ModeReport {
     }
 }
 
-/// The whole run: the last mode's figures at the top level (the only mode of a headless run),
-/// every mode visited under `modes`.
+/// The whole run: the figures of the mode it ended in at the top level (the only mode of a
+/// headless run), every mode visited under `modes`, in the order they were first visited.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub version: &'static str,
@@ -78,8 +78,11 @@ pub struct Report {
     pub outcome: String,
     pub scene: Scene,
     pub sync: bool,
+    /// The frame size at the end of the run (it follows resizes).
     pub cols: u16,
     pub rows: u16,
+    /// Frames over the whole run, all modes: the sum of `modes[].frames`.
+    pub total_frames: u64,
     pub terminal: bool,
     pub peak_rss_kib: u64,
     #[serde(flatten)]

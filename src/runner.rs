@@ -6,17 +6,17 @@ use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use ratatui::crossterm::event::{self, Event};
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 
 use crate::app::App;
 use crate::ceiling::{self, Ceiling};
 use crate::cli::{DEFAULT_SIZE, RunArgs};
+use crate::keyboard::Keyboard;
 use crate::renderer::{BoxedWriter, Renderer};
 use crate::report::{ModeReport, Report};
 use crate::terminal_session::TerminalSession;
@@ -55,8 +55,10 @@ impl Outcome {
 struct LoopSettings {
     duration: Option<Duration>,
     fps_cap: Option<f64>,
-    /// Read keys and resizes from the terminal.
+    /// Read keys from the terminal.
     input: bool,
+    /// Set by SIGWINCH, and the stream whose terminal size to ask then.
+    resize: Option<(Arc<AtomicBool>, Stream)>,
     panic_at_frame: Option<u64>,
 }
 
@@ -101,10 +103,17 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
         // A ceiling measures one fixed thing: no keys to switch it away.
         input: terminal && cli.ceiling.is_none(),
         panic_at_frame: cli.inject_panic_at_frame,
+        resize: if terminal {
+            let flag = Arc::new(AtomicBool::new(false));
+            signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
+            Some((flag, stream))
+        } else {
+            None
+        },
     };
 
     let area = Rect::new(0, 0, cols, rows);
-    let (outcome, finished) = match cli.ceiling {
+    let (outcome, finished, area) = match cli.ceiling {
         Some(Ceiling::Transport) => {
             let frame = ceiling::encode_full_frame(app.scene, area, app.sync);
             let mut out = stream.raw()?;
@@ -120,7 +129,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
             );
             app.meters.end_segment(mode);
             let outcome = result.map(|sig| sig.map_or(Outcome::Finished, Outcome::Signal));
-            (outcome, Ok(()))
+            (outcome, Ok(()), area)
         }
         ceiling => {
             let writer: BoxedWriter = match ceiling {
@@ -129,7 +138,8 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
             };
             let mut renderer = Renderer::new(writer, area);
             let outcome = frame_loop(&mut app, &mut renderer, &settings, &signal);
-            (outcome, renderer.finish())
+            let area = renderer.area();
+            (outcome, renderer.finish(), area)
         }
     };
     drop(session);
@@ -163,14 +173,22 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln_other(stream, &line.summary_line());
     }
     if let Some(path) = &cli.report {
-        let last = modes.last().cloned().context("no mode was measured")?;
+        // The mode the run ended in (the only one of a headless run).
+        let last = app
+            .meters
+            .per_mode
+            .iter()
+            .position(|(mode, _)| *mode == app.mode.key())
+            .and_then(|i| modes.get(i).cloned())
+            .context("no mode was measured")?;
         let report = Report {
             version: env!("CARGO_PKG_VERSION"),
             outcome: outcome.describe(),
             scene: app.scene,
             sync: app.sync,
-            cols,
-            rows,
+            cols: area.width,
+            rows: area.height,
+            total_frames: app.meters.frames(),
             terminal,
             peak_rss_kib: peak_rss_kib(),
             last,
@@ -197,7 +215,17 @@ fn frame_loop(
 ) -> io::Result<Outcome> {
     let start = Instant::now();
     let mut current = app.mode;
-    let mut input = settings.input;
+    let mut keyboard = if settings.input {
+        match Keyboard::open() {
+            Ok(keyboard) => Some(keyboard),
+            Err(e) => {
+                app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     let mut next_poll = start;
     let frame_budget = settings
         .fps_cap
@@ -211,24 +239,36 @@ fn frame_loop(
             0 => {}
             sig => break Outcome::Signal(sig),
         }
-        // Input is polled with a zero timeout, at most once a millisecond: a key is never late
-        // by more than a frame, and a fast scene does not pay a syscall per frame for it.
-        if input && frame_start >= next_poll {
+        // Input is polled without blocking, at most once a millisecond: a key is never late by
+        // more than a frame, and a fast scene does not pay a syscall per frame for it.
+        if let Some(keys) = keyboard.as_mut().filter(|_| frame_start >= next_poll) {
             next_poll = frame_start + Duration::from_millis(1);
-            if let Err(e) = drain_events(app, renderer, frame_start) {
-                input = false;
-                app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+            match keys.pending() {
+                Ok(keys) => {
+                    for key in keys {
+                        app.apply(key.into(), frame_start);
+                        // Each key takes effect at once: ten presses are ten switches.
+                        follow_mode(app, renderer, &mut current)?;
+                    }
+                }
+                Err(e) => {
+                    keyboard = None;
+                    app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+                }
             }
+        }
+        // The new size is asked once per SIGWINCH, never per frame.
+        if let Some((resized, size_of)) = &settings.resize
+            && resized.swap(false, Ordering::Relaxed)
+            && let Ok(size) = rustix::termios::tcgetwinsize(stream_fd(*size_of))
+        {
+            renderer.resize(Rect::new(0, 0, size.ws_col, size.ws_row));
         }
         app.tick(frame_start);
         if app.quit {
             break Outcome::Quit;
         }
-        if app.mode.key() != current.key() {
-            renderer.set_writer(writer_mode::open(app.mode)?)?;
-            app.meters.end_segment(current);
-        }
-        current = app.mode;
+        follow_mode(app, renderer, &mut current)?;
         renderer.sync = app.sync;
 
         let area = renderer.area();
@@ -250,14 +290,14 @@ fn frame_loop(
     Ok(outcome)
 }
 
-fn drain_events(app: &mut App, renderer: &mut Renderer, now: Instant) -> io::Result<()> {
-    while event::poll(Duration::ZERO)? {
-        match event::read()? {
-            Event::Key(key) => app.apply(key.into(), now),
-            Event::Resize(cols, rows) => renderer.resize(Rect::new(0, 0, cols, rows)),
-            _ => {}
-        }
+/// Rebuilds the writer when the mode changed. The old writer is flushed (and its thread joined)
+/// before the old mode's figures are closed, so its last bytes count to it.
+fn follow_mode(app: &mut App, renderer: &mut Renderer, current: &mut Mode) -> io::Result<()> {
+    if app.mode.key() != current.key() {
+        renderer.set_writer(writer_mode::open(app.mode)?)?;
+        app.meters.end_segment(*current);
     }
+    *current = app.mode;
     Ok(())
 }
 

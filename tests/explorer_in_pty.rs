@@ -1,139 +1,14 @@
 //! The real binary, on a real pseudo-terminal read by a real terminal parser: the HUD is shown,
 //! the run exits 0 with frames counted, and the terminal is handed back as it was found.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flushlab::pty::{Pty, read_to_end};
+use common::*;
+use flushlab::pty::Pty;
 use serde_json::Value;
-
-const COLS: u16 = 80;
-const ROWS: u16 = 24;
-const LEAVE_ALT_SCREEN: &[u8] = b"\x1b[?1049l";
-
-struct PtyRun {
-    code: Option<i32>,
-    output: Vec<u8>,
-    report: Option<Value>,
-    termios_before: rustix::termios::Termios,
-    termios_after: rustix::termios::Termios,
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flushlab-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
-
-/// A flushlab running on a fresh pty whose output a thread collects.
-struct Running {
-    pty: Pty,
-    child: std::process::Child,
-    reader: std::thread::JoinHandle<Vec<u8>>,
-    termios_before: rustix::termios::Termios,
-}
-
-fn start(envs: &[(&str, &str)], args: &[&std::ffi::OsStr]) -> Running {
-    let pty = Pty::open(COLS, ROWS).unwrap();
-    let termios_before = pty.slave_termios().unwrap();
-    let child = pty
-        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
-            cmd.envs(envs.iter().copied()).args(args);
-        })
-        .unwrap();
-    let master = pty.master.try_clone().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut output = Vec::new();
-        read_to_end(&master, |bytes| output.extend_from_slice(bytes)).unwrap();
-        output
-    });
-    Running {
-        pty,
-        child,
-        reader,
-        termios_before,
-    }
-}
-
-impl Running {
-    fn finish(mut self, limit: Duration) -> PtyRun {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed() > limit {
-                self.child.kill().unwrap();
-                panic!("flushlab did not exit within {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let output = self.reader.join().unwrap();
-        let termios_after = self.pty.slave_termios().unwrap();
-        PtyRun {
-            code: status.code(),
-            output,
-            report: None,
-            termios_before: self.termios_before,
-            termios_after,
-        }
-    }
-
-    fn signal(&self, signal: rustix::process::Signal) {
-        let pid = rustix::process::Pid::from_child(&self.child);
-        rustix::process::kill_process(pid, signal).unwrap();
-    }
-}
-
-fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -> PtyRun {
-    let tag: String = envs.iter().map(|(k, v)| format!("{k}{v}")).collect();
-    let report = scratch(&format!("{tag}.json"));
-    let _ = std::fs::remove_file(&report);
-    let mut args: Vec<&std::ffi::OsStr> = vec!["--report".as_ref(), report.as_os_str()];
-    args.extend(extra_args.iter().map(std::ffi::OsStr::new));
-    let mut run = start(envs, &args).finish(limit);
-    run.report = std::fs::read(&report)
-        .ok()
-        .map(|bytes| serde_json::from_slice(&bytes).unwrap());
-    run
-}
-
-/// The screen as it was just before flushlab left the alternate screen, and the parser after
-/// everything: the screen the user gets back.
-fn screens(output: &[u8]) -> (String, vt100::Parser) {
-    let leave = output
-        .windows(LEAVE_ALT_SCREEN.len())
-        .rposition(|w| w == LEAVE_ALT_SCREEN)
-        .expect("flushlab never left the alternate screen");
-    let size = |n| std::num::NonZeroU16::new(n).unwrap();
-    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
-    parser.process(&output[..leave]);
-    let last_frame = parser.screen().contents();
-    parser.process(&output[leave..]);
-    (last_frame, parser)
-}
-
-fn assert_restored(run: &PtyRun) {
-    let (before, after) = (&run.termios_before, &run.termios_after);
-    assert_eq!(
-        before.local_modes, after.local_modes,
-        "raw mode left on (lflag)"
-    );
-    assert_eq!(
-        before.input_modes, after.input_modes,
-        "raw mode left on (iflag)"
-    );
-    assert_eq!(
-        before.output_modes, after.output_modes,
-        "raw mode left on (oflag)"
-    );
-    let (_, parser) = screens(&run.output);
-    assert!(
-        !parser.screen().alternate_screen(),
-        "still on the alternate screen"
-    );
-    assert!(!parser.screen().hide_cursor(), "cursor still hidden");
-}
 
 fn check_mode(stream: &str, buffering: &str) -> Value {
     let run = run_in_pty(

@@ -1,0 +1,154 @@
+//! Keys from the terminal, read without blocking.
+//!
+//! flushlab reads its own input instead of using crossterm's event source because that source
+//! (crossterm 0.29, epoll in edge-triggered mode) returns after the first 1 KiB of a burst and
+//! leaves the rest in the kernel until another key arrives: a fast typist or a test that sends
+//! ten thousand keys at once would find the later keys, `q` included, ignored (crossterm PR
+//! #1057). Here a level-triggered poll(2) is asked, and the terminal read until it is empty. The
+//! keys flushlab binds are plain bytes; escape sequences (arrows, function keys) are skipped.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rustix::event::{PollFd, PollFlags, poll};
+
+/// The terminal's input side: stdin when it is the terminal, else /dev/tty, opened once.
+pub struct Keyboard {
+    tty: Option<File>,
+}
+
+impl Keyboard {
+    pub fn open() -> io::Result<Keyboard> {
+        use std::io::IsTerminal;
+        if io::stdin().is_terminal() {
+            Ok(Keyboard { tty: None })
+        } else {
+            Ok(Keyboard {
+                tty: Some(File::open("/dev/tty")?),
+            })
+        }
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        match &self.tty {
+            Some(file) => file.as_fd(),
+            None => rustix::stdio::stdin(),
+        }
+    }
+
+    /// Every key already typed; never blocks.
+    pub fn pending(&mut self) -> io::Result<Vec<KeyEvent>> {
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 4096];
+        let fd = self.fd();
+        loop {
+            let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+            let zero = rustix::event::Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            if poll(&mut fds, Some(&zero))? == 0 {
+                break;
+            }
+            if fds[0]
+                .revents()
+                .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL)
+            {
+                return Err(io::Error::other("the terminal's input side is closed"));
+            }
+            // Raw mode: a read returns what is there, at least one byte, without waiting.
+            let n = rustix::io::read(fd, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        Ok(parse_keys(&bytes))
+    }
+}
+
+/// Turns raw-mode input bytes into key events: printable ASCII, Tab, Enter, Ctrl+letter, and a
+/// lone Esc; escape sequences and non-ASCII text are skipped.
+pub fn parse_keys(bytes: &[u8]) -> Vec<KeyEvent> {
+    let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
+        match b {
+            0x1b => match bytes.get(i) {
+                None => keys.push(key(KeyCode::Esc)),
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some(b'[') => {
+                    i += 1;
+                    while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                // SS3 (F1–F4, keypad): one more byte.
+                Some(b'O') => i += 2,
+                // Esc then a key: Alt+key, unbound.
+                Some(_) => i += 1,
+            },
+            b'\t' => keys.push(key(KeyCode::Tab)),
+            b'\r' | b'\n' => keys.push(key(KeyCode::Enter)),
+            0x01..=0x1a => {
+                let letter = char::from(b'a' + b - 1);
+                keys.push(KeyEvent::new(KeyCode::Char(letter), KeyModifiers::CONTROL));
+            }
+            0x20..=0x7e => keys.push(key(KeyCode::Char(char::from(b)))),
+            _ => {}
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Action;
+
+    fn actions(bytes: &[u8]) -> Vec<Action> {
+        parse_keys(bytes).into_iter().map(Action::from).collect()
+    }
+
+    #[test]
+    fn keys_become_the_same_actions_as_crossterm_events() {
+        use crate::writer_mode::Buffering;
+        assert_eq!(
+            actions(b" \tfq\x03?"),
+            [
+                Action::NextMode,
+                Action::NextMode,
+                Action::Buffering(Buffering::Frame),
+                Action::Quit,
+                Action::Quit,
+                Action::ToggleHelp
+            ]
+        );
+    }
+
+    #[test]
+    fn escape_sequences_are_not_esc() {
+        // Up arrow, F5, F1 (SS3), Alt+q, then a lone Esc at the end of the read.
+        assert_eq!(actions(b"\x1b[A\x1b[15~\x1bOP\x1bq"), []);
+        assert_eq!(
+            actions(b"\x1b[1;5Cr\x1b"),
+            [
+                Action::Buffering(crate::writer_mode::Buffering::Raw),
+                Action::Quit
+            ]
+        );
+    }
+
+    #[test]
+    fn bursts_of_any_size_are_all_keys() {
+        let burst = vec![b' '; 10_000];
+        assert_eq!(parse_keys(&burst).len(), 10_000);
+        assert_eq!(parse_keys("é ü".as_bytes()).len(), 1);
+    }
+}

@@ -1,0 +1,361 @@
+//! flushlab's promises, tested the hard way: every way out of every writer mode restores the
+//! terminal, resizes and switches by the thousand, bad input, stalled readers.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use flushlab::pty::{Pty, read_to_end};
+use rustix::process::Signal;
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+#[derive(Clone, Copy, Debug)]
+enum WayOut {
+    Key(&'static [u8]),
+    Signal(Signal, i32),
+    Panic,
+}
+
+const WAYS_OUT: [WayOut; 8] = [
+    WayOut::Key(b"q"),
+    WayOut::Key(b"\x1b"),
+    WayOut::Key(b"\x03"),
+    WayOut::Signal(Signal::INT, 2),
+    WayOut::Signal(Signal::TERM, 15),
+    WayOut::Signal(Signal::HUP, 1),
+    WayOut::Signal(Signal::QUIT, 3),
+    WayOut::Panic,
+];
+
+fn every_way_out(buffering: &str) {
+    for stream in ["stdout", "stderr"] {
+        for way in WAYS_OUT {
+            let envs = [("STREAM", stream), ("BUFFERING", buffering)];
+            let args: Vec<&OsStr> = match way {
+                WayOut::Panic => vec!["--inject-panic-at-frame".as_ref(), "2".as_ref()],
+                _ => vec![],
+            };
+            let running = start(&envs, &args);
+            std::thread::sleep(Duration::from_millis(400));
+            let expected = match way {
+                WayOut::Key(key) => {
+                    (&running.pty.master).write_all(key).unwrap();
+                    0
+                }
+                WayOut::Signal(signal, number) => {
+                    running.signal(signal);
+                    128 + number
+                }
+                WayOut::Panic => 101,
+            };
+            let run = running.finish(LIMIT);
+            assert_eq!(run.code, Some(expected), "{stream}/{buffering} {way:?}");
+            assert_restored(&run);
+        }
+    }
+}
+
+#[test]
+fn raw_restores_after_every_way_out() {
+    every_way_out("raw");
+}
+
+#[test]
+fn line_restores_after_every_way_out() {
+    every_way_out("line");
+}
+
+#[test]
+fn block_restores_after_every_way_out() {
+    every_way_out("block");
+}
+
+#[test]
+fn frame_restores_after_every_way_out() {
+    every_way_out("frame");
+}
+
+#[test]
+fn thread_restores_after_every_way_out() {
+    every_way_out("thread");
+}
+
+#[test]
+fn a_closed_pipe_ends_every_mode_with_exit_3() {
+    for stream in ["stdout", "stderr"] {
+        for buffering in ["raw", "line", "block", "frame", "thread"] {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_flushlab"));
+            command
+                .env("STREAM", stream)
+                .env("BUFFERING", buffering)
+                .env("DURATION", "30");
+            command.stdout(Stdio::piped()).stderr(Stdio::piped());
+            let mut child = command.spawn().unwrap();
+            let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+            let (mut measured, mut other): (Box<dyn Read>, Box<dyn Read>) = if stream == "stdout" {
+                (Box::new(out), Box::new(err))
+            } else {
+                (Box::new(err), Box::new(out))
+            };
+            let mut first = [0u8; 512];
+            measured.read_exact(&mut first).unwrap();
+            drop(measured);
+            let mut message = String::new();
+            other.read_to_string(&mut message).unwrap();
+            let status = child.wait().unwrap();
+            assert_eq!(status.code(), Some(3), "{stream}/{buffering}: {message}");
+            assert!(
+                message.contains("went away"),
+                "{stream}/{buffering}: {message}"
+            );
+        }
+    }
+}
+
+/// A deterministic stream of sizes, corners included.
+fn sizes() -> impl Iterator<Item = (u16, u16)> {
+    let corners = [
+        (1, 1),
+        (0, 0),
+        (500, 200),
+        (1, 200),
+        (500, 1),
+        (0, 24),
+        (80, 0),
+    ];
+    let mut seed = 0x2545_f491_u32;
+    (0..1000).map(move |i| {
+        if i % 10 == 0 {
+            return corners[(i / 10) % corners.len()];
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        ((seed % 501) as u16, ((seed >> 9) % 201) as u16)
+    })
+}
+
+#[test]
+fn a_thousand_resizes() {
+    for buffering in ["frame", "line"] {
+        let report = scratch(&format!("resizes-{buffering}.json"));
+        let running = start(
+            &[("BUFFERING", buffering), ("SCENE", "sparse")],
+            &["--report".as_ref(), report.as_os_str()],
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        for (cols, rows) in sizes() {
+            running.pty.resize(cols, rows).unwrap();
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        running.pty.resize(100, 30).unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        (&running.pty.master).write_all(b"q").unwrap();
+        let run = running.finish(LIMIT);
+        assert_eq!(
+            run.code,
+            Some(0),
+            "{buffering}: {}",
+            String::from_utf8_lossy(&run.output[run.output.len().saturating_sub(2000)..])
+        );
+        assert_restored(&run);
+        let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(
+            (report["cols"].as_u64(), report["rows"].as_u64()),
+            (Some(100), Some(30)),
+            "the frame did not follow the size"
+        );
+        assert!(report["total_frames"].as_u64().unwrap() > 0);
+    }
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn ten_thousand_switches_lose_nothing() {
+    let report = scratch("switches.json");
+    let running = start(
+        &[("SCENE", "sparse")],
+        &["--report".as_ref(), report.as_os_str()],
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    let pid = running.child.id();
+    let fds_before = open_fds(pid);
+    // 100 bursts of 100 spaces, so that frames are rendered between switches.
+    for _ in 0..100 {
+        (&running.pty.master).write_all(&[b' '; 100]).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let fds_after = open_fds(pid);
+    for fd in [1, 2] {
+        assert!(
+            Path::new(&format!("/proc/{pid}/fd/{fd}")).exists(),
+            "fd {fd} closed"
+        );
+    }
+    (&running.pty.master).write_all(b"q").unwrap();
+    let run = running.finish(LIMIT);
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    assert_eq!(fds_before, fds_after, "file descriptors leaked");
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let modes = report["modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 10, "every mode visited");
+    let counted: u64 = modes.iter().map(|m| m["frames"].as_u64().unwrap()).sum();
+    assert_eq!(
+        counted,
+        report["total_frames"].as_u64().unwrap(),
+        "frames lost from the stats"
+    );
+    // 10,000 is a multiple of 10: back on the first mode, still drawing through fd 1.
+    assert_eq!(report["mode"], "stdout/line");
+    let (last_frame, _) = screens(&run.output);
+    assert!(
+        last_frame.contains("flushlab · stdout/line"),
+        "{last_frame}"
+    );
+    // The summaries went to fd 2 after the run.
+    let text = String::from_utf8_lossy(&run.output);
+    assert!(text.matches(" frames in ").count() >= 10);
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_leaves_the_terminal_alone() {
+    let vars = [
+        "STREAM",
+        "BUFFERING",
+        "CAPACITY",
+        "DURATION",
+        "SYNC",
+        "SCENE",
+        "SIZE",
+        "FPS_CAP",
+        "CEILING",
+    ];
+    let values: [&[u8]; 5] = [b"", b"bogus", b"-1", b"99999999999999999999", b"\xff\xfe"];
+    for var in vars {
+        for value in values {
+            let value = std::ffi::OsStr::from_bytes_lossless(value);
+            let pty = Pty::open(COLS, ROWS).unwrap();
+            let before = pty.slave_termios().unwrap();
+            let mut child = pty
+                .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+                    cmd.env(var, value);
+                })
+                .unwrap();
+            let mut output = Vec::new();
+            read_to_end(&pty.master, |b| output.extend_from_slice(b)).unwrap();
+            let status = child.wait().unwrap();
+            let text = String::from_utf8_lossy(&output);
+            assert_eq!(status.code(), Some(2), "{var}={value:?}: {text}");
+            assert_eq!(text.trim().lines().count(), 1, "{var}={value:?}: {text}");
+            assert!(text.contains(var), "{var}={value:?} not named: {text}");
+            assert!(
+                !output.contains(&0x1b),
+                "{var}={value:?} wrote escape sequences: {text:?}"
+            );
+            assert_eq!(before.local_modes, pty.slave_termios().unwrap().local_modes);
+        }
+    }
+}
+
+trait FromBytes {
+    fn from_bytes_lossless(bytes: &[u8]) -> &OsStr;
+}
+
+impl FromBytes for OsStr {
+    fn from_bytes_lossless(bytes: &[u8]) -> &OsStr {
+        std::os::unix::ffi::OsStrExt::from_bytes(bytes)
+    }
+}
+
+#[test]
+fn a_stalled_reader_still_lets_q_quit() {
+    for buffering in ["raw", "frame"] {
+        let pty = Pty::open(COLS, ROWS).unwrap();
+        let mut child = pty
+            .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+                cmd.env("BUFFERING", buffering);
+            })
+            .unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&seen).contains("flushlab") {
+            let n = (&pty.master).read(&mut buf).unwrap();
+            seen.extend_from_slice(&buf[..n]);
+        }
+        // The reader stops for 5 s: the pty fills and flushlab blocks in write(2).
+        std::thread::sleep(Duration::from_secs(5));
+        (&pty.master).write_all(b"q").unwrap();
+        let resumed = Instant::now();
+        let master = pty.master.try_clone().unwrap();
+        let reader = std::thread::spawn(move || read_to_end(&master, |_| {}));
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                resumed.elapsed() < LIMIT,
+                "{buffering}: q did not quit after the reader resumed"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        eprintln!(
+            "{buffering}: quit {:?} after the reader resumed",
+            resumed.elapsed()
+        );
+        reader.join().unwrap().unwrap();
+        assert_eq!(status.code(), Some(0), "{buffering}");
+    }
+}
+
+#[test]
+fn the_bench_kills_and_reports_a_run_stalled_by_its_reader() {
+    let json = scratch("stalled-bench.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "bench",
+            "--modes",
+            "stdout/frame",
+            "--reader",
+            "throttle:1KB/s",
+            "--duration",
+            "0.3",
+        ])
+        .args([
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--size",
+            "80x24",
+            "--export-json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let failure = &results["results"][0]["failed_runs"][0];
+    assert!(
+        failure["reason"].as_str().unwrap().contains("hung"),
+        "{failure}"
+    );
+}
