@@ -49,8 +49,12 @@ impl Keyboard {
                 tv_sec: 0,
                 tv_nsec: 0,
             };
-            if poll(&mut fds, Some(&zero))? == 0 {
-                break;
+            // A signal (SIGWINCH on every resize) can interrupt either call: ask again.
+            match poll(&mut fds, Some(&zero)) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
             }
             if fds[0]
                 .revents()
@@ -59,7 +63,11 @@ impl Keyboard {
                 return Err(io::Error::other("the terminal's input side is closed"));
             }
             // Raw mode: a read returns what is there, at least one byte, without waiting.
-            let n = rustix::io::read(fd, &mut buf)?;
+            let n = match rustix::io::read(fd, &mut buf) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            };
             if n == 0 {
                 break;
             }
