@@ -1,5 +1,6 @@
 //! Soak: flushlab's headless run in a drained pty for a long time, sampling the child's resident
-//! memory and open file descriptors every second. Prints first/last/max of each.
+//! memory and open file descriptors every second, from the fifth second on (before that, the
+//! process is still starting). Prints first/last/min/max of each.
 //!
 //! cargo build --release && cargo run --release --example soak -- raw 600
 
@@ -52,6 +53,10 @@ fn main() -> anyhow::Result<()> {
     let (mut rss, mut open) = (Vec::new(), Vec::new());
     let start = Instant::now();
     while child.try_wait()?.is_none() {
+        if start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_secs(1));
+            continue;
+        }
         if let (Some(r), Some(f)) = (rss_kib(pid), fds(pid)) {
             rss.push(r);
             open.push(f);

@@ -2,6 +2,8 @@
 //!
 //! See ARCHITECTURE.md for the code map and the invariants.
 
+#![forbid(unsafe_code)]
+
 pub mod app;
 pub mod bench;
 pub mod ceiling;

@@ -1,0 +1,131 @@
+//! Every runnable lesson in examples/ runs and shows what its comments say it shows.
+//! The whole `cargo test` builds the examples (`cargo test --test examples` alone does not);
+//! they are run from target/…/examples.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn example(name: &str) -> Command {
+    // target/debug/deps/examples-HASH → target/debug/examples/NAME
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .unwrap()
+        .join("examples");
+    let path: PathBuf = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} not built: run the whole `cargo test`, which builds the examples",
+        path.display()
+    );
+    Command::new(path)
+}
+
+fn run(mut command: Command) -> (Output, String, String) {
+    let output = command.stdin(Stdio::null()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output, stdout, stderr)
+}
+
+#[test]
+fn linewriter_holds_bytes_until_a_newline() {
+    let (out, stdout, _) = run(example("linewriter"));
+    assert!(out.status.success());
+    assert!(
+        stdout.contains("after write(\"hello\"):   0 bytes"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("after write(\", world\"): 0 bytes"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("after write(\"\\n\"):      13 bytes"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("after 3000 bytes without a newline: 3000 reached it"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bufwriter_holds_bytes_until_flush() {
+    let (out, stdout, _) = run(example("bufwriter"));
+    assert!(out.status.success());
+    assert!(stdout.contains("after two lines:  0 bytes"), "{stdout}");
+    assert!(stdout.contains("after flush():    18 bytes"), "{stdout}");
+    assert!(
+        stdout.contains("after 10000 bytes: 10000 reached it"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("after into_inner(): 10028 bytes"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn from_raw_fd_closes_stdout() {
+    let (out, stdout, stderr) = run(example("raw_fd_broken"));
+    assert!(out.status.success());
+    assert!(stdout.contains("first write"), "{stdout}");
+    assert!(!stdout.contains("second write"), "{stdout}");
+    assert!(stderr.contains("second write returned Ok(())"), "{stderr}");
+    assert!(
+        stderr.contains("dup(1) fails: Bad file descriptor"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_dup_leaves_stdout_open() {
+    let (out, stdout, stderr) = run(example("raw_fd_owned"));
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("first write, through a dup of fd 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("second write, through std::io::stdout(): works too"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn block_buffered_stdout_writes_every_line_both_ways() {
+    let mut command = example("block_buffered_stdout");
+    command.arg("20000");
+    let (out, stdout, stderr) = run(command);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.lines().count(), 40_000);
+    assert!(stdout.ends_with("line 19999\n"));
+    assert!(
+        stderr.contains("println! (line-buffered)") && stderr.contains("faster"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn stdout_is_a_1_kib_linewriter() {
+    let (out, stdout, stderr) = run(example("stdout_is_linewriter"));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.len(), 2 * 100 * 1024);
+    let calls = |prefix: &str| -> u64 {
+        let line = stderr.lines().find(|l| l.starts_with(prefix)).unwrap();
+        line.split(':')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let small = calls("100 KiB in 16-byte pieces");
+    let whole = calls("100 KiB in one write_all");
+    assert!((100..=101).contains(&small), "{stderr}");
+    assert_eq!(whole, 1, "{stderr}");
+}
