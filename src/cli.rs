@@ -39,6 +39,9 @@ pub enum Command {
     /// Digest samply profiles of headless runs: samples, CPU time, frames, and the share of
     /// samples in write(2), the writer stack, ratatui/crossterm and the scene painter.
     Profile(crate::profile_digest::ProfileArgs),
+    /// The log-flood workload: numbered log lines as fast as a chosen writer takes them, with
+    /// lines/s, write(2) calls and the latency of one log call.
+    Flood(crate::flood::FloodArgs),
 }
 
 /// The explorer's and the headless run's settings.

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Bench(args)) => flushlab::bench::run(args),
         Some(Command::Profile(args)) => flushlab::profile_digest::run(args),
+        Some(Command::Flood(args)) => flushlab::flood::run(args),
         None => {
             if let Err(e) = cli.run.validate() {
                 return usage_error(e);

@@ -322,7 +322,8 @@ fn same_terminal(stream: Stream, other: Stream) -> bool {
     rdev(stream).is_some() && rdev(stream) == rdev(other)
 }
 
-fn reader_gone(e: &io::Error) -> bool {
+/// EIO from a hung-up terminal or EPIPE from a closed pipe: the reader is gone.
+pub fn reader_gone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
         || e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
 }

@@ -1,0 +1,398 @@
+//! `flushlab flood`: the log-flood workload. Much slow output is not a TUI but a hot loop that
+//! logs: this writes numbered log lines as fast as it can through the chosen writer and reports
+//! lines/s, write(2) calls, and the latency of one log call.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::cli::{parse_capacity, parse_duration};
+use crate::latency::Histogram;
+use crate::meters::{IoCounters, IoProbe};
+use crate::runner::{EXIT_READER_GONE, reader_gone};
+use crate::writer_mode::{DEFAULT_CAPACITY, Stream};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloodWriter {
+    /// `writeln!(stdout(), …)` per line, what `println!` does: lock, LineWriter, one write(2)
+    /// per line.
+    Println,
+    /// `writeln!(stderr(), …)` per line, what `eprintln!` does: unbuffered.
+    Eprintln,
+    /// One `stdout().lock()` held for the whole run: no lock per line, still line-buffered.
+    Lock,
+    /// `BufWriter::with_capacity(--capacity, dup of stdout)`.
+    Block,
+    /// An unbuffered dup of stdout: every formatting fragment is a write(2).
+    Raw,
+    /// One `write_all` call per byte into a BufWriter: the per-call cost (the `putchar`
+    /// lesson) with no system call behind it.
+    PerByte,
+    /// Lines handed to a writer thread over a bounded channel (`--queue`); the thread writes
+    /// them through a BufWriter. See `--on-full`.
+    Thread,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFull {
+    /// Wait for room: the hot loop slows to the writer's pace.
+    Block,
+    /// Drop the line and count it: the hot loop never waits.
+    Drop,
+}
+
+#[derive(Debug, Args)]
+pub struct FloodArgs {
+    #[arg(long, value_enum, default_value_t = FloodWriter::Println)]
+    pub writer: FloodWriter,
+
+    /// Lines to write [default: 1000000, unless --duration is given].
+    #[arg(long, conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..))]
+    pub lines: Option<u64>,
+
+    /// Write for this many seconds instead of a number of lines.
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
+    pub duration: Option<Duration>,
+
+    /// Buffer capacity of the block, per-byte and thread writers (64..=1MiB).
+    #[arg(long, value_parser = parse_capacity, default_value_t = DEFAULT_CAPACITY)]
+    pub capacity: usize,
+
+    /// Lines the thread writer's channel holds.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub queue: u64,
+
+    /// What the thread writer's hot loop does when the channel is full.
+    #[arg(long, value_enum, default_value_t = OnFull::Block)]
+    pub on_full: OnFull,
+
+    /// Time one log call in this many (timing every call would cost as much as the fastest
+    /// writers' calls themselves).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_every: u64,
+
+    /// Also write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FloodReport {
+    pub writer: FloodWriter,
+    pub stream: Stream,
+    pub capacity: usize,
+    pub on_full: Option<OnFull>,
+    pub lines: u64,
+    pub dropped: u64,
+    pub bytes_per_line: u64,
+    pub seconds: f64,
+    pub lines_per_second: f64,
+    /// `null` where write accounting is not available (not Linux).
+    pub write_calls: Option<u64>,
+    pub bytes_written: Option<u64>,
+    pub writes_per_line: Option<f64>,
+    pub latency_samples: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub outcome: String,
+}
+
+impl FloodReport {
+    pub fn summary_line(&self) -> String {
+        format!(
+            "flood {}: {} lines in {:.3} s = {:.0} lines/s, {} write(2) ({} per line), log call p50 {} ns p99 {} ns max {} ns, {} dropped",
+            self.writer
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_owned()),
+            self.lines,
+            self.seconds,
+            self.lines_per_second,
+            self.write_calls.map_or("n/a".into(), |w| w.to_string()),
+            self.writes_per_line
+                .map_or("n/a".into(), |w| format!("{w:.2}")),
+            self.p50_ns,
+            self.p99_ns,
+            self.max_ns,
+            self.dropped,
+        )
+    }
+}
+
+/// The line every writer writes: 72 bytes with the newline.
+fn write_line(out: &mut impl Write, i: u64) -> io::Result<()> {
+    writeln!(
+        out,
+        "flushlab flood {i:>12} the quick brown fox jumps over the lazy dog"
+    )
+}
+
+const LINE_BYTES: u64 = 72;
+
+/// The writer thread of `FloodWriter::Thread`: it owns the BufWriter, and flushes whenever the
+/// channel runs dry, so lines never wait in its buffer while the hot loop is idle.
+struct LineThread {
+    to_thread: Option<SyncSender<Vec<u8>>>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+    on_full: OnFull,
+    dropped: u64,
+}
+
+impl LineThread {
+    fn start(out: File, capacity: usize, queue: usize, on_full: OnFull) -> io::Result<LineThread> {
+        let (to_thread, lines) = mpsc::sync_channel::<Vec<u8>>(queue);
+        let thread = std::thread::Builder::new()
+            .name("flushlab-log-writer".into())
+            .spawn(move || {
+                let mut out = BufWriter::with_capacity(capacity, out);
+                loop {
+                    let line = match lines.try_recv() {
+                        Ok(line) => line,
+                        Err(mpsc::TryRecvError::Empty) => {
+                            out.flush()?;
+                            match lines.recv() {
+                                Ok(line) => line,
+                                Err(_) => break,
+                            }
+                        }
+                        Err(mpsc::TryRecvError::Disconnected) => break,
+                    };
+                    out.write_all(&line)?;
+                }
+                out.flush()
+            })?;
+        Ok(LineThread {
+            to_thread: Some(to_thread),
+            thread: Some(thread),
+            on_full,
+            dropped: 0,
+        })
+    }
+
+    fn send(&mut self, line: Vec<u8>) -> io::Result<()> {
+        let sender = self.to_thread.as_ref().expect("sender lives until finish");
+        let result = match self.on_full {
+            OnFull::Block => sender.send(line).map_err(|_| ()),
+            OnFull::Drop => match sender.try_send(line) {
+                Err(TrySendError::Full(_)) => {
+                    self.dropped += 1;
+                    Ok(())
+                }
+                other => other.map_err(|_| ()),
+            },
+        };
+        // The thread only stops early on a write error: finish() reports it.
+        result.or_else(|()| self.finish().map(|_| ()))
+    }
+
+    fn finish(&mut self) -> io::Result<u64> {
+        self.to_thread = None;
+        if let Some(thread) = self.thread.take() {
+            thread
+                .join()
+                .map_err(|_| io::Error::other("the log writer thread panicked"))??;
+        }
+        Ok(self.dropped)
+    }
+}
+
+/// One writer, ready to log.
+enum Logger {
+    Println,
+    Eprintln,
+    Lock(io::StdoutLock<'static>),
+    Block(BufWriter<File>),
+    Raw(File),
+    PerByte(BufWriter<File>, Vec<u8>),
+    Thread(LineThread),
+}
+
+impl Logger {
+    fn open(args: &FloodArgs) -> io::Result<Logger> {
+        let dup = || {
+            Ok::<_, io::Error>(match Stream::Stdout.raw()? {
+                crate::writer_mode::RawStream::Stdout(file) => file,
+                crate::writer_mode::RawStream::Stderr(_) => unreachable!("asked for stdout"),
+            })
+        };
+        Ok(match args.writer {
+            FloodWriter::Println => Logger::Println,
+            FloodWriter::Eprintln => Logger::Eprintln,
+            FloodWriter::Lock => Logger::Lock(io::stdout().lock()),
+            FloodWriter::Block => Logger::Block(BufWriter::with_capacity(args.capacity, dup()?)),
+            FloodWriter::Raw => Logger::Raw(dup()?),
+            FloodWriter::PerByte => {
+                Logger::PerByte(BufWriter::with_capacity(args.capacity, dup()?), Vec::new())
+            }
+            FloodWriter::Thread => Logger::Thread(LineThread::start(
+                dup()?,
+                args.capacity,
+                args.queue as usize,
+                args.on_full,
+            )?),
+        })
+    }
+
+    fn log(&mut self, i: u64) -> io::Result<()> {
+        match self {
+            Logger::Println => write_line(&mut io::stdout(), i),
+            Logger::Eprintln => write_line(&mut io::stderr(), i),
+            Logger::Lock(out) => write_line(out, i),
+            Logger::Block(out) => write_line(out, i),
+            Logger::Raw(out) => write_line(out, i),
+            Logger::PerByte(out, line) => {
+                line.clear();
+                write_line(line, i)?;
+                line.iter()
+                    .try_for_each(|byte| out.write_all(std::slice::from_ref(byte)))
+            }
+            Logger::Thread(thread) => {
+                let mut line = Vec::with_capacity(LINE_BYTES as usize);
+                write_line(&mut line, i)?;
+                thread.send(line)
+            }
+        }
+    }
+
+    /// Flushes what is buffered; returns the lines dropped.
+    fn finish(self) -> io::Result<u64> {
+        match self {
+            Logger::Println => io::stdout().flush().map(|()| 0),
+            Logger::Eprintln => Ok(0),
+            Logger::Lock(mut out) => out.flush().map(|()| 0),
+            Logger::Block(mut out) | Logger::PerByte(mut out, _) => out.flush().map(|()| 0),
+            Logger::Raw(_) => Ok(0),
+            Logger::Thread(mut thread) => thread.finish(),
+        }
+    }
+}
+
+pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
+    let stream = if args.writer == FloodWriter::Eprintln {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    };
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in signal_hook::consts::TERM_SIGNALS
+        .iter()
+        .copied()
+        .chain([signal_hook::consts::SIGHUP])
+    {
+        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
+    }
+    let limit = args.lines.unwrap_or(if args.duration.is_some() {
+        u64::MAX
+    } else {
+        1_000_000
+    });
+    let deadline = args.duration;
+
+    let probe = IoProbe::open();
+    let mut logger = Logger::open(&args)?;
+    let mut latency = Histogram::default();
+    let before = probe.read();
+    let start = Instant::now();
+    let mut lines = 0;
+    let mut outcome = "finished".to_owned();
+    let result: io::Result<()> = (|| {
+        while lines < limit {
+            // Clock and signals are looked at once per 1024 lines, not per line.
+            if lines % 1024 == 0 {
+                if deadline.is_some_and(|d| start.elapsed() >= d) {
+                    break;
+                }
+                if let sig @ 1.. = signal.load(Ordering::Relaxed) {
+                    outcome = format!("signal:{sig}");
+                    break;
+                }
+            }
+            if lines % args.sample_every == 0 {
+                let t = Instant::now();
+                logger.log(lines)?;
+                latency.record(t.elapsed().as_nanos() as u64);
+            } else {
+                logger.log(lines)?;
+            }
+            lines += 1;
+        }
+        Ok(())
+    })();
+    let finished = result.and_then(|()| logger.finish());
+    let seconds = start.elapsed().as_secs_f64();
+    let dropped = match finished {
+        Ok(dropped) => dropped,
+        Err(e) if reader_gone(&e) => {
+            eprintln_to(
+                stream.other(),
+                &format!("flushlab: the reader of {} went away ({e})", stream.name()),
+            );
+            return Ok(ExitCode::from(EXIT_READER_GONE));
+        }
+        Err(e) => return Err(e).context("flooding"),
+    };
+    let io = before.zip(probe.read()).map(|(a, b)| IoCounters {
+        write_calls: b.write_calls - a.write_calls,
+        bytes: b.bytes - a.bytes,
+    });
+    let report = FloodReport {
+        writer: args.writer,
+        stream,
+        capacity: args.capacity,
+        on_full: (args.writer == FloodWriter::Thread).then_some(args.on_full),
+        lines,
+        dropped,
+        bytes_per_line: LINE_BYTES,
+        seconds,
+        lines_per_second: if seconds > 0.0 {
+            lines as f64 / seconds
+        } else {
+            0.0
+        },
+        write_calls: io.map(|io| io.write_calls),
+        bytes_written: io.map(|io| io.bytes),
+        writes_per_line: io
+            .filter(|_| lines > 0)
+            .map(|io| io.write_calls as f64 / lines as f64),
+        latency_samples: latency.count(),
+        p50_ns: latency.percentile(0.5),
+        p99_ns: latency.percentile(0.99),
+        max_ns: latency.max(),
+        outcome: outcome.clone(),
+    };
+    eprintln_to(stream.other(), &report.summary_line());
+    if let Some(path) = &args.report {
+        let mut json = serde_json::to_vec_pretty(&report)?;
+        json.push(b'\n');
+        crate::bench::export::write_atomically(path, &json)
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    Ok(
+        match outcome
+            .strip_prefix("signal:")
+            .and_then(|n| n.parse::<u8>().ok())
+        {
+            Some(n) => ExitCode::from(128 + n),
+            None => ExitCode::SUCCESS,
+        },
+    )
+}
+
+fn eprintln_to(stream: Stream, line: &str) {
+    let _ = match stream {
+        Stream::Stdout => writeln!(io::stdout(), "{line}"),
+        Stream::Stderr => writeln!(io::stderr(), "{line}"),
+    };
+}

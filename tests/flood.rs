@@ -1,0 +1,147 @@
+//! `flushlab flood`: every writer writes every line, in order, with the write(2) pattern it is
+//! there to show.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("flushlab-flood-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs a flood into a pipe that is read to the end; returns the report and what arrived.
+fn flood(writer: &str, extra: &[&str]) -> (Value, String) {
+    let report = scratch(&format!("{writer}.json"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["flood", "--writer", writer, "--report"])
+        .arg(&report)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let flooded_stream: Box<dyn Read + Send> = if writer == "eprintln" {
+        Box::new(child.stderr.take().unwrap())
+    } else {
+        Box::new(child.stdout.take().unwrap())
+    };
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let mut source = flooded_stream;
+        source.read_to_string(&mut text).unwrap();
+        text
+    });
+    let status = child.wait().unwrap();
+    let text = reader.join().unwrap();
+    assert!(status.success(), "{writer}: {status}");
+    (
+        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap(),
+        text,
+    )
+}
+
+#[test]
+fn every_writer_writes_every_line_in_order() {
+    for writer in [
+        "println", "eprintln", "lock", "block", "raw", "per-byte", "thread",
+    ] {
+        let (report, text) = flood(writer, &["--lines", "20000"]);
+        assert_eq!(report["lines"], 20000, "{writer}");
+        assert_eq!(report["dropped"], 0, "{writer}");
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("flushlab flood"))
+            .collect();
+        assert_eq!(lines.len(), 20000, "{writer}");
+        assert!(
+            lines[19999].contains(" 19999 "),
+            "{writer}: {}",
+            lines[19999]
+        );
+        assert!(report["latency_samples"].as_u64().unwrap() > 0);
+        assert!(report["p99_ns"].as_u64().unwrap() >= report["p50_ns"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn the_write_patterns_the_lessons_are_about() {
+    let writes = |writer: &str| {
+        flood(writer, &["--lines", "20000"]).0["writes_per_line"]
+            .as_f64()
+            .unwrap()
+    };
+    // std's stdout: one write(2) per line, locked per call or not.
+    assert!((0.99..1.05).contains(&writes("println")));
+    assert!((0.99..1.05).contains(&writes("lock")));
+    // Unbuffered: one write(2) per formatting fragment, several per line.
+    assert!(writes("raw") > 2.0);
+    assert!(writes("eprintln") > 2.0);
+    // Buffered: ~72 bytes a line into 8 KiB.
+    assert!(writes("block") < 0.05);
+    assert!(writes("per-byte") < 0.05);
+    assert!(writes("thread") < 0.2);
+}
+
+#[test]
+fn a_full_queue_drops_lines_instead_of_waiting() {
+    let report = scratch("drop.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "flood",
+            "--writer",
+            "thread",
+            "--on-full",
+            "drop",
+            "--queue",
+            "8",
+            "--duration",
+            "0.3",
+        ])
+        .arg("--report")
+        .arg(&report)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Nobody reads for a while: the pipe fills, the writer thread blocks, the queue fills.
+    std::thread::sleep(Duration::from_millis(600));
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()).unwrap());
+    assert!(child.wait().unwrap().success());
+    let written = reader.join().unwrap();
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let (lines, dropped) = (
+        report["lines"].as_u64().unwrap(),
+        report["dropped"].as_u64().unwrap(),
+    );
+    assert!(dropped > 0, "{report}");
+    assert_eq!(written, (lines - dropped) * 72, "{report}");
+}
+
+#[test]
+fn bad_input() {
+    for args in [
+        vec!["--writer", "fast"],
+        vec!["--lines", "0"],
+        vec!["--lines", "5", "--duration", "1"],
+        vec!["--on-full", "explode"],
+        vec!["--capacity", "1"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("flood")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim().lines().count(),
+            1,
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
