@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::cli::{parse_capacity, parse_duration};
 use crate::latency::Histogram;
-use crate::meters::{IoCounters, IoProbe};
+use crate::meters::{CpuTimes, IoCounters, IoProbe};
 use crate::runner::{EXIT_READER_GONE, reader_gone};
 use crate::writer_mode::{DEFAULT_CAPACITY, Stream};
 
@@ -103,6 +103,10 @@ pub struct FloodReport {
     pub write_calls: Option<u64>,
     pub bytes_written: Option<u64>,
     pub writes_per_line: Option<f64>,
+    pub bytes_per_write: Option<f64>,
+    /// Kernel CPU time over all CPU time, 0..=1.
+    pub kernel_share: f64,
+    pub peak_rss_kib: u64,
     pub latency_samples: u64,
     pub p50_ns: u64,
     pub p99_ns: u64,
@@ -304,6 +308,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
     let mut logger = Logger::open(&args)?;
     let mut latency = Histogram::default();
     let before = probe.read();
+    let cpu_before = CpuTimes::now();
     let start = Instant::now();
     let mut lines = 0;
     let mut outcome = "finished".to_owned();
@@ -343,6 +348,11 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e).context("flooding"),
     };
+    let cpu = CpuTimes::now();
+    let (user, kernel) = (
+        cpu.user.saturating_sub(cpu_before.user).as_secs_f64(),
+        cpu.kernel.saturating_sub(cpu_before.kernel).as_secs_f64(),
+    );
     let io = before.zip(probe.read()).map(|(a, b)| IoCounters {
         write_calls: b.write_calls - a.write_calls,
         bytes: b.bytes - a.bytes,
@@ -366,6 +376,15 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
         writes_per_line: io
             .filter(|_| lines > 0)
             .map(|io| io.write_calls as f64 / lines as f64),
+        bytes_per_write: io
+            .filter(|io| io.write_calls > 0)
+            .map(|io| io.bytes as f64 / io.write_calls as f64),
+        kernel_share: if user + kernel > 0.0 {
+            kernel / (user + kernel)
+        } else {
+            0.0
+        },
+        peak_rss_kib: crate::meters::peak_rss_kib(),
         latency_samples: latency.count(),
         p50_ns: latency.percentile(0.5),
         p99_ns: latency.percentile(0.99),

@@ -248,8 +248,11 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         .render(popup, buf);
 }
 
-/// `34,712`: counts with thousands separators; fractions only below 10.
+/// `34,712`: counts with thousands separators; fractions only below 10, two decimals below 1.
 pub fn count(v: f64) -> String {
+    if v < 1.0 {
+        return format!("{v:.2}");
+    }
     if v < 10.0 {
         return format!("{v:.1}");
     }
@@ -373,6 +376,7 @@ mod tests {
     fn number_formats() {
         assert_eq!(count(34712.4), "34,712");
         assert_eq!(count(1.0), "1.0");
+        assert_eq!(count(0.0089), "0.01");
         assert_eq!(count(999.0), "999");
         assert_eq!(bytes(427_000.0), "427.0 kB");
         assert_eq!(bytes(5_300_000.0), "5.30 MB");

@@ -80,6 +80,12 @@ impl CpuTimes {
     }
 }
 
+/// The largest resident set this process has had, in KiB (Linux counts `ru_maxrss` in KiB).
+pub fn peak_rss_kib() -> u64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .map_or(0, |usage| usage.max_rss().max(0) as u64)
+}
+
 /// A reading of every counter at one instant.
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {

@@ -190,7 +190,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
             rows: area.height,
             total_frames: app.meters.frames(),
             terminal,
-            peak_rss_kib: peak_rss_kib(),
+            peak_rss_kib: crate::meters::peak_rss_kib(),
             last,
             modes,
         };
@@ -199,12 +199,6 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
     Ok(outcome.exit_code())
-}
-
-/// The largest resident set this process has had, in KiB (Linux counts `ru_maxrss` in KiB).
-fn peak_rss_kib() -> u64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .map_or(0, |usage| usage.max_rss().max(0) as u64)
 }
 
 fn frame_loop(

@@ -188,3 +188,50 @@ fn a_hanging_child_is_killed_after_the_grace() {
     assert!(start.elapsed() < Duration::from_secs(30));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_flood_workload_runs_writers_across_sinks() {
+    let dir = scratch("flood");
+    let json = dir.join("results.json");
+    let out = bench(&[
+        "--workload",
+        "flood",
+        "--modes",
+        "flood/println,flood/block",
+        "--sink",
+        "pty,pipe,null",
+        "--duration",
+        "0.3",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--export-json",
+        json.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("lines/s median"), "{stdout}");
+    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(results["settings"]["unit"], "line");
+    let rows = results["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for row in rows {
+        assert!(row["runs"][0]["frames"].as_u64().unwrap() > 0, "{row}");
+        let writes = row["writes_per_frame"].as_f64().unwrap();
+        match row["mode"].as_str().unwrap() {
+            "flood/println" => assert!((0.99..1.05).contains(&writes), "{row}"),
+            "flood/block" => assert!(writes < 0.05, "{row}"),
+            other => panic!("unexpected row {other}"),
+        }
+    }
+    let sinks: Vec<&str> = rows.iter().map(|r| r["sink"].as_str().unwrap()).collect();
+    assert_eq!(sinks, ["pty", "pty", "pipe", "pipe", "null", "null"]);
+    let wrong = bench(&["--workload", "flood", "--modes", "stdout/raw"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -94,6 +94,25 @@ impl RunSpec {
         for var in CHILD_VARS {
             command.env_remove(var);
         }
+        if let Subject::Flood(writer) = self.subject {
+            let writer = writer
+                .to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default();
+            command
+                .args([
+                    "flood",
+                    "--writer",
+                    &writer,
+                    "--capacity",
+                    &self.capacity.to_string(),
+                ])
+                .arg("--duration")
+                .arg(format!("{}", self.duration.as_secs_f64()))
+                .arg("--report")
+                .arg(report);
+            return;
+        }
         command
             .envs(self.subject.env())
             .env("CAPACITY", self.capacity.to_string())

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, Sink, run_once};
@@ -33,8 +33,14 @@ use crate::writer_mode::{DEFAULT_CAPACITY, Mode};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    /// What to measure: `tui` frames (the writer modes) or `flood` log lines (the flood
+    /// writers).
+    #[arg(long, value_enum, default_value_t = Workload::Tui)]
+    pub workload: Workload,
+
     /// Modes to measure, comma-separated: stdout/raw, stderr/block, …, ceiling/cpu,
-    /// ceiling/transport; or `all`, `modes`, `ceilings` [default: all]
+    /// ceiling/transport, flood/println, …; or `all`, `modes`, `ceilings`, `flood`
+    /// [default: all for tui, flood for flood]
     #[arg(long, value_delimiter = ',', value_parser = parse_subjects)]
     pub modes: Vec<Vec<Subject>>,
 
@@ -42,13 +48,15 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_size, default_value = "200x60")]
     pub size: Vec<(u16, u16)>,
 
-    /// How the terminal side is read: drain, vt, or throttle:RATE (e.g. throttle:20MB/s).
-    #[arg(long, value_parser = parse_reader, default_value = "drain")]
-    pub reader: ReaderModel,
+    /// How the terminal (or pipe) side is read, comma-separated: drain, vt, throttle:RATE
+    /// (e.g. throttle:20MB/s). Each reader is a row of its own.
+    #[arg(long, value_delimiter = ',', value_parser = parse_reader, default_value = "drain")]
+    pub reader: Vec<ReaderModel>,
 
-    /// What is behind the measured stream.
-    #[arg(long, value_enum, default_value_t = Sink::Pty)]
-    pub sink: Sink,
+    /// What is behind the measured stream, comma-separated: pty, pipe, file, null. Files and
+    /// /dev/null have no reader.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "pty")]
+    pub sink: Vec<Sink>,
 
     /// Counted runs per mode and size.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -88,11 +96,23 @@ pub struct BenchArgs {
     pub plot: Option<PathBuf>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    /// Full-screen frames through the writer modes.
+    Tui,
+    /// Numbered log lines through the flood writers.
+    Flood,
+}
+
 impl BenchArgs {
     fn subjects(&self) -> Vec<Subject> {
         let mut subjects: Vec<Subject> = Vec::new();
+        let default = match self.workload {
+            Workload::Tui => "all",
+            Workload::Flood => "flood",
+        };
         let chosen = if self.modes.is_empty() {
-            parse_subjects("all").unwrap_or_default()
+            parse_subjects(default).unwrap_or_default()
         } else {
             self.modes.concat()
         };
@@ -104,6 +124,20 @@ impl BenchArgs {
         // Ceilings first: every mode's row can then show its ratio as soon as it is written.
         subjects.sort_by_key(|s| !s.is_ceiling());
         subjects
+    }
+
+    /// Every sink with every reader that applies to it: files and /dev/null have none.
+    fn targets(&self) -> Vec<(Sink, Option<ReaderModel>)> {
+        let mut targets = Vec::new();
+        for &sink in &self.sink {
+            if sink.has_reader() {
+                targets.extend(self.reader.iter().map(|&r| (sink, Some(r))));
+            } else {
+                targets.push((sink, None));
+            }
+        }
+        targets.dedup();
+        targets
     }
 
     fn exports(&self) -> Vec<Export> {
@@ -133,19 +167,42 @@ fn row_name(subject: Subject, capacity: usize) -> String {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let subjects = args.subjects();
+    if let Some(wrong) = subjects
+        .iter()
+        .find(|s| matches!(s, Subject::Flood(_)) != (args.workload == Workload::Flood))
+    {
+        eprintln!(
+            "flushlab bench: '{wrong}' is not part of the {} workload (choose --workload {})",
+            if args.workload == Workload::Flood {
+                "flood"
+            } else {
+                "tui"
+            },
+            if args.workload == Workload::Flood {
+                "tui"
+            } else {
+                "flood"
+            },
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let targets = args.targets();
     let exports = args.exports();
-    let reader = if args.sink.has_reader() {
-        args.reader.to_string()
-    } else {
-        "none".to_owned()
-    };
     let mut results = BenchResults {
         flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
         machine: Machine::this(),
         settings: Settings {
+            workload: match args.workload {
+                Workload::Tui => "tui".into(),
+                Workload::Flood => "flood".into(),
+            },
+            unit: match args.workload {
+                Workload::Tui => "frame".into(),
+                Workload::Flood => "line".into(),
+            },
             sizes: args.size.iter().map(|(c, r)| format!("{c}x{r}")).collect(),
-            reader: reader.clone(),
-            sink: args.sink.name().to_owned(),
+            readers: args.reader.iter().map(ToString::to_string).collect(),
+            sinks: args.sink.iter().map(|s| s.name().to_owned()).collect(),
             runs: args.runs,
             warmup: args.warmup,
             duration_seconds: args.duration.as_secs_f64(),
@@ -170,56 +227,63 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let binary = std::env::current_exe().context("finding flushlab's own binary")?;
     let scratch = std::env::temp_dir().join(format!("flushlab-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let total = (args.size.len() * subjects.len()) as u64 * u64::from(args.warmup + args.runs);
+    let total = (args.size.len() * targets.len() * subjects.len()) as u64
+        * u64::from(args.warmup + args.runs);
     let progress = progress_bar(total);
 
     for &size in &args.size {
-        for &subject in &subjects {
-            let name = row_name(subject, args.capacity);
-            let mut row = Row::new(
-                name.clone(),
-                subject.is_ceiling(),
-                format!("{}x{}", size.0, size.1),
-                reader.clone(),
-                args.sink.name().to_owned(),
-            );
-            let spec = RunSpec {
-                binary: binary.clone(),
-                subject,
-                capacity: args.capacity,
-                scene: args.scene.name(),
-                sync: args.sync,
-                size,
-                duration: args.duration,
-                sink: args.sink,
-                reader: args.reader,
-                scratch: scratch.clone(),
-                grace: RunSpec::default_grace(args.duration),
-            };
-            for i in 0..args.warmup + args.runs {
-                let counted = i >= args.warmup;
-                progress.set_message(format!(
-                    "{name} {} {}",
-                    row.size,
-                    if counted { "run" } else { "warm-up" }
-                ));
-                match run_once(&spec) {
-                    Ok(run) if counted => row.runs.push(run),
-                    Ok(_) => {}
-                    Err(failure) => {
-                        progress.suspend(|| {
-                            eprintln!("flushlab bench: {name} at {}: {}", row.size, failure.reason);
-                        });
-                        row.failed_runs.push(failure);
+        for &(sink, reader) in &targets {
+            for &subject in &subjects {
+                let name = row_name(subject, args.capacity);
+                let reader_name = reader.map_or_else(|| "none".to_owned(), |r| r.to_string());
+                let mut row = Row::new(
+                    name.clone(),
+                    subject.is_ceiling(),
+                    format!("{}x{}", size.0, size.1),
+                    reader_name,
+                    sink.name().to_owned(),
+                );
+                let spec = RunSpec {
+                    binary: binary.clone(),
+                    subject,
+                    capacity: args.capacity,
+                    scene: args.scene.name(),
+                    sync: args.sync,
+                    size,
+                    duration: args.duration,
+                    sink,
+                    reader: reader.unwrap_or(ReaderModel::Drain),
+                    scratch: scratch.clone(),
+                    grace: RunSpec::default_grace(args.duration),
+                };
+                for i in 0..args.warmup + args.runs {
+                    let counted = i >= args.warmup;
+                    progress.set_message(format!(
+                        "{name} {} {}",
+                        row.size,
+                        if counted { "run" } else { "warm-up" }
+                    ));
+                    match run_once(&spec) {
+                        Ok(run) if counted => row.runs.push(run),
+                        Ok(_) => {}
+                        Err(failure) => {
+                            progress.suspend(|| {
+                                eprintln!(
+                                    "flushlab bench: {name} at {}: {}",
+                                    row.size, failure.reason
+                                );
+                            });
+                            row.failed_runs.push(failure);
+                        }
                     }
+                    progress.inc(1);
                 }
-                progress.inc(1);
-            }
-            row.summarize();
-            results.results.push(row);
-            results.compute_ratios();
-            for export in &exports {
-                export.write_file(&results)?;
+                row.summarize();
+                results.results.push(row);
+                results.compute_ratios();
+                for export in &exports {
+                    export.write_file(&results)?;
+                }
             }
         }
     }

@@ -20,14 +20,17 @@ pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
     let height = 120 + ROW_HEIGHT * n as u32;
     let root = SVGBackend::new(path, (1400, height)).into_drawing_area();
     root.fill(&WHITE)?;
+    let settings = &results.settings;
     let title = format!(
-        "flushlab bench · {} · reader {} · {} sink · {} run(s) × {} s",
-        results.settings.sizes.join(", "),
-        results.settings.reader,
-        results.settings.sink,
-        results.settings.runs,
-        results.settings.duration_seconds
+        "flushlab bench · {} workload · {} · sink {} · reader {} · {} run(s) × {} s",
+        settings.workload,
+        settings.sizes.join(", "),
+        settings.sinks.join(", "),
+        settings.readers.join(", "),
+        settings.runs,
+        settings.duration_seconds
     );
+    let unit = &settings.unit;
     let root = root.titled(&title, ("sans-serif", 20))?;
     let (left, right) = root.split_horizontally(800);
     let label = |v: &SegmentValue<usize>| match v {
@@ -37,7 +40,7 @@ pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
         SegmentValue::Last => String::new(),
     };
     let color = |mode: &str| match mode.split('/').next() {
-        Some("stdout") => STDOUT,
+        Some("stdout") | Some("flood") => STDOUT,
         Some("stderr") => STDERR,
         _ => CEILING,
     };
@@ -50,16 +53,19 @@ pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
         .fold(1.0, f64::max)
         * 1.1;
     let mut fps = ChartBuilder::on(&left)
-        .caption("frames per second (median, min–max)", ("sans-serif", 16))
+        .caption(
+            format!("{unit}s per second (median, min–max)"),
+            ("sans-serif", 16),
+        )
         .margin(10)
         .x_label_area_size(30)
-        .y_label_area_size(230)
+        .y_label_area_size(300)
         .build_cartesian_2d(0.0..max_fps, (0..n).into_segmented())?;
     fps.configure_mesh()
         .disable_y_mesh()
         .y_labels(n)
         .y_label_formatter(&|v| label(&flip(v, n)))
-        .x_desc("fps")
+        .x_desc(format!("{unit}s/s"))
         .draw()?;
     fps.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
         let f = r.fps?;
@@ -90,7 +96,10 @@ pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
         .fold(10.0, f64::max)
         * 2.0;
     let mut writes = ChartBuilder::on(&right)
-        .caption("write(2) calls per frame (log)", ("sans-serif", 16))
+        .caption(
+            format!("write(2) calls per {unit} (log)"),
+            ("sans-serif", 16),
+        )
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(10)
@@ -100,7 +109,7 @@ pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
         .disable_y_mesh()
         .y_labels(n)
         .y_label_formatter(&|_| String::new())
-        .x_desc("writes/frame")
+        .x_desc(format!("writes/{unit}"))
         .draw()?;
     writes.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
         let w = r.writes_per_frame.filter(|w| *w >= 0.5)?;

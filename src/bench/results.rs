@@ -4,13 +4,19 @@ use serde::{Deserialize, Serialize};
 
 use super::statistics::{Spread, median};
 
-/// One counted run of one mode at one size, as the child's report gave it.
+/// One counted run of one mode at one size, as the child's report gave it. For the flood
+/// workload the unit is a log line instead of a frame: `frames` counts lines, `fps` is lines per
+/// second and the `_per_frame` figures are per line (the aliases read the flood's report).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
+    #[serde(alias = "lines")]
     pub frames: u64,
     pub seconds: f64,
+    #[serde(alias = "lines_per_second")]
     pub fps: f64,
+    #[serde(alias = "writes_per_line")]
     pub writes_per_frame: Option<f64>,
+    #[serde(alias = "bytes_per_line")]
     pub bytes_per_frame: Option<f64>,
     pub bytes_per_write: Option<f64>,
     pub kernel_share: f64,
@@ -121,9 +127,13 @@ impl Machine {
 /// How the benchmark was run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Settings {
+    /// `tui` (frames) or `flood` (log lines).
+    pub workload: String,
+    /// What a row's rate counts: `frame` or `line`.
+    pub unit: String,
     pub sizes: Vec<String>,
-    pub reader: String,
-    pub sink: String,
+    pub readers: Vec<String>,
+    pub sinks: Vec<String>,
     pub runs: u32,
     pub warmup: u32,
     pub duration_seconds: f64,

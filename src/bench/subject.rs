@@ -2,13 +2,18 @@
 
 use std::fmt;
 
+use clap::ValueEnum;
+
 use crate::ceiling::Ceiling;
+use crate::flood::FloodWriter;
 use crate::writer_mode::{Buffering, Stream};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Subject {
     Mode(Stream, Buffering),
     Ceiling(Ceiling),
+    /// A writer of the log-flood workload (`flushlab flood`).
+    Flood(FloodWriter),
 }
 
 impl Subject {
@@ -17,6 +22,13 @@ impl Subject {
         Stream::ALL
             .into_iter()
             .flat_map(|s| Buffering::ALL.into_iter().map(move |b| Subject::Mode(s, b)))
+    }
+
+    /// Every writer of the flood workload.
+    pub fn flood_writers() -> impl Iterator<Item = Subject> {
+        FloodWriter::value_variants()
+            .iter()
+            .map(|&w| Subject::Flood(w))
     }
 
     pub fn ceilings() -> [Subject; 2] {
@@ -30,9 +42,10 @@ impl Subject {
         matches!(self, Subject::Ceiling(_))
     }
 
-    /// The environment of the headless run that measures this subject.
+    /// The environment of the headless run that measures this subject (the flood takes flags).
     pub fn env(self) -> Vec<(&'static str, &'static str)> {
         match self {
+            Subject::Flood(_) => vec![],
             Subject::Mode(stream, buffering) => {
                 vec![("STREAM", stream.name()), ("BUFFERING", buffering.name())]
             }
@@ -54,7 +67,8 @@ impl Subject {
     pub fn stream(self) -> Stream {
         match self {
             Subject::Mode(stream, _) => stream,
-            Subject::Ceiling(_) => Stream::Stdout,
+            Subject::Flood(FloodWriter::Eprintln) => Stream::Stderr,
+            Subject::Ceiling(_) | Subject::Flood(_) => Stream::Stdout,
         }
     }
 }
@@ -65,19 +79,37 @@ impl fmt::Display for Subject {
         match self {
             Subject::Mode(stream, buffering) => write!(f, "{}/{}", stream.name(), buffering.name()),
             Subject::Ceiling(ceiling) => f.write_str(ceiling.name()),
+            Subject::Flood(writer) => {
+                let name = writer
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_owned())
+                    .unwrap_or_default();
+                write!(f, "flood/{name}")
+            }
         }
     }
 }
 
-/// Parses one `--modes` item: a mode name, a ceiling, `all` (every mode and both ceilings),
-/// `modes` or `ceilings`.
+/// Parses one `--modes` item: a mode name, a ceiling, a flood writer (`flood/println`), `all`
+/// (every mode and both ceilings), `modes`, `ceilings` or `flood` (every flood writer).
 pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
-    let every = || Subject::ceilings().into_iter().chain(Subject::all_modes());
+    let every = || {
+        Subject::ceilings()
+            .into_iter()
+            .chain(Subject::all_modes())
+            .chain(Subject::flood_writers())
+    };
     let text = text.trim();
     match text {
-        "all" => return Ok(every().collect()),
+        "all" => {
+            return Ok(Subject::ceilings()
+                .into_iter()
+                .chain(Subject::all_modes())
+                .collect());
+        }
         "modes" => return Ok(Subject::all_modes().collect()),
         "ceilings" => return Ok(Subject::ceilings().to_vec()),
+        "flood" => return Ok(Subject::flood_writers().collect()),
         _ => {}
     }
     every()
@@ -98,10 +130,19 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for subject in Subject::ceilings().into_iter().chain(Subject::all_modes()) {
+        for subject in Subject::ceilings()
+            .into_iter()
+            .chain(Subject::all_modes())
+            .chain(Subject::flood_writers())
+        {
             assert_eq!(parse_subjects(&subject.to_string()), Ok(vec![subject]));
         }
         assert_eq!(parse_subjects("all").unwrap().len(), 12);
+        assert_eq!(parse_subjects("flood").unwrap().len(), 7);
+        assert_eq!(
+            Subject::Flood(FloodWriter::PerByte).to_string(),
+            "flood/per-byte"
+        );
         let err = parse_subjects("stdout/fast").unwrap_err();
         assert!(
             err.contains("stderr/raw") && err.contains("ceiling/cpu"),

@@ -8,24 +8,37 @@ use crate::hud::{bytes, count, percent};
 /// bench prints the same to stdout.
 pub struct MarkdownExporter;
 
-const HEADER: [&str; 11] = [
-    "mode",
-    "size",
-    "reader",
-    "fps median [min–max]",
-    "writes/frame",
-    "bytes/frame",
-    "bytes/write",
-    "kernel",
-    "peak RSS",
-    "× ceiling",
-    "× fastest",
-];
+/// Text columns (left-aligned) come first.
+const TEXT_COLUMNS: usize = 4;
+
+/// Rates below 1,000 with a decimal, above with thousands separators.
+fn rate(v: f64) -> String {
+    if v < 1000.0 {
+        format!("{v:.1}")
+    } else {
+        count(v)
+    }
+}
 
 impl Exporter for MarkdownExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
         let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
-        let rows: Vec<[String; 11]> = results
+        let unit = &results.settings.unit;
+        let header: [String; 12] = [
+            "mode".into(),
+            "size".into(),
+            "sink".into(),
+            "reader".into(),
+            format!("{unit}s/s median [min–max]"),
+            format!("writes/{unit}"),
+            format!("bytes/{unit}"),
+            "bytes/write".into(),
+            "kernel".into(),
+            "peak RSS".into(),
+            "× ceiling".into(),
+            "× fastest".into(),
+        ];
+        let rows: Vec<[String; 12]> = results
             .results
             .iter()
             .map(|row| {
@@ -37,10 +50,18 @@ impl Exporter for MarkdownExporter {
                 [
                     row.mode.clone(),
                     row.size.clone(),
+                    row.sink.clone(),
                     row.reader.clone(),
                     row.fps.map_or_else(
                         || format!("failed{failed}"),
-                        |f| format!("{:.1} [{:.1}–{:.1}]{failed}", f.median, f.min, f.max),
+                        |f| {
+                            format!(
+                                "{} [{}–{}]{failed}",
+                                rate(f.median),
+                                rate(f.min),
+                                rate(f.max)
+                            )
+                        },
                     ),
                     or_dash(row.writes_per_frame, count),
                     or_dash(row.bytes_per_frame, bytes),
@@ -53,11 +74,11 @@ impl Exporter for MarkdownExporter {
                 ]
             })
             .collect();
-        let widths: Vec<usize> = (0..HEADER.len())
+        let widths: Vec<usize> = (0..header.len())
             .map(|i| {
                 rows.iter()
                     .map(|r| r[i].chars().count())
-                    .chain([HEADER[i].chars().count()])
+                    .chain([header[i].chars().count()])
                     .max()
                     .unwrap_or(0)
             })
@@ -70,7 +91,7 @@ impl Exporter for MarkdownExporter {
                 .map(|(i, (c, w))| {
                     let pad = w - c.chars().count();
                     // Text left, numbers right.
-                    if i < 3 {
+                    if i < TEXT_COLUMNS {
                         format!("{c}{}", " ".repeat(pad))
                     } else {
                         format!("{}{c}", " ".repeat(pad))
@@ -80,12 +101,12 @@ impl Exporter for MarkdownExporter {
             format!("| {} |", padded.join(" | "))
         };
         let mut out = String::new();
-        writeln!(out, "{}", line(&HEADER.map(String::from)))?;
+        writeln!(out, "{}", line(&header))?;
         let rule: Vec<String> = widths
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                if i < 3 {
+                if i < TEXT_COLUMNS {
                     "-".repeat(w + 2)
                 } else {
                     format!("{}:", "-".repeat(w + 1))
@@ -99,13 +120,20 @@ impl Exporter for MarkdownExporter {
         let s = &results.settings;
         writeln!(
             out,
-            "\n{} run(s) of {} s per row after {} warm-up, {} sink, scene {}, sync {}; flushlab {} on {} ({} cores, {}).",
+            "\n{} workload: {} run(s) of {} s per row after {} warm-up{}; flushlab {} on {} ({} cores, {}).",
+            s.workload,
             s.runs,
             s.duration_seconds,
             s.warmup,
-            s.sink,
-            s.scene,
-            if s.sync { "on" } else { "off" },
+            if s.workload == "tui" {
+                format!(
+                    ", scene {}, sync {}",
+                    s.scene,
+                    if s.sync { "on" } else { "off" }
+                )
+            } else {
+                String::new()
+            },
             results.flushlab_version,
             results.machine.cpu_model,
             results.machine.cores,

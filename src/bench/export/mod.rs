@@ -134,9 +134,11 @@ pub(crate) mod fixture {
                 cpu_model: "Test CPU".into(),
             },
             settings: Settings {
+                workload: "tui".into(),
+                unit: "frame".into(),
                 sizes: vec!["200x60".into()],
-                reader: "drain".into(),
-                sink: "pty".into(),
+                readers: vec!["drain".into()],
+                sinks: vec!["pty".into()],
                 runs: 3,
                 warmup: 1,
                 duration_seconds: 2.0,
