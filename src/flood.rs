@@ -6,8 +6,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -20,7 +19,7 @@ use crate::cli::{parse_capacity, parse_duration};
 use crate::latency::Histogram;
 use crate::meters::{CpuTimes, IoCounters, IoProbe};
 use crate::runner::{EXIT_READER_GONE, reader_gone};
-use crate::writer_mode::{DEFAULT_CAPACITY, Stream};
+use crate::writer_mode::{DEFAULT_CAPACITY, Stream, stdout_dup};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -225,23 +224,20 @@ enum Logger {
 
 impl Logger {
     fn open(args: &FloodArgs) -> io::Result<Logger> {
-        let dup = || {
-            Ok::<_, io::Error>(match Stream::Stdout.raw()? {
-                crate::writer_mode::RawStream::Stdout(file) => file,
-                crate::writer_mode::RawStream::Stderr(_) => unreachable!("asked for stdout"),
-            })
-        };
         Ok(match args.writer {
             FloodWriter::Println => Logger::Println,
             FloodWriter::Eprintln => Logger::Eprintln,
             FloodWriter::Lock => Logger::Lock(io::stdout().lock()),
-            FloodWriter::Block => Logger::Block(BufWriter::with_capacity(args.capacity, dup()?)),
-            FloodWriter::Raw => Logger::Raw(dup()?),
-            FloodWriter::PerByte => {
-                Logger::PerByte(BufWriter::with_capacity(args.capacity, dup()?), Vec::new())
+            FloodWriter::Block => {
+                Logger::Block(BufWriter::with_capacity(args.capacity, stdout_dup()?))
             }
+            FloodWriter::Raw => Logger::Raw(stdout_dup()?),
+            FloodWriter::PerByte => Logger::PerByte(
+                BufWriter::with_capacity(args.capacity, stdout_dup()?),
+                Vec::new(),
+            ),
             FloodWriter::Thread => Logger::Thread(LineThread::start(
-                dup()?,
+                stdout_dup()?,
                 args.capacity,
                 args.queue as usize,
                 args.on_full,
@@ -289,14 +285,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
     } else {
         Stream::Stdout
     };
-    let signal = Arc::new(AtomicUsize::new(0));
-    for sig in signal_hook::consts::TERM_SIGNALS
-        .iter()
-        .copied()
-        .chain([signal_hook::consts::SIGHUP])
-    {
-        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
-    }
+    let signal = crate::terminal_session::watch_termination_signals()?;
     let limit = args.lines.unwrap_or(if args.duration.is_some() {
         u64::MAX
     } else {
@@ -340,10 +329,10 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
     let dropped = match finished {
         Ok(dropped) => dropped,
         Err(e) if reader_gone(&e) => {
-            eprintln_to(
-                stream.other(),
-                &format!("flushlab: the reader of {} went away ({e})", stream.name()),
-            );
+            stream.other().write_line(&format!(
+                "flushlab: the reader of {} went away ({e})",
+                stream.name()
+            ));
             return Ok(ExitCode::from(EXIT_READER_GONE));
         }
         Err(e) => return Err(e).context("flooding"),
@@ -391,7 +380,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
         max_ns: latency.max(),
         outcome: outcome.clone(),
     };
-    eprintln_to(stream.other(), &report.summary_line());
+    stream.other().write_line(&report.summary_line());
     if let Some(path) = &args.report {
         let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
@@ -407,11 +396,4 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
             None => ExitCode::SUCCESS,
         },
     )
-}
-
-fn eprintln_to(stream: Stream, line: &str) {
-    let _ = match stream {
-        Stream::Stdout => writeln!(io::stdout(), "{line}"),
-        Stream::Stderr => writeln!(io::stderr(), "{line}"),
-    };
 }

@@ -2,7 +2,7 @@
 //! no duration is given (keys, until `q`), headless when one is (until it is over). Both take
 //! the terminal over only when the measured stream is one.
 
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -78,14 +78,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
-    let signal = Arc::new(AtomicUsize::new(0));
-    for sig in signal_hook::consts::TERM_SIGNALS
-        .iter()
-        .copied()
-        .chain([signal_hook::consts::SIGHUP])
-    {
-        signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)?;
-    }
+    let signal = crate::terminal_session::watch_termination_signals()?;
 
     // The session's own setup writes come before the meters start counting.
     let session = if terminal {
@@ -147,10 +140,10 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = match outcome.and_then(|outcome| finished.map(|()| outcome)) {
         Ok(outcome) => outcome,
         Err(e) if reader_gone(&e) => {
-            eprintln_other(
-                stream,
-                &format!("flushlab: the reader of {} went away ({e})", stream.name()),
-            );
+            stream.other().write_line(&format!(
+                "flushlab: the reader of {} went away ({e})",
+                stream.name()
+            ));
             return Ok(ExitCode::from(EXIT_READER_GONE));
         }
         Err(e) => return Err(e).with_context(|| format!("writing frames to {}", stream.name())),
@@ -170,7 +163,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     for line in &modes {
-        eprintln_other(stream, &line.summary_line());
+        stream.other().write_line(&line.summary_line());
     }
     if let Some(path) = &cli.report {
         // The mode the run ended in (the only one of a headless run).
@@ -320,13 +313,4 @@ fn same_terminal(stream: Stream, other: Stream) -> bool {
 pub fn reader_gone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
         || e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
-}
-
-/// Prints to the stream that was not measured, so that a summary never mixes with the frames
-/// being measured (and a `> file` run keeps its file to the frames alone).
-fn eprintln_other(measured: Stream, line: &str) {
-    let _ = match measured.other() {
-        Stream::Stdout => writeln!(io::stdout(), "{line}"),
-        Stream::Stderr => writeln!(io::stderr(), "{line}"),
-    };
 }

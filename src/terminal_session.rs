@@ -52,6 +52,17 @@ impl Drop for TerminalSession {
     }
 }
 
+/// Turns SIGINT, SIGTERM, SIGQUIT and SIGHUP into a number the caller's loop looks at (0 while
+/// none arrived), so that every way out goes through the same orderly exit.
+pub fn watch_termination_signals() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
+    use signal_hook::consts::{SIGHUP, TERM_SIGNALS};
+    let signal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for &sig in TERM_SIGNALS.iter().chain(&[SIGHUP]) {
+        signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&signal), sig as usize)?;
+    }
+    Ok(signal)
+}
+
 /// Gives the terminal back, if a session holds it. Errors are ignored: the reader may be gone,
 /// and there is nobody left to tell.
 pub fn restore() {

@@ -74,11 +74,18 @@ impl Stream {
     /// over and close it on drop, after which every later print fails with EBADF.
     pub fn raw(self) -> io::Result<RawStream> {
         Ok(match self {
-            Stream::Stdout => {
-                RawStream::Stdout(File::from(io::stdout().as_fd().try_clone_to_owned()?))
-            }
+            Stream::Stdout => RawStream::Stdout(stdout_dup()?),
             Stream::Stderr => RawStream::Stderr(io::stderr()),
         })
+    }
+
+    /// Writes one line to this stream, unbuffered, errors ignored: for summaries and messages
+    /// after the measured output, when a failure has nobody left to be reported to.
+    pub fn write_line(self, line: &str) {
+        let _ = match self {
+            Stream::Stdout => writeln!(io::stdout(), "{line}"),
+            Stream::Stderr => writeln!(io::stderr(), "{line}"),
+        };
     }
 
     fn raw_expression(self) -> &'static str {
@@ -107,6 +114,11 @@ impl Buffering {
             Buffering::Thread => "thread",
         }
     }
+}
+
+/// An unbuffered stdout that owns only a duplicate of fd 1 (see [`Stream::raw`]).
+pub fn stdout_dup() -> io::Result<File> {
+    Ok(File::from(io::stdout().as_fd().try_clone_to_owned()?))
 }
 
 /// Unbuffered stdout (a dup of fd 1) or stderr: the bottom of every writer stack.
