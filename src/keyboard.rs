@@ -99,6 +99,18 @@ pub fn parse_keys(bytes: &[u8]) -> Vec<KeyEvent> {
                 }
                 // SS3 (F1–F4, keypad): one more byte.
                 Some(b'O') => i += 2,
+                // DCS, OSC, APC, PM (terminal replies such as XTVERSION or colour queries): up to
+                // the string terminator, ESC \ or BEL, so that their text never becomes keys.
+                Some(b'P' | b']' | b'_' | b'^') => {
+                    i += 1;
+                    while i < bytes.len()
+                        && bytes[i] != 0x07
+                        && !(bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'\\'))
+                    {
+                        i += 1;
+                    }
+                    i += if bytes.get(i) == Some(&0x07) { 1 } else { 2 };
+                }
                 // Esc then a key: Alt+key, unbound.
                 Some(_) => i += 1,
             },
@@ -144,6 +156,11 @@ mod tests {
     fn escape_sequences_are_not_esc() {
         // Up arrow, F5, F1 (SS3), Alt+q, then a lone Esc at the end of the read.
         assert_eq!(actions(b"\x1b[A\x1b[15~\x1bOP\x1bq"), []);
+        // Terminal replies: XTVERSION (DCS … ST), an OSC colour reply ended by BEL.
+        assert_eq!(
+            actions(b"\x1bP>|xterm(379)\x1b\\\x1b]11;rgb:0000/0000/0000\x07"),
+            []
+        );
         assert_eq!(
             actions(b"\x1b[1;5Cr\x1b"),
             [
