@@ -42,6 +42,9 @@ pub enum Command {
     /// The log-flood workload: numbered log lines as fast as a chosen writer takes them, with
     /// lines/s, write(2) calls and the latency of one log call.
     Flood(crate::flood::FloodArgs),
+    /// Every writer mode in turn in this terminal, then the comparison: accepted FPS (writes
+    /// returned) and shown FPS (confirmed by cursor-position round trips).
+    Tour(crate::tour::TourArgs),
 }
 
 /// The explorer's and the headless run's settings.

@@ -38,8 +38,17 @@ impl Keyboard {
         }
     }
 
-    /// Every key already typed; never blocks.
+    /// Every key already typed; never blocks. Terminal replies are dropped.
     pub fn pending(&mut self) -> io::Result<Vec<KeyEvent>> {
+        Ok(self
+            .pending_input()?
+            .into_iter()
+            .filter_map(Input::key)
+            .collect())
+    }
+
+    /// Every key typed and every terminal reply received so far; never blocks.
+    pub fn pending_input(&mut self) -> io::Result<Vec<Input>> {
         let mut bytes = Vec::new();
         let mut buf = [0u8; 4096];
         let fd = self.fd();
@@ -73,14 +82,71 @@ impl Keyboard {
             }
             bytes.extend_from_slice(&buf[..n]);
         }
-        Ok(parse_keys(&bytes))
+        Ok(parse_input(&bytes))
     }
 }
 
-/// Turns raw-mode input bytes into key events: printable ASCII, Tab, Enter, Ctrl+letter, and a
-/// lone Esc; escape sequences and non-ASCII text are skipped.
+/// What arrives from the terminal: keys, and replies to queries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    Key(KeyEvent),
+    /// Cursor position report (`CSI row ; col R`), the answer to `CSI 6 n`.
+    CursorPosition {
+        row: u16,
+        col: u16,
+    },
+    /// DECRPM (`CSI ? mode ; status $ y`), the answer to DECRQM `CSI ? mode $ p`.
+    PrivateMode {
+        mode: u16,
+        status: u8,
+    },
+    /// A DCS reply's text, e.g. XTVERSION's `>|xterm(379)`.
+    DeviceString(String),
+}
+
+impl Input {
+    pub fn key(self) -> Option<KeyEvent> {
+        match self {
+            Input::Key(key) => Some(key),
+            _ => None,
+        }
+    }
+}
+
+/// The keys in raw-mode input bytes (see [`parse_input`]).
 pub fn parse_keys(bytes: &[u8]) -> Vec<KeyEvent> {
-    let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    parse_input(bytes)
+        .into_iter()
+        .filter_map(Input::key)
+        .collect()
+}
+
+/// A CSI sequence's parameters, if it is one of the replies flushlab asks for.
+fn csi_reply(body: &[u8], last: u8) -> Option<Input> {
+    let text = std::str::from_utf8(body).ok()?;
+    match last {
+        b'R' => {
+            let (row, col) = text.split_once(';')?;
+            Some(Input::CursorPosition {
+                row: row.parse().ok()?,
+                col: col.parse().ok()?,
+            })
+        }
+        b'y' => {
+            let (mode, status) = text.strip_prefix('?')?.strip_suffix('$')?.split_once(';')?;
+            Some(Input::PrivateMode {
+                mode: mode.parse().ok()?,
+                status: status.parse().ok()?,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Turns raw-mode input bytes into keys (printable ASCII, Tab, Enter, Ctrl+letter, a lone Esc)
+/// and terminal replies; other escape sequences and non-ASCII text are skipped.
+pub fn parse_input(bytes: &[u8]) -> Vec<Input> {
+    let key = |code| Input::Key(KeyEvent::new(code, KeyModifiers::NONE));
     let mut keys = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
@@ -92,8 +158,15 @@ pub fn parse_keys(bytes: &[u8]) -> Vec<KeyEvent> {
                 // CSI: parameters and intermediates up to a final byte in @..~.
                 Some(b'[') => {
                     i += 1;
+                    let start = i;
                     while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
                         i += 1;
+                    }
+                    if let Some(reply) = bytes
+                        .get(i)
+                        .and_then(|&last| csi_reply(&bytes[start..i], last))
+                    {
+                        keys.push(reply);
                     }
                     i += 1;
                 }
@@ -101,13 +174,18 @@ pub fn parse_keys(bytes: &[u8]) -> Vec<KeyEvent> {
                 Some(b'O') => i += 2,
                 // DCS, OSC, APC, PM (terminal replies such as XTVERSION or colour queries): up to
                 // the string terminator, ESC \ or BEL, so that their text never becomes keys.
-                Some(b'P' | b']' | b'_' | b'^') => {
+                Some(&kind @ (b'P' | b']' | b'_' | b'^')) => {
                     i += 1;
+                    let start = i;
                     while i < bytes.len()
                         && bytes[i] != 0x07
                         && !(bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'\\'))
                     {
                         i += 1;
+                    }
+                    if kind == b'P' {
+                        let text = String::from_utf8_lossy(&bytes[start..i.min(bytes.len())]);
+                        keys.push(Input::DeviceString(text.into_owned()));
                     }
                     i += if bytes.get(i) == Some(&0x07) { 1 } else { 2 };
                 }
@@ -118,7 +196,10 @@ pub fn parse_keys(bytes: &[u8]) -> Vec<KeyEvent> {
             b'\r' | b'\n' => keys.push(key(KeyCode::Enter)),
             0x01..=0x1a => {
                 let letter = char::from(b'a' + b - 1);
-                keys.push(KeyEvent::new(KeyCode::Char(letter), KeyModifiers::CONTROL));
+                keys.push(Input::Key(KeyEvent::new(
+                    KeyCode::Char(letter),
+                    KeyModifiers::CONTROL,
+                )));
             }
             0x20..=0x7e => keys.push(key(KeyCode::Char(char::from(b)))),
             _ => {}
@@ -166,6 +247,22 @@ mod tests {
             [
                 Action::Buffering(crate::writer_mode::Buffering::Raw),
                 Action::Quit
+            ]
+        );
+    }
+
+    #[test]
+    fn replies_are_recognised() {
+        assert_eq!(
+            parse_input(b"\x1b[12;40Rq\x1b[?2026;2$y\x1bP>|xterm(379)\x1b\\"),
+            [
+                Input::CursorPosition { row: 12, col: 40 },
+                Input::Key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)),
+                Input::PrivateMode {
+                    mode: 2026,
+                    status: 2
+                },
+                Input::DeviceString(">|xterm(379)".into()),
             ]
         );
     }

@@ -21,4 +21,5 @@ pub mod report;
 pub mod runner;
 pub mod scene;
 pub mod terminal_session;
+pub mod tour;
 pub mod writer_mode;

@@ -55,6 +55,12 @@ impl Renderer {
     /// the writer mode alone decides how many write(2) calls the frame takes. Returns the number
     /// of cells sent.
     pub fn present(&mut self) -> io::Result<usize> {
+        self.present_with(&[])
+    }
+
+    /// Like [`Renderer::present`], with `trailer` (a query to the terminal, say) queued after the
+    /// frame and sent in the same flush.
+    pub fn present_with(&mut self, trailer: &[u8]) -> io::Result<usize> {
         let writer = &mut self.backend;
         if self.sync {
             queue!(writer, BeginSynchronizedUpdate)?;
@@ -69,6 +75,7 @@ impl Renderer {
         if self.sync {
             queue!(writer, EndSynchronizedUpdate)?;
         }
+        writer.write_all(trailer)?;
         Backend::flush(writer)?;
         std::mem::swap(&mut self.shown, &mut self.next);
         Ok(cells)

@@ -191,6 +191,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut results = BenchResults {
         flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
         machine: Machine::this(),
+        terminal: None,
         settings: Settings {
             workload: match args.workload {
                 Workload::Tui => "tui".into(),

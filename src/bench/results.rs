@@ -24,6 +24,10 @@ pub struct Run {
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
     pub reader_bytes: u64,
+    /// Frames per second the terminal confirmed it had processed (cursor-position round trips),
+    /// in `flushlab tour`; `null` elsewhere or when the terminal never answered.
+    #[serde(default)]
+    pub shown_fps: Option<f64>,
 }
 
 /// A run that did not produce a report: it crashed, failed or hung and was killed.
@@ -50,6 +54,8 @@ pub struct Row {
     pub bytes_per_write: Option<f64>,
     pub kernel_share: Option<f64>,
     pub peak_rss_kib: Option<u64>,
+    /// Median of the runs' confirmed ("shown") FPS, where measured.
+    pub shown_fps: Option<f64>,
     /// Median FPS over the lower of the two ceilings' medians at this size.
     pub ratio_to_ceiling: Option<f64>,
     /// Median FPS over the fastest mode's (not ceiling's) median at this size.
@@ -72,6 +78,7 @@ impl Row {
             bytes_per_write: None,
             kernel_share: None,
             peak_rss_kib: None,
+            shown_fps: None,
             ratio_to_ceiling: None,
             ratio_to_fastest: None,
             runs: Vec::new(),
@@ -88,6 +95,7 @@ impl Row {
         self.bytes_per_write = median(runs.iter().filter_map(|r| r.bytes_per_write));
         self.kernel_share = median(runs.iter().map(|r| r.kernel_share));
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
+        self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
     }
 }
 
@@ -143,10 +151,28 @@ pub struct Settings {
     pub command: String,
 }
 
+/// The terminal a tour ran in, as far as it tells.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TerminalIdentity {
+    pub term: Option<String>,
+    pub term_program: Option<String>,
+    pub term_program_version: Option<String>,
+    /// The reply to XTVERSION (`CSI > 0 q`), if any.
+    pub version_reply: Option<String>,
+    pub cols: u16,
+    pub rows: u16,
+    /// Synchronized output (DEC mode 2026) per DECRQM: `supported`, `not recognized`, or
+    /// `no answer`.
+    pub sync_output: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BenchResults {
     pub flushlab_version: String,
     pub machine: Machine,
+    /// Set by `flushlab tour`: where the rows were measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<TerminalIdentity>,
     pub settings: Settings,
     pub results: Vec<Row>,
 }

@@ -24,7 +24,7 @@ impl Exporter for MarkdownExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
         let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
         let unit = &results.settings.unit;
-        let header: [String; 12] = [
+        let mut header: Vec<String> = vec![
             "mode".into(),
             "size".into(),
             "sink".into(),
@@ -38,7 +38,12 @@ impl Exporter for MarkdownExporter {
             "× ceiling".into(),
             "× fastest".into(),
         ];
-        let rows: Vec<[String; 12]> = results
+        // Only a tour measures what the terminal confirmed it showed.
+        let shown = results.results.iter().any(|r| r.shown_fps.is_some());
+        if shown {
+            header.insert(5, format!("shown {unit}s/s"));
+        }
+        let rows: Vec<Vec<String>> = results
             .results
             .iter()
             .map(|row| {
@@ -47,7 +52,7 @@ impl Exporter for MarkdownExporter {
                 } else {
                     format!(" ({} failed)", row.failed_runs.len())
                 };
-                [
+                let cells = [
                     row.mode.clone(),
                     row.size.clone(),
                     row.sink.clone(),
@@ -71,7 +76,12 @@ impl Exporter for MarkdownExporter {
                         .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
                     ratio(row.ratio_to_ceiling),
                     ratio(row.ratio_to_fastest),
-                ]
+                ];
+                let mut cells = cells.to_vec();
+                if shown {
+                    cells.insert(5, or_dash(row.shown_fps, rate));
+                }
+                cells
             })
             .collect();
         let widths: Vec<usize> = (0..header.len())

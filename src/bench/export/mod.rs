@@ -80,6 +80,7 @@ pub(crate) mod fixture {
             kernel_share: 0.25,
             peak_rss_kib: 9_000,
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
+            shown_fps: None,
         }
     }
 
@@ -133,6 +134,7 @@ pub(crate) mod fixture {
                 kernel: "Linux 6.1.0".into(),
                 cpu_model: "Test CPU".into(),
             },
+            terminal: None,
             settings: Settings {
                 workload: "tui".into(),
                 unit: "frame".into(),

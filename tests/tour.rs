@@ -1,0 +1,123 @@
+//! `flushlab tour` in a pseudo-terminal whose "terminal" is this test: it answers (or ignores)
+//! the cursor-position, DECRQM and XTVERSION queries the tour sends.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use flushlab::pty::Pty;
+use serde_json::Value;
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("flushlab-tour-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Runs a tour of two modes; `answer` decides whether the fake terminal replies to queries.
+fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
+    let json = scratch(name);
+    let pty = Pty::open(80, 24).unwrap();
+    let mut child = pty
+        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+            cmd.args([
+                "tour",
+                "--seconds",
+                "0.4",
+                "--cpr-timeout",
+                "0.3",
+                "--cpr-every",
+                "3",
+            ])
+            .args(["--modes", "stdout/raw,stdout/frame", "--export-json"])
+            .arg(&json);
+        })
+        .unwrap();
+    let mut master = pty.master.try_clone().unwrap();
+    let mut replies = pty.master.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 65536];
+        let mut answered = 0;
+        loop {
+            let n = match master.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            seen.extend_from_slice(&buf[..n]);
+            if !answer {
+                continue;
+            }
+            // Answer every query seen so far, once each, in order.
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            let queries: Vec<(usize, &[u8])> = [
+                ("\x1b[6n", b"\x1b[1;1R".as_slice()),
+                ("\x1b[?2026$p", b"\x1b[?2026;2$y".as_slice()),
+                ("\x1b[>0q", b"\x1bP>|fake-term(1)\x1b\\".as_slice()),
+            ]
+            .iter()
+            .flat_map(|(q, a)| text.match_indices(q).map(move |(i, _)| (i, *a)))
+            .collect::<Vec<_>>();
+            let mut queries = queries;
+            queries.sort_by_key(|(i, _)| *i);
+            for (_, reply) in queries.iter().skip(answered) {
+                replies.write_all(reply).unwrap();
+            }
+            answered = queries.len();
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the tour hung");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(pty);
+    let output = reader.join().unwrap();
+    let report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (status.code(), report, output)
+}
+
+#[test]
+fn a_terminal_that_answers_gets_both_rates_per_mode() {
+    let (code, report, output) = tour(true, "answers.json");
+    assert_eq!(code, Some(0), "{output}");
+    let terminal = &report["terminal"];
+    assert_eq!(terminal["sync_output"], "supported");
+    assert_eq!(terminal["version_reply"], "fake-term(1)");
+    let rows = report["results"].as_array().unwrap();
+    let modes: Vec<&str> = rows.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["stdout/raw", "stdout/frame"]);
+    for row in rows {
+        assert!(row["fps"]["median"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["shown_fps"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    assert!(
+        output.contains("shown frames/s"),
+        "the table is printed after the tour"
+    );
+}
+
+#[test]
+fn a_terminal_that_never_answers_does_not_hang_the_tour() {
+    let (code, report, _) = tour(false, "silent.json");
+    assert_eq!(code, Some(0));
+    assert_eq!(report["terminal"]["sync_output"], "no answer");
+    for row in report["results"].as_array().unwrap() {
+        assert!(row["fps"]["median"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["shown_fps"].is_null(), "shown must be unknown: {row}");
+    }
+}
+
+#[test]
+fn tour_needs_a_terminal() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["tour", "--seconds", "0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not one"));
+}
