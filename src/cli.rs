@@ -45,6 +45,8 @@ pub enum Command {
     /// Every writer mode in turn in this terminal, then the comparison: accepted FPS (writes
     /// returned) and shown FPS (confirmed by cursor-position round trips).
     Tour(crate::tour::TourArgs),
+    /// Merge tour results from several terminals into one terminals × modes table and chart.
+    Report(crate::terminal_report::ReportArgs),
 }
 
 /// The explorer's and the headless run's settings.

@@ -20,6 +20,7 @@ pub mod renderer;
 pub mod report;
 pub mod runner;
 pub mod scene;
+pub mod terminal_report;
 pub mod terminal_session;
 pub mod tour;
 pub mod writer_mode;

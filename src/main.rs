@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Some(Command::Profile(args)) => flushlab::profile_digest::run(args),
         Some(Command::Flood(args)) => flushlab::flood::run(args),
         Some(Command::Tour(args)) => flushlab::tour::run(args),
+        Some(Command::Report(args)) => flushlab::terminal_report::run(args),
         None => {
             if let Err(e) = cli.run.validate() {
                 return usage_error(e);

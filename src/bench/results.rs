@@ -31,7 +31,7 @@ pub struct Run {
 }
 
 /// A run that did not produce a report: it crashed, failed or hung and was killed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailedRun {
     pub reason: String,
     /// The end of what it printed.
@@ -39,7 +39,7 @@ pub struct FailedRun {
 }
 
 /// One row of the table: a mode at a size, over all its counted runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// `stderr/raw`, `stdout/block:8KiB`, `ceiling/cpu`, `ceiling/transport`.
     pub mode: String,
@@ -100,7 +100,7 @@ impl Row {
 }
 
 /// The machine the results were measured on.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
     pub cores: usize,
     pub kernel: String,
@@ -133,7 +133,7 @@ impl Machine {
 }
 
 /// How the benchmark was run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// `tui` (frames) or `flood` (log lines).
     pub workload: String,
@@ -152,7 +152,7 @@ pub struct Settings {
 }
 
 /// The terminal a tour ran in, as far as it tells.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TerminalIdentity {
     pub term: Option<String>,
     pub term_program: Option<String>,
@@ -166,7 +166,7 @@ pub struct TerminalIdentity {
     pub sync_output: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BenchResults {
     pub flushlab_version: String,
     pub machine: Machine,

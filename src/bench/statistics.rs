@@ -1,9 +1,9 @@
 //! Summaries of repeated runs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Median, minimum and maximum of a set of runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub median: f64,
     pub min: f64,

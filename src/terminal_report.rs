@@ -1,0 +1,132 @@
+//! `flushlab report`: merges the JSON of several tours (one per terminal) into one terminals ×
+//! modes table and one chart. The results stay the bench format; this only rearranges them.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::bench::export::{or_dash, write_atomically};
+use crate::bench::plot;
+use crate::bench::results::BenchResults;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result files written by `flushlab tour --export-json` (or `flushlab bench`).
+    #[arg(required = true, value_name = "JSON")]
+    pub results: Vec<PathBuf>,
+
+    /// Write the table here as well as to stdout.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write a chart of every row (grouped by terminal) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The name a result file's rows go by: the terminal's own answer, its $TERM_PROGRAM or $TERM,
+/// or for a bench, its reader.
+fn terminal_name(results: &BenchResults) -> String {
+    results
+        .terminal
+        .as_ref()
+        .and_then(|t| {
+            t.version_reply
+                .clone()
+                .or_else(|| t.term_program.clone())
+                .or_else(|| t.term.clone())
+        })
+        .or_else(|| {
+            results
+                .results
+                .first()
+                .map(|r| format!("{} {}", r.sink, r.reader))
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// One line per terminal, one column per mode: accepted fps, and shown fps after a slash.
+pub fn pivot(all: &[BenchResults]) -> String {
+    use std::fmt::Write;
+    let mut modes: Vec<String> = Vec::new();
+    for results in all {
+        for row in &results.results {
+            if !modes.contains(&row.mode) {
+                modes.push(row.mode.clone());
+            }
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| terminal | size | sync output | {} |",
+        modes.join(" | ")
+    );
+    let _ = writeln!(out, "|---|---|---|{}", "---:|".repeat(modes.len()));
+    for results in all {
+        let cells: Vec<String> = modes
+            .iter()
+            .map(
+                |mode| match results.results.iter().find(|r| &r.mode == mode) {
+                    Some(row) => format!(
+                        "{} / {}",
+                        or_dash(row.fps.map(|f| f.median), |v| format!("{v:.1}")),
+                        or_dash(row.shown_fps, |v| format!("{v:.1}"))
+                    ),
+                    None => "–".to_owned(),
+                },
+            )
+            .collect();
+        let size = results.settings.sizes.join(",");
+        let sync = results
+            .terminal
+            .as_ref()
+            .map_or("–", |t| t.sync_output.as_str());
+        let _ = writeln!(
+            out,
+            "| {} | {size} | {sync} | {} |",
+            terminal_name(results),
+            cells.join(" | ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCells: accepted fps / shown fps (confirmed by cursor-position round trips; – unknown)."
+    );
+    out
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut all = Vec::new();
+    for path in &args.results {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let results: BenchResults = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a flushlab result file", path.display()))?;
+        all.push(results);
+    }
+    let table = pivot(&all);
+    print!("{table}");
+    if let Some(path) = &args.markdown {
+        write_atomically(path, table.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        // Every row of every file in one chart, each row named after its terminal.
+        let mut merged = all[0].clone();
+        merged.results = all
+            .iter()
+            .flat_map(|r| {
+                let name = terminal_name(r);
+                r.results.iter().cloned().map(move |mut row| {
+                    row.reader = name.clone();
+                    row
+                })
+            })
+            .collect();
+        merged.settings.readers = all.iter().map(terminal_name).collect();
+        plot::write_svg(&merged, path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
