@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Runs `flushlab tour` inside each terminal emulator this machine has, headless under Xvfb, and
+# merges the results into one terminals x modes table and chart.
+#
+#   scripts/terminal-matrix.sh [--install] [--seconds N] [--size COLSxROWS] [--out DIR] [TERMINAL...]
+#
+# TERMINAL: xterm urxvt st mlterm alacritty kitty foot tmux pty (default: all; missing ones are
+# skipped and listed). `pty` is the baseline: a bare pseudo-terminal drained by util-linux
+# `script`, which answers no queries. --install installs the Debian packages first (root).
+# Each tour checks inside its terminal that the size really is COLSxROWS before measuring.
+# Only processes this script started are stopped.
+set -euo pipefail
+
+die() { echo "terminal-matrix: $*" >&2; exit 1; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+
+install=false
+seconds=2
+size=200x60
+out=results
+terminals=()
+while (($#)); do
+    case "$1" in
+        --install) install=true ;;
+        --seconds) seconds="${2:?--seconds needs N}"; shift ;;
+        --size) size="${2:?--size needs COLSxROWS}"; shift ;;
+        --out) out="${2:?--out needs DIR}"; shift ;;
+        -h|--help) usage; exit 0 ;;
+        -*) die "unknown option '$1' (valid: --install, --seconds, --size, --out, --help)" ;;
+        *) terminals+=("$1") ;;
+    esac
+    shift
+done
+all=(xterm urxvt st mlterm alacritty kitty foot tmux pty)
+((${#terminals[@]})) || terminals=("${all[@]}")
+for t in "${terminals[@]}"; do
+    [[ " ${all[*]} " == *" $t "* ]] || die "unknown terminal '$t' (valid: ${all[*]})"
+done
+[[ "$size" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || die "bad --size '$size' (expected COLSxROWS)"
+cols=${BASH_REMATCH[1]}
+rows=${BASH_REMATCH[2]}
+[[ "$seconds" =~ ^[0-9]*\.?[0-9]+$ ]] || die "bad --seconds '$seconds'"
+
+if $install; then
+    echo "+ apt-get install (terminals, Xvfb, fonts)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        xvfb xauth xterm rxvt-unicode stterm mlterm alacritty kitty weston foot \
+        fonts-dejavu-core tmux libgl1-mesa-dri libegl-mesa0 x11-utils bsdutils >/dev/null
+fi
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+cd "$root"
+echo "+ cargo build --release"
+cargo build --release --quiet
+bin="$root/target/release/flushlab"
+
+started=()
+cleanup() {
+    for pid in "${started[@]}"; do kill "$pid" 2>/dev/null || true; done
+    tmux -L flushlab-matrix kill-server 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# The command every terminal runs: check the size from inside, then tour.
+inner() {
+    local name=$1
+    # The emulator sets its own TERM_PROGRAM, if any; ours must not leak into it.
+    printf '%s' "unset TERM_PROGRAM TERM_PROGRAM_VERSION; [ '$name' = pty ] && export TERM_PROGRAM=pty-baseline; set -- \$(stty size); if [ \"\$2x\$1\" != '${cols}x${rows}' ]; then echo \"size \$2x\$1, wanted ${cols}x${rows}\" > '$out/$name.err'; exit 3; fi; exec '$bin' tour --seconds $seconds --export-json '$out/$name.json'"
+}
+
+has() { command -v "$1" >/dev/null; }
+x_display=""
+start_x() {
+    [[ -n "$x_display" ]] && return
+    has Xvfb || return 1
+    local n
+    for n in $(seq 90 120); do
+        [[ -e "/tmp/.X11-unix/X$n" || -e "/tmp/.X$n-lock" ]] || break
+    done
+    echo "+ Xvfb :$n"
+    Xvfb ":$n" -screen 0 3840x2160x24 -nolisten tcp >/dev/null 2>&1 &
+    started+=($!)
+    x_display=":$n"
+    sleep 1
+}
+
+# Waits for a started terminal to finish, killing it after the tour's time plus a margin.
+wait_for() {
+    local pid=$1 limit=$2 waited=0
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 1
+        waited=$((waited + 1))
+        if ((waited > limit)); then
+            kill "$pid" 2>/dev/null || true
+            return 1
+        fi
+    done
+    wait "$pid" 2>/dev/null || true
+}
+
+limit=$(( ${seconds%.*} * 10 + 120 ))
+skipped=()
+measured=()
+for t in "${terminals[@]}"; do
+    rm -f "$out/$t.json" "$out/$t.err"
+    cmd="$(inner "$t")"
+    case "$t" in
+        tmux)
+            has tmux || { skipped+=("$t"); continue; }
+            echo "+ tmux new-session -x $cols -y $rows (status off)"
+            tmux -L flushlab-matrix -f /dev/null new-session -d -x "$cols" -y "$rows" "sleep 1; $cmd" \; set-option -g status off
+            waited=0
+            while tmux -L flushlab-matrix has-session 2>/dev/null && ((waited < limit)); do sleep 1; waited=$((waited + 1)); done
+            tmux -L flushlab-matrix kill-server 2>/dev/null || true
+            ;;
+        pty)
+            echo "+ script (bare pty, ${cols}x${rows})"
+            script -q -e -c "stty cols $cols rows $rows; $cmd" /dev/null </dev/null >/dev/null 2>&1 &
+            started+=($!)
+            wait_for "$!" "$limit" || true
+            ;;
+        *)
+            case "$t" in
+                xterm) prog=xterm; args=(-geometry "${cols}x${rows}" -fa 'DejaVu Sans Mono' -fs 10 -e sh -c "$cmd") ;;
+                urxvt) prog=urxvt; args=(-geometry "${cols}x${rows}" -fn 'xft:DejaVu Sans Mono:size=10' -e sh -c "$cmd") ;;
+                st) prog=stterm; args=(-g "${cols}x${rows}" -f 'DejaVu Sans Mono:size=10' -e sh -c "$cmd") ;;
+                mlterm) prog=mlterm; args=(-g "${cols}x${rows}" -w 13 -e sh -c "$cmd") ;;
+                alacritty) prog=alacritty; args=(-o "window.dimensions.columns=$cols" -o "window.dimensions.lines=$rows" -o font.size=10 -e sh -c "$cmd") ;;
+                kitty) prog=kitty; args=(-o "initial_window_width=${cols}c" -o "initial_window_height=${rows}c" -o remember_window_size=no -o font_size=10 sh -c "$cmd") ;;
+                foot) prog=foot; args=(-W "${cols}x${rows}" sh -c "$cmd") ;;
+            esac
+            if ! has "$prog" || ! start_x; then skipped+=("$t"); continue; fi
+            if [[ "$t" == foot ]]; then
+                has weston || { skipped+=("$t"); continue; }
+                runtime="$(mktemp -d)"
+                chmod 700 "$runtime"
+                echo "+ weston (x11 backend) for foot"
+                DISPLAY=$x_display XDG_RUNTIME_DIR=$runtime weston --backend=x11-backend.so --use-pixman \
+                    --width=3000 --height=2000 --socket=wl-flushlab --no-config >/dev/null 2>&1 &
+                started+=($!)
+                sleep 2
+                echo "+ foot -W ${cols}x${rows}"
+                WAYLAND_DISPLAY=wl-flushlab XDG_RUNTIME_DIR=$runtime "$prog" "${args[@]}" >/dev/null 2>&1 &
+            else
+                echo "+ $prog ${args[*]:0:2} ..."
+                DISPLAY=$x_display "$prog" "${args[@]}" >/dev/null 2>&1 &
+            fi
+            started+=($!)
+            wait_for "$!" "$limit" || echo "  $t did not finish in ${limit}s: stopped"
+            ;;
+    esac
+    if [[ -s "$out/$t.json" ]]; then
+        measured+=("$t")
+        echo "  $t: $out/$t.json"
+    else
+        [[ -s "$out/$t.err" ]] && echo "  $t: $(cat "$out/$t.err")"
+        echo "  $t: no result"
+    fi
+done
+
+((${#skipped[@]})) && echo "skipped (not installed): ${skipped[*]}"
+((${#measured[@]})) || die "no terminal produced a result"
+files=()
+for t in "${measured[@]}"; do files+=("$out/$t.json"); done
+echo "+ flushlab report (${measured[*]})"
+"$bin" report "${files[@]}" --markdown "$out/terminals.md" --plot "$out/terminals.svg"
