@@ -67,8 +67,9 @@ trap cleanup EXIT
 # The command every terminal runs: check the size from inside, then tour.
 inner() {
     local name=$1
-    # The emulator sets its own TERM_PROGRAM, if any; ours must not leak into it.
-    printf '%s' "unset TERM_PROGRAM TERM_PROGRAM_VERSION; [ '$name' = pty ] && export TERM_PROGRAM=pty-baseline; set -- \$(stty size); if [ \"\$2x\$1\" != '${cols}x${rows}' ]; then echo \"size \$2x\$1, wanted ${cols}x${rows}\" > '$out/$name.err'; exit 3; fi; exec '$bin' tour --seconds $seconds --export-json '$out/$name.json'"
+    # The emulator sets its own TERM_PROGRAM, if any; ours must not leak into it. A window can
+    # open at a default size and be resized a moment later (foot under weston): wait a second.
+    printf '%s' "sleep 1; unset TERM_PROGRAM TERM_PROGRAM_VERSION; [ '$name' = pty ] && export TERM_PROGRAM=pty-baseline; set -- \$(stty size); if [ \"\$2x\$1\" != '${cols}x${rows}' ]; then echo \"size \$2x\$1, wanted ${cols}x${rows}\" > '$out/$name.err'; exit 3; fi; exec '$bin' tour --seconds $seconds --export-json '$out/$name.json'"
 }
 
 has() { command -v "$1" >/dev/null; }
@@ -111,7 +112,7 @@ for t in "${terminals[@]}"; do
         tmux)
             has tmux || { skipped+=("$t"); continue; }
             echo "+ tmux new-session -x $cols -y $rows (status off)"
-            tmux -L flushlab-matrix -f /dev/null new-session -d -x "$cols" -y "$rows" "sleep 1; $cmd" \; set-option -g status off
+            tmux -L flushlab-matrix -f /dev/null new-session -d -x "$cols" -y "$rows" "$cmd" \; set-option -g status off
             waited=0
             while tmux -L flushlab-matrix has-session 2>/dev/null && ((waited < limit)); do sleep 1; waited=$((waited + 1)); done
             tmux -L flushlab-matrix kill-server 2>/dev/null || true
