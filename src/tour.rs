@@ -22,13 +22,12 @@ use crate::app::{Action, App};
 use crate::bench::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::bench::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use crate::bench::subject::{Subject, parse_subjects};
-use crate::cli::{parse_capacity, parse_duration};
+use crate::cli::{FrameArgs, parse_duration};
 use crate::keyboard::{Input, Keyboard};
 use crate::meters::Totals;
 use crate::renderer::Renderer;
-use crate::scene::Scene;
 use crate::terminal_session::TerminalSession;
-use crate::writer_mode::{self, DEFAULT_CAPACITY, Mode, Stream};
+use crate::writer_mode::{self, Mode, Stream};
 
 const CPR: &[u8] = b"\x1b[6n";
 /// DECRQM for synchronized output, then XTVERSION.
@@ -52,14 +51,8 @@ pub struct TourArgs {
     #[arg(long, value_parser = parse_duration, default_value = "1", allow_negative_numbers = true)]
     pub cpr_timeout: Duration,
 
-    #[arg(long, value_parser = parse_capacity, default_value_t = DEFAULT_CAPACITY)]
-    pub capacity: usize,
-
-    #[arg(long, value_enum, default_value_t = Scene::Full)]
-    pub scene: Scene,
-
-    #[arg(long)]
-    pub sync: bool,
+    #[command(flatten)]
+    pub frame: FrameArgs,
 
     /// Write the results as JSON (the `flushlab bench` format, with the terminal's identity).
     #[arg(long, value_name = "FILE")]
@@ -103,7 +96,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
     for subject in chosen {
         match subject {
             Subject::Mode(s, b) if !modes.iter().any(|m| (m.stream, m.buffering) == (s, b)) => {
-                modes.push(Mode::new(s, b, args.capacity));
+                modes.push(Mode::new(s, b, args.frame.capacity));
             }
             Subject::Mode(..) => {}
             other => {
@@ -118,9 +111,9 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
 
     let session = TerminalSession::enter(stream)?;
     let mut keyboard = Keyboard::open()?;
-    let mut app = App::new(modes[0], args.scene, args.sync);
+    let mut app = App::new(modes[0], args.frame.scene, args.frame.sync);
     let mut renderer = Renderer::new(writer_mode::open(modes[0])?, Rect::new(0, 0, cols, rows));
-    renderer.sync = args.sync;
+    renderer.sync = args.frame.sync;
 
     // Identify the terminal: DECRQM ?2026 and XTVERSION, answered (or not) within the timeout.
     renderer.write_now(IDENTIFY)?;
@@ -234,9 +227,9 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
             runs: 1,
             warmup: 0,
             duration_seconds: args.seconds.as_secs_f64(),
-            scene: args.scene.name().into(),
-            sync: args.sync,
-            capacity: args.capacity,
+            scene: args.frame.scene.name().into(),
+            sync: args.frame.sync,
+            capacity: args.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1))
                 .collect::<Vec<_>>()

@@ -27,9 +27,8 @@ use self::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter
 use self::reader::{ReaderModel, parse_reader};
 use self::results::{BenchResults, Machine, Row, Settings};
 use self::subject::{Subject, parse_subjects};
-use crate::cli::{parse_capacity, parse_duration, parse_size};
-use crate::scene::Scene;
-use crate::writer_mode::{DEFAULT_CAPACITY, Mode};
+use crate::cli::{FrameArgs, parse_duration, parse_size};
+use crate::writer_mode::Mode;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -70,16 +69,8 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
     pub duration: Duration,
 
-    /// Block buffer capacity for the block modes (64..=1MiB).
-    #[arg(long, value_parser = parse_capacity, default_value_t = DEFAULT_CAPACITY)]
-    pub capacity: usize,
-
-    #[arg(long, value_enum, default_value_t = Scene::Full)]
-    pub scene: Scene,
-
-    /// Synchronized output around each frame.
-    #[arg(long)]
-    pub sync: bool,
+    #[command(flatten)]
+    pub frame: FrameArgs,
 
     /// Write all results as JSON, after every row (`-` = stdout, at the end).
     #[arg(long, value_name = "FILE")]
@@ -207,9 +198,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             runs: args.runs,
             warmup: args.warmup,
             duration_seconds: args.duration.as_secs_f64(),
-            scene: args.scene.name().to_owned(),
-            sync: args.sync,
-            capacity: args.capacity,
+            scene: args.frame.scene.name().to_owned(),
+            sync: args.frame.sync,
+            capacity: args.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1).map(shell_word))
                 .collect::<Vec<_>>()
@@ -235,7 +226,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     for &size in &args.size {
         for &(sink, reader) in &targets {
             for &subject in &subjects {
-                let name = row_name(subject, args.capacity);
+                let name = row_name(subject, args.frame.capacity);
                 let reader_name = reader.map_or_else(|| "none".to_owned(), |r| r.to_string());
                 let mut row = Row::new(
                     name.clone(),
@@ -247,9 +238,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                 let spec = RunSpec {
                     binary: binary.clone(),
                     subject,
-                    capacity: args.capacity,
-                    scene: args.scene.name(),
-                    sync: args.sync,
+                    capacity: args.frame.capacity,
+                    scene: args.frame.scene.name(),
+                    sync: args.frame.sync,
                     size,
                     duration: args.duration,
                     sink,
