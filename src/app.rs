@@ -82,6 +82,7 @@ pub struct App {
     pub quit: bool,
     /// Which streams reach the terminal on screen; only those can be switched to.
     pub reachable: [bool; 2],
+    pub hud_cache: crate::hud::HudCache,
 }
 
 impl App {
@@ -97,6 +98,7 @@ impl App {
             meters: Meters::new(),
             quit: false,
             reachable: [true, true],
+            hud_cache: Default::default(),
         }
     }
 

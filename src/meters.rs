@@ -190,6 +190,8 @@ pub struct Meters {
     pub fps_history: VecDeque<u64>,
     pub per_mode: Vec<(Mode, Totals)>,
     pub started: Instant,
+    /// Bumped whenever a window or a segment closes: the figures on show changed.
+    generation: u64,
 }
 
 impl Meters {
@@ -207,6 +209,7 @@ impl Meters {
             fps_history: VecDeque::with_capacity(FPS_HISTORY),
             per_mode: Vec::new(),
             started: start.at,
+            generation: 0,
         }
     }
 
@@ -221,6 +224,17 @@ impl Meters {
 
     pub fn frames(&self) -> u64 {
         self.frames
+    }
+
+    /// Changes whenever the figures a display shows change (once a second, and per mode).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Frames counted when the figures were last sampled: what a display updated once a
+    /// second shows.
+    pub fn sampled_frames(&self) -> u64 {
+        self.window_start.frames
     }
 
     pub fn accounting_available(&self) -> bool {
@@ -245,6 +259,7 @@ impl Meters {
         self.fps_history.push_back(window.fps().round() as u64);
         self.window = Some(window);
         self.window_start = end;
+        self.generation += 1;
         true
     }
 
@@ -262,6 +277,7 @@ impl Meters {
         self.window_start = end;
         self.cells_in_window = 0;
         self.window = None;
+        self.generation += 1;
     }
 
     pub fn totals_for(&self, mode: Mode) -> Option<&Totals> {
