@@ -109,10 +109,14 @@ fn paint_sparse(frame: u64, area: Rect, buf: &mut Buffer) {
     }
     // A ticker on the bottom row: the frame number, and a one-cell cursor sweeping the row.
     let bottom = area.bottom() - 1;
-    let text = format!(" frame {frame} ");
-    for (i, ch) in text.chars().enumerate().take(usize::from(area.width)) {
+    // Formatted on the stack: the painter allocates nothing per frame.
+    let mut text = [0u8; 32];
+    let mut rest = &mut text[..];
+    let _ = std::io::Write::write_fmt(&mut rest, format_args!(" frame {frame} "));
+    let len = 32 - rest.len();
+    for (i, &ch) in text[..len].iter().enumerate().take(usize::from(area.width)) {
         buf[(area.x + i as u16, bottom)]
-            .set_char(ch)
+            .set_char(char::from(ch))
             .set_fg(Color::White);
     }
     let sweep = area.x + (frame % u64::from(area.width)) as u16;
