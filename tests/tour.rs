@@ -1,5 +1,6 @@
-//! `flushlab tour` in a pseudo-terminal whose "terminal" is this test: it answers (or ignores)
-//! the cursor-position, DECRQM and XTVERSION queries the tour sends.
+//! `flushlab tour` in a pseudo-terminal whose "terminal" is this test: a vt100 parser keeps
+//! the screen, and the test answers (or ignores) the cursor-position, DECRQM and XTVERSION
+//! queries the tour sends.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -36,6 +37,9 @@ fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
     let mut master = pty.master.try_clone().unwrap();
     let mut replies = pty.master.try_clone().unwrap();
     let reader = std::thread::spawn(move || {
+        // The fake terminal keeps a real screen: cursor-position answers come from it.
+        let side = |n| std::num::NonZeroU16::new(n).unwrap();
+        let mut screen = vt100::Parser::new(side(24), side(80), 0);
         let mut seen = Vec::new();
         let mut buf = [0u8; 65536];
         let mut answered = 0;
@@ -45,18 +49,21 @@ fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
                 Ok(n) => n,
             };
             seen.extend_from_slice(&buf[..n]);
+            screen.process(&buf[..n]);
             if !answer {
                 continue;
             }
             // Answer every query seen so far, once each, in order.
             let text = String::from_utf8_lossy(&seen).into_owned();
-            let queries: Vec<(usize, &[u8])> = [
-                ("\x1b[6n", b"\x1b[1;1R".as_slice()),
-                ("\x1b[?2026$p", b"\x1b[?2026;2$y".as_slice()),
-                ("\x1b[>0q", b"\x1bP>|fake-term(1)\x1b\\".as_slice()),
+            let (row, col) = screen.screen().cursor_position();
+            let cpr = format!("\x1b[{};{}R", row + 1, col + 1).into_bytes();
+            let queries: Vec<(usize, Vec<u8>)> = [
+                ("\x1b[6n", cpr),
+                ("\x1b[?2026$p", b"\x1b[?2026;2$y".to_vec()),
+                ("\x1b[>0q", b"\x1bP>|fake-term(1)\x1b\\".to_vec()),
             ]
             .iter()
-            .flat_map(|(q, a)| text.match_indices(q).map(move |(i, _)| (i, *a)))
+            .flat_map(|(q, a)| text.match_indices(q).map(move |(i, _)| (i, a.clone())))
             .collect::<Vec<_>>();
             let mut queries = queries;
             queries.sort_by_key(|(i, _)| *i);
