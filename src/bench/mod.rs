@@ -61,7 +61,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
 
-    /// Uncounted warm-up runs per mode and size, before the counted ones.
+    /// Uncounted warm-up runs before the first round (of the first rows: every run is a fresh
+    /// process in a fresh pty, so what a warm-up warms is shared by all rows).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub warmup: u32,
 
@@ -219,20 +220,18 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let binary = std::env::current_exe().context("finding flushlab's own binary")?;
     let scratch = std::env::temp_dir().join(format!("flushlab-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let total = (args.size.len() * targets.len() * subjects.len()) as u64
-        * u64::from(args.warmup + args.runs);
-    let progress = progress_bar(total);
 
+    // Every row with the spec of its runs, in table order: sizes, then sinks × readers, then
+    // subjects (ceilings first).
+    let mut cells: Vec<(Row, RunSpec)> = Vec::new();
     for &size in &args.size {
         for &(sink, reader) in &targets {
             for &subject in &subjects {
-                let name = row_name(subject, args.frame.capacity);
-                let reader_name = reader.map_or_else(|| "none".to_owned(), |r| r.to_string());
-                let mut row = Row::new(
-                    name.clone(),
+                let row = Row::new(
+                    row_name(subject, args.frame.capacity),
                     subject.is_ceiling(),
                     format!("{}x{}", size.0, size.1),
-                    reader_name,
+                    reader.map_or_else(|| "none".to_owned(), |r| r.to_string()),
                     sink.name().to_owned(),
                 );
                 let spec = RunSpec {
@@ -248,35 +247,43 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
                     scratch: scratch.clone(),
                     grace: RunSpec::default_grace(args.duration),
                 };
-                for i in 0..args.warmup + args.runs {
-                    let counted = i >= args.warmup;
-                    progress.set_message(format!(
-                        "{name} {} {}",
-                        row.size,
-                        if counted { "run" } else { "warm-up" }
-                    ));
-                    match run_once(&spec) {
-                        Ok(run) if counted => row.runs.push(run),
-                        Ok(_) => {}
-                        Err(failure) => {
-                            progress.suspend(|| {
-                                eprintln!(
-                                    "flushlab bench: {name} at {}: {}",
-                                    row.size, failure.reason
-                                );
-                            });
-                            row.failed_runs.push(failure);
-                        }
-                    }
-                    progress.inc(1);
-                }
-                row.summarize();
-                results.results.push(row);
-                results.compute_ratios();
-                for export in &exports {
-                    export.write_file(&results)?;
-                }
+                cells.push((row, spec));
             }
+        }
+    }
+    let steps = plan(cells.len(), args.warmup, args.runs);
+    let progress = progress_bar(steps.len() as u64);
+    for step in steps {
+        let (row, spec) = &mut cells[step.row];
+        progress.set_message(match step.round {
+            Some(round) => format!("{} {} · round {round}/{}", row.mode, row.size, args.runs),
+            None => format!("{} {} · warm-up", row.mode, row.size),
+        });
+        match run_once(spec) {
+            Ok(run) if step.round.is_some() => row.runs.push(run),
+            Ok(_) => {}
+            Err(failure) => {
+                progress.suspend(|| {
+                    eprintln!(
+                        "flushlab bench: {} at {}: {}",
+                        row.mode, row.size, failure.reason
+                    );
+                });
+                row.failed_runs.push(failure);
+            }
+        }
+        progress.inc(1);
+        row.summarize();
+        // After every run, so that a late failure (or Ctrl-C) loses nothing already measured.
+        results.results = cells
+            .iter()
+            .map(|(row, _)| row)
+            .filter(|row| !row.runs.is_empty() || !row.failed_runs.is_empty())
+            .cloned()
+            .collect();
+        results.compute_ratios();
+        for export in &exports {
+            export.write_file(&results)?;
         }
     }
     progress.finish_and_clear();
@@ -301,6 +308,45 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One child run, in the order the bench makes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Index of the row (in table order).
+    pub row: usize,
+    /// The counted round this run belongs to (1-based); `None` for a warm-up.
+    pub round: Option<u32>,
+}
+
+/// The order of the runs: the warm-ups, then `runs` rounds that each visit every row once.
+///
+/// Rounds rather than each row's runs back to back, because this machine's speed drifts over
+/// tens of seconds (CPU clock, neighbours on a shared host): measured row by row, a row took
+/// whatever the machine did during its few seconds, and two identical writers (stdout/block and
+/// stderr/block at 80x24) came out 1,270 vs 1,774 fps. Round-robin spreads the drift over every
+/// row, where the [min–max] spread shows it instead of turning it into a difference between
+/// rows. The price: a row is complete only after the last round, so a bench stopped early has
+/// every row with fewer runs rather than the first rows with all of them.
+///
+/// Warm-ups are runs of the first rows, not of every row: each run is a fresh process in a fresh
+/// pty, so all a warm-up can warm is shared by every row (the binary in the page cache, the CPU
+/// clock).
+pub fn plan(rows: usize, warmup: u32, runs: u32) -> Vec<Step> {
+    if rows == 0 {
+        return Vec::new();
+    }
+    let warmups = (0..warmup as usize).map(|i| Step {
+        row: i % rows,
+        round: None,
+    });
+    let rounds = (1..=runs).flat_map(|round| {
+        (0..rows).map(move |row| Step {
+            row,
+            round: Some(round),
+        })
+    });
+    warmups.chain(rounds).collect()
+}
+
 fn progress_bar(total: u64) -> ProgressBar {
     let target = if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
@@ -308,8 +354,9 @@ fn progress_bar(total: u64) -> ProgressBar {
         ProgressDrawTarget::hidden()
     };
     let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) = ProgressStyle::with_template("{bar:30} {pos}/{len} runs, {elapsed} · {msg}")
-    {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left · {msg}",
+    ) {
         bar.set_style(style);
     }
     bar
@@ -325,5 +372,39 @@ fn shell_word(arg: String) -> String {
         arg
     } else {
         format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_warms_up_then_visits_every_row_once_per_round() {
+        let steps = plan(3, 1, 2);
+        let warm = |row| Step { row, round: None };
+        let run = |row, round| Step {
+            row,
+            round: Some(round),
+        };
+        assert_eq!(
+            steps,
+            [
+                warm(0),
+                run(0, 1),
+                run(1, 1),
+                run(2, 1),
+                run(0, 2),
+                run(1, 2),
+                run(2, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn plan_spreads_more_warm_ups_than_rows_and_handles_no_rows() {
+        let rows: Vec<usize> = plan(2, 3, 1).iter().map(|s| s.row).collect();
+        assert_eq!(rows, [0, 1, 0, 0, 1]);
+        assert!(plan(0, 1, 3).is_empty());
     }
 }

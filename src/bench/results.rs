@@ -178,20 +178,23 @@ pub struct BenchResults {
 }
 
 impl BenchResults {
-    /// Fills in the ratios from the rows measured so far.
+    /// Fills in the ratios from the rows measured so far. A row is compared only with the rows
+    /// measured under the same conditions: same size, same sink, same reader.
     pub fn compute_ratios(&mut self) {
-        let medians: Vec<(String, bool, Option<f64>)> = self
+        let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
+        let medians: Vec<_> = self
             .results
             .iter()
-            .map(|r| (r.size.clone(), r.ceiling, r.fps.map(|f| f.median)))
+            .map(|r| (conditions(r), r.ceiling, r.fps.map(|f| f.median)))
             .collect();
         for row in &mut self.results {
-            let at_size = || medians.iter().filter(|(size, _, _)| *size == row.size);
-            let ceiling = at_size()
+            let here = conditions(row);
+            let alike = || medians.iter().filter(|(c, _, _)| *c == here);
+            let ceiling = alike()
                 .filter(|(_, c, _)| *c)
                 .filter_map(|m| m.2)
                 .reduce(f64::min);
-            let fastest = at_size()
+            let fastest = alike()
                 .filter(|(_, c, _)| !*c)
                 .filter_map(|m| m.2)
                 .reduce(f64::max);
@@ -200,6 +203,43 @@ impl BenchResults {
                 |base: Option<f64>| fps.zip(base).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
             row.ratio_to_ceiling = ratio(ceiling);
             row.ratio_to_fastest = if row.ceiling { None } else { ratio(fastest) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bench::export::fixture;
+
+    #[test]
+    fn ratios_compare_only_rows_measured_under_the_same_conditions() {
+        let mut results = fixture::results();
+        let drain = results.clone();
+        // The same rows behind a reader twice as slow: every figure halves, every ratio holds.
+        let mut slow = results.results.clone();
+        for row in &mut slow {
+            row.reader = "vt".into();
+            for run in &mut row.runs {
+                run.fps /= 2.0;
+            }
+            row.summarize();
+        }
+        results.results.extend(slow);
+        results.compute_ratios();
+        for (i, row) in results.results.iter().enumerate() {
+            let same = &drain.results[i % drain.results.len()];
+            let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() < 1e-9,
+                (a, b) => a == b,
+            };
+            assert!(
+                close(row.ratio_to_ceiling, same.ratio_to_ceiling),
+                "{row:?}"
+            );
+            assert!(
+                close(row.ratio_to_fastest, same.ratio_to_fastest),
+                "{row:?}"
+            );
         }
     }
 }

@@ -69,7 +69,7 @@ pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> Str
 pub(crate) mod fixture {
     use crate::bench::results::*;
 
-    fn run(fps: f64, writes: f64) -> Run {
+    pub fn run(fps: f64, writes: f64) -> Run {
         Run {
             frames: (fps * 2.0) as u64,
             seconds: 2.0,
