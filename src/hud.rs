@@ -21,7 +21,14 @@ const KEYS: &str = "spc next · o/e stream · r/l/b/f/w buffering · +/- cap · 
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        self.scene.paint(self.meters.frames(), area, buf);
+        self.paint_frame(self.meters.frames(), area, buf);
+    }
+}
+
+impl App {
+    /// Frame number `frame` as the frame loop draws it: the scene, the HUD over it, the help.
+    pub fn paint_frame(&self, frame: u64, area: Rect, buf: &mut Buffer) {
+        self.scene.paint(frame, area, buf);
         render_hud_cached(self, area, buf);
         if self.show_help {
             render_help(area, buf);

@@ -108,7 +108,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
     let area = Rect::new(0, 0, cols, rows);
     let (outcome, finished, area) = match cli.ceiling {
         Some(Ceiling::Transport) => {
-            let frame = ceiling::encode_full_frame(app.scene, area, app.sync);
+            let frame = ceiling::encode_steady_frame(&app, area);
             let mut out = stream.raw()?;
             let duration = cli.duration.unwrap_or(Duration::MAX);
             let cells = usize::from(cols) * usize::from(rows);

@@ -1,7 +1,8 @@
 //! `flushlab bench` end to end: real children in real ptys.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use flushlab::bench::executor::{RunSpec, Sink, run_once};
@@ -169,10 +170,13 @@ fn script(dir: &std::path::Path, body: &str) -> PathBuf {
 #[test]
 fn a_crashing_child_is_a_failed_run_with_its_output() {
     let dir = scratch("crash");
-    let failure = run_once(&spec(
-        script(&dir, "echo 'something broke' >&2; exit 7"),
-        dir.clone(),
-    ))
+    let failure = run_once(
+        &spec(
+            script(&dir, "echo 'something broke' >&2; exit 7"),
+            dir.clone(),
+        ),
+        &AtomicUsize::new(0),
+    )
     .unwrap_err();
     assert!(failure.reason.contains("exit status: 7"), "{failure:?}");
     assert!(failure.output.contains("something broke"), "{failure:?}");
@@ -183,7 +187,11 @@ fn a_crashing_child_is_a_failed_run_with_its_output() {
 fn a_hanging_child_is_killed_after_the_grace() {
     let dir = scratch("hang");
     let start = std::time::Instant::now();
-    let failure = run_once(&spec(script(&dir, "exec sleep 60"), dir.clone())).unwrap_err();
+    let failure = run_once(
+        &spec(script(&dir, "exec sleep 60"), dir.clone()),
+        &AtomicUsize::new(0),
+    )
+    .unwrap_err();
     assert!(failure.reason.contains("hung"), "{failure:?}");
     assert!(start.elapsed() < Duration::from_secs(30));
     std::fs::remove_dir_all(dir).unwrap();
@@ -233,5 +241,98 @@ fn the_flood_workload_runs_writers_across_sinks() {
     assert_eq!(sinks, ["pty", "pty", "pipe", "pipe", "null", "null"]);
     let wrong = bench(&["--workload", "flood", "--modes", "stdout/raw"]);
     assert_eq!(wrong.status.code(), Some(2));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn ctrl_c_stops_the_bench_and_keeps_what_it_measured() {
+    let dir = scratch("interrupt");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let json = dir.join("results.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["bench", "--modes", "stdout/block,stdout/frame"])
+        .args(["--duration", "0.3", "--runs", "1000", "--warmup", "0"])
+        .args(["--size", "80x24", "--export-json"])
+        .arg(&json)
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let counted = || -> usize {
+        std::fs::read(&json)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+            .map_or(0, |r| {
+                r["results"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|row| row["runs"].as_array().unwrap().len())
+                    .sum()
+            })
+    };
+    let waiting = std::time::Instant::now();
+    while counted() < 3 {
+        assert!(waiting.elapsed() < Duration::from_secs(120), "no runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("interrupted after"), "{stderr}");
+    assert!(stdout.contains("| stdout/block:8KiB "), "{stdout}");
+    // The run the signal cut short is neither counted nor a failure.
+    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = counted();
+    assert!((3..1000).contains(&runs), "{runs} runs");
+    for row in results["results"].as_array().unwrap() {
+        assert!(row["failed_runs"].as_array().unwrap().is_empty(), "{row}");
+    }
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "scratch left");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_transport_ceiling_writes_the_frames_the_modes_write() {
+    let dir = scratch("transport");
+    let json = dir.join("results.json");
+    let out = bench(&[
+        "--modes",
+        "ceiling/transport,stdout/frame",
+        "--duration",
+        "0.5",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--size",
+        "80x24",
+        "--export-json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let bytes = |mode: &str| {
+        results["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["mode"] == mode)
+            .and_then(|row| row["bytes_per_frame"].as_f64())
+            .unwrap_or_else(|| panic!("no {mode} row: {results}"))
+    };
+    // A ceiling with heavier frames than the modes' would be one they could beat.
+    let (transport, frame) = (bytes("ceiling/transport"), bytes("stdout/frame"));
+    assert!(
+        (transport / frame - 1.0).abs() < 0.05,
+        "transport {transport} B vs stdout/frame {frame} B per frame"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
@@ -125,8 +125,10 @@ impl RunSpec {
     }
 }
 
-/// Runs `spec` once. A run that fails is a [`FailedRun`], never an error of the bench.
-pub fn run_once(spec: &RunSpec) -> Result<Run, FailedRun> {
+/// Runs `spec` once. A run that fails is a [`FailedRun`], never an error of the bench. When
+/// `interrupt` turns non-zero (the bench got a termination signal) the child is killed and the
+/// run fails at once.
+pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRun> {
     let failed = |reason: String, output: String| FailedRun { reason, output };
     let report = spec.scratch.join("report.json");
     let _ = std::fs::remove_file(&report);
@@ -140,6 +142,7 @@ pub fn run_once(spec: &RunSpec) -> Result<Run, FailedRun> {
         spec.duration + spec.grace,
         started,
         &child_gone,
+        interrupt,
     );
     let status = status.map_err(|reason| failed(reason, tail.clone()))?;
     if !status.success() {
@@ -226,10 +229,16 @@ fn wait(
     deadline: Duration,
     started: Instant,
     child_gone: &AtomicBool,
+    interrupt: &AtomicUsize,
 ) -> (Result<std::process::ExitStatus, String>, String, u64) {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
+            Ok(None) if interrupt.load(Ordering::Relaxed) != 0 => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err("interrupted".to_owned());
+            }
             Ok(None) if started.elapsed() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();

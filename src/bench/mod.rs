@@ -1,8 +1,8 @@
 //! `flushlab bench`: every writer mode, headless, each in a fresh pseudo-terminal, measured the
 //! same way, with the two ceilings beside them.
 //!
-//! Split like hyperfine: this module schedules (sizes × subjects, warm-up, runs, exports after
-//! each row), [`executor`] runs one child, [`statistics`] summarises, [`results`] is the plain
+//! Split like hyperfine: this module schedules (sizes × subjects, warm-up, rounds of runs,
+//! exports after each run), [`executor`] runs one child, [`statistics`] summarises, [`results`] is the plain
 //! data the [`export`]ers and the [`plot`] read.
 
 pub mod executor;
@@ -16,6 +16,7 @@ pub mod subject;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -73,7 +74,7 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub frame: FrameArgs,
 
-    /// Write all results as JSON, after every row (`-` = stdout, at the end).
+    /// Write all results as JSON, after every run (`-` = stdout, at the end).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
@@ -253,13 +254,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     let steps = plan(cells.len(), args.warmup, args.runs);
     let progress = progress_bar(steps.len() as u64);
+    // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current child; what
+    // was measured is kept, printed and exported.
+    let interrupt = crate::terminal_session::watch_termination_signals()
+        .context("installing the signal handlers")?;
     for step in steps {
         let (row, spec) = &mut cells[step.row];
         progress.set_message(match step.round {
             Some(round) => format!("{} {} · round {round}/{}", row.mode, row.size, args.runs),
             None => format!("{} {} · warm-up", row.mode, row.size),
         });
-        match run_once(spec) {
+        let outcome = run_once(spec, &interrupt);
+        if interrupt.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+        match outcome {
             Ok(run) if step.round.is_some() => row.runs.push(run),
             Ok(_) => {}
             Err(failure) => {
@@ -299,6 +308,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.plot {
         plot::write_svg(&results, path)
             .with_context(|| format!("writing the plot {}", path.display()))?;
+    }
+    let signal = interrupt.load(Ordering::Relaxed);
+    if signal != 0 {
+        let done: usize = results.results.iter().map(|r| r.runs.len()).sum();
+        eprintln!(
+            "flushlab bench: interrupted after {done} counted run(s); the table and exports hold them"
+        );
+        return Ok(ExitCode::from(128 + signal as u8));
     }
     let failed: usize = results.results.iter().map(|r| r.failed_runs.len()).sum();
     if failed > 0 {

@@ -28,7 +28,7 @@ impl Export {
         self.path == Path::new("-")
     }
 
-    /// Writes the current results to the file (not stdout): called after every row, so a late
+    /// Writes the current results to the file (not stdout): called after every run, so a late
     /// failure loses nothing.
     pub fn write_file(&self, results: &BenchResults) -> anyhow::Result<()> {
         if self.to_stdout() {
