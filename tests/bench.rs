@@ -1,6 +1,6 @@
 //! `flushlab bench` end to end: real children in real ptys.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
@@ -26,14 +26,10 @@ fn bench(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn two_modes_end_to_end() {
-    let dir = scratch("e2e");
-    let json = dir.join("results.json");
-    let markdown = dir.join("results.md");
-    let out = bench(&[
-        "--modes",
-        "stdout/raw,stdout/block",
+/// The shortest bench that still measures: one 0.5 s run per row at 80x24, no warm-up, the
+/// results exported to `json`.
+fn quick_bench(json: &Path, args: &[&str]) -> std::process::Output {
+    let quick = [
         "--duration",
         "0.5",
         "--runs",
@@ -42,11 +38,29 @@ fn two_modes_end_to_end() {
         "0",
         "--size",
         "80x24",
-        "--export-json",
-        json.to_str().unwrap(),
-        "--export-markdown",
-        markdown.to_str().unwrap(),
-    ]);
+    ];
+    let json = ["--export-json", json.to_str().unwrap()];
+    bench(&[&quick[..], &json, args].concat())
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn two_modes_end_to_end() {
+    let dir = scratch("e2e");
+    let json = dir.join("results.json");
+    let markdown = dir.join("results.md");
+    let out = quick_bench(
+        &json,
+        &[
+            "--modes",
+            "stdout/raw,stdout/block",
+            "--export-markdown",
+            markdown.to_str().unwrap(),
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -57,7 +71,7 @@ fn two_modes_end_to_end() {
         assert!(stdout.contains(mode), "{mode} missing:\n{stdout}");
     }
     assert_eq!(std::fs::read_to_string(&markdown).unwrap(), stdout);
-    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results: Value = read_json(&json);
     let rows = results["results"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for row in rows {
@@ -85,28 +99,13 @@ fn other_sinks_measure_the_same_frames() {
     for sink in ["pipe", "file", "null"] {
         let dir = scratch(sink);
         let json = dir.join("results.json");
-        let out = bench(&[
-            "--modes",
-            "stderr/frame",
-            "--duration",
-            "0.3",
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--size",
-            "80x24",
-            "--sink",
-            sink,
-            "--export-json",
-            json.to_str().unwrap(),
-        ]);
+        let out = quick_bench(&json, &["--modes", "stderr/frame", "--sink", sink]);
         assert!(
             out.status.success(),
             "{sink}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let results: Value = read_json(&json);
         let row = &results["results"][0];
         assert_eq!(row["sink"], sink);
         assert!(row["runs"][0]["frames"].as_u64().unwrap() > 0, "{row}");
@@ -201,22 +200,17 @@ fn a_hanging_child_is_killed_after_the_grace() {
 fn the_flood_workload_runs_writers_across_sinks() {
     let dir = scratch("flood");
     let json = dir.join("results.json");
-    let out = bench(&[
-        "--workload",
-        "flood",
-        "--modes",
-        "flood/println,flood/block",
-        "--sink",
-        "pty,pipe,null",
-        "--duration",
-        "0.3",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--export-json",
-        json.to_str().unwrap(),
-    ]);
+    let out = quick_bench(
+        &json,
+        &[
+            "--workload",
+            "flood",
+            "--modes",
+            "flood/println,flood/block",
+            "--sink",
+            "pty,pipe,null",
+        ],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -224,7 +218,7 @@ fn the_flood_workload_runs_writers_across_sinks() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("lines/s median"), "{stdout}");
-    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results: Value = read_json(&json);
     assert_eq!(results["settings"]["unit"], "line");
     let rows = results["results"].as_array().unwrap();
     assert_eq!(rows.len(), 6);
@@ -289,7 +283,7 @@ fn ctrl_c_stops_the_bench_and_keeps_what_it_measured() {
     assert!(stderr.contains("interrupted after"), "{stderr}");
     assert!(stdout.contains("| stdout/block:8KiB "), "{stdout}");
     // The run the signal cut short is neither counted nor a failure.
-    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results: Value = read_json(&json);
     let runs = counted();
     assert!((3..1000).contains(&runs), "{runs} runs");
     for row in results["results"].as_array().unwrap() {
@@ -303,22 +297,9 @@ fn ctrl_c_stops_the_bench_and_keeps_what_it_measured() {
 fn the_transport_ceiling_writes_the_frames_the_modes_write() {
     let dir = scratch("transport");
     let json = dir.join("results.json");
-    let out = bench(&[
-        "--modes",
-        "ceiling/transport,stdout/frame",
-        "--duration",
-        "0.5",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--size",
-        "80x24",
-        "--export-json",
-        json.to_str().unwrap(),
-    ]);
+    let out = quick_bench(&json, &["--modes", "ceiling/transport,stdout/frame"]);
     assert!(out.status.success(), "{out:?}");
-    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results: Value = read_json(&json);
     let bytes = |mode: &str| {
         results["results"]
             .as_array()
