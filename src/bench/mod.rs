@@ -39,7 +39,8 @@ pub struct BenchArgs {
     pub workload: Workload,
 
     /// Modes to measure, comma-separated: stdout/raw, stderr/block, …, ceiling/cpu,
-    /// ceiling/transport, flood/println, …; or `all`, `modes`, `ceilings`, `flood`
+    /// ceiling/transport, flood/println, …; or `all`, `modes`, `ceilings`, `flood`, a stream
+    /// (`stdout`: its every buffering) or a buffering (`frame`: both streams)
     /// [default: all for tui, flood for flood]
     #[arg(long, value_delimiter = ',', value_parser = parse_subjects)]
     pub modes: Vec<Vec<Subject>>,

@@ -90,8 +90,12 @@ impl fmt::Display for Subject {
     }
 }
 
+/// The groups `--modes` accepts besides single names.
+const GROUPS: &str = "all, modes, ceilings, flood, stdout, stderr, raw, line, block, frame, thread";
+
 /// Parses one `--modes` item: a mode name, a ceiling, a flood writer (`flood/println`), `all`
-/// (every mode and both ceilings), `modes`, `ceilings` or `flood` (every flood writer).
+/// (every mode and both ceilings), `modes`, `ceilings`, `flood` (every flood writer), a stream
+/// (`stdout`: its every buffering) or a buffering (`frame`: on both streams).
 pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
     let every = || {
         Subject::ceilings()
@@ -112,15 +116,18 @@ pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
         "flood" => return Ok(Subject::flood_writers().collect()),
         _ => {}
     }
+    if let Some(&stream) = Stream::ALL.iter().find(|s| s.name() == text) {
+        return Ok(Buffering::ALL.map(|b| Subject::Mode(stream, b)).to_vec());
+    }
+    if let Some(&buffering) = Buffering::ALL.iter().find(|b| b.name() == text) {
+        return Ok(Stream::ALL.map(|s| Subject::Mode(s, buffering)).to_vec());
+    }
     every()
         .find(|s| s.to_string() == text)
         .map(|s| vec![s])
         .ok_or_else(|| {
             let names: Vec<String> = every().map(|s| s.to_string()).collect();
-            format!(
-                "unknown mode; valid: all, modes, ceilings, {}",
-                names.join(", ")
-            )
+            format!("unknown mode; valid: {GROUPS}, {}", names.join(", "))
         })
 }
 
@@ -142,6 +149,16 @@ mod tests {
         assert_eq!(
             Subject::Flood(FloodWriter::PerByte).to_string(),
             "flood/per-byte"
+        );
+        let stdout = parse_subjects("stdout").unwrap();
+        assert_eq!(stdout.len(), Buffering::ALL.len());
+        assert!(stdout.iter().all(|s| s.stream() == Stream::Stdout));
+        assert_eq!(
+            parse_subjects("frame").unwrap(),
+            [
+                Subject::Mode(Stream::Stdout, Buffering::Frame),
+                Subject::Mode(Stream::Stderr, Buffering::Frame)
+            ]
         );
         let err = parse_subjects("stdout/fast").unwrap_err();
         assert!(
