@@ -14,7 +14,7 @@ pub mod statistics;
 pub mod subject;
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -98,6 +98,30 @@ pub enum Workload {
     Flood,
 }
 
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Tui => "tui",
+            Workload::Flood => "flood",
+        }
+    }
+
+    /// What a row's rate counts.
+    fn unit(self) -> &'static str {
+        match self {
+            Workload::Tui => "frame",
+            Workload::Flood => "line",
+        }
+    }
+
+    fn other(self) -> Workload {
+        match self {
+            Workload::Tui => Workload::Flood,
+            Workload::Flood => Workload::Tui,
+        }
+    }
+}
+
 impl BenchArgs {
     fn subjects(&self) -> Vec<Subject> {
         let mut subjects: Vec<Subject> = Vec::new();
@@ -134,6 +158,60 @@ impl BenchArgs {
         targets
     }
 
+    fn settings(&self) -> Settings {
+        Settings {
+            workload: self.workload.name().into(),
+            unit: self.workload.unit().into(),
+            sizes: self.size.iter().map(|(c, r)| format!("{c}x{r}")).collect(),
+            readers: self.reader.iter().map(ToString::to_string).collect(),
+            sinks: self.sink.iter().map(|s| s.name().to_owned()).collect(),
+            runs: self.runs,
+            warmup: self.warmup,
+            duration_seconds: self.duration.as_secs_f64(),
+            scene: self.frame.scene.name().to_owned(),
+            sync: self.frame.sync,
+            capacity: self.frame.capacity,
+            command: std::iter::once("flushlab".to_owned())
+                .chain(std::env::args().skip(1).map(shell_word))
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+
+    /// Every row (still without runs) with the spec of its runs, in table order: sizes, then
+    /// sinks × readers, then subjects (ceilings first).
+    fn cells(&self, binary: &Path, scratch: &Path) -> Vec<(Row, RunSpec)> {
+        let mut cells = Vec::new();
+        for &size in &self.size {
+            for (sink, reader) in self.targets() {
+                for subject in self.subjects() {
+                    let row = Row::new(
+                        row_name(subject, self.frame.capacity),
+                        subject.is_ceiling(),
+                        format!("{}x{}", size.0, size.1),
+                        reader.map_or_else(|| "none".to_owned(), |r| r.to_string()),
+                        sink.name().to_owned(),
+                    );
+                    let spec = RunSpec {
+                        binary: binary.to_owned(),
+                        subject,
+                        capacity: self.frame.capacity,
+                        scene: self.frame.scene.name(),
+                        sync: self.frame.sync,
+                        size,
+                        duration: self.duration,
+                        sink,
+                        reader: reader.unwrap_or(ReaderModel::Drain),
+                        scratch: scratch.to_owned(),
+                        grace: RunSpec::default_grace(self.duration),
+                    };
+                    cells.push((row, spec));
+                }
+            }
+        }
+        cells
+    }
+
     fn exports(&self) -> Vec<Export> {
         let mut exports = Vec::new();
         let mut add = |path: &Option<PathBuf>, exporter: Box<dyn Exporter>| {
@@ -167,48 +245,17 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!(
             "flushlab bench: '{wrong}' is not part of the {} workload (choose --workload {})",
-            if args.workload == Workload::Flood {
-                "flood"
-            } else {
-                "tui"
-            },
-            if args.workload == Workload::Flood {
-                "tui"
-            } else {
-                "flood"
-            },
+            args.workload.name(),
+            args.workload.other().name(),
         );
         return Ok(ExitCode::from(2));
     }
-    let targets = args.targets();
     let exports = args.exports();
     let mut results = BenchResults {
         flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
         machine: Machine::this(),
         terminal: None,
-        settings: Settings {
-            workload: match args.workload {
-                Workload::Tui => "tui".into(),
-                Workload::Flood => "flood".into(),
-            },
-            unit: match args.workload {
-                Workload::Tui => "frame".into(),
-                Workload::Flood => "line".into(),
-            },
-            sizes: args.size.iter().map(|(c, r)| format!("{c}x{r}")).collect(),
-            readers: args.reader.iter().map(ToString::to_string).collect(),
-            sinks: args.sink.iter().map(|s| s.name().to_owned()).collect(),
-            runs: args.runs,
-            warmup: args.warmup,
-            duration_seconds: args.duration.as_secs_f64(),
-            scene: args.frame.scene.name().to_owned(),
-            sync: args.frame.sync,
-            capacity: args.frame.capacity,
-            command: std::iter::once("flushlab".to_owned())
-                .chain(std::env::args().skip(1).map(shell_word))
-                .collect::<Vec<_>>()
-                .join(" "),
-        },
+        settings: args.settings(),
         results: Vec::new(),
     };
     // Refuse unwritable destinations before spending minutes measuring.
@@ -222,37 +269,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let binary = std::env::current_exe().context("finding flushlab's own binary")?;
     let scratch = std::env::temp_dir().join(format!("flushlab-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-
-    // Every row with the spec of its runs, in table order: sizes, then sinks × readers, then
-    // subjects (ceilings first).
-    let mut cells: Vec<(Row, RunSpec)> = Vec::new();
-    for &size in &args.size {
-        for &(sink, reader) in &targets {
-            for &subject in &subjects {
-                let row = Row::new(
-                    row_name(subject, args.frame.capacity),
-                    subject.is_ceiling(),
-                    format!("{}x{}", size.0, size.1),
-                    reader.map_or_else(|| "none".to_owned(), |r| r.to_string()),
-                    sink.name().to_owned(),
-                );
-                let spec = RunSpec {
-                    binary: binary.clone(),
-                    subject,
-                    capacity: args.frame.capacity,
-                    scene: args.frame.scene.name(),
-                    sync: args.frame.sync,
-                    size,
-                    duration: args.duration,
-                    sink,
-                    reader: reader.unwrap_or(ReaderModel::Drain),
-                    scratch: scratch.clone(),
-                    grace: RunSpec::default_grace(args.duration),
-                };
-                cells.push((row, spec));
-            }
-        }
-    }
+    let mut cells = args.cells(&binary, &scratch);
     let steps = plan(cells.len(), args.warmup, args.runs);
     let progress = progress_bar(steps.len() as u64);
     // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current child; what
