@@ -102,6 +102,12 @@ pub enum Input {
     },
     /// A DCS reply's text, e.g. XTVERSION's `>|xterm(379)`.
     DeviceString(String),
+    /// Device attributes: the answer to DA1 (`CSI c`, `secondary` false: `CSI ? 64;1;2 c`) or
+    /// DA2 (`CSI > c`, `secondary` true: `CSI > 85;95;0 c`), parameters as sent.
+    DeviceAttributes {
+        secondary: bool,
+        params: String,
+    },
 }
 
 impl Input {
@@ -130,6 +136,17 @@ fn csi_reply(body: &[u8], last: u8) -> Option<Input> {
             Some(Input::CursorPosition {
                 row: row.parse().ok()?,
                 col: col.parse().ok()?,
+            })
+        }
+        b'c' => {
+            let (secondary, params) = match text.split_at_checked(1)? {
+                ("?", params) => (false, params),
+                (">", params) => (true, params),
+                _ => return None,
+            };
+            Some(Input::DeviceAttributes {
+                secondary,
+                params: params.to_owned(),
             })
         }
         b'y' => {
@@ -254,7 +271,9 @@ mod tests {
     #[test]
     fn replies_are_recognised() {
         assert_eq!(
-            parse_input(b"\x1b[12;40Rq\x1b[?2026;2$y\x1bP>|xterm(379)\x1b\\"),
+            parse_input(
+                b"\x1b[12;40Rq\x1b[?2026;2$y\x1bP>|xterm(379)\x1b\\\x1b[>85;95;0c\x1b[?64;1c"
+            ),
             [
                 Input::CursorPosition { row: 12, col: 40 },
                 Input::Key(KeyEvent::new(KeyCode::Char('q'), KeyModifiers::NONE)),
@@ -263,6 +282,14 @@ mod tests {
                     status: 2
                 },
                 Input::DeviceString(">|xterm(379)".into()),
+                Input::DeviceAttributes {
+                    secondary: true,
+                    params: "85;95;0".into()
+                },
+                Input::DeviceAttributes {
+                    secondary: false,
+                    params: "64;1".into()
+                },
             ]
         );
     }

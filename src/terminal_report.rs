@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::bench::export::{or_dash, write_atomically};
 use crate::bench::plot;
-use crate::bench::results::BenchResults;
+use crate::bench::results::{BenchResults, TerminalIdentity};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -32,12 +32,7 @@ fn terminal_name(results: &BenchResults) -> String {
     results
         .terminal
         .as_ref()
-        .and_then(|t| {
-            t.version_reply
-                .clone()
-                .or_else(|| t.term_program.clone())
-                .or_else(|| t.term.clone())
-        })
+        .and_then(TerminalIdentity::name)
         .or_else(|| {
             results
                 .results

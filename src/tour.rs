@@ -30,8 +30,10 @@ use crate::terminal_session::TerminalSession;
 use crate::writer_mode::{self, Mode, Stream};
 
 const CPR: &[u8] = b"\x1b[6n";
-/// DECRQM for synchronized output, then XTVERSION.
-const IDENTIFY: &[u8] = b"\x1b[?2026$p\x1b[>0q";
+/// DECRQM for synchronized output, XTVERSION, DA2, then DA1: every terminal answers DA1, and
+/// terminals answer in order, so DA1's answer means that whatever else will be answered has
+/// been, and the tour need not wait out the timeout for the queries a terminal ignores.
+const IDENTIFY: &[u8] = b"\x1b[?2026$p\x1b[>0q\x1b[>c\x1b[c";
 
 #[derive(Debug, Args)]
 pub struct TourArgs {
@@ -115,17 +117,25 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
     let mut renderer = Renderer::new(writer_mode::open(modes[0])?, Rect::new(0, 0, cols, rows));
     renderer.sync = args.frame.sync;
 
-    // Identify the terminal: DECRQM ?2026 and XTVERSION, answered (or not) within the timeout.
+    // Identify the terminal: answered up to DA1's answer, or within the timeout.
     renderer.write_now(IDENTIFY)?;
-    let (mut sync_status, mut version) = (None, None);
+    let (mut sync_status, mut version, mut attributes) = (None, None, None);
     let asked = Instant::now();
-    while asked.elapsed() < args.cpr_timeout && (sync_status.is_none() || version.is_none()) {
+    let mut all_answered = false;
+    while asked.elapsed() < args.cpr_timeout && !all_answered {
         for input in keyboard.pending_input()? {
             match input {
                 Input::PrivateMode { mode: 2026, status } => sync_status = Some(status),
                 Input::DeviceString(text) => {
                     version = Some(text.trim_start_matches(">|").to_owned())
                 }
+                Input::DeviceAttributes {
+                    secondary: true,
+                    params,
+                } => attributes = Some(params),
+                Input::DeviceAttributes {
+                    secondary: false, ..
+                } => all_answered = true,
                 _ => {}
             }
         }
@@ -200,6 +210,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
         term_program: std::env::var("TERM_PROGRAM").ok(),
         term_program_version: std::env::var("TERM_PROGRAM_VERSION").ok(),
         version_reply: version,
+        secondary_attributes: attributes,
         cols,
         rows,
         sync_output: match sync_status {
@@ -209,12 +220,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
         }
         .to_owned(),
     };
-    let terminal_name = identity
-        .version_reply
-        .clone()
-        .or_else(|| identity.term_program.clone())
-        .or_else(|| identity.term.clone())
-        .unwrap_or_else(|| "unknown".to_owned());
+    let terminal_name = identity.name().unwrap_or_else(|| "unknown".to_owned());
     let results = BenchResults {
         flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
         machine: Machine::this(),

@@ -1,6 +1,6 @@
 //! `flushlab tour` in a pseudo-terminal whose "terminal" is this test: a vt100 parser keeps
-//! the screen, and the test answers (or ignores) the cursor-position, DECRQM and XTVERSION
-//! queries the tour sends.
+//! the screen, and the test answers (or ignores) the cursor-position, DECRQM, XTVERSION and
+//! device-attributes queries the tour sends.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -15,8 +15,19 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir.join(name)
 }
 
-/// Runs a tour of two modes; `answer` decides whether the fake terminal replies to queries.
-fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
+/// Which queries the fake terminal answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Fake {
+    /// All of them, as foot or kitty do.
+    Modern,
+    /// Cursor position and device attributes only, as rxvt-unicode does.
+    Legacy,
+    /// None.
+    Silent,
+}
+
+/// Runs a tour of two modes in front of the `fake` terminal, with `timeout` for its answers.
+fn tour(fake: Fake, timeout: &str, name: &str) -> (Option<i32>, Value, String) {
     let json = scratch(name);
     let pty = Pty::open(80, 24).unwrap();
     let mut child = pty
@@ -26,7 +37,7 @@ fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
                 "--seconds",
                 "0.4",
                 "--cpr-timeout",
-                "0.3",
+                timeout,
                 "--cpr-every",
                 "3",
             ])
@@ -50,21 +61,26 @@ fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
             };
             seen.extend_from_slice(&buf[..n]);
             screen.process(&buf[..n]);
-            if !answer {
+            if fake == Fake::Silent {
                 continue;
             }
             // Answer every query seen so far, once each, in order.
             let text = String::from_utf8_lossy(&seen).into_owned();
             let (row, col) = screen.screen().cursor_position();
             let cpr = format!("\x1b[{};{}R", row + 1, col + 1).into_bytes();
-            let queries: Vec<(usize, Vec<u8>)> = [
+            let mut answers: Vec<(&str, Vec<u8>)> = vec![
                 ("\x1b[6n", cpr),
-                ("\x1b[?2026$p", b"\x1b[?2026;2$y".to_vec()),
-                ("\x1b[>0q", b"\x1bP>|fake-term(1)\x1b\\".to_vec()),
-            ]
-            .iter()
-            .flat_map(|(q, a)| text.match_indices(q).map(move |(i, _)| (i, a.clone())))
-            .collect::<Vec<_>>();
+                ("\x1b[>c", b"\x1b[>85;95;0c".to_vec()),
+                ("\x1b[c", b"\x1b[?64;1;2c".to_vec()),
+            ];
+            if fake == Fake::Modern {
+                answers.push(("\x1b[?2026$p", b"\x1b[?2026;2$y".to_vec()));
+                answers.push(("\x1b[>0q", b"\x1bP>|fake-term(1)\x1b\\".to_vec()));
+            }
+            let queries: Vec<(usize, Vec<u8>)> = answers
+                .iter()
+                .flat_map(|(q, a)| text.match_indices(q).map(move |(i, _)| (i, a.clone())))
+                .collect::<Vec<_>>();
             let mut queries = queries;
             queries.sort_by_key(|(i, _)| *i);
             for (_, reply) in queries.iter().skip(answered) {
@@ -90,7 +106,7 @@ fn tour(answer: bool, name: &str) -> (Option<i32>, Value, String) {
 
 #[test]
 fn a_terminal_that_answers_gets_both_rates_per_mode() {
-    let (code, report, output) = tour(true, "answers.json");
+    let (code, report, output) = tour(Fake::Modern, "0.3", "answers.json");
     assert_eq!(code, Some(0), "{output}");
     let terminal = &report["terminal"];
     assert_eq!(terminal["sync_output"], "supported");
@@ -110,13 +126,31 @@ fn a_terminal_that_answers_gets_both_rates_per_mode() {
 
 #[test]
 fn a_terminal_that_never_answers_does_not_hang_the_tour() {
-    let (code, report, _) = tour(false, "silent.json");
+    let (code, report, _) = tour(Fake::Silent, "0.3", "silent.json");
     assert_eq!(code, Some(0));
     assert_eq!(report["terminal"]["sync_output"], "no answer");
     for row in report["results"].as_array().unwrap() {
         assert!(row["fps"]["median"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["shown_fps"].is_null(), "shown must be unknown: {row}");
     }
+}
+
+#[test]
+fn a_terminal_without_xtversion_is_named_by_its_device_attributes_without_waiting() {
+    // The identification and every confirmation end at an answer, never at this timeout.
+    let timeout = 20.0;
+    let start = Instant::now();
+    let (code, report, output) = tour(Fake::Legacy, &timeout.to_string(), "legacy.json");
+    assert_eq!(code, Some(0), "{output}");
+    assert!(start.elapsed().as_secs_f64() < timeout, "the tour waited");
+    let terminal = &report["terminal"];
+    assert_eq!(terminal["version_reply"], Value::Null);
+    assert_eq!(terminal["secondary_attributes"], "85;95;0");
+    assert_eq!(terminal["sync_output"], "no answer");
+    assert_eq!(
+        report["settings"]["readers"][0],
+        "rxvt-unicode (DA2 85;95;0)"
+    );
 }
 
 #[test]

@@ -159,11 +159,46 @@ pub struct TerminalIdentity {
     pub term_program_version: Option<String>,
     /// The reply to XTVERSION (`CSI > 0 q`), if any.
     pub version_reply: Option<String>,
+    /// The reply to DA2 (`CSI > c`): type; version; ROM, e.g. `85;95;0` from rxvt-unicode.
+    #[serde(default)]
+    pub secondary_attributes: Option<String>,
     pub cols: u16,
     pub rows: u16,
     /// Synchronized output (DEC mode 2026) per DECRQM: `supported`, `not recognized`, or
     /// `no answer`.
     pub sync_output: String,
+}
+
+impl TerminalIdentity {
+    /// What the terminal calls itself: its XTVERSION answer; else its DA2 answer when the type
+    /// there names a terminal (terminals without XTVERSION, such as rxvt-unicode, often do);
+    /// else $TERM_PROGRAM (and version); else $TERM.
+    pub fn name(&self) -> Option<String> {
+        // DA2 types that name one program rather than a DEC model many terminals claim.
+        const PROGRAMS: [(&str, &str); 4] = [
+            ("77", "mintty"),
+            ("83", "screen"),
+            ("84", "tmux"),
+            ("85", "rxvt-unicode"),
+        ];
+        let by_attributes = self.secondary_attributes.as_ref().and_then(|params| {
+            let kind = params.split(';').next()?;
+            let (_, program) = PROGRAMS.iter().find(|(k, _)| *k == kind)?;
+            Some(format!("{program} (DA2 {params})"))
+        });
+        let by_program =
+            self.term_program
+                .as_ref()
+                .map(|program| match &self.term_program_version {
+                    Some(version) => format!("{program} {version}"),
+                    None => program.clone(),
+                });
+        self.version_reply
+            .clone()
+            .or(by_attributes)
+            .or(by_program)
+            .or_else(|| self.term.clone())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -209,7 +244,31 @@ impl BenchResults {
 
 #[cfg(test)]
 mod tests {
+    use super::TerminalIdentity;
     use crate::bench::export::fixture;
+
+    #[test]
+    fn a_terminal_is_named_by_its_own_answers_first() {
+        let mut t = TerminalIdentity {
+            term: Some("xterm-256color".into()),
+            term_program: None,
+            term_program_version: None,
+            version_reply: None,
+            secondary_attributes: Some("0;1101;1".into()),
+            cols: 80,
+            rows: 24,
+            sync_output: "no answer".into(),
+        };
+        // DA2 type 0 is "VT100", which many terminals claim: it names nobody.
+        assert_eq!(t.name().as_deref(), Some("xterm-256color"));
+        t.term_program = Some("WezTerm".into());
+        t.term_program_version = Some("20240203".into());
+        assert_eq!(t.name().as_deref(), Some("WezTerm 20240203"));
+        t.secondary_attributes = Some("85;95;0".into());
+        assert_eq!(t.name().as_deref(), Some("rxvt-unicode (DA2 85;95;0)"));
+        t.version_reply = Some("XTerm(379)".into());
+        assert_eq!(t.name().as_deref(), Some("XTerm(379)"));
+    }
 
     #[test]
     fn ratios_compare_only_rows_measured_under_the_same_conditions() {
