@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::ceiling::Ceiling;
+use crate::meters::Accounting;
 use crate::scene::Scene;
 use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY, Stream};
 
@@ -26,6 +27,13 @@ use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// How write(2) calls are counted: kernel (/proc/self/io, Linux: every write of the
+    /// process, std's included, nothing per write) or counting (a layer under flushlab's own
+    /// writer stacks; std's stdout() is then the same LineWriter over a dup of fd 1)
+    /// [default: kernel where the kernel keeps the counters, else counting]
+    #[arg(long, env = "ACCOUNTING", value_enum, global = true)]
+    pub accounting: Option<Accounting>,
 
     #[command(flatten)]
     pub run: RunArgs,

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::cli::{parse_capacity, parse_duration};
 use crate::latency::Histogram;
-use crate::meters::{CpuTimes, IoCounters, IoProbe};
+use crate::meters::{Accounting, Counted, CpuTimes, IoCounters, IoProbe, accounting};
 use crate::runner::{EXIT_READER_GONE, reader_gone};
 use crate::writer_mode::{DEFAULT_CAPACITY, Stream, stdout_dup};
 
@@ -154,7 +154,12 @@ struct LineThread {
 }
 
 impl LineThread {
-    fn start(out: File, capacity: usize, queue: usize, on_full: OnFull) -> io::Result<LineThread> {
+    fn start(
+        out: Counted<File>,
+        capacity: usize,
+        queue: usize,
+        on_full: OnFull,
+    ) -> io::Result<LineThread> {
         let (to_thread, lines) = mpsc::sync_channel::<Vec<u8>>(queue);
         let thread = std::thread::Builder::new()
             .name("flushlab-log-writer".into())
@@ -216,28 +221,27 @@ enum Logger {
     Println,
     Eprintln,
     Lock(io::StdoutLock<'static>),
-    Block(BufWriter<File>),
-    Raw(File),
-    PerByte(BufWriter<File>, Vec<u8>),
+    Block(BufWriter<Counted<File>>),
+    Raw(Counted<File>),
+    PerByte(BufWriter<Counted<File>>, Vec<u8>),
     Thread(LineThread),
 }
 
 impl Logger {
     fn open(args: &FloodArgs) -> io::Result<Logger> {
+        let stdout = || stdout_dup().map(Counted::new);
         Ok(match args.writer {
             FloodWriter::Println => Logger::Println,
             FloodWriter::Eprintln => Logger::Eprintln,
             FloodWriter::Lock => Logger::Lock(io::stdout().lock()),
-            FloodWriter::Block => {
-                Logger::Block(BufWriter::with_capacity(args.capacity, stdout_dup()?))
-            }
-            FloodWriter::Raw => Logger::Raw(stdout_dup()?),
+            FloodWriter::Block => Logger::Block(BufWriter::with_capacity(args.capacity, stdout()?)),
+            FloodWriter::Raw => Logger::Raw(stdout()?),
             FloodWriter::PerByte => Logger::PerByte(
-                BufWriter::with_capacity(args.capacity, stdout_dup()?),
+                BufWriter::with_capacity(args.capacity, stdout()?),
                 Vec::new(),
             ),
             FloodWriter::Thread => Logger::Thread(LineThread::start(
-                stdout_dup()?,
+                stdout()?,
                 args.capacity,
                 args.queue as usize,
                 args.on_full,
@@ -342,10 +346,19 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
         cpu.user.saturating_sub(cpu_before.user).as_secs_f64(),
         cpu.kernel.saturating_sub(cpu_before.kernel).as_secs_f64(),
     );
-    let io = before.zip(probe.read()).map(|(a, b)| IoCounters {
-        write_calls: b.write_calls - a.write_calls,
-        bytes: b.bytes - a.bytes,
-    });
+    // std's own handles write where only the kernel's accounting can see.
+    let std_handle = matches!(
+        args.writer,
+        FloodWriter::Println | FloodWriter::Eprintln | FloodWriter::Lock
+    );
+    let counted = !(std_handle && accounting() == Accounting::Counting);
+    let io = before
+        .zip(probe.read())
+        .filter(|_| counted)
+        .map(|(a, b)| IoCounters {
+            write_calls: b.write_calls - a.write_calls,
+            bytes: b.bytes - a.bytes,
+        });
     let report = FloodReport {
         writer: args.writer,
         stream,

@@ -12,7 +12,7 @@ use ratatui::widgets::{
 use std::cell::RefCell;
 
 use crate::app::App;
-use crate::meters::Totals;
+use crate::meters::{Accounting, Totals};
 use crate::scene::Scene;
 use crate::writer_mode::Mode;
 
@@ -154,10 +154,13 @@ fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
         if app.sync { "on" } else { "off" },
         area.width,
         area.height,
-        if app.meters.accounting_available() {
-            "/proc/self/io"
-        } else {
-            "n/a"
+        match (
+            crate::meters::accounting(),
+            app.meters.accounting_available()
+        ) {
+            (_, false) => "n/a",
+            (Accounting::Kernel, true) => "/proc/self/io",
+            (Accounting::Counting, true) => "counting layer",
         },
     ))
     .fg(Color::Gray)

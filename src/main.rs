@@ -8,6 +8,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    if let Some(choice) = cli.accounting
+        && let Err(why) = flushlab::meters::choose_accounting(choice)
+    {
+        eprintln!(
+            "flushlab: --accounting {} (env ACCOUNTING): {why}",
+            choice.name()
+        );
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Some(Command::Bench(args)) => flushlab::bench::run(args),
         Some(Command::Profile(args)) => flushlab::profile_digest::run(args),

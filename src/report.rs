@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::hud::{bytes, count, percent};
-use crate::meters::Totals;
+use crate::meters::{Accounting, Totals};
 use crate::scene::Scene;
 use crate::writer_mode::{Buffering, Mode, Stream};
 
@@ -85,6 +85,8 @@ pub struct Report {
     pub total_frames: u64,
     pub terminal: bool,
     pub peak_rss_kib: u64,
+    /// How the write(2) figures were counted: `kernel` or `counting`.
+    pub accounting: Accounting,
     #[serde(flatten)]
     pub last: ModeReport,
     pub modes: Vec<ModeReport>,

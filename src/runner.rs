@@ -109,7 +109,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
     let (outcome, finished, area) = match cli.ceiling {
         Some(Ceiling::Transport) => {
             let frame = ceiling::encode_steady_frame(&app, area);
-            let mut out = stream.raw()?;
+            let mut out = crate::meters::Counted::new(stream.raw()?);
             let duration = cli.duration.unwrap_or(Duration::MAX);
             let cells = usize::from(cols) * usize::from(rows);
             let result = ceiling::transport_loop(
@@ -184,6 +184,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
             total_frames: app.meters.frames(),
             terminal,
             peak_rss_kib: crate::meters::peak_rss_kib(),
+            accounting: crate::meters::accounting(),
             last,
             modes,
         };

@@ -197,7 +197,7 @@ impl Mode {
     pub fn expression(&self) -> String {
         let raw = self.stream.raw_expression();
         match (self.stream, self.buffering) {
-            (Stream::Stdout, Buffering::Line) => "stdout()".to_owned(),
+            (Stream::Stdout, Buffering::Line) if std_stdout_counted() => "stdout()".to_owned(),
             (_, Buffering::Raw) => raw.to_owned(),
             (_, Buffering::Line) => format!("LineWriter::new({raw})"),
             (_, Buffering::Block) => format!("BufWriter::with_capacity({}, {raw})", self.capacity),
@@ -231,11 +231,18 @@ pub fn format_capacity(bytes: usize) -> String {
 
 /// Opens the writer stack for `mode` on the real stream. See [`wrap`] for what each mode costs.
 pub fn open(mode: Mode) -> io::Result<Box<dyn Write + Send>> {
-    if (mode.stream, mode.buffering) == (Stream::Stdout, Buffering::Line) {
+    if (mode.stream, mode.buffering) == (Stream::Stdout, Buffering::Line) && std_stdout_counted() {
         // Not `LineWriter::new(raw)`: the point of this mode is std's own stdout, lock and all.
         return Ok(Box::new(io::stdout()));
     }
     Ok(wrap(mode.buffering, mode.capacity, mode.stream.raw()?))
+}
+
+/// Whether std's own `stdout()` can be measured: its write(2) calls happen inside std, where only
+/// the kernel's accounting sees them. Under the counting layer `stdout/line` is the same 1 KiB
+/// `LineWriter` std uses, over a duplicate of fd 1, without std's lock.
+fn std_stdout_counted() -> bool {
+    crate::meters::accounting() == crate::meters::Accounting::Kernel
 }
 
 /// Puts `buffering` on top of an unbuffered writer. This is the buffering policy of the whole
@@ -262,6 +269,7 @@ pub fn wrap<W: Write + Send + 'static>(
     capacity: usize,
     raw: W,
 ) -> Box<dyn Write + Send> {
+    let raw = crate::meters::Counted::new(raw);
     match buffering {
         Buffering::Raw => Box::new(raw),
         Buffering::Line => Box::new(LineWriter::new(raw)),

@@ -64,7 +64,8 @@ pub struct RunSpec {
 }
 
 /// Variables of the headless run that must not leak from the bench's own environment.
-const CHILD_VARS: [&str; 10] = [
+const CHILD_VARS: [&str; 11] = [
+    "ACCOUNTING",
     "STREAM",
     "BUFFERING",
     "CAPACITY",
@@ -94,6 +95,8 @@ impl RunSpec {
         for var in CHILD_VARS {
             command.env_remove(var);
         }
+        // The children count writes the way the bench was told to.
+        command.env("ACCOUNTING", crate::meters::accounting().name());
         if let Subject::Flood(writer) = self.subject {
             let writer = writer
                 .to_possible_value()
