@@ -249,6 +249,7 @@ fn bad_input_is_one_line_exit_2_and_leaves_the_terminal_alone() {
         "SIZE",
         "FPS_CAP",
         "CEILING",
+        "ACCOUNTING",
     ];
     let values: [&[u8]; 5] = [b"", b"bogus", b"-1", b"99999999999999999999", b"\xff\xfe"];
     for var in vars {
