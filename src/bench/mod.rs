@@ -327,6 +327,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         plot::write_svg(&results, path)
             .with_context(|| format!("writing the plot {}", path.display()))?;
     }
+    if let Some(warning) = results.noise_warning() {
+        eprintln!("flushlab bench: {warning}");
+    }
     let signal = interrupt.load(Ordering::Relaxed);
     if signal != 0 {
         let done: usize = results.results.iter().map(|r| r.runs.len()).sum();

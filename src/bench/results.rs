@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::statistics::{Spread, median};
+use super::statistics::{NOISY, Spread, median};
 
 /// One counted run of one mode at one size, as the child's report gave it. For the flood
 /// workload the unit is a log line instead of a frame: `frames` counts lines, `fps` is lines per
@@ -213,6 +213,26 @@ pub struct BenchResults {
 }
 
 impl BenchResults {
+    /// Like hyperfine's outlier warning: which rows' runs were further apart than
+    /// [`NOISY`], since the table cannot tell rows apart by less than their runs varied.
+    pub fn noise_warning(&self) -> Option<String> {
+        let ratio = |r: &Row| r.fps.map_or(1.0, |f| f.ratio());
+        let noisy: Vec<&Row> = self.results.iter().filter(|r| ratio(r) > NOISY).collect();
+        let worst = noisy.iter().max_by(|a, b| ratio(a).total_cmp(&ratio(b)))?;
+        let fps = worst.fps.unwrap_or_default();
+        Some(format!(
+            "{} of {} rows varied by more than {:.0}% between runs (most: {} at {}, {}–{}); \
+             differences of that size between rows are noise: quiet the machine or add --runs",
+            noisy.len(),
+            self.results.len(),
+            (NOISY - 1.0) * 100.0,
+            worst.mode,
+            worst.size,
+            crate::hud::count(fps.min),
+            crate::hud::count(fps.max),
+        ))
+    }
+
     /// Fills in the ratios from the rows measured so far. A row is compared only with the rows
     /// measured under the same conditions: same size, same sink, same reader.
     pub fn compute_ratios(&mut self) {
@@ -268,6 +288,21 @@ mod tests {
         assert_eq!(t.name().as_deref(), Some("rxvt-unicode (DA2 85;95;0)"));
         t.version_reply = Some("XTerm(379)".into());
         assert_eq!(t.name().as_deref(), Some("XTerm(379)"));
+    }
+
+    #[test]
+    fn rows_whose_runs_disagree_are_named_in_a_warning() {
+        let mut results = fixture::results();
+        // The fixture's runs agree within 17%.
+        assert_eq!(results.noise_warning(), None);
+        results.results[3].runs = vec![fixture::run(100.0, 1.0), fixture::run(150.0, 1.0)];
+        results.results[3].summarize();
+        let warning = results.noise_warning().unwrap();
+        assert!(
+            warning.starts_with("1 of 4 rows varied by more than 25%"),
+            "{warning}"
+        );
+        assert!(warning.contains("stdout/frame at 200x60"), "{warning}");
     }
 
     #[test]

@@ -32,6 +32,21 @@ impl Spread {
     }
 }
 
+impl Spread {
+    /// Fastest over slowest run: 1.0 when every run agreed.
+    pub fn ratio(&self) -> f64 {
+        if self.min > 0.0 {
+            self.max / self.min
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// How far apart a row's fastest and slowest run may be before the bench warns that the
+/// machine was too noisy to trust differences of that size.
+pub const NOISY: f64 = 1.25;
+
 /// The median alone, for figures that do not need their spread in the table.
 pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     Spread::of(values).map(|s| s.median)
