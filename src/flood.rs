@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::cli::{parse_capacity, parse_duration};
 use crate::latency::Histogram;
-use crate::meters::{Accounting, Counted, CpuTimes, IoCounters, IoProbe, accounting};
+use crate::meters::{Counted, CpuTimes, IoCounters, IoProbe, std_handles_counted};
 use crate::runner::{EXIT_READER_GONE, reader_gone};
 use crate::writer_mode::{DEFAULT_CAPACITY, Stream, stdout_dup};
 
@@ -346,12 +346,11 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
         cpu.user.saturating_sub(cpu_before.user).as_secs_f64(),
         cpu.kernel.saturating_sub(cpu_before.kernel).as_secs_f64(),
     );
-    // std's own handles write where only the kernel's accounting can see.
     let std_handle = matches!(
         args.writer,
         FloodWriter::Println | FloodWriter::Eprintln | FloodWriter::Lock
     );
-    let counted = !(std_handle && accounting() == Accounting::Counting);
+    let counted = !std_handle || std_handles_counted();
     let io = before
         .zip(probe.read())
         .filter(|_| counted)

@@ -53,6 +53,12 @@ pub fn accounting() -> Accounting {
     })
 }
 
+/// Whether writes through std's own handles (`stdout()`, `stderr()`, `println!`) are counted:
+/// they happen inside std, where only the kernel's accounting sees them.
+pub fn std_handles_counted() -> bool {
+    accounting() == Accounting::Kernel
+}
+
 /// Chooses the accounting, before any writer stack is built or counter read.
 pub fn choose_accounting(choice: Accounting) -> Result<(), String> {
     if choice == Accounting::Kernel && IoProbe::kernel().is_none() {
@@ -89,17 +95,29 @@ impl<W> Counted<W> {
             enabled: accounting() == Accounting::Counting,
         }
     }
+
+    /// One call into the kernel, and the bytes it took.
+    fn count(&self, result: &io::Result<usize>) {
+        if self.enabled {
+            COUNTED[0].fetch_add(1, Ordering::Relaxed);
+            if let Ok(n) = result {
+                COUNTED[1].fetch_add(*n as u64, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 impl<W: Write> Write for Counted<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let result = self.inner.write(buf);
-        if self.enabled {
-            COUNTED[0].fetch_add(1, Ordering::Relaxed);
-            if let Ok(n) = result {
-                COUNTED[1].fetch_add(n as u64, Ordering::Relaxed);
-            }
-        }
+        self.count(&result);
+        result
+    }
+
+    /// Forwarded, so that a vectored write stays one writev(2) under the layer.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let result = self.inner.write_vectored(bufs);
+        self.count(&result);
         result
     }
 

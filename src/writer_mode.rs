@@ -238,11 +238,11 @@ pub fn open(mode: Mode) -> io::Result<Box<dyn Write + Send>> {
     Ok(wrap(mode.buffering, mode.capacity, mode.stream.raw()?))
 }
 
-/// Whether std's own `stdout()` can be measured: its write(2) calls happen inside std, where only
-/// the kernel's accounting sees them. Under the counting layer `stdout/line` is the same 1 KiB
-/// `LineWriter` std uses, over a duplicate of fd 1, without std's lock.
+/// Whether std's own `stdout()` can be measured (see [`crate::meters::std_handles_counted`]).
+/// Where it cannot, `stdout/line` is the same 1 KiB `LineWriter` std uses, over a duplicate of
+/// fd 1, without std's lock.
 fn std_stdout_counted() -> bool {
-    crate::meters::accounting() == crate::meters::Accounting::Kernel
+    crate::meters::std_handles_counted()
 }
 
 /// Puts `buffering` on top of an unbuffered writer. This is the buffering policy of the whole

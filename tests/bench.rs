@@ -1,6 +1,8 @@
 //! `flushlab bench` end to end: real children in real ptys.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
@@ -11,40 +13,13 @@ use flushlab::bench::subject::Subject;
 use flushlab::writer_mode::{Buffering, Stream};
 use serde_json::Value;
 
+use common::{bench, quick_bench, read_json};
+
 fn scratch(name: &str) -> PathBuf {
     let dir =
         std::env::temp_dir().join(format!("flushlab-bench-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn bench(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .arg("bench")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// The shortest bench that still measures: one 0.5 s run per row at 80x24, no warm-up, the
-/// results exported to `json`.
-fn quick_bench(json: &Path, args: &[&str]) -> std::process::Output {
-    let quick = [
-        "--duration",
-        "0.5",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--size",
-        "80x24",
-    ];
-    let json = ["--export-json", json.to_str().unwrap()];
-    bench(&[&quick[..], &json, args].concat())
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[test]

@@ -331,35 +331,17 @@ fn a_stalled_reader_still_lets_q_quit() {
 #[test]
 fn the_bench_kills_and_reports_a_run_stalled_by_its_reader() {
     let json = scratch("stalled-bench.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args([
-            "bench",
-            "--modes",
-            "stdout/frame",
-            "--reader",
-            "throttle:1KB/s",
-            "--duration",
-            "0.3",
-        ])
-        .args([
-            "--runs",
-            "1",
-            "--warmup",
-            "0",
-            "--size",
-            "80x24",
-            "--export-json",
-        ])
-        .arg(&json)
-        .output()
-        .unwrap();
+    let out = quick_bench(
+        &json,
+        &["--modes", "stdout/frame", "--reader", "throttle:1KB/s"],
+    );
     assert_eq!(
         out.status.code(),
         Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let results: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let results = read_json(&json);
     let failure = &results["results"][0]["failed_runs"][0];
     assert!(
         failure["reason"].as_str().unwrap().contains("hung"),

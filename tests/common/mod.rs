@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test crate uses its own part of it
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use flushlab::pty::{Pty, read_to_end};
@@ -134,4 +135,33 @@ pub fn assert_restored(run: &PtyRun) {
         "still on the alternate screen"
     );
     assert!(!parser.screen().hide_cursor(), "cursor still hidden");
+}
+
+pub fn bench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The shortest bench that still measures: one 0.5 s run per row at 80x24, no warm-up, the
+/// results exported to `json`.
+pub fn quick_bench(json: &Path, args: &[&str]) -> std::process::Output {
+    let quick = [
+        "--duration",
+        "0.5",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--size",
+        "80x24",
+    ];
+    let json = ["--export-json", json.to_str().unwrap()];
+    bench(&[&quick[..], &json, args].concat())
+}
+
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
