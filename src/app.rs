@@ -4,9 +4,11 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use crate::condition::{Condition, HudLayout};
 use crate::meters::Meters;
 use crate::scene::Scene;
-use crate::writer_mode::{Buffering, MAX_CAPACITY, MIN_CAPACITY, Mode, Stream, format_capacity};
+use crate::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
+use crate::writer_mode::{Buffering, Mode, Stream};
 
 /// What a key asks for. Keys map to actions in one place ([`From<KeyEvent>`]), so the bindings
 /// can be tested without a terminal.
@@ -19,6 +21,7 @@ pub enum Action {
     CapacityDown,
     ToggleSync,
     NextScene,
+    ToggleHud,
     Tour,
     ToggleHelp,
     Quit,
@@ -50,6 +53,7 @@ impl From<KeyEvent> for Action {
             KeyCode::Char('-') => Action::CapacityDown,
             KeyCode::Char('y') => Action::ToggleSync,
             KeyCode::Char('s') => Action::NextScene,
+            KeyCode::Char('v') => Action::ToggleHud,
             KeyCode::Char('t') => Action::Tour,
             KeyCode::Char('h') | KeyCode::Char('?') => Action::ToggleHelp,
             KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
@@ -76,13 +80,12 @@ pub struct App {
     pub show_help: bool,
     pub tour: Option<Tour>,
     pub tour_step: Duration,
+    pub hud: HudLayout,
     /// A one-line message for the user, e.g. why a key did nothing.
     pub status: Option<String>,
-    pub meters: Meters,
     pub quit: bool,
     /// Which streams reach the terminal on screen; only those can be switched to.
     pub reachable: [bool; 2],
-    pub hud_cache: crate::hud::HudCache,
 }
 
 impl App {
@@ -94,11 +97,21 @@ impl App {
             show_help: false,
             tour: None,
             tour_step: Duration::from_secs(2),
+            hud: HudLayout::Full,
             status: None,
-            meters: Meters::new(),
             quit: false,
             reachable: [true, true],
-            hud_cache: Default::default(),
+        }
+    }
+
+    /// The condition the current frame is drawn under, on a `cols`×`rows` screen.
+    pub fn condition(&self, cols: u16, rows: u16) -> Condition {
+        Condition {
+            scene: self.scene,
+            cols,
+            rows,
+            sync: self.sync,
+            hud: self.hud,
         }
     }
 
@@ -135,7 +148,12 @@ impl App {
                     self.mode.stream.name()
                 ));
             }
-            Action::Stream(stream) => self.mode.stream = stream,
+            // `o` and `e` mean std's handles, buffered as std buffers them: `stdout()` (a 1 KiB
+            // LineWriter) and `stderr()` (unbuffered). Other bufferings are a key away.
+            Action::Stream(stream) => {
+                self.mode.stream = stream;
+                self.mode.buffering = stream.std_buffering();
+            }
             Action::Buffering(buffering) => self.mode.buffering = buffering,
             Action::CapacityUp | Action::CapacityDown => {
                 let capacity = if action == Action::CapacityUp {
@@ -148,6 +166,7 @@ impl App {
             }
             Action::ToggleSync => self.sync = !self.sync,
             Action::NextScene => self.scene = self.scene.next(),
+            Action::ToggleHud => self.hud = self.hud.other(),
             Action::Tour => self.start_tour(now),
             Action::ToggleHelp => self.show_help = !self.show_help,
             Action::Quit => self.quit = true,
@@ -175,42 +194,53 @@ impl App {
         });
     }
 
-    /// Advances the tour when its step is over. Called once per frame.
-    pub fn tick(&mut self, now: Instant) {
-        let Some(tour) = &mut self.tour else { return };
+    /// Advances the tour when its step is over. Called once per frame. Returns true when the
+    /// tour just ended: once its last mode's figures are closed, [`verdict`] can be shown.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let Some(tour) = &mut self.tour else {
+            return false;
+        };
         if now - tour.step_started < tour.step {
-            return;
+            return false;
         }
         tour.index += 1;
         tour.step_started = now;
         if let Some(&mode) = tour.modes.get(tour.index) {
             self.mode = mode;
+            false
         } else {
             self.mode = tour.return_to;
             self.tour = None;
-            self.status = Some(self.tour_verdict());
+            true
         }
     }
+}
 
-    fn tour_verdict(&self) -> String {
-        let best = self
-            .meters
-            .per_mode
-            .iter()
-            .max_by(|a, b| a.1.fps().total_cmp(&b.1.fps()));
-        let worst = self
-            .meters
-            .per_mode
-            .iter()
-            .min_by(|a, b| a.1.fps().total_cmp(&b.1.fps()));
-        match (best, worst) {
-            (Some((b, bt)), Some((w, wt))) if wt.fps() > 0.0 => format!(
-                "tour done: {b} {:.1} fps is {:.1}x {w}",
-                bt.fps(),
-                bt.fps() / wt.fps()
-            ),
-            _ => "tour done".to_owned(),
-        }
+/// The fastest and the slowest mode measured under `condition`, as one sentence. Rows of other
+/// conditions are never compared with these: they did other work per frame.
+pub fn verdict(meters: &Meters, condition: Condition) -> String {
+    let rows: Vec<_> = meters.rows_under(condition).collect();
+    let others = meters.rows.len() - rows.len();
+    let best = rows
+        .iter()
+        .max_by(|a, b| a.totals.fps().total_cmp(&b.totals.fps()));
+    let worst = rows
+        .iter()
+        .min_by(|a, b| a.totals.fps().total_cmp(&b.totals.fps()));
+    let aside = if others > 0 {
+        format!(" ({others} row(s) under other conditions not compared)")
+    } else {
+        String::new()
+    };
+    match (best, worst) {
+        (Some(b), Some(w)) if rows.len() > 1 && w.totals.fps() > 0.0 => format!(
+            "tour done: {} {:.1} fps is {:.1}x {} under {condition}{aside}",
+            b.mode,
+            b.totals.fps(),
+            b.totals.fps() / w.totals.fps(),
+            w.mode,
+        ),
+        _ => format!("tour done: fewer than two modes measured under {condition}{aside}"),
     }
 }
 
@@ -319,10 +349,14 @@ mod tests {
         let t0 = Instant::now();
         app.apply(Action::Tour, t0);
         let mut visited = vec![app.mode];
+        let mut ended = Vec::new();
         for i in 1..=10 {
-            app.tick(t0 + app.tour_step * i);
+            ended.push(app.tick(t0 + app.tour_step * i));
             visited.push(app.mode);
         }
+        // Only the last step ends the tour.
+        assert_eq!(ended.iter().filter(|e| **e).count(), 1);
+        assert!(ended[9]);
         assert!(app.tour.is_none());
         assert_eq!(
             visited[..10],
@@ -332,6 +366,67 @@ mod tests {
             visited[10],
             Mode::new(Stream::Stdout, Buffering::Line, DEFAULT_CAPACITY)
         );
-        assert!(app.status.unwrap().starts_with("tour done"));
+    }
+
+    #[test]
+    fn o_and_e_mean_std_handles_as_std_buffers_them() {
+        let mut app = app();
+        app.apply(Action::Buffering(Buffering::Frame), Instant::now());
+        app.apply(Action::Stream(Stream::Stderr), Instant::now());
+        assert_eq!(
+            (app.mode.stream, app.mode.buffering),
+            (Stream::Stderr, Buffering::Raw)
+        );
+        app.apply(Action::Stream(Stream::Stdout), Instant::now());
+        assert_eq!(
+            (app.mode.stream, app.mode.buffering),
+            (Stream::Stdout, Buffering::Line)
+        );
+    }
+
+    #[test]
+    fn the_verdict_compares_rows_of_one_condition_only() {
+        use crate::meters::{ModeRow, Totals};
+        let app = app();
+        let here = app.condition(80, 24);
+        let sparse = Condition {
+            scene: Scene::Sparse,
+            ..here
+        };
+        let totals = |frames| Totals {
+            frames,
+            seconds: 1.0,
+            ..Totals::default()
+        };
+        let mut meters = Meters::new();
+        let mode = |b| Mode::new(Stream::Stdout, b, DEFAULT_CAPACITY);
+        meters.rows.push(ModeRow {
+            condition: here,
+            mode: mode(Buffering::Raw),
+            totals: totals(2),
+        });
+        meters.rows.push(ModeRow {
+            condition: here,
+            mode: mode(Buffering::Line),
+            totals: totals(44),
+        });
+        // A far faster row, but under another scene: it must not be the "best".
+        meters.rows.push(ModeRow {
+            condition: sparse,
+            mode: mode(Buffering::Frame),
+            totals: totals(1325),
+        });
+        let said = verdict(&meters, here);
+        assert!(
+            said.contains("stdout/line 44.0 fps is 22.0x stdout/raw"),
+            "{said}"
+        );
+        assert!(
+            said.contains("1 row(s) under other conditions not compared"),
+            "{said}"
+        );
+        assert!(!said.contains("frame"), "{said}");
+        let alone = verdict(&meters, sparse);
+        assert!(alone.contains("fewer than two modes"), "{alone}");
     }
 }

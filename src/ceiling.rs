@@ -2,11 +2,11 @@
 //!
 //! - `cpu`: the same frame loop writing into `io::sink()`: painting, diffing and encoding with
 //!   no system call at all. No writer mode can beat it.
-//! - `transport`: one pre-encoded frame written over and over with one write(2) each: no
-//!   painting or encoding, only what the file descriptor and whoever reads it accept per second.
-//!   No writer mode can beat that either; the lower of the two is the real ceiling. The frame is
-//!   the one the modes write, HUD included: a frame of every cell would be a heavier frame (2.1×
-//!   the bytes at 80x24, where the HUD covers much of the screen) and a ceiling the modes beat.
+//! - `transport`: one pre-encoded frame written over and over, in writes of several sizes
+//!   ([`write_sizes`]), the best of them reported: no painting or encoding, only what the file
+//!   descriptor and whoever reads it accept per second. No writer mode can beat that either; the
+//!   lower of the two is the real ceiling. The frame is the one the modes write, HUD included: a
+//!   frame of every cell would be a heavier frame and a ceiling the modes beat.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,8 +17,13 @@ use clap::ValueEnum;
 use ratatui::layout::Rect;
 
 use crate::app::App;
+use crate::condition::Condition;
+use crate::hud::Hud;
+use crate::measured::MeasuredOutput;
 use crate::meters::Meters;
+use crate::outcome::Outcome;
 use crate::renderer::Renderer;
+use crate::writer_mode::{Buffering, Mode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Ceiling {
@@ -51,38 +56,62 @@ impl Write for SharedBytes {
     }
 }
 
-/// The bytes of the frame loop's second frame for `app` in `area`, as the renderer encodes
-/// them: the scene's cells that changed since the first frame, the HUD's that did not skipped.
-pub fn encode_steady_frame(app: &App, area: Rect) -> Vec<u8> {
+/// The bytes of the frame loop's second frame for `app` under `condition`, as the renderer
+/// encodes them: the scene's cells that changed since the first frame, the HUD's that did not
+/// skipped.
+pub fn encode_steady_frame(app: &App, hud: &Hud, condition: Condition) -> Vec<u8> {
     let bytes = SharedBytes::default();
+    let area = Rect::new(0, 0, condition.cols, condition.rows);
     let mut renderer = Renderer::new(Box::new(bytes.clone()), area);
-    renderer.sync = app.sync;
-    app.paint_frame(0, area, renderer.buffer_mut());
+    renderer.sync = condition.sync;
+    let meters = Meters::new();
+    hud.paint_frame(app, &meters, 0, area, renderer.buffer_mut());
     let _ = renderer.present();
     bytes.0.lock().unwrap_or_else(|e| e.into_inner()).clear();
-    app.paint_frame(1, area, renderer.buffer_mut());
+    hud.paint_frame(app, &meters, 1, area, renderer.buffer_mut());
     let _ = renderer.present();
     std::mem::take(&mut *bytes.0.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// Writes `frame` to `out` until `duration` is over or a signal arrives, counting frames.
+/// The write sizes the transport ceiling tries: one write(2) of a whole frame is not the fastest
+/// way through a pty (the writer sleeps while the reader drains the whole frame), so the
+/// ceiling is the best of these. Sizes from the whole frame up are the whole frame.
+pub fn write_sizes(frame_len: usize) -> Vec<usize> {
+    let mut sizes: Vec<usize> = [1, 4, 8, 16, 64]
+        .map(|kib| kib << 10)
+        .into_iter()
+        .filter(|&size| size < frame_len)
+        .collect();
+    sizes.push(frame_len.max(1));
+    sizes
+}
+
+/// Writes `frame` again and again until `duration` is over or a signal arrives, a share of
+/// the time in writes of each of [`write_sizes`]. Each write size is measured as a mode of its
+/// own (block buffering of that capacity: what a `BufWriter` of that size does to the frame),
+/// so the meters keep one row per size and the caller reports the best.
 pub fn transport_loop(
-    out: &mut dyn Write,
+    out: &mut MeasuredOutput,
     frame: &[u8],
     cells: usize,
-    meters: &mut Meters,
     duration: Duration,
     signal: &AtomicUsize,
-) -> io::Result<Option<usize>> {
-    let start = Instant::now();
-    while start.elapsed() < duration {
-        if let sig @ 1.. = signal.load(Ordering::Relaxed) {
-            return Ok(Some(sig));
+) -> io::Result<Outcome> {
+    let sizes = write_sizes(frame.len());
+    let share = duration.checked_div(sizes.len() as u32).unwrap_or(duration);
+    let condition = out.condition();
+    let stream = out.mode().stream;
+    for size in sizes {
+        out.switch(Mode::new(stream, Buffering::Block, size), condition)?;
+        let start = Instant::now();
+        while start.elapsed() < share {
+            if let sig @ 1.. = signal.load(Ordering::Relaxed) {
+                return Ok(Outcome::Signal(sig));
+            }
+            out.present_encoded(frame, size, cells)?;
         }
-        out.write_all(frame)?;
-        meters.frame_done(cells, Instant::now());
     }
-    Ok(None)
+    Ok(Outcome::Finished)
 }
 
 #[cfg(test)]
@@ -92,7 +121,7 @@ mod tests {
     use ratatui::buffer::Buffer;
 
     use crate::scene::Scene;
-    use crate::writer_mode::{Buffering, Mode, Stream};
+    use crate::writer_mode::Stream;
 
     #[test]
     fn the_transport_frame_is_the_loops_steady_frame() {
@@ -102,15 +131,30 @@ mod tests {
             Scene::Full,
             true,
         );
-        let frame = String::from_utf8(encode_steady_frame(&app, area)).unwrap();
+        app.hud = crate::condition::HudLayout::Compact;
+        let hud = Hud::default();
+        let frame =
+            String::from_utf8(encode_steady_frame(&app, &hud, app.condition(80, 24))).unwrap();
         let mut drawn = Buffer::empty(area);
-        app.paint_frame(0, area, &mut drawn);
+        hud.paint_frame(&app, &Meters::new(), 0, area, &mut drawn);
         // Every scene cell left visible changes from frame to frame; the HUD's cells do not.
         let scene_cells = drawn.content.iter().filter(|c| c.symbol() == "▀").count();
         assert!(0 < scene_cells && scene_cells < 80 * 24, "{scene_cells}");
         assert_eq!(frame.matches('▀').count(), scene_cells);
         assert!(frame.starts_with("\x1b[?2026h") && frame.ends_with("\x1b[?2026l"));
         app.sync = false;
-        assert!(!encode_steady_frame(&app, area).starts_with(b"\x1b[?2026h"));
+        assert!(
+            !encode_steady_frame(&app, &hud, app.condition(80, 24)).starts_with(b"\x1b[?2026h")
+        );
+    }
+
+    #[test]
+    fn the_transport_ceiling_tries_small_writes_and_the_whole_frame() {
+        assert_eq!(write_sizes(30_000), [1024, 4096, 8192, 16384, 30_000]);
+        assert_eq!(
+            write_sizes(400_000),
+            [1024, 4096, 8192, 16384, 65536, 400_000]
+        );
+        assert_eq!(write_sizes(10), [10]);
     }
 }

@@ -5,7 +5,6 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::thread::JoinHandle;
@@ -15,10 +14,11 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::cli::{parse_capacity, parse_duration};
+use crate::accounting::{Counted, IoProbe, std_handles_counted};
 use crate::latency::Histogram;
-use crate::meters::{Counted, CpuTimes, IoCounters, IoProbe, std_handles_counted};
-use crate::runner::{EXIT_READER_GONE, reader_gone};
+use crate::meters::CpuTimes;
+use crate::outcome::{Outcome, reader_gone};
+use crate::units::{parse_capacity, parse_duration};
 use crate::writer_mode::{DEFAULT_CAPACITY, Stream, stdout_dup};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
@@ -283,7 +283,7 @@ impl Logger {
     }
 }
 
-pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let stream = if args.writer == FloodWriter::Eprintln {
         Stream::Stderr
     } else {
@@ -304,7 +304,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
     let cpu_before = CpuTimes::now();
     let start = Instant::now();
     let mut lines = 0;
-    let mut outcome = "finished".to_owned();
+    let mut outcome = Outcome::Finished;
     let result: io::Result<()> = (|| {
         while lines < limit {
             // Clock and signals are looked at once per 1024 lines, not per line.
@@ -313,7 +313,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
                     break;
                 }
                 if let sig @ 1.. = signal.load(Ordering::Relaxed) {
-                    outcome = format!("signal:{sig}");
+                    outcome = Outcome::Signal(sig);
                     break;
                 }
             }
@@ -337,7 +337,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
                 "flushlab: the reader of {} went away ({e})",
                 stream.name()
             ));
-            return Ok(ExitCode::from(EXIT_READER_GONE));
+            return Ok(Outcome::ReaderGone);
         }
         Err(e) => return Err(e).context("flooding"),
     };
@@ -354,10 +354,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
     let io = before
         .zip(probe.read())
         .filter(|_| counted)
-        .map(|(a, b)| IoCounters {
-            write_calls: b.write_calls - a.write_calls,
-            bytes: b.bytes - a.bytes,
-        });
+        .map(|(a, b)| b.since(a));
     let report = FloodReport {
         writer: args.writer,
         stream,
@@ -390,22 +387,14 @@ pub fn run(args: FloodArgs) -> anyhow::Result<ExitCode> {
         p50_ns: latency.percentile(0.5),
         p99_ns: latency.percentile(0.99),
         max_ns: latency.max(),
-        outcome: outcome.clone(),
+        outcome: outcome.describe(),
     };
     stream.other().write_line(&report.summary_line());
     if let Some(path) = &args.report {
         let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
-        crate::bench::export::write_atomically(path, &json)
+        crate::results::export::write_atomically(path, &json)
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
-    Ok(
-        match outcome
-            .strip_prefix("signal:")
-            .and_then(|n| n.parse::<u8>().ok())
-        {
-            Some(n) => ExitCode::from(128 + n),
-            None => ExitCode::SUCCESS,
-        },
-    )
+    Ok(outcome)
 }

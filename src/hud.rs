@@ -1,99 +1,141 @@
 //! The heads-up display, drawn over the scene and written with it: the HUD costs what any TUI's
 //! widgets cost, and only when its figures change (once a second), thanks to the diff.
+//!
+//! Its size depends on the screen size and the [`HudLayout`] alone, never on what it shows, so
+//! every mode compared under one [`Condition`](crate::condition::Condition) draws the same
+//! scene cells: the table has room for [`TABLE_ROWS`] rows from the start. When the screen is
+//! too small for everything, parts go in a fixed order and the frame rate goes last.
+
+use std::cell::RefCell;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
     Block, BorderType, Clear, Gauge, Paragraph, Row, Sparkline, Table, Widget, Wrap,
 };
 
-use std::cell::RefCell;
-
+use crate::accounting::Accounting;
 use crate::app::App;
-use crate::meters::{Accounting, Totals};
+use crate::condition::HudLayout;
+use crate::meters::{Meters, Totals};
 use crate::scene::Scene;
-use crate::writer_mode::Mode;
+use crate::units::{bytes, count, percent, thousands};
+use crate::writer_mode::{Buffering, Mode, Stream};
 
-const HUD_WIDTH: u16 = 78;
-const KEYS: &str = "spc next · o/e stream · r/l/b/f/w buffering · +/- cap · y sync · s scene · t tour · h help · q quit";
+/// The full HUD's widest: room for the longest expression on one line.
+const FULL_WIDTH: u16 = 100;
+/// Rows the full HUD's table keeps for modes, visited or not.
+pub const TABLE_ROWS: u16 = 10;
+/// The key legend, one binding per item: lines break between items, never inside one.
+const KEYS: [&str; 11] = [
+    "spc next",
+    "o/e stdout()/stderr()",
+    "r/l/b/f/w buffering",
+    "+/- cap",
+    "y sync",
+    "s scene",
+    "v HUD",
+    "t tour",
+    "h help",
+    "q quit",
+    "",
+];
+/// The gauge's decades: 1 fps at the left end, 10,000 at the right.
+const DECADES: f64 = 4.0;
+const SCALE: [&str; 5] = ["1", "10", "100", "1k", "10k fps"];
 
-impl Widget for &App {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.paint_frame(self.meters.frames(), area, buf);
-    }
+/// Draws frames: the scene, the HUD over it (laid out again only when what it shows changed),
+/// the help. Owns the HUD's cells as last laid out.
+#[derive(Debug, Default)]
+pub struct Hud {
+    cache: RefCell<Option<(HudKey, Buffer)>>,
 }
 
-impl App {
-    /// Frame number `frame` as the frame loop draws it: the scene, the HUD over it, the help.
-    pub fn paint_frame(&self, frame: u64, area: Rect, buf: &mut Buffer) {
-        self.scene.paint(frame, area, buf);
-        render_hud_cached(self, area, buf);
-        if self.show_help {
-            render_help(area, buf);
-        }
-    }
-}
-
-/// Everything the HUD shows. The HUD is drawn over the scene on every frame, but laid out
-/// again only when one of these changed (about once a second): the layout, table and strings
-/// cost ~3% of a sparse frame's CPU time here (`CEILING=cpu SCENE=sparse DURATION=2 flushlab`,
-/// 2,360 → 2,450 fps), which would otherwise be measured as part of every mode.
+/// Everything the HUD shows. The layout, table and strings cost ~3% of a sparse frame's CPU
+/// time here (`CEILING=cpu SCENE=sparse DURATION=2 flushlab`, 2,360 → 2,450 fps), which would
+/// otherwise be measured as part of every mode.
 #[derive(Clone, Debug, PartialEq)]
 struct HudKey {
     meters: u64,
     mode: Mode,
     sync: bool,
     scene: Scene,
+    layout: HudLayout,
     area: Rect,
     status: Option<String>,
 }
 
-/// The HUD's cells as last laid out, and what they showed.
-#[derive(Debug, Default)]
-pub struct HudCache(RefCell<Option<(HudKey, Buffer)>>);
-
-fn render_hud_cached(app: &App, area: Rect, buf: &mut Buffer) {
-    let key = HudKey {
-        meters: app.meters.generation(),
-        mode: app.mode,
-        sync: app.sync,
-        scene: app.scene,
-        area,
-        status: None,
-    };
-    let mut cache = app.hud_cache.0.borrow_mut();
-    let fresh = matches!(&*cache, Some((k, _)) if *k == key && k.status == app.status);
-    if !fresh {
-        let mut hud = Buffer::empty(hud_area(app, area));
-        render_hud(app, area, &mut hud);
-        *cache = Some((
-            HudKey {
-                status: app.status.clone(),
-                ..key
-            },
-            hud,
-        ));
+impl Hud {
+    /// Frame number `frame` as the frame loop draws it: the scene, the HUD over it, the help.
+    pub fn paint_frame(
+        &self,
+        app: &App,
+        meters: &Meters,
+        frame: u64,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
+        app.scene.paint(frame, area, buf);
+        self.paint_hud(app, meters, area, buf);
+        if app.show_help {
+            render_help(area, buf);
+        }
     }
-    if let Some((_, hud)) = &*cache {
-        for y in hud.area.top()..hud.area.bottom() {
-            for x in hud.area.left()..hud.area.right() {
-                buf[(x, y)].clone_from(&hud[(x, y)]);
+
+    fn paint_hud(&self, app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
+        let mut cache = self.cache.borrow_mut();
+        let fresh = matches!(&*cache, Some((k, _)) if k.meters == meters.generation()
+            && k.mode == app.mode && k.sync == app.sync && k.scene == app.scene
+            && k.layout == app.hud && k.area == area && k.status == app.status);
+        if !fresh {
+            let hud_area = hud_area(app.hud, area);
+            let mut hud = Buffer::empty(hud_area);
+            if !hud_area.is_empty() {
+                match app.hud {
+                    HudLayout::Full => render_full(app, meters, area, &mut hud),
+                    HudLayout::Compact => render_compact(app, meters, area, &mut hud),
+                }
+            }
+            let key = HudKey {
+                meters: meters.generation(),
+                mode: app.mode,
+                sync: app.sync,
+                scene: app.scene,
+                layout: app.hud,
+                area,
+                status: app.status.clone(),
+            };
+            *cache = Some((key, hud));
+        }
+        if let Some((_, hud)) = &*cache {
+            for y in hud.area.top()..hud.area.bottom() {
+                for x in hud.area.left()..hud.area.right() {
+                    buf[(x, y)].clone_from(&hud[(x, y)]);
+                }
             }
         }
     }
 }
 
-fn hud_area(app: &App, area: Rect) -> Rect {
-    let rows = app.meters.per_mode.len() as u16;
-    let height = 12 + rows.max(1);
+/// What the HUD covers of `area`: a function of the screen size and the layout alone.
+pub fn hud_area(layout: HudLayout, area: Rect) -> Rect {
+    let (width, height) = match layout {
+        HudLayout::Full => {
+            let width = area.width.min(FULL_WIDTH);
+            let inner = width.saturating_sub(2);
+            let wanted = 2 + full_sections(inner).iter().map(|s| s.1).sum::<u16>();
+            (width, wanted)
+        }
+        HudLayout::Compact => (area.width, 2 + expression_lines(area.width)),
+    };
     let hud = Rect {
-        width: area.width.min(HUD_WIDTH),
+        width,
         height: area.height.min(height),
         ..area
     };
-    if hud.width < 12 || hud.height < 3 {
+    if hud.width < 12 || hud.height < 1 {
         Rect {
             width: 0,
             height: 0,
@@ -104,50 +146,294 @@ fn hud_area(app: &App, area: Rect) -> Rect {
     }
 }
 
-fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
-    let hud = hud_area(app, area);
-    if hud.is_empty() {
-        return;
+/// The full HUD's parts: what, how many lines, and the order in which they give way when the
+/// screen is short (higher goes later; the frame rate goes last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Expression,
+    Gauge,
+    Scale,
+    Sparkline,
+    Counts,
+    Costs,
+    Setup,
+    Table,
+    Status,
+    Keys,
+}
+
+fn full_sections(inner: u16) -> [(Part, u16, u8); 10] {
+    [
+        (Part::Expression, expression_lines(inner), 8),
+        (Part::Gauge, 1, 9),
+        (Part::Scale, 1, 4),
+        (Part::Sparkline, 1, 2),
+        (Part::Counts, 1, 7),
+        (Part::Costs, 1, 6),
+        (Part::Setup, 1, 3),
+        (Part::Table, TABLE_ROWS + 2, 0),
+        (Part::Status, 1, 1),
+        (Part::Keys, key_lines(inner).len() as u16, 5),
+    ]
+}
+
+/// Lines the longest expression of any mode takes at `width`: the HUD reserves that many, so
+/// switching modes never changes its size.
+fn expression_lines(width: u16) -> u16 {
+    let longest = Mode::all(1 << 20)
+        .map(|m| expression_with_name(m).chars().count())
+        .max()
+        .unwrap_or(1);
+    longest.div_ceil(usize::from(width.max(1))) as u16
+}
+
+/// The expression, and std's name for it when it is one of std's handles as std buffers them.
+fn expression_with_name(mode: Mode) -> String {
+    let expression = mode.expression();
+    match (mode.stream, mode.buffering) {
+        (Stream::Stdout, Buffering::Line) | (Stream::Stderr, Buffering::Raw) => {
+            format!("{expression}  = std's {}()", mode.stream.name())
+        }
+        _ => expression,
     }
-    let rows = app.meters.per_mode.len() as u16;
+}
+
+/// `width`-wide lines of the expression: cut at any character, so that every character shows.
+fn expression_text(mode: Mode, width: u16) -> Vec<Line<'static>> {
+    let chars: Vec<char> = expression_with_name(mode).chars().collect();
+    chars
+        .chunks(usize::from(width.max(1)))
+        .map(|c| Line::from(c.iter().collect::<String>()).fg(Color::LightCyan))
+        .collect()
+}
+
+/// The key legend packed into lines of `width`, breaking only between bindings.
+fn key_lines(width: u16) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for key in KEYS.iter().filter(|k| !k.is_empty()) {
+        let joined = if line.is_empty() {
+            key.to_string()
+        } else {
+            format!("{line} · {key}")
+        };
+        if joined.chars().count() <= usize::from(width) || line.is_empty() {
+            line = joined;
+        } else {
+            lines.push(std::mem::replace(&mut line, key.to_string()));
+        }
+    }
+    lines.push(line);
+    lines
+}
+
+fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
+    let hud = buf.area;
     Clear.render(hud, buf);
-    let title = format!(" flushlab · {} ", app.mode);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
-        .title(Line::from(title).bold())
+        .title(Line::from(format!(" flushlab · {} ", app.mode)).bold())
         .title_bottom(Line::from(" h: help ").right_aligned())
         .style(Style::new().fg(Color::White).bg(Color::Rgb(20, 20, 28)));
     let inner = block.inner(hud);
     block.render(hud, buf);
 
-    let [
-        expression,
-        gauge,
-        sparkline,
-        counts,
-        kernel,
-        setup,
-        table,
-        status,
-        keys,
-    ] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(rows.max(1) + 1),
-        Constraint::Length(1),
-        Constraint::Length(2),
-    ])
-    .areas(inner);
+    // Who stays when the screen is short: by priority, the frame rate last to go.
+    let sections = full_sections(inner.width);
+    let mut room = inner.height;
+    let mut heights = [0u16; 10];
+    let mut order: Vec<usize> = (0..sections.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sections[i].2));
+    for i in order {
+        let take = sections[i].1.min(room);
+        // A part is shown whole or not at all, except the table, which can lose rows.
+        let take = if take == sections[i].1 || sections[i].0 == Part::Table {
+            take
+        } else {
+            0
+        };
+        heights[i] = take;
+        room -= take;
+    }
+    let mut y = inner.y;
+    for (i, (part, _, _)) in sections.iter().enumerate() {
+        let rect = Rect {
+            x: inner.x,
+            y,
+            width: inner.width,
+            height: heights[i],
+        };
+        y += heights[i];
+        if rect.height == 0 {
+            continue;
+        }
+        match part {
+            Part::Expression => {
+                Paragraph::new(expression_text(app.mode, rect.width)).render(rect, buf)
+            }
+            Part::Gauge => render_gauge(meters, rect, buf),
+            Part::Scale => render_scale(rect, buf),
+            Part::Sparkline => render_sparkline(meters, rect, buf),
+            Part::Counts => counts_line(meters).render(rect, buf),
+            Part::Costs => costs_line(meters).render(rect, buf),
+            Part::Setup => setup_line(app, meters, area)
+                .fg(Color::Gray)
+                .render(rect, buf),
+            Part::Table => render_table(app, meters, area, rect, buf),
+            Part::Status => {
+                if let Some(message) = &app.status {
+                    Line::from(format!("▸ {message}"))
+                        .fg(Color::Yellow)
+                        .render(rect, buf);
+                }
+            }
+            Part::Keys => Paragraph::new(
+                key_lines(rect.width)
+                    .into_iter()
+                    .map(Line::from)
+                    .collect::<Vec<_>>(),
+            )
+            .fg(Color::DarkGray)
+            .render(rect, buf),
+        }
+    }
+}
 
-    Line::from(app.mode.expression())
-        .fg(Color::LightCyan)
-        .render(expression, buf);
-    render_fps(app, gauge, sparkline, buf);
-    render_window(app, counts, kernel, buf);
+/// A few lines across the top: the figures (and the frame rate first), the expression, the
+/// gauge with its scale.
+fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
+    let hud = buf.area;
+    Clear.render(hud, buf);
+    buf.set_style(
+        hud,
+        Style::new().fg(Color::White).bg(Color::Rgb(20, 20, 28)),
+    );
+    let window = meters.window.unwrap_or_default();
+    let figures = format!(
+        "flushlab · {} · {} fps · {} writes/f · {}/f · kernel {} · h help",
+        app.mode,
+        shown(meters, Some(window.fps()), count),
+        shown(meters, window.writes_per_frame(), count),
+        shown(meters, window.bytes_per_frame(), bytes),
+        shown(meters, Some(window.kernel_share()), percent),
+    );
+    let row = |y: u16| Rect {
+        y,
+        height: 1,
+        ..hud
+    };
+    Line::from(figures).bold().render(row(hud.y), buf);
+    if hud.height > 1 {
+        let [gauge, scale] = row(hud.y + 1).layout(&ratatui::layout::Layout::horizontal([
+            Constraint::Fill(1),
+            Constraint::Fill(1),
+        ]));
+        render_gauge_or_wait(meters, gauge, buf);
+        render_scale(scale, buf);
+    }
+    for (i, text) in expression_text(app.mode, hud.width).into_iter().enumerate() {
+        let y = hud.y + 2 + i as u16;
+        if y < hud.bottom() {
+            text.render(row(y), buf);
+        }
+    }
+}
+
+/// 0..=1 of the gauge for `fps`: logarithmic, 1 fps at 0, 10,000 at 1.
+pub fn log_position(fps: f64) -> f64 {
+    (fps.max(1.0).log10() / DECADES).clamp(0.0, 1.0)
+}
+
+fn render_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
+    match meters.window {
+        Some(window) => {
+            let fps = window.fps();
+            Gauge::default()
+                .ratio(log_position(fps))
+                .label(format!("{} fps", count(fps)))
+                .gauge_style(Style::new().fg(Color::Green).bg(Color::Rgb(40, 40, 40)))
+                .render(area, buf);
+        }
+        None => Line::from("measuring… (figures update once a second)")
+            .italic()
+            .render(area, buf),
+    }
+}
+
+fn render_gauge_or_wait(meters: &Meters, area: Rect, buf: &mut Buffer) {
+    match meters.window {
+        Some(_) => render_gauge(meters, area, buf),
+        None => Line::from("measuring…").italic().render(area, buf),
+    }
+}
+
+/// The gauge's scale: each decade's label where the gauge reaches it.
+fn render_scale(area: Rect, buf: &mut Buffer) {
+    if area.width < 12 {
+        return;
+    }
+    let last = f64::from(area.width - 1);
+    for (i, label) in SCALE.iter().enumerate() {
+        let at = (i as f64 / DECADES * last).round() as u16;
+        let x = at.min(area.width.saturating_sub(label.chars().count() as u16));
+        buf.set_string(area.x + x, area.y, label, Style::new().fg(Color::DarkGray));
+    }
+}
+
+fn render_sparkline(meters: &Meters, area: Rect, buf: &mut Buffer) {
+    // On the gauge's log scale, so 2 fps and 60 fps look different at any time.
+    let history: Vec<u64> = meters
+        .fps_history
+        .iter()
+        .map(|&fps| (log_position(fps as f64) * 1000.0).round() as u64)
+        .collect();
+    let shown = &history[history.len().saturating_sub(usize::from(area.width))..];
+    Sparkline::default()
+        .data(shown)
+        .max(1000)
+        .fg(Color::Green)
+        .render(area, buf);
+}
+
+fn shown(meters: &Meters, value: Option<f64>, format: fn(f64) -> String) -> String {
+    match value {
+        Some(v) if meters.window.is_some() => format(v),
+        _ => "–".to_owned(),
+    }
+}
+
+fn counts_line(meters: &Meters) -> Line<'static> {
+    let window = meters.window.unwrap_or_default();
+    Line::from(vec![
+        Span::raw(format!("frames {}", thousands(meters.sampled_frames()))),
+        Span::raw(format!(
+            "   writes/frame {}",
+            shown(meters, window.writes_per_frame(), count)
+        )),
+        Span::raw(format!(
+            "   bytes/frame {}",
+            shown(meters, window.bytes_per_frame(), bytes)
+        )),
+    ])
+}
+
+fn costs_line(meters: &Meters) -> Line<'static> {
+    let window = meters.window.unwrap_or_default();
+    Line::from(vec![
+        Span::raw(format!(
+            "bytes/write {}",
+            shown(meters, window.bytes_per_write(), count)
+        )),
+        Span::raw("   kernel ").add_modifier(Modifier::BOLD),
+        Span::raw(shown(meters, Some(window.kernel_share()), percent)).bold(),
+        Span::raw(format!(
+            "   cells/frame {}",
+            shown(meters, Some(window.cells_per_frame()), count)
+        )),
+    ])
+}
+
+fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
     Line::from(format!(
         "scene {} · sync {} · {}x{} · accounting {}",
         app.scene.name(),
@@ -155,97 +441,32 @@ fn render_hud(app: &App, area: Rect, buf: &mut Buffer) {
         area.width,
         area.height,
         match (
-            crate::meters::accounting(),
-            app.meters.accounting_available()
+            crate::accounting::accounting(),
+            meters.accounting_available()
         ) {
             (_, false) => "n/a",
             (Accounting::Kernel, true) => "/proc/self/io",
             (Accounting::Counting, true) => "counting layer",
         },
     ))
-    .fg(Color::Gray)
-    .render(setup, buf);
-    render_table(app, table, buf);
-    if let Some(message) = &app.status {
-        Line::from(format!("▸ {message}"))
-            .fg(Color::Yellow)
-            .render(status, buf);
-    }
-    Paragraph::new(KEYS)
-        .wrap(Wrap { trim: true })
-        .fg(Color::DarkGray)
-        .render(keys, buf);
 }
 
-fn render_fps(app: &App, gauge: Rect, sparkline: Rect, buf: &mut Buffer) {
-    let history: Vec<u64> = app.meters.fps_history.iter().copied().collect();
-    let best = history.iter().copied().max().unwrap_or(0).max(1);
-    match app.meters.window {
-        Some(window) => {
-            let fps = window.fps();
-            Gauge::default()
-                .ratio((fps / best as f64).clamp(0.0, 1.0))
-                .label(format!("{fps:.1} fps"))
-                .gauge_style(Style::new().fg(Color::Green).bg(Color::Rgb(40, 40, 40)))
-                .render(gauge, buf);
-        }
-        None => Line::from("measuring… (figures update once a second)")
-            .italic()
-            .render(gauge, buf),
-    }
-    // The newest readings, right-aligned in the area, like a scrolling chart.
-    let shown = &history[history.len().saturating_sub(usize::from(sparkline.width))..];
-    Sparkline::default()
-        .data(shown)
-        .max(best)
-        .fg(Color::Green)
-        .render(sparkline, buf);
-}
-
-fn render_window(app: &App, counts: Rect, kernel: Rect, buf: &mut Buffer) {
-    let window = app.meters.window.unwrap_or_default();
-    let known = app.meters.window.is_some();
-    let show = |value: Option<f64>, format: fn(f64) -> String| match value {
-        Some(v) if known => format(v),
-        _ => "–".to_owned(),
-    };
-    Line::from(vec![
-        Span::raw(format!("frames {}", app.meters.sampled_frames())),
-        Span::raw(format!(
-            "   writes/frame {}",
-            show(window.writes_per_frame(), count)
-        )),
-        Span::raw(format!(
-            "   bytes/frame {}",
-            show(window.bytes_per_frame(), bytes)
-        )),
-    ])
-    .render(counts, buf);
-    Line::from(vec![
-        Span::raw(format!(
-            "bytes/write {}",
-            show(window.bytes_per_write(), |v| format!("{v:.1}"))
-        )),
-        Span::raw("   kernel ").add_modifier(Modifier::BOLD),
-        Span::raw(show(Some(window.kernel_share()), percent)).bold(),
-        Span::raw(format!(
-            "   cells/frame {}",
-            show(Some(window.cells_per_frame()), |v| format!("{v:.0}"))
-        )),
-    ])
-    .render(kernel, buf);
-}
-
-fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
+/// The rows measured under the current condition (the newest, if more than fit), and how many
+/// rows other conditions hold: those are never compared with these.
+fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Buffer) {
+    let condition = app.condition(area.width, area.height);
+    let rows: Vec<_> = meters.rows_under(condition).collect();
+    let others = meters.rows.len() - rows.len();
+    let room = usize::from(rect.height.saturating_sub(2));
     let header = Row::new(["mode", "fps", "writes/f", "bytes/f", "kernel", "frames"])
         .style(Style::new().bold().underlined());
-    let rows = app.meters.per_mode.iter().map(|(mode, totals)| {
-        let style = if mode.key() == app.mode.key() {
+    let body = rows[rows.len().saturating_sub(room)..].iter().map(|row| {
+        let style = if row.mode == app.mode.key() {
             Style::new().fg(Color::LightGreen)
         } else {
             Style::new()
         };
-        table_row(&mode.to_string(), totals).style(style)
+        table_row(&row.mode.to_string(), &row.totals).style(style)
     });
     let widths = [
         Constraint::Length(20),
@@ -255,16 +476,39 @@ fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
         Constraint::Length(7),
         Constraint::Length(8),
     ];
-    let table = Table::new(rows, widths).header(header);
-    if app.meters.per_mode.is_empty() {
-        let [head, note] =
-            Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
-        Widget::render(table, head, buf);
-        Line::from("modes appear here as you leave them (space, t for a tour)")
-            .italic()
-            .render(note, buf);
+    let table_area = Rect {
+        height: rect.height.saturating_sub(1),
+        ..rect
+    };
+    Widget::render(Table::new(body, widths).header(header), table_area, buf);
+    let note = if rows.is_empty() {
+        "modes appear here as you leave them (space, t for a tour)".to_owned()
+    } else if others > 0 {
+        format!(
+            "{others} more row(s) under other conditions (scene, size, sync, HUD): not compared"
+        )
     } else {
-        Widget::render(table, area, buf);
+        String::new()
+    };
+    let note_area = Rect {
+        y: rect.bottom() - 1,
+        height: 1,
+        ..rect
+    };
+    if rows.is_empty() {
+        Line::from(note).italic().render(
+            Rect {
+                y: rect.y + 1,
+                height: 1,
+                ..rect
+            },
+            buf,
+        );
+    } else {
+        Line::from(note)
+            .italic()
+            .fg(Color::Gray)
+            .render(note_area, buf);
     }
 }
 
@@ -272,18 +516,18 @@ fn table_row(mode: &str, t: &Totals) -> Row<'static> {
     let or_dash = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
     Row::new([
         mode.to_owned(),
-        format!("{:.1}", t.fps()),
+        count(t.fps()),
         or_dash(t.writes_per_frame(), count),
         or_dash(t.bytes_per_frame(), bytes),
         percent(t.kernel_share()),
-        t.frames.to_string(),
+        thousands(t.frames),
     ])
 }
 
 fn render_help(area: Rect, buf: &mut Buffer) {
     let lines = [
         ("space, tab", "next mode (stream × buffering)"),
-        ("o / e", "write to stdout / stderr"),
+        ("o / e", "std's stdout() (line) / stderr() (raw)"),
         ("r", "raw: every encoder write is a write(2)"),
         ("l", "line: LineWriter, 1 KiB (what stdout() is)"),
         ("b", "block: BufWriter::with_capacity(cap)"),
@@ -292,6 +536,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         ("+ / -", "block capacity ×2 / ÷2 (64 B .. 1 MiB)"),
         ("y", "synchronized output (DEC 2026) on/off"),
         ("s", "scene: full (every cell) / sparse"),
+        ("v", "HUD: compact / full (a new condition: new rows)"),
         ("t", "tour: every mode in turn, then the table"),
         ("h, ?", "this help"),
         ("q, Esc, ^C", "quit"),
@@ -325,44 +570,14 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         .render(popup, buf);
 }
 
-/// `34,712`: counts with thousands separators; fractions only below 10, two decimals below 1.
-pub fn count(v: f64) -> String {
-    if v < 1.0 {
-        return format!("{v:.2}");
-    }
-    if v < 10.0 {
-        return format!("{v:.1}");
-    }
-    let digits = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `427.0 kB`: decimal units, as the kernel and pv count throughput.
-pub fn bytes(v: f64) -> String {
-    match v {
-        v if v >= 1e6 => format!("{:.2} MB", v / 1e6),
-        v if v >= 1e3 => format!("{:.1} kB", v / 1e3),
-        v => format!("{v:.0} B"),
-    }
-}
-
-pub fn percent(share: f64) -> String {
-    format!("{:.0}%", share * 100.0)
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::meters::{CpuTimes, IoCounters};
+    use crate::accounting::IoCounters;
+    use crate::condition::Condition;
+    use crate::meters::{CpuTimes, ModeRow};
     use crate::scene::Scene;
     use crate::writer_mode::{Buffering, Mode, Stream};
 
@@ -378,18 +593,20 @@ mod tests {
             .join("\n")
     }
 
-    fn render(app: &App, width: u16, height: u16) -> Buffer {
+    fn render(app: &App, meters: &Meters, width: u16, height: u16) -> Buffer {
         let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
-        app.render(buf.area, &mut buf);
+        Hud::default().paint_frame(app, meters, 0, buf.area, &mut buf);
         buf
     }
 
-    fn app(buffering: Buffering) -> App {
-        App::new(
+    fn app(buffering: Buffering, hud: HudLayout) -> App {
+        let mut app = App::new(
             Mode::new(Stream::Stderr, buffering, 8192),
             Scene::Sparse,
             false,
-        )
+        );
+        app.hud = hud;
+        app
     }
 
     fn totals(frames: u64, writes: u64, bytes: u64) -> Totals {
@@ -408,72 +625,202 @@ mod tests {
         }
     }
 
-    #[test]
-    fn hud_before_the_first_second() {
-        insta::assert_snapshot!(text(&render(&app(Buffering::Raw), 80, 24)));
-    }
-
-    #[test]
-    fn hud_with_figures_and_visited_modes() {
-        let mut app = app(Buffering::Block);
-        app.meters.window = Some(totals(160, 800, 5_300_000));
-        app.meters.fps_history.extend([10, 12, 150, 160, 158]);
-        app.meters.per_mode.push((
+    /// Meters with a closed window and two rows measured under `condition`, one elsewhere.
+    fn meters(condition: Condition) -> Meters {
+        let mut meters = Meters::new();
+        meters.window = Some(totals(160, 800, 5_300_000));
+        meters.fps_history.extend([2, 3, 60, 160, 158]);
+        let row = |mode, totals| ModeRow {
+            condition,
+            mode,
+            totals,
+        };
+        meters.rows.push(row(
             Mode::new(Stream::Stderr, Buffering::Raw, 0),
             totals(12, 416_000, 804_000),
         ));
-        app.meters.per_mode.push((
+        meters.rows.push(row(
             Mode::new(Stream::Stderr, Buffering::Block, 8192),
             totals(160, 800, 5_300_000),
         ));
+        let elsewhere = Condition {
+            scene: Scene::Full,
+            ..condition
+        };
+        meters.rows.push(ModeRow {
+            condition: elsewhere,
+            mode: Mode::new(Stream::Stdout, Buffering::Line, 0),
+            totals: totals(44, 18_000, 18_000_000),
+        });
+        meters
+    }
+
+    fn figures(width: u16, height: u16, layout: HudLayout) -> String {
+        let mut app = app(Buffering::Block, layout);
         app.status = Some("block capacity 8KiB".into());
-        insta::assert_snapshot!(text(&render(&app, 80, 24)));
+        let meters = meters(app.condition(width, height));
+        text(&render(&app, &meters, width, height))
+    }
+
+    #[test]
+    fn hud_before_the_first_second() {
+        let app = app(Buffering::Raw, HudLayout::Full);
+        insta::assert_snapshot!(text(&render(&app, &Meters::new(), 120, 40)));
+    }
+
+    #[test]
+    fn hud_full_200x60() {
+        insta::assert_snapshot!(figures(200, 60, HudLayout::Full));
+    }
+
+    #[test]
+    fn hud_full_80x24() {
+        insta::assert_snapshot!(figures(80, 24, HudLayout::Full));
+    }
+
+    #[test]
+    fn hud_full_30x8() {
+        insta::assert_snapshot!(figures(30, 8, HudLayout::Full));
+    }
+
+    #[test]
+    fn hud_compact_80x24() {
+        insta::assert_snapshot!(figures(80, 24, HudLayout::Compact));
     }
 
     #[test]
     fn help_overlay() {
-        let mut app = app(Buffering::Line);
+        let mut app = app(Buffering::Line, HudLayout::Compact);
         app.show_help = true;
-        insta::assert_snapshot!(text(&render(&app, 80, 24)));
+        insta::assert_snapshot!(text(&render(&app, &Meters::new(), 80, 24)));
+    }
+
+    /// The text of the HUD's own cells, lines joined: what a wrapped expression reads as.
+    fn joined(screen: &str) -> String {
+        screen
+            .lines()
+            .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+            .collect()
+    }
+
+    #[test]
+    fn the_whole_expression_shows_at_every_width() {
+        for (w, h, layout) in [
+            (200, 60, HudLayout::Full),
+            (80, 24, HudLayout::Full),
+            (80, 24, HudLayout::Compact),
+            (40, 30, HudLayout::Compact),
+        ] {
+            for mode in Mode::all(1 << 20) {
+                let mut app = app(mode.buffering, layout);
+                app.mode = mode;
+                let screen = text(&render(&app, &Meters::new(), w, h));
+                let flat: String = screen
+                    .lines()
+                    .map(|l| l.trim_start_matches('│'))
+                    .map(|l| {
+                        let l = l.trim_end();
+                        l.strip_suffix('│').unwrap_or(l).to_owned()
+                    })
+                    .collect();
+                assert!(
+                    flat.contains(&mode.expression()),
+                    "{mode} at {w}x{h} {layout:?}:\n{screen}"
+                );
+                let _ = joined(&screen);
+            }
+        }
+    }
+
+    #[test]
+    fn the_legend_never_breaks_a_binding() {
+        for width in [20, 30, 50, 78, 98] {
+            let lines = key_lines(width);
+            for key in KEYS.iter().filter(|k| !k.is_empty()) {
+                assert!(
+                    lines.iter().any(|l| l.contains(key)),
+                    "{key} broken at {width}: {lines:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_hud_keeps_its_size_whatever_it_shows() {
+        for (w, h) in [(200, 60), (80, 24), (120, 40)] {
+            for layout in [HudLayout::Full, HudLayout::Compact] {
+                let area = Rect::new(0, 0, w, h);
+                let size = hud_area(layout, area);
+                let empty = render(&app(Buffering::Raw, layout), &Meters::new(), w, h);
+                let busy = render(
+                    &app(Buffering::Block, layout),
+                    &meters(app(Buffering::Raw, layout).condition(w, h)),
+                    w,
+                    h,
+                );
+                // The scene's cells outside the HUD are the same, whatever the HUD shows.
+                for y in 0..h {
+                    for x in 0..w {
+                        if !size.contains((x, y).into()) {
+                            assert_eq!(empty[(x, y)], busy[(x, y)], "{x},{y} at {w}x{h}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_gauge_is_logarithmic_with_its_scale_shown() {
+        assert!(log_position(2.0) < 0.1 && log_position(60.0) > 0.4);
+        assert_eq!(log_position(0.0), 0.0);
+        assert_eq!(log_position(1e9), 1.0);
+        let screen = figures(200, 60, HudLayout::Full);
+        assert!(
+            screen.contains("10k fps") && screen.contains("100") && screen.contains("1k"),
+            "{screen}"
+        );
+    }
+
+    #[test]
+    fn the_table_shows_the_current_condition_and_counts_the_others() {
+        let screen = figures(200, 60, HudLayout::Full);
+        assert!(
+            screen.contains("stderr/raw") && screen.contains("stderr/block:8KiB"),
+            "{screen}"
+        );
+        assert!(!screen.contains("stdout/line"), "{screen}");
+        assert!(
+            screen.contains("1 more row(s) under other conditions"),
+            "{screen}"
+        );
+    }
+
+    #[test]
+    fn at_small_sizes_the_frame_rate_goes_last() {
+        for h in 3..10 {
+            let screen = figures(40, h, HudLayout::Full);
+            assert!(screen.contains("160 fps"), "{h}: {screen}");
+        }
     }
 
     #[test]
     fn hud_degrades_on_small_terminals() {
-        let mut app = app(Buffering::Frame);
+        let mut app = app(Buffering::Frame, HudLayout::Full);
         app.show_help = true;
         for (w, h) in [(0, 0), (1, 1), (11, 2), (20, 5), (40, 8), (500, 200)] {
-            render(&app, w, h);
+            render(&app, &Meters::new(), w, h);
         }
         app.show_help = false;
-        let tiny = render(&app, 30, 6);
+        let tiny = render(&app, &Meters::new(), 30, 6);
         assert!(text(&tiny).contains("flushlab"), "{}", text(&tiny));
     }
 
     #[test]
-    fn the_hud_follows_what_it_shows_across_frames() {
-        let mut app = app(Buffering::Raw);
-        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 24));
-        app.render(buf.area, &mut buf);
-        assert!(text(&buf).contains("stderr/raw"));
-        app.status = Some("hello there".into());
-        app.mode = Mode::new(Stream::Stdout, Buffering::Frame, 8192);
-        app.render(buf.area, &mut buf);
-        assert!(text(&buf).contains("hello there") && text(&buf).contains("stdout/frame"));
-        // A closed window (as the loop's meters report it) shows up too.
-        app.meters
-            .frame_done(100, std::time::Instant::now() + Duration::from_secs(2));
-        app.render(buf.area, &mut buf);
-        assert!(text(&buf).contains("frames 1 "), "{}", text(&buf));
-    }
-
-    #[test]
-    fn number_formats() {
-        assert_eq!(count(34712.4), "34,712");
-        assert_eq!(count(1.0), "1.0");
-        assert_eq!(count(0.0089), "0.01");
-        assert_eq!(count(999.0), "999");
-        assert_eq!(bytes(427_000.0), "427.0 kB");
-        assert_eq!(bytes(5_300_000.0), "5.30 MB");
-        assert_eq!(percent(0.784), "78%");
+    fn std_handles_are_named_as_such() {
+        let mut app = app(Buffering::Raw, HudLayout::Full);
+        assert!(text(&render(&app, &Meters::new(), 120, 40)).contains("= std's stderr()"));
+        app.mode = Mode::new(Stream::Stderr, Buffering::Line, 8192);
+        assert!(!text(&render(&app, &Meters::new(), 120, 40)).contains("std's"));
     }
 }

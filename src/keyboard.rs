@@ -38,6 +38,18 @@ impl Keyboard {
         }
     }
 
+    /// Waits up to `timeout` for input; true when some is there to read. Interrupted by a
+    /// signal, it returns early (false), so the caller looks at its signal flag at once.
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        let fd = self.fd();
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        let timeout = rustix::event::Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        matches!(poll(&mut fds, Some(&timeout)), Ok(1..))
+    }
+
     /// Every key already typed; never blocks. Terminal replies are dropped.
     pub fn pending(&mut self) -> io::Result<Vec<KeyEvent>> {
         Ok(self

@@ -4,23 +4,30 @@
 
 #![forbid(unsafe_code)]
 
+pub mod accounting;
 pub mod app;
 pub mod bench;
 pub mod ceiling;
 pub mod cli;
+pub mod condition;
 pub mod flood;
+pub mod frame_args;
 pub mod frame_writer;
 pub mod hud;
 pub mod keyboard;
 pub mod latency;
+pub mod measured;
 pub mod meters;
+pub mod outcome;
 pub mod profile_digest;
 pub mod pty;
 pub mod renderer;
 pub mod report;
+pub mod results;
 pub mod runner;
 pub mod scene;
 pub mod terminal_report;
 pub mod terminal_session;
 pub mod tour;
+pub mod units;
 pub mod writer_mode;

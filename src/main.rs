@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use flushlab::outcome::{Outcome, reader_gone_in};
+
 use clap::{CommandFactory, Parser};
 use flushlab::cli::{Cli, Command};
 
@@ -9,13 +11,13 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     if let Some(choice) = cli.accounting
-        && let Err(why) = flushlab::meters::choose_accounting(choice)
+        && let Err(why) = flushlab::accounting::choose_accounting(choice)
     {
-        eprintln!(
-            "flushlab: --accounting {} (env ACCOUNTING): {why}",
+        flushlab::outcome::complain(&format!(
+            "--accounting {} (env ACCOUNTING): {why}",
             choice.name()
-        );
-        return ExitCode::from(2);
+        ));
+        return Outcome::BadInput.into();
     }
     let result = match cli.command {
         Some(Command::Bench(args)) => flushlab::bench::run(args),
@@ -24,19 +26,22 @@ fn main() -> ExitCode {
         Some(Command::Tour(args)) => flushlab::tour::run(args),
         Some(Command::Report(args)) => flushlab::terminal_report::run(args),
         None => {
-            if let Err(e) = cli.run.validate() {
+            if let Err(e) = flushlab::cli::validate_run(&cli.run) {
                 return usage_error(e);
             }
             flushlab::runner::run(cli.run)
         }
     };
-    match result {
-        Ok(code) => code,
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) if reader_gone_in(&e) => Outcome::ReaderGone,
         Err(e) => {
-            eprintln!("flushlab: {e:#}");
-            ExitCode::FAILURE
+            // Nobody may be left to read it (stderr closed or full): that is no reason to panic.
+            flushlab::outcome::complain(&format!("{e:#}"));
+            Outcome::Failed
         }
-    }
+    };
+    outcome.into()
 }
 
 /// Help and version go out as clap prints them; a usage error becomes one line that names the
@@ -75,8 +80,8 @@ fn usage_error(e: clap::Error) -> ExitCode {
             None => format!("{line}: give every argument as plain text"),
         };
     }
-    eprintln!("flushlab: {}", line.trim_start_matches("error: "));
-    ExitCode::from(2)
+    flushlab::outcome::complain(line.trim_start_matches("error: "));
+    Outcome::BadInput.into()
 }
 
 /// The first of flushlab's environment variables whose value is not UTF-8, with its flag.

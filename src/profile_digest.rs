@@ -14,7 +14,7 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::hud::percent;
+use crate::units::percent;
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
@@ -368,18 +368,20 @@ pub fn render_table(digests: &[Digest]) -> String {
     out
 }
 
-pub fn run(args: ProfileArgs) -> anyhow::Result<std::process::ExitCode> {
+pub fn run(args: ProfileArgs) -> anyhow::Result<crate::outcome::Outcome> {
     let digests = args
         .profiles
         .iter()
         .map(|p| digest(p, args.top))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&digests)?);
+        let mut json = serde_json::to_vec_pretty(&digests)?;
+        json.push(b'\n');
+        crate::outcome::print(&json)?;
     } else {
-        print!("{}", render_table(&digests));
+        crate::outcome::print(render_table(&digests).as_bytes())?;
     }
-    Ok(std::process::ExitCode::SUCCESS)
+    Ok(crate::outcome::Outcome::Finished)
 }
 
 #[cfg(test)]

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::hud::{bytes, count, percent};
-use crate::meters::{Accounting, Totals};
+use crate::accounting::Accounting;
+use crate::meters::Totals;
 use crate::scene::Scene;
+use crate::units::{bytes, count, percent};
 use crate::writer_mode::{Buffering, Mode, Stream};
 
 /// One mode's figures over the whole run.
@@ -16,7 +17,8 @@ pub struct ModeReport {
     pub mode: String,
     pub stream: Stream,
     pub buffering: Buffering,
-    /// Bytes; `null` unless the buffering is `block`.
+    /// Bytes; `null` unless the buffering is `block`. For `ceiling/transport`, the size of
+    /// each write.
     pub capacity: Option<usize>,
     pub frames: u64,
     pub seconds: f64,
@@ -33,9 +35,10 @@ pub struct ModeReport {
 }
 
 impl ModeReport {
-    pub fn new(mode: Mode, t: &Totals) -> Self {
+    /// `name` is the mode's, or the ceiling's a mode stood in for.
+    pub fn new(name: String, mode: Mode, t: &Totals) -> Self {
         ModeReport {
-            mode: mode.to_string(),
+            mode: name,
             stream: mode.stream,
             buffering: mode.buffering,
             capacity: (mode.buffering == Buffering::Block).then_some(mode.capacity),

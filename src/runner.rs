@@ -4,51 +4,88 @@
 
 use std::io;
 use std::os::fd::AsFd;
-use std::process::ExitCode;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
+use clap::Args;
 
-use crate::app::App;
+use crate::accounting::Counted;
+use crate::app::{App, verdict};
 use crate::ceiling::{self, Ceiling};
-use crate::cli::{DEFAULT_SIZE, RunArgs};
+use crate::condition::HudLayout;
+use crate::hud::Hud;
 use crate::keyboard::Keyboard;
-use crate::renderer::{BoxedWriter, Renderer};
+use crate::measured::{MeasuredOutput, OpenWriter};
+use crate::meters::ModeRow;
+use crate::outcome::{Outcome, reader_gone};
 use crate::report::{ModeReport, Report};
+use crate::scene::Scene;
 use crate::terminal_session::TerminalSession;
-use crate::writer_mode::{self, Mode, Stream};
+use crate::units::{
+    DEFAULT_SIZE, parse_capacity, parse_duration, parse_fps, parse_size, parse_switch,
+};
+use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 
-/// Exit status when the reader of the measured stream went away (EIO from a closed pty, EPIPE
-/// from a closed pipe).
-pub const EXIT_READER_GONE: u8 = 3;
+/// The explorer's and the headless run's settings.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The stream the frames are written to.
+    #[arg(long, env = "STREAM", value_enum, default_value_t = Stream::Stdout)]
+    pub stream: Stream,
 
-/// Why the loop stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Finished,
-    Quit,
-    Signal(usize),
-}
+    /// How the stream is buffered [default: as std buffers it: line for stdout (`stdout()`),
+    /// raw for stderr (`stderr()`)]
+    #[arg(long, env = "BUFFERING", value_enum)]
+    pub buffering: Option<Buffering>,
 
-impl Outcome {
-    fn describe(self) -> String {
-        match self {
-            Outcome::Finished => "finished".into(),
-            Outcome::Quit => "quit".into(),
-            Outcome::Signal(n) => format!("signal:{n}"),
-        }
-    }
+    /// Block buffer capacity in bytes (64..=1MiB); suffixes K, KiB, M, MiB are accepted.
+    #[arg(long, env = "CAPACITY", value_parser = parse_capacity, default_value_t = DEFAULT_CAPACITY)]
+    pub capacity: usize,
 
-    fn exit_code(self) -> ExitCode {
-        match self {
-            Outcome::Finished | Outcome::Quit => ExitCode::SUCCESS,
-            Outcome::Signal(n) => ExitCode::from(128 + n as u8),
-        }
-    }
+    /// Run headless for this many seconds (e.g. 5 or 0.5), then exit.
+    #[arg(long, env = "DURATION", value_parser = parse_duration, allow_negative_numbers = true)]
+    pub duration: Option<Duration>,
+
+    /// Wrap each frame in synchronized-output markers (DEC mode 2026).
+    #[arg(long, env = "SYNC", value_parser = parse_switch, num_args = 0..=1,
+          default_missing_value = "true", default_value = "false")]
+    pub sync: bool,
+
+    /// What is drawn under the HUD.
+    #[arg(long, env = "SCENE", value_enum, default_value_t = Scene::Full)]
+    pub scene: Scene,
+
+    /// Frame size COLSxROWS when the stream is not a terminal [default: 200x60].
+    #[arg(long, env = "SIZE", value_parser = parse_size)]
+    pub size: Option<(u16, u16)>,
+
+    /// Frames per second at most (default: as fast as the writer allows).
+    #[arg(long, env = "FPS_CAP", value_parser = parse_fps, allow_negative_numbers = true)]
+    pub fps_cap: Option<f64>,
+
+    /// Seconds per mode in the tour (key t).
+    #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
+    pub tour_seconds: Duration,
+
+    /// Also write the summary as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// How much of the screen the HUD takes [default: full from 100x40, else compact]
+    #[arg(long, env = "HUD", value_enum)]
+    pub hud: Option<HudLayout>,
+
+    /// Measure a reference instead of a writer mode: `cpu` renders into io::sink(), `transport`
+    /// writes one pre-encoded frame over and over.
+    #[arg(long, env = "CEILING", value_enum)]
+    pub ceiling: Option<Ceiling>,
+
+    /// Panic after this many frames, to test that the terminal is restored.
+    #[arg(long, hide = true)]
+    pub inject_panic_at_frame: Option<u64>,
 }
 
 /// How the loop is driven, decided once before it starts.
@@ -62,11 +99,19 @@ struct LoopSettings {
     panic_at_frame: Option<u64>,
 }
 
-pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
+impl RunArgs {
+    /// The mode the run starts in: std's own handle unless a buffering was chosen.
+    pub fn mode(&self) -> Mode {
+        let buffering = self.buffering.unwrap_or(self.stream.std_buffering());
+        Mode::new(self.stream, buffering, self.capacity)
+    }
+}
+
+pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let stream = cli.stream;
     let terminal = stream.is_terminal();
     if !terminal && cli.duration.is_none() {
-        // Validated by `Cli::validate`; a library caller gets an error instead of a hang.
+        // Validated by `cli::validate_run`; a library caller gets an error instead of a hang.
         bail!(
             "{} is not a terminal and no duration was given",
             stream.name()
@@ -86,17 +131,18 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let mode = Mode::new(stream, cli.buffering, cli.capacity);
+    let mode = cli.mode();
     let mut app = App::new(mode, cli.scene, cli.sync);
     app.tour_step = cli.tour_seconds;
+    app.hud = cli.hud.unwrap_or(HudLayout::for_size(cols, rows));
     app.reachable = Stream::ALL.map(|s| s == stream || (terminal && same_terminal(stream, s)));
     let settings = LoopSettings {
         duration: cli.duration,
         fps_cap: cli.fps_cap,
-        // A ceiling measures one fixed thing: no keys to switch it away.
-        input: terminal && cli.ceiling.is_none(),
+        // A ceiling measures one fixed thing, but keys still end it.
+        input: terminal,
         panic_at_frame: cli.inject_panic_at_frame,
-        resize: if terminal {
+        resize: if terminal && cli.ceiling.is_none() {
             let flag = Arc::new(AtomicBool::new(false));
             signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
             Some((flag, stream))
@@ -105,86 +151,101 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
         },
     };
 
-    let area = Rect::new(0, 0, cols, rows);
-    let (outcome, finished, area) = match cli.ceiling {
+    let condition = app.condition(cols, rows);
+    let hud = Hud::default();
+    let (outcome, meters) = match cli.ceiling {
         Some(Ceiling::Transport) => {
-            let frame = ceiling::encode_steady_frame(&app, area);
-            let mut out = crate::meters::Counted::new(stream.raw()?);
-            let duration = cli.duration.unwrap_or(Duration::MAX);
+            let frame = ceiling::encode_steady_frame(&app, &hud, condition);
+            let open: OpenWriter = match stream {
+                Stream::Stdout => |_| Ok(Box::new(Counted::new(Stream::Stdout.raw()?))),
+                Stream::Stderr => |_| Ok(Box::new(Counted::new(Stream::Stderr.raw()?))),
+            };
+            let mut out = MeasuredOutput::with_writers(mode, condition, open)?;
             let cells = usize::from(cols) * usize::from(rows);
-            let result = ceiling::transport_loop(
-                &mut out,
-                &frame,
-                cells,
-                &mut app.meters,
-                duration,
-                &signal,
-            );
-            app.meters.end_segment(mode);
-            let outcome = result.map(|sig| sig.map_or(Outcome::Finished, Outcome::Signal));
-            (outcome, Ok(()), area)
+            let duration = cli.duration.unwrap_or(Duration::MAX);
+            let result = ceiling::transport_loop(&mut out, &frame, cells, duration, &signal);
+            let (meters, flushed) = out.finish();
+            (result.and_then(|o| flushed.map(|()| o)), meters)
         }
         ceiling => {
-            let writer: BoxedWriter = match ceiling {
-                Some(_) => Box::new(io::sink()),
-                None => writer_mode::open(mode)?,
+            let mut out = match ceiling {
+                Some(_) => {
+                    MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
+                }
+                None => MeasuredOutput::open(mode, condition)?,
             };
-            let mut renderer = Renderer::new(writer, area);
-            let outcome = frame_loop(&mut app, &mut renderer, &settings, &signal);
-            let area = renderer.area();
-            (outcome, renderer.finish(), area)
+            let outcome = frame_loop(&mut app, &hud, &mut out, &settings, &signal);
+            let (meters, flushed) = out.finish();
+            (outcome.and_then(|o| flushed.map(|()| o)), meters)
         }
     };
     drop(session);
 
-    let outcome = match outcome.and_then(|outcome| finished.map(|()| outcome)) {
+    let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(e) if reader_gone(&e) => {
             stream.other().write_line(&format!(
                 "flushlab: the reader of {} went away ({e})",
                 stream.name()
             ));
-            return Ok(ExitCode::from(EXIT_READER_GONE));
+            Outcome::ReaderGone
         }
         Err(e) => return Err(e).with_context(|| format!("writing frames to {}", stream.name())),
     };
 
-    let modes: Vec<ModeReport> = app
-        .meters
-        .per_mode
+    let name = |row: &ModeRow| match cli.ceiling {
+        Some(ceiling) => ceiling.name().to_owned(),
+        None => row.mode.to_string(),
+    };
+    let modes: Vec<ModeReport> = meters
+        .rows
         .iter()
-        .map(|(mode, totals)| ModeReport::new(*mode, totals))
-        .map(|report| match cli.ceiling {
-            Some(ceiling) => ModeReport {
-                mode: ceiling.name().to_owned(),
-                ..report
-            },
-            None => report,
-        })
+        .map(|row| ModeReport::new(name(row), row.mode, &row.totals))
         .collect();
-    for line in &modes {
-        stream.other().write_line(&line.summary_line());
+    // Rows of different conditions did different work: the summary says which is which.
+    let conditions = meters
+        .rows
+        .iter()
+        .map(|r| r.condition)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    // Nobody reads a summary after the reader went away: only the report is written.
+    let summaries = if outcome == Outcome::ReaderGone {
+        0
+    } else {
+        modes.len()
+    };
+    for (line, row) in modes.iter().zip(&meters.rows).take(summaries) {
+        let summary = line.summary_line();
+        stream.other().write_line(&if conditions > 1 {
+            format!("{summary} [{}]", row.condition)
+        } else {
+            summary
+        });
     }
     if let Some(path) = &cli.report {
-        // The mode the run ended in (the only one of a headless run).
-        let last = app
-            .meters
-            .per_mode
-            .iter()
-            .position(|(mode, _)| *mode == app.mode.key())
-            .and_then(|i| modes.get(i).cloned())
-            .context("no mode was measured")?;
+        // The last row measured (the only one of a headless run); of the transport ceiling's
+        // write sizes, the fastest: that is the ceiling.
+        let last = match cli.ceiling {
+            Some(Ceiling::Transport) => modes.iter().max_by(|a, b| a.fps.total_cmp(&b.fps)),
+            _ => meters.last_row().and_then(|i| modes.get(i)),
+        };
+        let last = last.cloned().context("no mode was measured")?;
+        // The frame size at the end of the run (it follows resizes).
+        let end = meters
+            .last_row()
+            .map_or(condition, |i| meters.rows[i].condition);
         let report = Report {
             version: env!("CARGO_PKG_VERSION"),
             outcome: outcome.describe(),
             scene: app.scene,
             sync: app.sync,
-            cols: area.width,
-            rows: area.height,
-            total_frames: app.meters.frames(),
+            cols: end.cols,
+            rows: end.rows,
+            total_frames: meters.frames(),
             terminal,
             peak_rss_kib: crate::meters::peak_rss_kib(),
-            accounting: crate::meters::accounting(),
+            accounting: crate::accounting::accounting(),
             last,
             modes,
         };
@@ -192,17 +253,17 @@ pub fn run(cli: RunArgs) -> anyhow::Result<ExitCode> {
             .write_json(path)
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
-    Ok(outcome.exit_code())
+    Ok(outcome)
 }
 
 fn frame_loop(
     app: &mut App,
-    renderer: &mut Renderer,
+    hud: &Hud,
+    out: &mut MeasuredOutput,
     settings: &LoopSettings,
     signal: &AtomicUsize,
 ) -> io::Result<Outcome> {
     let start = Instant::now();
-    let mut current = app.mode;
     let mut keyboard = if settings.input {
         match Keyboard::open() {
             Ok(keyboard) => Some(keyboard),
@@ -218,14 +279,14 @@ fn frame_loop(
     let frame_budget = settings
         .fps_cap
         .map(|fps| Duration::from_secs_f64(1.0 / fps));
+    let (mut cols, mut rows) = (out.area().width, out.area().height);
     let outcome = loop {
         let frame_start = Instant::now();
         if settings.duration.is_some_and(|d| frame_start - start >= d) {
             break Outcome::Finished;
         }
-        match signal.load(Ordering::Relaxed) {
-            0 => {}
-            sig => break Outcome::Signal(sig),
+        if let sig @ 1.. = signal.load(Ordering::Relaxed) {
+            break Outcome::Signal(sig);
         }
         // Input is polled without blocking, at most once a millisecond: a key is never late by
         // more than a frame, and a fast scene does not pay a syscall per frame for it.
@@ -236,7 +297,7 @@ fn frame_loop(
                     for key in keys {
                         app.apply(key.into(), frame_start);
                         // Each key takes effect at once: ten presses are ten switches.
-                        follow_mode(app, renderer, &mut current)?;
+                        out.switch(app.mode, app.condition(cols, rows))?;
                     }
                 }
                 Err(e) => {
@@ -245,48 +306,47 @@ fn frame_loop(
                 }
             }
         }
+        if app.quit {
+            break Outcome::Quit;
+        }
         // The new size is asked once per SIGWINCH, never per frame.
         if let Some((resized, size_of)) = &settings.resize
             && resized.swap(false, Ordering::Relaxed)
             && let Ok(size) = rustix::termios::tcgetwinsize(stream_fd(*size_of))
         {
-            renderer.resize(Rect::new(0, 0, size.ws_col, size.ws_row));
+            (cols, rows) = (size.ws_col, size.ws_row);
         }
-        app.tick(frame_start);
-        if app.quit {
-            break Outcome::Quit;
+        let tour_over = app.tick(frame_start);
+        out.switch(app.mode, app.condition(cols, rows))?;
+        if tour_over {
+            app.status = Some(verdict(out.meters(), out.condition()));
         }
-        follow_mode(app, renderer, &mut current)?;
-        renderer.sync = app.sync;
 
-        let area = renderer.area();
-        app.render(area, renderer.buffer_mut());
-        let cells = renderer.present()?;
-        app.meters.frame_done(cells, Instant::now());
-        if settings.panic_at_frame == Some(app.meters.frames()) {
-            panic!("injected panic at frame {}", app.meters.frames());
+        let area = out.area();
+        let (meters, canvas) = out.canvas();
+        hud.paint_frame(app, meters, meters.frames(), area, canvas);
+        out.present(&[])?;
+        let frames = out.meters().frames();
+        if settings.panic_at_frame == Some(frames) {
+            panic!("injected panic at frame {frames}");
         }
         if let Some(budget) = frame_budget {
-            let spent = frame_start.elapsed();
-            if spent < budget {
-                std::thread::sleep(budget - spent);
+            // Asleep in slices, so that keys and signals still end a slow-capped run at once.
+            while signal.load(Ordering::Relaxed) == 0 {
+                let left = budget.saturating_sub(frame_start.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                let slice = left.min(Duration::from_millis(50));
+                match keyboard.as_ref() {
+                    Some(keys) if keys.wait(slice) => break,
+                    Some(_) => {}
+                    None => std::thread::sleep(slice),
+                }
             }
         }
     };
-    renderer.set_writer(Box::new(io::sink())).ok();
-    app.meters.end_segment(current);
     Ok(outcome)
-}
-
-/// Rebuilds the writer when the mode changed. The old writer is flushed (and its thread joined)
-/// before the old mode's figures are closed, so its last bytes count to it.
-fn follow_mode(app: &mut App, renderer: &mut Renderer, current: &mut Mode) -> io::Result<()> {
-    if app.mode.key() != current.key() {
-        renderer.set_writer(writer_mode::open(app.mode)?)?;
-        app.meters.end_segment(*current);
-    }
-    *current = app.mode;
-    Ok(())
 }
 
 fn stream_fd(stream: Stream) -> std::os::fd::BorrowedFd<'static> {
@@ -308,10 +368,4 @@ fn same_terminal(stream: Stream, other: Stream) -> bool {
             .ok()
     };
     rdev(stream).is_some() && rdev(stream) == rdev(other)
-}
-
-/// EIO from a hung-up terminal or EPIPE from a closed pipe: the reader is gone.
-pub fn reader_gone(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
-        || e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
 }

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Color;
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scene {
     /// Every cell changes every frame: a moving truecolor gradient of half blocks.

@@ -2,14 +2,14 @@
 //! modes table and one chart. The results stay the bench format; this only rearranges them.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
 
-use crate::bench::export::{or_dash, write_atomically};
-use crate::bench::plot;
-use crate::bench::results::{BenchResults, TerminalIdentity};
+use crate::outcome::{Outcome, print};
+use crate::results::export::{or_dash, write_atomically};
+use crate::results::plot;
+use crate::results::{BenchResults, TerminalIdentity};
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -93,7 +93,7 @@ pub fn pivot(all: &[BenchResults]) -> String {
     out
 }
 
-pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     for path in &args.results {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
@@ -102,7 +102,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         all.push(results);
     }
     let table = pivot(&all);
-    print!("{table}");
+    print(table.as_bytes())?;
     if let Some(path) = &args.markdown {
         write_atomically(path, table.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
@@ -123,5 +123,5 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         merged.settings.readers = all.iter().map(terminal_name).collect();
         plot::write_svg(&merged, path).with_context(|| format!("writing {}", path.display()))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Finished)
 }

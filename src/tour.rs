@@ -11,23 +11,24 @@
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
 
 use crate::app::{Action, App};
-use crate::bench::export::{Export, Exporter, JsonExporter, MarkdownExporter};
-use crate::bench::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use crate::bench::subject::{Subject, parse_subjects};
-use crate::cli::{FrameArgs, parse_duration};
+use crate::condition::HudLayout;
+use crate::frame_args::FrameArgs;
+use crate::hud::Hud;
 use crate::keyboard::{Input, Keyboard};
+use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
-use crate::renderer::Renderer;
+use crate::outcome::{Outcome, complain, print};
+use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
+use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use crate::terminal_session::TerminalSession;
-use crate::writer_mode::{self, Mode, Stream};
+use crate::units::parse_duration;
+use crate::writer_mode::{Mode, Stream};
 
 const CPR: &[u8] = b"\x1b[6n";
 /// DECRQM for synchronized output, XTVERSION, DA2, then DA1: every terminal answers DA1, and
@@ -56,6 +57,10 @@ pub struct TourArgs {
     #[command(flatten)]
     pub frame: FrameArgs,
 
+    /// How much of the screen the HUD takes [default: full from 100x40, else compact]
+    #[arg(long, value_enum)]
+    pub hud: Option<HudLayout>,
+
     /// Write the results as JSON (the `flushlab bench` format, with the terminal's identity).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
@@ -83,11 +88,11 @@ impl Confirmations {
     }
 }
 
-pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let stream = Stream::Stdout;
     if !std::io::stdout().is_terminal() {
-        eprintln!("flushlab: tour measures the terminal it runs in, and stdout is not one");
-        return Ok(ExitCode::from(2));
+        complain("tour measures the terminal it runs in, and stdout is not one");
+        return Ok(Outcome::BadInput);
     }
     let mut modes: Vec<Mode> = Vec::new();
     let chosen = if args.modes.is_empty() {
@@ -102,8 +107,8 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
             }
             Subject::Mode(..) => {}
             other => {
-                eprintln!("flushlab: tour visits writer modes, not '{other}'");
-                return Ok(ExitCode::from(2));
+                complain(&format!("tour visits writer modes, not '{other}'"));
+                return Ok(Outcome::BadInput);
             }
         }
     }
@@ -114,16 +119,32 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
     let session = TerminalSession::enter(stream)?;
     let mut keyboard = Keyboard::open()?;
     let mut app = App::new(modes[0], args.frame.scene, args.frame.sync);
-    let mut renderer = Renderer::new(writer_mode::open(modes[0])?, Rect::new(0, 0, cols, rows));
-    renderer.sync = args.frame.sync;
+    app.hud = args.hud.unwrap_or(HudLayout::for_size(cols, rows));
+    let condition = app.condition(cols, rows);
+    let hud = Hud::default();
+    let mut out = MeasuredOutput::open(modes[0], condition)?;
+    let mut outcome = Outcome::Finished;
+    // A quit key or a termination signal ends the tour wherever it is, waits included.
+    let stopped = |input: &Input| match input {
+        Input::Key(key) if Action::from(*key) == Action::Quit => Some(Outcome::Quit),
+        _ => None,
+    };
+    let signalled = || match signal.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        sig => Some(Outcome::Signal(sig)),
+    };
 
     // Identify the terminal: answered up to DA1's answer, or within the timeout.
-    renderer.write_now(IDENTIFY)?;
+    out.write_now(IDENTIFY)?;
     let (mut sync_status, mut version, mut attributes) = (None, None, None);
     let asked = Instant::now();
     let mut all_answered = false;
-    while asked.elapsed() < args.cpr_timeout && !all_answered {
+    'identify: while asked.elapsed() < args.cpr_timeout && !all_answered {
         for input in keyboard.pending_input()? {
+            if let Some(stop) = stopped(&input).or_else(signalled) {
+                outcome = stop;
+                break 'identify;
+            }
             match input {
                 Input::PrivateMode { mode: 2026, status } => sync_status = Some(status),
                 Input::DeviceString(text) => {
@@ -139,71 +160,82 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
                 _ => {}
             }
         }
-        std::thread::sleep(Duration::from_millis(5));
+        if let Some(stop) = signalled() {
+            outcome = stop;
+            break;
+        }
+        keyboard.wait(Duration::from_millis(5));
     }
 
     // The meters start now: identifying the terminal is not part of the first mode.
-    app.meters = crate::meters::Meters::new();
+    out.restart_meters();
     let mut confirmations = Confirmations {
         pending: Pending::new(),
         confirmed: vec![None; modes.len()],
         mode_started: Vec::new(),
     };
-    let mut quit = false;
-    'modes: for (index, &mode) in modes.iter().enumerate() {
-        if index > 0 {
-            renderer.set_writer(writer_mode::open(mode)?)?;
-            app.meters.end_segment(modes[index - 1]);
-        }
+    let tour = if outcome == Outcome::Finished {
+        &modes[..]
+    } else {
+        &[]
+    };
+    'modes: for (index, &mode) in tour.iter().enumerate() {
+        out.switch(mode, condition)?;
         app.mode = mode;
         app.status = Some(format!("tour {}/{}: {mode}", index + 1, modes.len()));
         let started = Instant::now();
         confirmations.mode_started.push(started);
         let mut frames = 0;
         while started.elapsed() < args.seconds {
-            if signal.load(std::sync::atomic::Ordering::Relaxed) != 0 {
-                quit = true;
+            if let Some(stop) = signalled() {
+                outcome = stop;
                 break 'modes;
             }
-            app.render(renderer.area(), renderer.buffer_mut());
+            let area = out.area();
+            let (meters, canvas) = out.canvas();
+            hud.paint_frame(&app, meters, meters.frames(), area, canvas);
             frames += 1;
             let ask = frames % args.cpr_every == 0;
-            let cells = renderer.present_with(if ask { CPR } else { &[] })?;
+            out.present(if ask { CPR } else { &[] })?;
             if ask {
                 confirmations.pending.push_back((index, frames));
             }
-            app.meters.frame_done(cells, Instant::now());
             for input in keyboard.pending_input()? {
-                match input {
-                    Input::CursorPosition { .. } => confirmations.answer(Instant::now()),
-                    Input::Key(key) if Action::from(key) == Action::Quit => {
-                        quit = true;
-                        break 'modes;
-                    }
-                    _ => {}
+                if let Some(stop) = stopped(&input) {
+                    outcome = stop;
+                    break 'modes;
                 }
-            }
-        }
-        // The last frame of the mode, confirmed (or not) before the next mode starts.
-        renderer.write_now(CPR)?;
-        confirmations.pending.push_back((index, frames));
-        let deadline = Instant::now() + args.cpr_timeout;
-        while !confirmations.pending.is_empty() && Instant::now() < deadline {
-            for input in keyboard.pending_input()? {
                 if let Input::CursorPosition { .. } = input {
                     confirmations.answer(Instant::now());
                 }
             }
-            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The last frame of the mode, confirmed (or not) before the next mode starts.
+        out.write_now(CPR)?;
+        confirmations.pending.push_back((index, frames));
+        let deadline = Instant::now() + args.cpr_timeout;
+        while !confirmations.pending.is_empty() && Instant::now() < deadline {
+            for input in keyboard.pending_input()? {
+                if let Some(stop) = stopped(&input) {
+                    outcome = stop;
+                    break 'modes;
+                }
+                if let Input::CursorPosition { .. } = input {
+                    confirmations.answer(Instant::now());
+                }
+            }
+            if let Some(stop) = signalled() {
+                outcome = stop;
+                break 'modes;
+            }
+            keyboard.wait(Duration::from_millis(1));
         }
         // Unanswered queries will never be matched to this mode again.
         confirmations.pending.clear();
     }
-    let last = app.mode;
-    renderer.set_writer(Box::new(std::io::sink()))?;
-    app.meters.end_segment(last);
-    drop(renderer);
+    let (meters, flushed) = out.finish();
     drop(session);
+    flushed?;
 
     let identity = TerminalIdentity {
         term: std::env::var("TERM").ok(),
@@ -246,7 +278,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .enumerate()
             .filter_map(|(i, &mode)| {
-                let totals = app.meters.totals_for(mode)?;
+                let totals = meters.totals_for(mode, condition)?;
                 Some(row(
                     mode,
                     totals,
@@ -258,10 +290,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
             })
             .collect(),
     };
-    print!(
-        "{}",
-        String::from_utf8_lossy(&MarkdownExporter.serialize(&results)?)
-    );
+    print(&MarkdownExporter.serialize(&results)?)?;
     let exports = [
         args.export_json.clone().map(|path| Export {
             exporter: Box::new(JsonExporter) as Box<dyn Exporter>,
@@ -275,11 +304,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<ExitCode> {
     for export in exports.into_iter().flatten() {
         export.write_file(&results)?;
     }
-    Ok(if quit {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(outcome)
 }
 
 fn row(

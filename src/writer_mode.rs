@@ -12,11 +12,10 @@ use std::os::fd::AsFd;
 use clap::ValueEnum;
 use serde::Serialize;
 
+use crate::accounting::Counted;
 use crate::frame_writer::{FrameWriter, ThreadWriter};
+use crate::units::format_capacity;
 
-/// The smallest and largest block capacity the `+`/`-` keys and `--capacity` accept.
-pub const MIN_CAPACITY: usize = 64;
-pub const MAX_CAPACITY: usize = 1 << 20;
 /// `BufWriter::new`'s own default, so that `block` means what Rust programmers get by default.
 pub const DEFAULT_CAPACITY: usize = 8 * 1024;
 
@@ -49,6 +48,15 @@ impl Stream {
         match self {
             Stream::Stdout => "stdout",
             Stream::Stderr => "stderr",
+        }
+    }
+
+    /// How std buffers this stream's handle: `stdout()` is a 1 KiB `LineWriter`, `stderr()` is
+    /// unbuffered. The default buffering of a stream, so that `STREAM=stderr` means `stderr()`.
+    pub fn std_buffering(self) -> Buffering {
+        match self {
+            Stream::Stdout => Buffering::Line,
+            Stream::Stderr => Buffering::Raw,
         }
     }
 
@@ -218,17 +226,6 @@ impl fmt::Display for Mode {
     }
 }
 
-/// `8KiB`, `1MiB`, `96B`: capacities are powers of two in practice.
-pub fn format_capacity(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{}MiB", bytes >> 20)
-    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
-        format!("{}KiB", bytes >> 10)
-    } else {
-        format!("{bytes}B")
-    }
-}
-
 /// Opens the writer stack for `mode` on the real stream. See [`wrap`] for what each mode costs.
 pub fn open(mode: Mode) -> io::Result<Box<dyn Write + Send>> {
     if (mode.stream, mode.buffering) == (Stream::Stdout, Buffering::Line) && std_stdout_counted() {
@@ -238,11 +235,11 @@ pub fn open(mode: Mode) -> io::Result<Box<dyn Write + Send>> {
     Ok(wrap(mode.buffering, mode.capacity, mode.stream.raw()?))
 }
 
-/// Whether std's own `stdout()` can be measured (see [`crate::meters::std_handles_counted`]).
+/// Whether std's own `stdout()` can be measured (see [`crate::accounting::std_handles_counted`]).
 /// Where it cannot, `stdout/line` is the same 1 KiB `LineWriter` std uses, over a duplicate of
 /// fd 1, without std's lock.
 fn std_stdout_counted() -> bool {
-    crate::meters::std_handles_counted()
+    crate::accounting::std_handles_counted()
 }
 
 /// Puts `buffering` on top of an unbuffered writer. This is the buffering policy of the whole
@@ -269,7 +266,7 @@ pub fn wrap<W: Write + Send + 'static>(
     capacity: usize,
     raw: W,
 ) -> Box<dyn Write + Send> {
-    let raw = crate::meters::Counted::new(raw);
+    let raw = Counted::new(raw);
     match buffering {
         Buffering::Raw => Box::new(raw),
         Buffering::Line => Box::new(LineWriter::new(raw)),
@@ -322,8 +319,6 @@ mod tests {
             Mode::new(Stream::Stdout, Buffering::Raw, 65536).to_string(),
             "stdout/raw"
         );
-        assert_eq!(format_capacity(96), "96B");
-        assert_eq!(format_capacity(1 << 20), "1MiB");
     }
 
     #[test]

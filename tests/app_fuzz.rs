@@ -4,16 +4,16 @@
 use std::time::{Duration, Instant};
 
 use flushlab::app::App;
+use flushlab::hud::Hud;
 use flushlab::keyboard::parse_keys;
+use flushlab::meters::Meters;
 use flushlab::scene::Scene;
-use flushlab::writer_mode::{
-    Buffering, DEFAULT_CAPACITY, MAX_CAPACITY, MIN_CAPACITY, Mode, Stream,
-};
+use flushlab::units::{MAX_CAPACITY, MIN_CAPACITY};
+use flushlab::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::widgets::Widget;
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -28,7 +28,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => vec(any::<u8>(), 1..6).prop_map(Step::Input),
         // Bound keys often, so that the state really moves.
-        4 => vec(prop::sample::select(b" \tolerbfw+-ysth?z".to_vec()), 1..4).prop_map(Step::Input),
+        4 => vec(prop::sample::select(b" \tolerbfw+-ysvth?z".to_vec()), 1..4).prop_map(Step::Input),
         2 => (0u64..3_000).prop_map(Step::Wait),
         1 => (0u16..300, 0u16..100).prop_map(|(c, r)| Step::Resize(c, r)),
     ]
@@ -45,6 +45,7 @@ proptest! {
         app.reachable = [true, reachable[1]];
         let mut now = Instant::now();
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 24));
+        let (hud, meters) = (Hud::default(), Meters::new());
         for step in steps {
             match step {
                 Step::Input(bytes) => {
@@ -59,7 +60,7 @@ proptest! {
             if app.quit {
                 break;
             }
-            app.render(buf.area, &mut buf);
+            hud.paint_frame(&app, &meters, 0, buf.area, &mut buf);
 
             let mode = app.mode;
             prop_assert!(Mode::all(mode.capacity).any(|m| m == mode), "{mode:?}");

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use flushlab::bench::results::BenchResults;
+use flushlab::results::BenchResults;
 use flushlab::terminal_report::pivot;
 
 fn fixture(name: &str) -> BenchResults {

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use super::reader::{ReaderModel, Tail, consume};
-use super::results::{FailedRun, Run};
 use super::subject::Subject;
 use crate::pty::Pty;
+use crate::results::{FailedRun, Run};
 use crate::writer_mode::Stream;
 
 /// What is behind the measured file descriptor.
@@ -96,7 +96,7 @@ impl RunSpec {
             command.env_remove(var);
         }
         // The children count writes the way the bench was told to.
-        command.env("ACCOUNTING", crate::meters::accounting().name());
+        command.env("ACCOUNTING", crate::accounting::accounting().name());
         if let Subject::Flood(writer) = self.subject {
             let writer = writer
                 .to_possible_value()

@@ -6,16 +6,11 @@
 //! [`results`] is the plain data the [`export`]ers and the [`plot`] read.
 
 pub mod executor;
-pub mod export;
-pub mod plot;
 pub mod reader;
-pub mod results;
-pub mod statistics;
 pub mod subject;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -24,11 +19,14 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, Sink, run_once};
-use self::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use self::reader::{ReaderModel, parse_reader};
-use self::results::{BenchResults, Machine, Row, Settings};
 use self::subject::{Subject, parse_subjects};
-use crate::cli::{FrameArgs, parse_duration, parse_size};
+use crate::frame_args::FrameArgs;
+use crate::outcome::{Outcome, complain, print};
+use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
+use crate::results::plot;
+use crate::results::{BenchResults, Machine, Row, Settings};
+use crate::units::{parse_duration, parse_size};
 use crate::writer_mode::Mode;
 
 #[derive(Debug, Args)]
@@ -237,18 +235,18 @@ fn row_name(subject: Subject, capacity: usize) -> String {
     }
 }
 
-pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let subjects = args.subjects();
     if let Some(wrong) = subjects
         .iter()
         .find(|s| matches!(s, Subject::Flood(_)) != (args.workload == Workload::Flood))
     {
-        eprintln!(
-            "flushlab bench: '{wrong}' is not part of the {} workload (choose --workload {})",
+        complain(&format!(
+            "bench: '{wrong}' is not part of the {} workload (choose --workload {})",
             args.workload.name(),
             args.workload.other().name(),
-        );
-        return Ok(ExitCode::from(2));
+        ));
+        return Ok(Outcome::BadInput);
     }
     let exports = args.exports();
     let mut results = BenchResults {
@@ -261,8 +259,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     // Refuse unwritable destinations before spending minutes measuring.
     for export in &exports {
         if let Err(e) = export.write_file(&results) {
-            eprintln!("flushlab bench: {e}");
-            return Ok(ExitCode::from(2));
+            complain(&format!("bench: {e}"));
+            return Ok(Outcome::BadInput);
         }
     }
 
@@ -316,34 +314,34 @@ pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     progress.finish_and_clear();
     let _ = std::fs::remove_dir_all(&scratch);
 
-    print!(
-        "{}",
-        String::from_utf8_lossy(&MarkdownExporter.serialize(&results)?)
-    );
-    for export in &exports {
-        export.write_stdout(&results)?;
-    }
+    // The chart first: a reader of stdout that goes away must not cost the files.
     if let Some(path) = &args.plot {
         plot::write_svg(&results, path)
             .with_context(|| format!("writing the plot {}", path.display()))?;
     }
+    print(&MarkdownExporter.serialize(&results)?)?;
+    for export in &exports {
+        export.write_stdout(&results)?;
+    }
     if let Some(warning) = results.noise_warning() {
-        eprintln!("flushlab bench: {warning}");
+        complain(&format!("bench: {warning}"));
     }
     let signal = interrupt.load(Ordering::Relaxed);
     if signal != 0 {
         let done: usize = results.results.iter().map(|r| r.runs.len()).sum();
-        eprintln!(
-            "flushlab bench: interrupted after {done} counted run(s); the table and exports hold them"
-        );
-        return Ok(ExitCode::from(128 + signal as u8));
+        complain(&format!(
+            "bench: interrupted after {done} counted run(s); the table and exports hold them"
+        ));
+        return Ok(Outcome::Signal(signal));
     }
     let failed: usize = results.results.iter().map(|r| r.failed_runs.len()).sum();
     if failed > 0 {
-        eprintln!("flushlab bench: {failed} run(s) failed; see failed_runs in the JSON export");
-        return Ok(ExitCode::FAILURE);
+        complain(&format!(
+            "bench: {failed} run(s) failed; see failed_runs in the JSON export"
+        ));
+        return Ok(Outcome::Failed);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome::Finished)
 }
 
 /// One child run, in the order the bench makes them.

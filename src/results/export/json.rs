@@ -1,5 +1,5 @@
 use super::Exporter;
-use crate::bench::results::BenchResults;
+use crate::results::BenchResults;
 
 /// Everything, raw runs included, so results can be compared later.
 pub struct JsonExporter;
@@ -19,7 +19,7 @@ mod tests {
     #[test]
     fn json_snapshot() {
         let bytes = JsonExporter
-            .serialize(&crate::bench::export::fixture::results())
+            .serialize(&crate::results::export::fixture::results())
             .unwrap();
         insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub use self::csv::CsvExporter;
 pub use self::json::JsonExporter;
 pub use self::markdown::MarkdownExporter;
-use super::results::BenchResults;
+use super::BenchResults;
 
 pub trait Exporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>>;
@@ -67,7 +67,7 @@ pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> Str
 
 #[cfg(test)]
 pub(crate) mod fixture {
-    use crate::bench::results::*;
+    use crate::results::*;
 
     pub fn run(fps: f64, writes: f64) -> Run {
         Run {

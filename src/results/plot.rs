@@ -6,7 +6,7 @@ use std::path::Path;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-use super::results::BenchResults;
+use super::BenchResults;
 
 const ROW_HEIGHT: u32 = 26;
 const CEILING: RGBColor = RGBColor(150, 150, 150);
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn plots_every_row() {
-        let results = crate::bench::export::fixture::results();
+        let results = crate::results::export::fixture::results();
         let path = std::env::temp_dir().join(format!("flushlab-plot-{}.svg", std::process::id()));
         write_svg(&results, &path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();

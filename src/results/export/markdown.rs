@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
 use super::{Exporter, or_dash};
-use crate::bench::results::BenchResults;
-use crate::hud::{bytes, count, percent};
+use crate::results::BenchResults;
+use crate::units::{bytes, count, percent};
 
 /// The table a person reads, padded so that it reads as well in a terminal as rendered; the
 /// bench prints the same to stdout.
@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn markdown_snapshot() {
         let bytes = MarkdownExporter
-            .serialize(&crate::bench::export::fixture::results())
+            .serialize(&crate::results::export::fixture::results())
             .unwrap();
         insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
     }

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::Exporter;
-use crate::bench::results::BenchResults;
+use crate::results::BenchResults;
 
 /// One line per row, summary figures only (the raw runs are in the JSON).
 pub struct CsvExporter;
@@ -54,7 +54,7 @@ mod tests {
     #[test]
     fn csv_snapshot() {
         let bytes = CsvExporter
-            .serialize(&crate::bench::export::fixture::results())
+            .serialize(&crate::results::export::fixture::results())
             .unwrap();
         insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
     }

@@ -1,8 +1,13 @@
-//! The benchmark's results as plain data: what every exporter reads, and nothing else.
+//! Results as plain data — of the bench, the tour and the terminal report — with their
+//! statistics, exporters and chart: what every exporter reads, and nothing else.
 
 use serde::{Deserialize, Serialize};
 
-use super::statistics::{NOISY, Spread, median};
+pub mod export;
+pub mod plot;
+pub mod statistics;
+
+use self::statistics::{NOISY, Spread, median};
 
 /// One counted run of one mode at one size, as the child's report gave it. For the flood
 /// workload the unit is a log line instead of a frame: `frames` counts lines, `fps` is lines per
@@ -228,8 +233,8 @@ impl BenchResults {
             (NOISY - 1.0) * 100.0,
             worst.mode,
             worst.size,
-            crate::hud::count(fps.min),
-            crate::hud::count(fps.max),
+            crate::units::count(fps.min),
+            crate::units::count(fps.max),
         ))
     }
 
@@ -265,7 +270,7 @@ impl BenchResults {
 #[cfg(test)]
 mod tests {
     use super::TerminalIdentity;
-    use crate::bench::export::fixture;
+    use crate::results::export::fixture;
 
     #[test]
     fn a_terminal_is_named_by_its_own_answers_first() {

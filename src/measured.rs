@@ -1,0 +1,129 @@
+//! Measured output: the renderer, the meters and the mode they are measuring, owned together so
+//! that "measurement never mixes modes" holds in one place. The explorer, the tour and the
+//! ceilings all write through it.
+//!
+//! The protocol of a switch (to another mode, or to another condition: scene, size, sync, HUD)
+//! is: flush the old writer and join its thread, *then* close the old segment, so that the old
+//! writer's last bytes are counted to the old row; then the next frame starts the new one.
+
+use std::io;
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use crate::condition::Condition;
+use crate::meters::Meters;
+use crate::renderer::{BoxedWriter, Renderer};
+use crate::writer_mode::{self, Mode};
+
+/// Builds the writer for a mode: the real stack, or a fixed one for the ceilings.
+pub type OpenWriter = fn(Mode) -> io::Result<BoxedWriter>;
+
+pub struct MeasuredOutput {
+    renderer: Renderer,
+    meters: Meters,
+    mode: Mode,
+    condition: Condition,
+    open: OpenWriter,
+}
+
+impl MeasuredOutput {
+    /// Measures `mode` under `condition`, through the writer stack [`writer_mode::open`] builds.
+    pub fn open(mode: Mode, condition: Condition) -> io::Result<Self> {
+        Self::with_writers(mode, condition, writer_mode::open)
+    }
+
+    /// Measures through writers that `open` builds (the CPU ceiling's `io::sink()`, say).
+    pub fn with_writers(mode: Mode, condition: Condition, open: OpenWriter) -> io::Result<Self> {
+        let mut renderer = Renderer::new(open(mode)?, area(condition));
+        renderer.sync = condition.sync;
+        Ok(MeasuredOutput {
+            renderer,
+            meters: Meters::new(),
+            mode,
+            condition,
+            open,
+        })
+    }
+
+    pub fn meters(&self) -> &Meters {
+        &self.meters
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn condition(&self) -> Condition {
+        self.condition
+    }
+
+    pub fn area(&self) -> Rect {
+        self.renderer.area()
+    }
+
+    /// Starts counting afresh (after set-up writes that belong to no mode).
+    pub fn restart_meters(&mut self) {
+        self.meters = Meters::new();
+    }
+
+    /// Measures `mode` under `condition` from the next frame on. Nothing happens when neither
+    /// changed (a block capacity matters only to block modes: [`Mode::key`]).
+    pub fn switch(&mut self, mode: Mode, condition: Condition) -> io::Result<()> {
+        if mode.key() == self.mode.key() && condition == self.condition {
+            self.mode = mode;
+            return Ok(());
+        }
+        // A new writer even when only the condition changed: dropping the old one is the only
+        // way to know a writer thread's frame in flight has been written, and counted.
+        self.renderer.set_writer((self.open)(mode)?)?;
+        self.meters.end_segment(self.mode, self.condition);
+        if (condition.cols, condition.rows) != (self.condition.cols, self.condition.rows) {
+            self.renderer.resize(area(condition));
+        }
+        self.renderer.sync = condition.sync;
+        self.mode = mode;
+        self.condition = condition;
+        Ok(())
+    }
+
+    /// The meters (for the HUD) and the buffer to paint the next frame into: every cell.
+    pub fn canvas(&mut self) -> (&Meters, &mut Buffer) {
+        (&self.meters, self.renderer.buffer_mut())
+    }
+
+    /// Sends the frame (and `trailer` in the same flush) and counts it. Returns whether the
+    /// figures on show changed (a window closed).
+    pub fn present(&mut self, trailer: &[u8]) -> io::Result<bool> {
+        let cells = self.renderer.present_with(trailer)?;
+        Ok(self.meters.frame_done(cells, Instant::now()))
+    }
+
+    /// Sends a pre-encoded frame of `cells` cells in writes of at most `chunk` bytes, and counts
+    /// it: the transport ceiling's frame.
+    pub fn present_encoded(&mut self, frame: &[u8], chunk: usize, cells: usize) -> io::Result<()> {
+        for piece in frame.chunks(chunk.max(1)) {
+            self.renderer.write_now(piece)?;
+        }
+        self.meters.frame_done(cells, Instant::now());
+        Ok(())
+    }
+
+    /// Writes bytes that belong to no frame (queries, screen set-up), flushed at once.
+    pub fn write_now(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.renderer.write_now(bytes)
+    }
+
+    /// Flushes and drops the writer (waiting for a frame in flight), closes the last segment and
+    /// hands the meters back, with the flush's error if any: the figures are kept either way.
+    pub fn finish(mut self) -> (Meters, io::Result<()>) {
+        let flushed = self.renderer.set_writer(Box::new(io::sink()));
+        self.meters.end_segment(self.mode, self.condition);
+        (self.meters, flushed)
+    }
+}
+
+fn area(condition: Condition) -> Rect {
+    Rect::new(0, 0, condition.cols, condition.rows)
+}

@@ -1,0 +1,230 @@
+//! Numbers as flushlab reads and writes them: sizes, durations, capacities and rates parsed from
+//! flags, and counts, bytes and shares formatted for people. A leaf: it imports nothing of the
+//! crate, so every room can use it without tying itself to another.
+
+use std::time::Duration;
+
+/// The smallest and largest block capacity the `+`/`-` keys and `--capacity` accept.
+pub const MIN_CAPACITY: usize = 64;
+pub const MAX_CAPACITY: usize = 1 << 20;
+/// The frame size when the measured stream is not a terminal.
+pub const DEFAULT_SIZE: (u16, u16) = (200, 60);
+const MAX_SIDE: u16 = 4096;
+
+pub fn parse_size(text: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("expected COLSxROWS, each 1..={MAX_SIDE}, e.g. 200x60");
+    let (cols, rows) = text.trim().split_once(['x', 'X']).ok_or_else(bad)?;
+    let side = |s: &str| {
+        s.trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|n| (1..=MAX_SIDE).contains(n))
+    };
+    Ok((side(cols).ok_or_else(bad)?, side(rows).ok_or_else(bad)?))
+}
+
+/// On or off, as people write it in environment variables.
+pub fn parse_switch(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("expected one of: 1, 0, true, false, yes, no, on, off".to_owned()),
+    }
+}
+
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 1e6)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| "expected a number of seconds greater than 0, e.g. 5 or 0.5".to_owned())
+}
+
+/// The lowest frame rate `--fps-cap` takes: one frame a minute. Below that a frame budget would
+/// outlast any patience (and `1e-300` would not fit a `Duration` at all).
+pub const MIN_FPS: f64 = 1.0 / 60.0;
+
+pub fn parse_fps(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite() && (MIN_FPS..=1e6).contains(f))
+        .ok_or_else(|| {
+            "expected frames per second from 0.017 (one a minute) to 1000000, e.g. 60".to_owned()
+        })
+}
+
+pub fn parse_capacity(text: &str) -> Result<usize, String> {
+    let bad = || {
+        format!(
+            "expected a number of bytes from {MIN_CAPACITY} to {MAX_CAPACITY} (1MiB), e.g. 8192 or 64KiB"
+        )
+    };
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        _ => return Err(bad()),
+    };
+    number
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| (MIN_CAPACITY..=MAX_CAPACITY).contains(n))
+        .ok_or_else(bad)
+}
+
+/// `34,712`: counts with thousands separators; fractions only below 10, two decimals below 1.
+pub fn count(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_owned();
+    }
+    if v < 1.0 {
+        return format!("{v:.2}");
+    }
+    if v < 10.0 {
+        return format!("{v:.1}");
+    }
+    let digits = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `17,935`: a whole number with thousands separators.
+pub fn thousands(n: u64) -> String {
+    count(n as f64)
+        .split('.')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// `427.0 kB`: decimal units, as the kernel and pv count throughput.
+pub fn bytes(v: f64) -> String {
+    match v {
+        v if v >= 1e6 => format!("{:.2} MB", v / 1e6),
+        v if v >= 1e3 => format!("{:.1} kB", v / 1e3),
+        v => format!("{v:.0} B"),
+    }
+}
+
+pub fn percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
+/// `8KiB`, `1MiB`, `96B`: capacities are powers of two in practice.
+pub fn format_capacity(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{}KiB", bytes >> 10)
+    } else {
+        format!("{bytes}B")
+    }
+}
+
+/// Text from a file or another program, made safe to print on a terminal: control characters
+/// (ESC, BEL, C1 controls, …) become visible `\u{..}` escapes instead of commands.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("200x60"), Ok((200, 60)));
+        assert_eq!(parse_size("80X24"), Ok((80, 24)));
+        for bad in ["0x0", "200", "x60", "-1x5", "5000x10", "axb", ""] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("0.5"), Ok(Duration::from_millis(500)));
+        for bad in ["-1", "0", "nan", "inf", "five", ""] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn frame_rates_fit_a_duration() {
+        assert_eq!(parse_fps("60"), Ok(60.0));
+        for bad in ["0", "1e-300", "0.01", "-5", "nan", "inf", "2e6"] {
+            assert!(parse_fps(bad).is_err(), "{bad}");
+        }
+        // Every accepted rate has a frame budget that a Duration holds.
+        let slowest = parse_fps("0.017").unwrap();
+        assert!(Duration::try_from_secs_f64(1.0 / slowest).is_ok());
+    }
+
+    #[test]
+    fn capacities() {
+        assert_eq!(parse_capacity("8192"), Ok(8192));
+        assert_eq!(parse_capacity("64KiB"), Ok(65536));
+        assert_eq!(parse_capacity("1M"), Ok(1 << 20));
+        for bad in [
+            "0",
+            "63",
+            "2MiB",
+            "8 parsecs",
+            "",
+            "-8",
+            "99999999999999999999",
+        ] {
+            assert!(parse_capacity(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(count(34712.4), "34,712");
+        assert_eq!(count(1.0), "1.0");
+        assert_eq!(count(0.0089), "0.01");
+        assert_eq!(count(999.0), "999");
+        assert_eq!(count(f64::INFINITY), "–");
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(7), "7");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(bytes(427_000.0), "427.0 kB");
+        assert_eq!(bytes(5_300_000.0), "5.30 MB");
+        assert_eq!(percent(0.784), "78%");
+        assert_eq!(format_capacity(96), "96B");
+        assert_eq!(format_capacity(1 << 20), "1MiB");
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        assert_eq!(printable("plain ünïcode"), "plain ünïcode");
+        let hostile = "a\x1b]0;pwned\x07b\u{9b}2Jc\r";
+        let shown = printable(hostile);
+        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert!(shown.contains("\\u{1b}") && shown.contains("\\u{9b}"));
+    }
+}
