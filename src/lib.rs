@@ -10,6 +10,7 @@ pub mod bench;
 pub mod ceiling;
 pub mod cli;
 pub mod condition;
+pub mod files;
 pub mod flood;
 pub mod frame_args;
 pub mod frame_writer;

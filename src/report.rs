@@ -96,14 +96,14 @@ pub struct Report {
 }
 
 impl Report {
-    /// Writes the JSON next to `path` and renames it into place, so a reader never sees half a
-    /// report.
+    /// Writes the JSON to `path` as [`crate::files::write_atomically`] does: a reader never
+    /// sees half a report, and a device stays a device. `-` is stdout.
     pub fn write_json(&self, path: &Path) -> io::Result<()> {
         let mut json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         json.push(b'\n');
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, json)?;
-        std::fs::rename(&tmp, path)
+        if path == Path::new("-") {
+            return crate::outcome::print(&json);
+        }
+        crate::files::write_atomically(path, &json)
     }
 }

@@ -123,6 +123,16 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
+    // A report that cannot be written is refused before anything is measured.
+    if let Some(path) = cli
+        .report
+        .as_deref()
+        .filter(|p| *p != std::path::Path::new("-"))
+        && let Err(e) = crate::files::check_writable(path)
+    {
+        crate::outcome::complain(&format!("--report '{}': {e}", path.display()));
+        return Ok(Outcome::BadInput);
+    }
     let signal = crate::terminal_session::watch_termination_signals()?;
 
     // The session's own setup writes come before the meters start counting.

@@ -112,6 +112,17 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
+    for path in [&args.export_json, &args.export_markdown]
+        .into_iter()
+        .flatten()
+    {
+        if path != std::path::Path::new("-")
+            && let Err(e) = crate::files::check_writable(path)
+        {
+            complain(&format!("tour: cannot write '{}': {e}", path.display()));
+            return Ok(Outcome::BadInput);
+        }
+    }
     let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
     let (cols, rows) = (size.ws_col, size.ws_row);
     let signal = crate::terminal_session::watch_termination_signals()?;

@@ -286,3 +286,63 @@ fn switching_modes_keeps_the_terminal_and_builds_the_table() {
             .all(|m| m["frames"].as_u64().unwrap() > 0)
     );
 }
+
+/// `STREAM=stderr` means std's `stderr()`: unbuffered, thousands of write(2) calls a frame.
+/// `STREAM=stdout` means std's `stdout()`: a 1 KiB LineWriter, about one write per KiB.
+#[test]
+fn streams_default_to_what_std_gives_them() {
+    let stderr = run_in_pty(
+        &[("STREAM", "stderr"), ("DURATION", "1")],
+        &[],
+        Duration::from_secs(20),
+    )
+    .report
+    .expect("no report");
+    assert_eq!(stderr["buffering"], "raw", "{stderr}");
+    assert!(
+        stderr["writes_per_frame"].as_f64().unwrap() > 1000.0,
+        "{stderr}"
+    );
+    let stdout = run_in_pty(
+        &[("STREAM", "stdout"), ("DURATION", "1")],
+        &[],
+        Duration::from_secs(20),
+    )
+    .report
+    .expect("no report");
+    assert_eq!(stdout["buffering"], "line", "{stdout}");
+    let writes = stdout["writes_per_frame"].as_f64().unwrap();
+    let kib = stdout["bytes_per_frame"].as_f64().unwrap() / 1024.0;
+    assert!(writes >= kib * 0.8 && writes <= kib * 1.5 + 2.0, "{stdout}");
+}
+
+/// Output paths: a directory or a missing directory is refused before any measuring (exit 2,
+/// one line); a device stays a device.
+#[test]
+fn report_paths_are_checked_up_front_and_devices_stay_devices() {
+    use std::process::Command;
+    let dir = scratch("a-directory");
+    std::fs::create_dir_all(&dir).unwrap();
+    for bad in [dir.clone(), dir.join("missing/report.json")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["--duration", "30", "--report"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&*bad.to_string_lossy()), "{stderr}");
+    }
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "nothing left in the directory"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["--duration", "0.2", "--report", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+}

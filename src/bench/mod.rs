@@ -37,9 +37,10 @@ pub struct BenchArgs {
     pub workload: Workload,
 
     /// Modes to measure, comma-separated: stdout/raw, stderr/block, …, ceiling/cpu,
-    /// ceiling/transport, flood/println, …; or `all`, `modes`, `ceilings`, `flood`, a stream
-    /// (`stdout`: its every buffering) or a buffering (`frame`: both streams)
-    /// [default: all for tui, flood for flood]
+    /// ceiling/transport, flood/println, …; or `std` (std's stdout() and stderr(), stdout's
+    /// block, frame and thread, the ceilings: 7 rows), `all`, `modes`, `ceilings`, `flood`, a
+    /// stream (`stdout`: its every buffering) or a buffering (`frame`: both streams)
+    /// [default: std for tui, flood for flood]
     #[arg(long, value_delimiter = ',', value_parser = parse_subjects)]
     pub modes: Vec<Vec<Subject>>,
 
@@ -124,7 +125,7 @@ impl BenchArgs {
     fn subjects(&self) -> Vec<Subject> {
         let mut subjects: Vec<Subject> = Vec::new();
         let default = match self.workload {
-            Workload::Tui => "all",
+            Workload::Tui => "std",
             Workload::Flood => "flood",
         };
         let chosen = if self.modes.is_empty() {
@@ -257,17 +258,24 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         results: Vec::new(),
     };
     // Refuse unwritable destinations before spending minutes measuring.
+    // Checked, not written: an interrupted re-run must not wipe the results already there.
     for export in &exports {
-        if let Err(e) = export.write_file(&results) {
+        if let Err(e) = export.check() {
             complain(&format!("bench: {e}"));
             return Ok(Outcome::BadInput);
         }
     }
 
     let binary = std::env::current_exe().context("finding flushlab's own binary")?;
-    let scratch = std::env::temp_dir().join(format!("flushlab-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let mut cells = args.cells(&binary, &scratch);
+    if let Some(path) = &args.plot
+        && let Err(e) = crate::files::check_writable(path)
+    {
+        complain(&format!("bench: cannot write '{}': {e}", path.display()));
+        return Ok(Outcome::BadInput);
+    }
+    let scratch =
+        crate::files::Scratch::new("flushlab-bench").context("creating a scratch directory")?;
+    let mut cells = args.cells(&binary, scratch.path());
     let steps = plan(cells.len(), args.warmup, args.runs);
     let progress = progress_bar(steps.len() as u64);
     // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current child; what
@@ -312,7 +320,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         }
     }
     progress.finish_and_clear();
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch);
 
     // The chart first: a reader of stdout that goes away must not cost the files.
     if let Some(path) = &args.plot {
@@ -324,6 +332,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         export.write_stdout(&results)?;
     }
     if let Some(warning) = results.noise_warning() {
+        complain(&format!("bench: {warning}"));
+    }
+    for warning in results.ceiling_warnings() {
         complain(&format!("bench: {warning}"));
     }
     let signal = interrupt.load(Ordering::Relaxed);

@@ -91,7 +91,20 @@ impl fmt::Display for Subject {
 }
 
 /// The groups `--modes` accepts besides single names.
-const GROUPS: &str = "all, modes, ceilings, flood, stdout, stderr, raw, line, block, frame, thread";
+const GROUPS: &str =
+    "std, all, modes, ceilings, flood, stdout, stderr, raw, line, block, frame, thread";
+
+/// The default matrix, the seed's question: std's `stdout()` against std's `stderr()`, what
+/// buffering buys on top (block, frame, thread), and the two ceilings. 7 rows.
+pub fn std_lesson() -> Vec<Subject> {
+    let mut subjects = Subject::ceilings().to_vec();
+    subjects.push(Subject::Mode(Stream::Stdout, Buffering::Line));
+    subjects.push(Subject::Mode(Stream::Stderr, Buffering::Raw));
+    for buffering in [Buffering::Block, Buffering::Frame, Buffering::Thread] {
+        subjects.push(Subject::Mode(Stream::Stdout, buffering));
+    }
+    subjects
+}
 
 /// Parses one `--modes` item: a mode name, a ceiling, a flood writer (`flood/println`), `all`
 /// (every mode and both ceilings), `modes`, `ceilings`, `flood` (every flood writer), a stream
@@ -112,6 +125,7 @@ pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
                 .collect());
         }
         "modes" => return Ok(Subject::all_modes().collect()),
+        "std" => return Ok(std_lesson()),
         "ceilings" => return Ok(Subject::ceilings().to_vec()),
         "flood" => return Ok(Subject::flood_writers().collect()),
         _ => {}

@@ -238,6 +238,40 @@ impl BenchResults {
         ))
     }
 
+    /// A ceiling is what no mode can beat. A mode whose median is above the lower ceiling's by
+    /// more than the runs' spread (the wider of the two rows') means the method or the machine
+    /// is wrong, and every ratio to that ceiling with it: said loudly, one line per such row.
+    pub fn ceiling_warnings(&self) -> Vec<String> {
+        let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
+        let mut warnings = Vec::new();
+        for row in self.results.iter().filter(|r| !r.ceiling) {
+            let Some(fps) = row.fps else { continue };
+            let lower = self
+                .results
+                .iter()
+                .filter(|c| c.ceiling && conditions(c) == conditions(row))
+                .filter_map(|c| Some((c, c.fps?)))
+                .min_by(|a, b| a.1.median.total_cmp(&b.1.median));
+            let Some((ceiling, limit)) = lower else {
+                continue;
+            };
+            let spread = (fps.max - fps.min).max(limit.max - limit.min);
+            if fps.median - limit.median > spread {
+                warnings.push(format!(
+                    "A CEILING WAS BEATEN: {} at {} made {} fps, {} made {} (runs spread {}): \
+                     the method or the machine is wrong; do not trust the ratios to it",
+                    row.mode,
+                    row.size,
+                    crate::units::count(fps.median),
+                    ceiling.mode,
+                    crate::units::count(limit.median),
+                    crate::units::count(spread),
+                ));
+            }
+        }
+        warnings
+    }
+
     /// Fills in the ratios from the rows measured so far. A row is compared only with the rows
     /// measured under the same conditions: same size, same sink, same reader.
     pub fn compute_ratios(&mut self) {
@@ -293,6 +327,26 @@ mod tests {
         assert_eq!(t.name().as_deref(), Some("rxvt-unicode (DA2 85;95;0)"));
         t.version_reply = Some("XTerm(379)".into());
         assert_eq!(t.name().as_deref(), Some("XTerm(379)"));
+    }
+
+    #[test]
+    fn a_beaten_ceiling_is_said_loudly() {
+        let mut results = fixture::results();
+        // The fixture's modes stay under the lower ceiling (cpu, ~260 fps).
+        assert!(results.ceiling_warnings().is_empty());
+        results.results[3].runs = vec![fixture::run(400.0, 1.0), fixture::run(410.0, 1.0)];
+        results.results[3].summarize();
+        let warnings = results.ceiling_warnings();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("A CEILING WAS BEATEN: stdout/frame"),
+            "{warnings:?}"
+        );
+        assert!(warnings[0].contains("ceiling/cpu"), "{warnings:?}");
+        // Within the runs' spread it is noise, not a beaten ceiling.
+        results.results[3].runs = vec![fixture::run(200.0, 1.0), fixture::run(300.0, 1.0)];
+        results.results[3].summarize();
+        assert!(results.ceiling_warnings().is_empty());
     }
 
     #[test]

@@ -13,12 +13,26 @@ const CEILING: RGBColor = RGBColor(150, 150, 150);
 const STDOUT: RGBColor = RGBColor(40, 110, 200);
 const STDERR: RGBColor = RGBColor(220, 110, 40);
 
+/// Writes the chart to `path` (see [`crate::files::write_atomically`]).
 pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
+    let svg = svg(results)?;
+    crate::files::write_atomically(path, svg.as_bytes())?;
+    Ok(())
+}
+
+/// The chart as SVG text: pure, like the exporters.
+pub fn svg(results: &BenchResults) -> anyhow::Result<String> {
+    let mut svg = String::new();
+    draw(results, &mut svg)?;
+    Ok(svg)
+}
+
+fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let rows = &results.results;
     anyhow::ensure!(!rows.is_empty(), "no results to plot");
     let n = rows.len();
     let height = 120 + ROW_HEIGHT * n as u32;
-    let root = SVGBackend::new(path, (1400, height)).into_drawing_area();
+    let root = SVGBackend::with_string(out, (1400, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let settings = &results.settings;
     let title = format!(
@@ -143,10 +157,7 @@ mod tests {
     #[test]
     fn plots_every_row() {
         let results = crate::results::export::fixture::results();
-        let path = std::env::temp_dir().join(format!("flushlab-plot-{}.svg", std::process::id()));
-        write_svg(&results, &path).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let svg = svg(&results).unwrap();
         for row in &results.results {
             assert!(svg.contains(&row.mode), "{} missing", row.mode);
         }

@@ -39,6 +39,15 @@ impl Export {
             .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", self.path.display()))
     }
 
+    /// Refuses, before any measuring, a destination that cannot be written; writes nothing.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if self.to_stdout() {
+            return Ok(());
+        }
+        crate::files::check_writable(&self.path)
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", self.path.display()))
+    }
+
     pub fn write_stdout(&self, results: &BenchResults) -> anyhow::Result<()> {
         if self.to_stdout() {
             io::stdout().write_all(&self.exporter.serialize(results)?)?;
@@ -47,18 +56,7 @@ impl Export {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`: readers see the
-/// old file or the new one, never half of one, and a failed write leaves nothing behind.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
+pub use crate::files::write_atomically;
 
 /// Figures as the table shows them: `–` for unknown.
 pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
