@@ -128,7 +128,8 @@ pub fn hud_area(layout: HudLayout, area: Rect) -> Rect {
             let wanted = 2 + full_sections(inner).iter().map(|s| s.1).sum::<u16>();
             (width, wanted)
         }
-        HudLayout::Compact => (area.width, 2 + expression_lines(area.width)),
+        // Figures, gauge, the expression, a status line.
+        HudLayout::Compact => (area.width, 3 + expression_lines(area.width)),
     };
     let hud = Rect {
         width,
@@ -330,6 +331,14 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
         ]));
         render_gauge_or_wait(meters, gauge, buf);
         render_scale(scale, buf);
+    }
+    let status_y = hud.y + 2 + expression_lines(hud.width);
+    if let Some(message) = &app.status
+        && status_y < hud.bottom()
+    {
+        Line::from(format!("▸ {message}"))
+            .fg(Color::Yellow)
+            .render(row(status_y), buf);
     }
     for (i, text) in expression_text(app.mode, hud.width).into_iter().enumerate() {
         let y = hud.y + 2 + i as u16;

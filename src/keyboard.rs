@@ -94,7 +94,39 @@ impl Keyboard {
             }
             bytes.extend_from_slice(&buf[..n]);
         }
+        // An escape sequence cut in two by the terminal or the line (an arrow key's ESC, then
+        // `[A` 20 ms later) is waited for, briefly, so that its ESC never reads as Esc (quit).
+        let deadline = std::time::Instant::now() + ESCAPE_WAIT;
+        while unfinished_escape(&bytes) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() || !self.wait(left) {
+                break;
+            }
+            match rustix::io::read(fd, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => bytes.extend_from_slice(&buf[..n]),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
         Ok(parse_input(&bytes))
+    }
+}
+
+/// How long the rest of an escape sequence may take to arrive: a lone ESC is the Esc key only
+/// after this (vim's `ttimeoutlen` is 100 ms by default; ssh splits rarely take longer).
+const ESCAPE_WAIT: std::time::Duration = std::time::Duration::from_millis(60);
+
+/// Whether `bytes` end inside an escape sequence: a lone ESC, `ESC [` or `ESC O` without its
+/// final byte.
+pub fn unfinished_escape(bytes: &[u8]) -> bool {
+    let Some(start) = bytes.iter().rposition(|&b| b == 0x1b) else {
+        return false;
+    };
+    match &bytes[start + 1..] {
+        [] | [b'O'] => true,
+        [b'[', rest @ ..] => !rest.iter().any(|b| (0x40..=0x7e).contains(b)),
+        _ => false,
     }
 }
 
@@ -240,6 +272,19 @@ pub fn parse_input(bytes: &[u8]) -> Vec<Input> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_split_escape_sequence_is_waited_for() {
+        assert!(unfinished_escape(b"\x1b"));
+        assert!(unfinished_escape(b"ab\x1b["));
+        assert!(unfinished_escape(b"\x1b[1;"));
+        assert!(unfinished_escape(b"\x1bO"));
+        assert!(!unfinished_escape(b"\x1b[A"));
+        assert!(!unfinished_escape(b"\x1bf"));
+        assert!(!unfinished_escape(b"q"));
+        // Once whole, an arrow is no Esc.
+        assert!(!parse_keys(b"\x1b[A").iter().any(|k| k.code == KeyCode::Esc));
+    }
     use crate::app::Action;
 
     fn actions(bytes: &[u8]) -> Vec<Action> {

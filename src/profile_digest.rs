@@ -379,7 +379,8 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<crate::outcome::Outcome> {
         json.push(b'\n');
         crate::outcome::print(&json)?;
     } else {
-        crate::outcome::print(render_table(&digests).as_bytes())?;
+        // Function names come from the profile: escaped, never sent to the terminal as commands.
+        crate::outcome::print(crate::units::printable(&render_table(&digests)).as_bytes())?;
     }
     Ok(crate::outcome::Outcome::Finished)
 }

@@ -119,7 +119,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     }
     let (cols, rows) = if terminal {
         let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
-        (size.ws_col, size.ws_row)
+        drawable(size.ws_col, size.ws_row)
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
@@ -145,6 +145,12 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let mut app = App::new(mode, cli.scene, cli.sync);
     app.tour_step = cli.tour_seconds;
     app.hud = cli.hud.unwrap_or(HudLayout::for_size(cols, rows));
+    if terminal {
+        let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
+        if (cols, rows) != (size.ws_col, size.ws_row) {
+            app.status = Some(too_large(size.ws_col, size.ws_row));
+        }
+    }
     app.reachable = Stream::ALL.map(|s| s == stream || (terminal && same_terminal(stream, s)));
     let settings = LoopSettings {
         duration: cli.duration,
@@ -324,7 +330,10 @@ fn frame_loop(
             && resized.swap(false, Ordering::Relaxed)
             && let Ok(size) = rustix::termios::tcgetwinsize(stream_fd(*size_of))
         {
-            (cols, rows) = (size.ws_col, size.ws_row);
+            (cols, rows) = drawable(size.ws_col, size.ws_row);
+            if (cols, rows) != (size.ws_col, size.ws_row) {
+                app.status = Some(too_large(size.ws_col, size.ws_row));
+            }
         }
         let tour_over = app.tick(frame_start);
         out.switch(app.mode, app.condition(cols, rows))?;
@@ -357,6 +366,19 @@ fn frame_loop(
         }
     };
     Ok(outcome)
+}
+
+/// The largest frame the explorer draws: a terminal may report any size (65535x65535 would be
+/// two buffers of 4 G cells); beyond this, the top-left part is drawn and the HUD says so.
+pub const MAX_DRAWN: (u16, u16) = (1024, 512);
+
+fn drawable(cols: u16, rows: u16) -> (u16, u16) {
+    (cols.min(MAX_DRAWN.0), rows.min(MAX_DRAWN.1))
+}
+
+fn too_large(cols: u16, rows: u16) -> String {
+    let (c, r) = drawable(cols, rows);
+    format!("the terminal is {cols}x{rows}: flushlab draws at most {c}x{r}, the top left")
 }
 
 fn stream_fd(stream: Stream) -> std::os::fd::BorrowedFd<'static> {

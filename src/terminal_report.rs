@@ -102,7 +102,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
         all.push(results);
     }
     let table = pivot(&all);
-    print(table.as_bytes())?;
+    // Names come from files others send: no byte of them reaches the terminal as a command.
+    print(crate::units::printable(&table).as_bytes())?;
     if let Some(path) = &args.markdown {
         write_atomically(path, table.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;

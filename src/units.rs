@@ -136,14 +136,16 @@ pub fn format_capacity(bytes: usize) -> String {
 }
 
 /// Text from a file or another program, made safe to print on a terminal: control characters
-/// (ESC, BEL, C1 controls, …) become visible `\u{..}` escapes instead of commands.
+/// (ESC, BEL, C1 controls, …) become visible `\u{..}` escapes instead of commands. Line breaks
+/// stay: they move the cursor, nothing more.
 pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    let hostile = |c: char| c.is_control() && c != '\n';
+    if !text.chars().any(hostile) {
         return text.to_owned();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() {
+            if hostile(c) {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()
@@ -222,9 +224,13 @@ mod tests {
     #[test]
     fn control_characters_never_reach_the_terminal() {
         assert_eq!(printable("plain ünïcode"), "plain ünïcode");
-        let hostile = "a\x1b]0;pwned\x07b\u{9b}2Jc\r";
+        let hostile = "a\x1b]0;pwned\x07b\u{9b}2Jc\r\nnext line";
         let shown = printable(hostile);
-        assert!(!shown.chars().any(char::is_control), "{shown}");
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n'),
+            "{shown}"
+        );
+        assert!(shown.ends_with("\nnext line"));
         assert!(shown.contains("\\u{1b}") && shown.contains("\\u{9b}"));
     }
 }

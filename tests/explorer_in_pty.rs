@@ -346,3 +346,51 @@ fn report_paths_are_checked_up_front_and_devices_stay_devices() {
     assert_eq!(out.status.code(), Some(0));
     assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
 }
+
+/// An arrow key whose ESC arrives alone, the rest 20 ms later, is an arrow, not Esc (quit).
+#[test]
+fn a_split_arrow_key_does_not_quit() {
+    let running = start(&[], &[]);
+    std::thread::sleep(Duration::from_millis(700));
+    for _ in 0..3 {
+        std::io::Write::write_all(&mut &running.pty.master, b"\x1b").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        std::io::Write::write_all(&mut &running.pty.master, b"[A").unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut running = running;
+    assert!(
+        running.child.try_wait().unwrap().is_none(),
+        "a split arrow key quit the explorer"
+    );
+    std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+}
+
+/// A terminal that reports a size no screen has (at start or by a resize) is drawn bounded,
+/// said on screen, and handed back restored: no 200 GB allocation, no abort.
+#[test]
+fn sizes_that_do_not_fit_are_bounded() {
+    let running = start(&[("SCENE", "sparse")], &[]);
+    std::thread::sleep(Duration::from_millis(500));
+    running.pty.resize(65535, 65535).unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    running.pty.resize(COLS, ROWS).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+    let run = running.finish(Duration::from_secs(20));
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.output[run.output.len().saturating_sub(500)..])
+    );
+    assert_restored(&run);
+    let text = String::from_utf8_lossy(&run.output);
+    assert!(
+        text.contains("flushlab draws at most 1024x512"),
+        "no word about the bound"
+    );
+}
