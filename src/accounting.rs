@@ -18,7 +18,7 @@ pub enum Accounting {
     /// The kernel's own counters in /proc/self/io (Linux): every write of the process, std's
     /// `stdout()` included, at no cost per write.
     Kernel,
-    /// A layer under flushlab's own writer stacks ([`Counted`]): one branch and two atomic
+    /// A layer under flushlab's own writer stacks (the Counted layer): one branch and two atomic
     /// additions per write; std's `stdout()` is invisible to it, so the `stdout/line` mode
     /// becomes the same 1 KiB `LineWriter` over a duplicate of fd 1.
     Counting,

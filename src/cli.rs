@@ -69,6 +69,42 @@ pub fn validate_run(run: &RunArgs) -> Result<(), clap::Error> {
 mod tests {
     use super::*;
 
+    /// Every option of every subcommand says what it does in plain text: no blank help, no
+    /// rustdoc markup (links in backticks and brackets).
+    #[test]
+    fn every_option_has_a_plain_description() {
+        use clap::CommandFactory;
+        fn walk(command: &clap::Command, path: &str, bad: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") || arg.is_hide_set() {
+                    continue;
+                }
+                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                if help.trim().is_empty() {
+                    bad.push(format!("{path} --{id}: no description"));
+                }
+                let values = arg.get_possible_values();
+                let texts = std::iter::once(help).chain(
+                    values
+                        .iter()
+                        .filter_map(|v| v.get_help().map(ToString::to_string)),
+                );
+                for text in texts {
+                    if text.contains("[`") || text.contains("`]") {
+                        bad.push(format!("{path} --{id}: rustdoc markup: {text}"));
+                    }
+                }
+            }
+            for sub in command.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), bad);
+            }
+        }
+        let mut bad = Vec::new();
+        walk(&Cli::command(), "flushlab", &mut bad);
+        assert!(bad.is_empty(), "{bad:#?}");
+    }
+
     #[test]
     fn clap_definition_is_consistent() {
         use clap::CommandFactory;

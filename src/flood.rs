@@ -54,6 +54,8 @@ pub enum OnFull {
 
 #[derive(Debug, Args)]
 pub struct FloodArgs {
+    /// How each log line is written (println!, a locked stdout, a BufWriter, raw, per byte, a
+    /// writer thread, …).
     #[arg(long, value_enum, default_value_t = FloodWriter::Println)]
     pub writer: FloodWriter,
 

@@ -65,6 +65,7 @@ pub struct TourArgs {
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
+    /// Write the table as Markdown (`-` = stdout).
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
 }
@@ -341,6 +342,8 @@ fn row(
         bytes_per_frame: totals.bytes_per_frame(),
         bytes_per_write: totals.bytes_per_write(),
         kernel_share: totals.kernel_share(),
+        user_seconds: totals.cpu.user.as_secs_f64(),
+        kernel_seconds: totals.cpu.kernel.as_secs_f64(),
         peak_rss_kib: crate::meters::peak_rss_kib(),
         reader_bytes: 0,
         shown_fps: confirmed

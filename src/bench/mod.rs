@@ -78,9 +78,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
+    /// Write one line per row as CSV, after every run (`-` = stdout, at the end).
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
 
+    /// Write the table as Markdown, after every run (`-` = stdout, at the end).
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
 

@@ -25,6 +25,11 @@ pub struct Run {
     pub bytes_per_frame: Option<f64>,
     pub bytes_per_write: Option<f64>,
     pub kernel_share: f64,
+    /// CPU time of the measured process (all its threads), user and kernel, seconds.
+    #[serde(default)]
+    pub user_seconds: f64,
+    #[serde(default)]
+    pub kernel_seconds: f64,
     pub peak_rss_kib: u64,
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
@@ -58,6 +63,10 @@ pub struct Row {
     pub bytes_per_frame: Option<f64>,
     pub bytes_per_write: Option<f64>,
     pub kernel_share: Option<f64>,
+    /// Median CPU time (user + kernel, all threads of the measured process) per frame, in ms:
+    /// what a frame costs whatever the machine's speed did meanwhile.
+    #[serde(default)]
+    pub cpu_ms_per_frame: Option<f64>,
     pub peak_rss_kib: Option<u64>,
     /// Median of the runs' confirmed ("shown") FPS, where measured.
     pub shown_fps: Option<f64>,
@@ -82,6 +91,7 @@ impl Row {
             bytes_per_frame: None,
             bytes_per_write: None,
             kernel_share: None,
+            cpu_ms_per_frame: None,
             peak_rss_kib: None,
             shown_fps: None,
             ratio_to_ceiling: None,
@@ -99,6 +109,11 @@ impl Row {
         self.bytes_per_frame = median(runs.iter().filter_map(|r| r.bytes_per_frame));
         self.bytes_per_write = median(runs.iter().filter_map(|r| r.bytes_per_write));
         self.kernel_share = median(runs.iter().map(|r| r.kernel_share));
+        self.cpu_ms_per_frame = median(
+            runs.iter()
+                .filter(|r| r.frames > 0 && r.user_seconds + r.kernel_seconds > 0.0)
+                .map(|r| (r.user_seconds + r.kernel_seconds) * 1000.0 / r.frames as f64),
+        );
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
     }

@@ -34,6 +34,7 @@ impl Exporter for MarkdownExporter {
             format!("bytes/{unit}"),
             "bytes/write".into(),
             "kernel".into(),
+            format!("CPU ms/{unit}"),
             "peak RSS".into(),
             "× ceiling".into(),
             "× fastest".into(),
@@ -72,6 +73,7 @@ impl Exporter for MarkdownExporter {
                     or_dash(row.bytes_per_frame, bytes),
                     or_dash(row.bytes_per_write, |v| format!("{v:.1} B")),
                     or_dash(row.kernel_share, percent),
+                    or_dash(row.cpu_ms_per_frame, |v| format!("{v:.3}")),
                     row.peak_rss_kib
                         .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
                     ratio(row.ratio_to_ceiling),

@@ -76,6 +76,8 @@ pub(crate) mod fixture {
             bytes_per_frame: Some(370_500.0),
             bytes_per_write: Some(370_500.0 / writes),
             kernel_share: 0.25,
+            user_seconds: 0.75,
+            kernel_seconds: 0.25,
             peak_rss_kib: 9_000,
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
             shown_fps: None,
