@@ -96,6 +96,7 @@ pub fn transport_loop(
     cells: usize,
     duration: Duration,
     signal: &AtomicUsize,
+    orphaned: impl Fn() -> bool,
 ) -> io::Result<Outcome> {
     let sizes = write_sizes(frame.len());
     let share = duration.checked_div(sizes.len() as u32).unwrap_or(duration);
@@ -108,7 +109,9 @@ pub fn transport_loop(
             if let sig @ 1.. = signal.load(Ordering::Relaxed) {
                 return Ok(Outcome::Signal(sig));
             }
-            out.present_encoded(frame, size, cells)?;
+            if out.present_encoded(frame, size, cells)? && orphaned() {
+                return Ok(Outcome::Signal(1));
+            }
         }
     }
     Ok(Outcome::Finished)

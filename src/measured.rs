@@ -101,13 +101,17 @@ impl MeasuredOutput {
     }
 
     /// Sends a pre-encoded frame of `cells` cells in writes of at most `chunk` bytes, and counts
-    /// it: the transport ceiling's frame.
-    pub fn present_encoded(&mut self, frame: &[u8], chunk: usize, cells: usize) -> io::Result<()> {
+    /// it: the transport ceiling's frame. Returns whether a window closed, as [`Self::present`].
+    pub fn present_encoded(
+        &mut self,
+        frame: &[u8],
+        chunk: usize,
+        cells: usize,
+    ) -> io::Result<bool> {
         for piece in frame.chunks(chunk.max(1)) {
             self.renderer.write_now(piece)?;
         }
-        self.meters.frame_done(cells, Instant::now());
-        Ok(())
+        Ok(self.meters.frame_done(cells, Instant::now()))
     }
 
     /// Writes bytes that belong to no frame (queries, screen set-up), flushed at once.

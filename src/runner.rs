@@ -86,6 +86,11 @@ pub struct RunArgs {
     /// Panic after this many frames, to test that the terminal is restored.
     #[arg(long, hide = true)]
     pub inject_panic_at_frame: Option<u64>,
+
+    /// Stop (as if hung up) once this process is no longer our parent: a bench's child must not
+    /// outlive a bench that was killed (SIGKILL leaves it no chance to kill its children).
+    #[arg(long, hide = true, value_name = "PID")]
+    pub exit_with_parent: Option<i32>,
 }
 
 /// How the loop is driven, decided once before it starts.
@@ -97,6 +102,14 @@ struct LoopSettings {
     /// Set by SIGWINCH, and the stream whose terminal size to ask then.
     resize: Option<(Arc<AtomicBool>, Stream)>,
     panic_at_frame: Option<u64>,
+    /// The parent that must stay alive (see [`RunArgs::exit_with_parent`]).
+    parent: Option<i32>,
+}
+
+/// Whether `parent` is gone: we were handed to another (init, a subreaper). One getppid(2), asked
+/// once a second (when the meters' window closes), not per frame.
+fn orphaned(parent: Option<i32>) -> bool {
+    parent.is_some_and(|pid| rustix::process::getppid().map(|p| p.as_raw_pid()) != Some(pid))
 }
 
 impl RunArgs {
@@ -158,6 +171,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         // A ceiling measures one fixed thing, but keys still end it.
         input: terminal,
         panic_at_frame: cli.inject_panic_at_frame,
+        parent: cli.exit_with_parent,
         resize: if terminal && cli.ceiling.is_none() {
             let flag = Arc::new(AtomicBool::new(false));
             signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
@@ -179,7 +193,11 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             let mut out = MeasuredOutput::with_writers(mode, condition, open)?;
             let cells = usize::from(cols) * usize::from(rows);
             let duration = cli.duration.unwrap_or(Duration::MAX);
-            let result = ceiling::transport_loop(&mut out, &frame, cells, duration, &signal);
+            let parent = cli.exit_with_parent;
+            let result =
+                ceiling::transport_loop(&mut out, &frame, cells, duration, &signal, || {
+                    orphaned(parent)
+                });
             let (meters, flushed) = out.finish();
             (result.and_then(|o| flushed.map(|()| o)), meters)
         }
@@ -344,7 +362,9 @@ fn frame_loop(
         let area = out.area();
         let (meters, canvas) = out.canvas();
         hud.paint_frame(app, meters, meters.frames(), area, canvas);
-        out.present(&[])?;
+        if out.present(&[])? && orphaned(settings.parent) {
+            break Outcome::Signal(1);
+        }
         let frames = out.meters().frames();
         if settings.panic_at_frame == Some(frames) {
             panic!("injected panic at frame {frames}");

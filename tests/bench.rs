@@ -292,3 +292,61 @@ fn the_transport_ceiling_writes_the_frames_the_modes_write() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The children of this process, by /proc's parent field.
+fn children_of(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/stat")).is_ok_and(|stat| {
+                // pid (comm) state ppid …: the fields after the last ')'.
+                let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                after.split_whitespace().nth(1) == Some(&pid.to_string())
+            })
+        })
+        .collect()
+}
+
+/// Alive and not a zombie.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        after.split_whitespace().next() != Some("Z")
+    })
+}
+
+/// A bench killed with SIGKILL cannot kill its child; the child (writing to /dev/null, so no
+/// hang-up ever reaches it) notices within a second that its parent is gone, and stops.
+#[test]
+fn a_child_does_not_outlive_a_killed_bench() {
+    let mut bench = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["bench", "--modes", "stdout/line", "--sink", "null"])
+        .args(["--duration", "30", "--runs", "1", "--warmup", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let child = loop {
+        if let Some(&child) = children_of(bench.id()).first() {
+            break child;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no child started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    bench.kill().unwrap();
+    bench.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while running(child) {
+        assert!(
+            killed.elapsed() < Duration::from_secs(5),
+            "the child of a killed bench still runs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -118,6 +118,8 @@ impl RunSpec {
         }
         command
             .envs(self.subject.env())
+            .arg("--exit-with-parent")
+            .arg(std::process::id().to_string())
             .env("CAPACITY", self.capacity.to_string())
             .env("DURATION", format!("{}", self.duration.as_secs_f64()))
             .env("SCENE", self.scene)
