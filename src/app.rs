@@ -24,6 +24,8 @@ pub enum Action {
     ToggleHud,
     Tour,
     ToggleHelp,
+    /// Give the terminal back and stop, as Ctrl-Z does to any program (`fg` resumes).
+    Suspend,
     Quit,
     /// An unbound key: ignored.
     Nothing,
@@ -37,6 +39,8 @@ impl From<KeyEvent> for Action {
         if key.modifiers.contains(KeyModifiers::CONTROL) {
             return match key.code {
                 KeyCode::Char('c') => Action::Quit,
+                // Raw mode turns Ctrl-Z into a byte, not SIGTSTP: the app suspends itself.
+                KeyCode::Char('z') => Action::Suspend,
                 _ => Action::Nothing,
             };
         }
@@ -84,6 +88,8 @@ pub struct App {
     /// A one-line message for the user, e.g. why a key did nothing.
     pub status: Option<String>,
     pub quit: bool,
+    /// Set by Ctrl-Z; the runner suspends and clears it.
+    pub suspend: bool,
     /// Which streams reach the terminal on screen; only those can be switched to.
     pub reachable: [bool; 2],
 }
@@ -100,6 +106,7 @@ impl App {
             hud: HudLayout::Full,
             status: None,
             quit: false,
+            suspend: false,
             reachable: [true, true],
         }
     }
@@ -170,6 +177,7 @@ impl App {
             Action::Tour => self.start_tour(now),
             Action::ToggleHelp => self.show_help = !self.show_help,
             Action::Quit => self.quit = true,
+            Action::Suspend => self.suspend = true,
             Action::Nothing => {}
         }
     }
@@ -278,6 +286,8 @@ mod tests {
         assert_eq!(key(KeyCode::Esc), Action::Quit);
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(Action::from(ctrl_c), Action::Quit);
+        let ctrl_z = KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL);
+        assert_eq!(Action::from(ctrl_z), Action::Suspend);
     }
 
     #[test]

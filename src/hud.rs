@@ -548,6 +548,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         ("v", "HUD: compact / full (a new condition: new rows)"),
         ("t", "tour: every mode in turn, then the table"),
         ("h, ?", "this help"),
+        ("^Z", "suspend, terminal given back (fg resumes)"),
         ("q, Esc, ^C", "quit"),
     ];
     let text: Vec<Line> = lines

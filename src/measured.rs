@@ -88,6 +88,17 @@ impl MeasuredOutput {
         Ok(())
     }
 
+    /// Suspends the process (Ctrl-Z): the current row is closed first (its writer flushed),
+    /// the time spent stopped is counted to nothing, and the next frame redraws every cell.
+    pub fn suspend(&mut self) -> io::Result<()> {
+        self.renderer.set_writer((self.open)(self.mode)?)?;
+        self.meters.end_segment(self.mode, self.condition);
+        crate::terminal_session::suspend()?;
+        self.meters.skip_pause();
+        self.renderer.resize(area(self.condition));
+        Ok(())
+    }
+
     /// The meters (for the HUD) and the buffer to paint the next frame into: every cell.
     pub fn canvas(&mut self) -> (&Meters, &mut Buffer) {
         (&self.meters, self.renderer.buffer_mut())

@@ -260,6 +260,18 @@ impl Meters {
         self.generation += 1;
     }
 
+    /// Starts the current segment and window afresh without counting the time since the last
+    /// one closed: after a suspension, the seconds the process spent stopped belong to no mode.
+    pub fn skip_pause(&mut self) {
+        let now = Self::sample_with(&self.probe, self.frames);
+        self.segment_start = now;
+        self.window_start = now;
+        self.cells_in_segment = 0;
+        self.cells_in_window = 0;
+        self.window = None;
+        self.generation += 1;
+    }
+
     /// The row of the segment closed last: the mode and condition the run ended in.
     pub fn last_row(&self) -> Option<usize> {
         self.last_closed

@@ -102,6 +102,8 @@ struct LoopSettings {
     /// Set by SIGWINCH, and the stream whose terminal size to ask then.
     resize: Option<(Arc<AtomicBool>, Stream)>,
     panic_at_frame: Option<u64>,
+    /// Set by SIGTSTP (see [`crate::terminal_session::watch_suspend`]).
+    stop: Option<Arc<AtomicBool>>,
     /// The parent that must stay alive (see [`RunArgs::exit_with_parent`]).
     parent: Option<i32>,
 }
@@ -147,6 +149,11 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::BadInput);
     }
     let signal = crate::terminal_session::watch_termination_signals()?;
+    let stop = if terminal {
+        Some(crate::terminal_session::watch_suspend()?)
+    } else {
+        None
+    };
 
     // The session's own setup writes come before the meters start counting.
     let session = if terminal {
@@ -172,6 +179,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         input: terminal,
         panic_at_frame: cli.inject_panic_at_frame,
         parent: cli.exit_with_parent,
+        stop,
         resize: if terminal && cli.ceiling.is_none() {
             let flag = Arc::new(AtomicBool::new(false));
             signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
@@ -342,6 +350,17 @@ fn frame_loop(
         }
         if app.quit {
             break Outcome::Quit;
+        }
+        let stopped = settings
+            .stop
+            .as_ref()
+            .is_some_and(|flag| flag.swap(false, Ordering::Relaxed));
+        if std::mem::take(&mut app.suspend) || stopped {
+            out.suspend()?;
+            // The terminal may have been resized meanwhile: ask once.
+            if let Some((resized, _)) = &settings.resize {
+                resized.store(true, Ordering::Relaxed);
+            }
         }
         // The new size is asked once per SIGWINCH, never per frame.
         if let Some((resized, size_of)) = &settings.resize

@@ -52,6 +52,29 @@ impl Drop for TerminalSession {
     }
 }
 
+/// Job control: gives the terminal back, stops this process (as SIGTSTP's default action would),
+/// and once continued (`fg`, SIGCONT) takes the terminal over again. The caller redraws.
+pub fn suspend() -> io::Result<()> {
+    let stream = *ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
+    restore();
+    rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP)?;
+    // Here again after SIGCONT.
+    if let Some(stream) = stream {
+        enable_raw_mode()?;
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
+        stream.raw()?.write_all(ENTER)?;
+    }
+    Ok(())
+}
+
+/// SIGTSTP from outside (`kill -TSTP`, or Ctrl-Z where the terminal is not in raw mode) sets
+/// this flag instead of stopping the process with the terminal still taken over.
+pub fn watch_suspend() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGTSTP, std::sync::Arc::clone(&flag))?;
+    Ok(flag)
+}
+
 /// Turns SIGINT, SIGTERM, SIGQUIT and SIGHUP into a number the caller's loop looks at (0 while
 /// none arrived), so that every way out goes through the same orderly exit.
 pub fn watch_termination_signals() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {

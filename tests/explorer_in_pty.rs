@@ -394,3 +394,50 @@ fn sizes_that_do_not_fit_are_bounded() {
         "no word about the bound"
     );
 }
+
+/// Ctrl-Z gives the terminal back (main screen, cooked mode, cursor) and stops the process;
+/// SIGCONT (`fg`) takes it over again and the explorer draws on; q then exits restored.
+#[test]
+fn ctrl_z_suspends_and_resumes() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let running = start(&[("SCENE", "sparse")], &[]);
+    std::thread::sleep(Duration::from_millis(700));
+    std::io::Write::write_all(&mut &running.pty.master, b"\x1a").unwrap();
+    let pid = running.child.id();
+    let state = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim().chars().next()))
+            .flatten()
+    };
+    let start_wait = Instant::now();
+    while state(pid) != Some('T') {
+        assert!(start_wait.elapsed() < Duration::from_secs(5), "not stopped");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Stopped: the terminal is the user's again.
+    let termios = running.pty.slave_termios().unwrap();
+    assert!(
+        termios
+            .local_modes
+            .contains(rustix::termios::LocalModes::ICANON),
+        "left in raw mode while stopped"
+    );
+    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::CONT).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let text = String::from_utf8_lossy(&run.output);
+    assert_eq!(
+        text.matches("\x1b[?1049h").count(),
+        2,
+        "re-entered once after resume"
+    );
+    assert_eq!(
+        text.matches("\x1b[?1049l").count(),
+        2,
+        "left on suspend and at exit"
+    );
+}
