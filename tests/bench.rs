@@ -350,3 +350,26 @@ fn a_child_does_not_outlive_a_killed_bench() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Destinations are checked, not written, before measuring: a refused run (here, for its plot)
+/// leaves the results already at the export path as they were.
+#[test]
+fn a_refused_rerun_keeps_the_previous_results() {
+    let dir = scratch("rerun");
+    let json = dir.join("results.json");
+    std::fs::write(&json, b"{\"previous\": true}").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["bench", "--modes", "stdout/line", "--export-json"])
+        .arg(&json)
+        .args(["--plot", "/nonexistent-flushlab-dir/plot.svg"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&json).unwrap(), b"{\"previous\": true}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
