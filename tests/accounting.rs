@@ -1,15 +1,13 @@
 //! The two ways of counting write(2) calls agree: the kernel's /proc/self/io (Linux) and the
 //! counting layer flushlab falls back to elsewhere, forced here with ACCOUNTING=counting.
 
+mod common;
+
+use common::scratch;
+
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("flushlab-accounting-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// A headless run of `mode` into /dev/null, counted by `accounting`; its report.
 fn headless(mode: &str, accounting: &str) -> Value {

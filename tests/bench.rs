@@ -13,14 +13,7 @@ use flushlab::bench::subject::Subject;
 use flushlab::writer_mode::{Buffering, Stream};
 use serde_json::Value;
 
-use common::{bench, quick_bench, read_json};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("flushlab-bench-test-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{bench, quick_bench, read_json, scratch_dir as scratch};
 
 #[test]
 fn two_modes_end_to_end() {
@@ -339,6 +332,18 @@ fn a_child_does_not_outlive_a_killed_bench() {
         std::thread::sleep(Duration::from_millis(50));
     };
     std::thread::sleep(Duration::from_millis(500));
+    // The killed bench cannot remove its private scratch directory: the test does (it is
+    // where the child's --report points).
+    let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+    let args: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let scratch = args
+        .iter()
+        .position(|a| a == "--report")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|report| std::path::Path::new(report).parent().map(|p| p.to_owned()));
     bench.kill().unwrap();
     bench.wait().unwrap();
     let killed = std::time::Instant::now();
@@ -348,6 +353,9 @@ fn a_child_does_not_outlive_a_killed_bench() {
             "the child of a killed bench still runs"
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+    if let Some(dir) = scratch.filter(|d| d.starts_with(std::env::temp_dir())) {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

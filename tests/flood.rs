@@ -1,17 +1,15 @@
 //! `flushlab flood`: every writer writes every line, in order, with the write(2) pattern it is
 //! there to show.
 
+mod common;
+
+use common::scratch;
+
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("flushlab-flood-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// Runs a flood into a pipe that is read to the end; returns the report and what arrived.
 fn flood(writer: &str, extra: &[&str]) -> (Value, String) {

@@ -1,6 +1,8 @@
 //! `flushlab report` on tour results recorded here: one from tmux 3.3a, one from the test
 //! suite's fake terminal (tests/tour.rs).
 
+mod common;
+
 use std::process::Command;
 
 use flushlab::results::BenchResults;
@@ -18,8 +20,7 @@ fn terminals_by_modes_snapshot() {
 
 #[test]
 fn report_writes_table_and_chart() {
-    let dir = std::env::temp_dir().join(format!("flushlab-report-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch_dir("report");
     let (md, svg) = (dir.join("terminals.md"), dir.join("terminals.svg"));
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args([

@@ -2,18 +2,16 @@
 //! the screen, and the test answers (or ignores) the cursor-position, DECRQM, XTVERSION and
 //! device-attributes queries the tour sends.
 
+mod common;
+
+use common::scratch;
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use flushlab::pty::Pty;
 use serde_json::Value;
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("flushlab-tour-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 /// Which queries the fake terminal answers.
 #[derive(Clone, Copy, PartialEq)]

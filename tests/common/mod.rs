@@ -21,10 +21,19 @@ pub struct PtyRun {
     pub termios_after: rustix::termios::Termios,
 }
 
+/// A file in this test process's scratch directory. Scratch space lives under cargo's
+/// `CARGO_TARGET_TMPDIR` (inside `target/`, gone with `cargo clean`), never in /tmp.
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("flushlab-test-{}", std::process::id()));
+    scratch_dir("files").join(name)
+}
+
+/// A directory of its own for one test, created empty.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("flushlab-{}", std::process::id()))
+        .join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    dir
 }
 
 /// A flushlab running on a fresh pty whose output a thread collects.
