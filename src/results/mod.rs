@@ -287,6 +287,28 @@ impl BenchResults {
         warnings
     }
 
+    /// Pairs of rows measured under the same conditions whose runs overlap ([min–max] of one
+    /// meets the other's): the runs cannot tell them apart, so no ratio between them means
+    /// anything. With 3 runs, [min–max] is a 75% interval for the median (order statistics).
+    pub fn indistinguishable(&self) -> Vec<(&Row, &Row)> {
+        let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
+        let mut pairs = Vec::new();
+        for (i, a) in self.results.iter().enumerate() {
+            for b in &self.results[i + 1..] {
+                if a.ceiling || b.ceiling || conditions(a) != conditions(b) {
+                    continue;
+                }
+                if let (Some(x), Some(y)) = (a.fps, b.fps)
+                    && x.min <= y.max
+                    && y.min <= x.max
+                {
+                    pairs.push((a, b));
+                }
+            }
+        }
+        pairs
+    }
+
     /// Fills in the ratios from the rows measured so far. A row is compared only with the rows
     /// measured under the same conditions: same size, same sink, same reader.
     pub fn compute_ratios(&mut self) {
@@ -342,6 +364,24 @@ mod tests {
         assert_eq!(t.name().as_deref(), Some("rxvt-unicode (DA2 85;95;0)"));
         t.version_reply = Some("XTerm(379)".into());
         assert_eq!(t.name().as_deref(), Some("XTerm(379)"));
+    }
+
+    #[test]
+    fn rows_whose_runs_overlap_are_marked_alike() {
+        let mut results = fixture::results();
+        // stderr/raw (1.4–1.5) and stdout/frame (120–140) are far apart.
+        assert!(results.indistinguishable().is_empty());
+        results.results[2].runs = vec![fixture::run(110.0, 1.0), fixture::run(125.0, 1.0)];
+        results.results[2].summarize();
+        let pairs: Vec<_> = results
+            .indistinguishable()
+            .iter()
+            .map(|(a, b)| (a.mode.clone(), b.mode.clone()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [("stderr/raw".to_owned(), "stdout/frame".to_owned())]
+        );
     }
 
     #[test]

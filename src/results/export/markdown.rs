@@ -129,6 +129,18 @@ impl Exporter for MarkdownExporter {
         for row in &rows {
             writeln!(out, "{}", line(row))?;
         }
+        let alike = results.indistinguishable();
+        if !alike.is_empty() {
+            let names: Vec<String> = alike
+                .iter()
+                .map(|(a, b)| format!("{} ≈ {} ({})", a.mode, b.mode, a.size))
+                .collect();
+            writeln!(
+                out,
+                "\nThe runs cannot tell these apart (their [min–max] overlap; no ratio between them means anything): {}.",
+                names.join(", ")
+            )?;
+        }
         let s = &results.settings;
         writeln!(
             out,
