@@ -115,6 +115,19 @@ fn orphaned(parent: Option<i32>) -> bool {
 }
 
 impl RunArgs {
+    /// Every environment variable the run reads, from its clap definition (and `ACCOUNTING`,
+    /// the global flag): the list a parent clears so that its own environment never leaks into
+    /// a child it configures.
+    pub fn env_vars() -> Vec<String> {
+        let command = <RunArgs as clap::Args>::augment_args(clap::Command::new("run"));
+        command
+            .get_arguments()
+            .filter_map(|a| a.get_env())
+            .map(|env| env.to_string_lossy().into_owned())
+            .chain(std::iter::once("ACCOUNTING".to_owned()))
+            .collect()
+    }
+
     /// The mode the run starts in: std's own handle unless a buffering was chosen.
     pub fn mode(&self) -> Mode {
         let buffering = self.buffering.unwrap_or(self.stream.std_buffering());

@@ -63,21 +63,6 @@ pub struct RunSpec {
     pub grace: Duration,
 }
 
-/// Variables of the headless run that must not leak from the bench's own environment.
-const CHILD_VARS: [&str; 11] = [
-    "ACCOUNTING",
-    "STREAM",
-    "BUFFERING",
-    "CAPACITY",
-    "DURATION",
-    "SYNC",
-    "SCENE",
-    "SIZE",
-    "FPS_CAP",
-    "CEILING",
-    "REPORT",
-];
-
 impl RunSpec {
     /// The usual grace: a raw frame on a slow reader can take a while, so it grows with the
     /// duration.
@@ -92,7 +77,8 @@ impl RunSpec {
     }
 
     fn configure(&self, command: &mut Command, report: &Path) {
-        for var in CHILD_VARS {
+        // Whatever the headless run reads, nothing leaks from the bench's own environment.
+        for var in crate::runner::RunArgs::env_vars() {
             command.env_remove(var);
         }
         // The children count writes the way the bench was told to.
