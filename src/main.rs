@@ -101,7 +101,17 @@ fn non_utf8_env() -> Option<(String, String)> {
 /// The environment variable behind a flag as clap names it (`--stream <STREAM>`).
 fn env_of(arg: &str) -> Option<String> {
     let long = arg.strip_prefix("--")?.split(' ').next()?;
-    let command = Cli::command();
+    let top = Cli::command();
+    // The flag of the subcommand given, if any: `bench --duration` reads no DURATION.
+    let names: Vec<String> = top
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    let given = std::env::args().skip(1).find(|a| names.contains(a));
+    let command = match &given {
+        Some(name) => top.find_subcommand(name)?.clone(),
+        None => top,
+    };
     let found = command
         .get_arguments()
         .find(|a| a.get_long() == Some(long))?;

@@ -381,3 +381,19 @@ fn a_refused_rerun_keeps_the_previous_results() {
     assert_eq!(std::fs::read(&json).unwrap(), b"{\"previous\": true}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A subcommand's bad flag is named without the top-level run's environment variable: `bench`
+/// reads no DURATION.
+#[test]
+fn bench_messages_name_no_variable_it_does_not_read() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["bench", "--duration", "-1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--duration") && !stderr.contains("(env"),
+        "{stderr}"
+    );
+}
