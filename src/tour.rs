@@ -80,6 +80,22 @@ struct Confirmations {
     mode_started: Vec<Instant>,
 }
 
+/// Takes in what the terminal sent: cursor-position answers confirm frames; a quit key ends the
+/// tour (its outcome is returned).
+fn read_answers(
+    keyboard: &mut Keyboard,
+    confirmations: &mut Confirmations,
+) -> std::io::Result<Option<Outcome>> {
+    for input in keyboard.pending_input()? {
+        match input {
+            Input::Key(key) if Action::from(key) == Action::Quit => return Ok(Some(Outcome::Quit)),
+            Input::CursorPosition { .. } => confirmations.answer(Instant::now()),
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
 impl Confirmations {
     fn answer(&mut self, at: Instant) {
         if let Some((mode, frames)) = self.pending.pop_front() {
@@ -212,14 +228,9 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
             if ask {
                 confirmations.pending.push_back((index, frames));
             }
-            for input in keyboard.pending_input()? {
-                if let Some(stop) = stopped(&input) {
-                    outcome = stop;
-                    break 'modes;
-                }
-                if let Input::CursorPosition { .. } = input {
-                    confirmations.answer(Instant::now());
-                }
+            if let Some(stop) = read_answers(&mut keyboard, &mut confirmations)? {
+                outcome = stop;
+                break 'modes;
             }
         }
         // The last frame of the mode, confirmed (or not) before the next mode starts.
@@ -227,14 +238,9 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         confirmations.pending.push_back((index, frames));
         let deadline = Instant::now() + args.cpr_timeout;
         while !confirmations.pending.is_empty() && Instant::now() < deadline {
-            for input in keyboard.pending_input()? {
-                if let Some(stop) = stopped(&input) {
-                    outcome = stop;
-                    break 'modes;
-                }
-                if let Input::CursorPosition { .. } = input {
-                    confirmations.answer(Instant::now());
-                }
+            if let Some(stop) = read_answers(&mut keyboard, &mut confirmations)? {
+                outcome = stop;
+                break 'modes;
             }
             if let Some(stop) = signalled() {
                 outcome = stop;

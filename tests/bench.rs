@@ -13,7 +13,7 @@ use flushlab::bench::subject::Subject;
 use flushlab::writer_mode::{Buffering, Stream};
 use serde_json::Value;
 
-use common::{bench, quick_bench, read_json, scratch_dir as scratch};
+use common::{bench, quick_bench, read_json, scratch_dir as scratch, wait_for};
 
 #[test]
 fn two_modes_end_to_end() {
@@ -235,11 +235,9 @@ fn ctrl_c_stops_the_bench_and_keeps_what_it_measured() {
                     .sum()
             })
     };
-    let waiting = std::time::Instant::now();
-    while counted() < 3 {
-        assert!(waiting.elapsed() < Duration::from_secs(120), "no runs");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(Duration::from_secs(120), "no runs", || {
+        (counted() >= 3).then_some(())
+    });
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -320,17 +318,9 @@ fn a_child_does_not_outlive_a_killed_bench() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    let child = loop {
-        if let Some(&child) = children_of(bench.id()).first() {
-            break child;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "no child started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let child = wait_for(Duration::from_secs(10), "no child started", || {
+        children_of(bench.id()).first().copied()
+    });
     std::thread::sleep(Duration::from_millis(500));
     // The killed bench cannot remove its private scratch directory: the test does (it is
     // where the child's --report points).
@@ -346,14 +336,11 @@ fn a_child_does_not_outlive_a_killed_bench() {
         .and_then(|report| std::path::Path::new(report).parent().map(|p| p.to_owned()));
     bench.kill().unwrap();
     bench.wait().unwrap();
-    let killed = std::time::Instant::now();
-    while running(child) {
-        assert!(
-            killed.elapsed() < Duration::from_secs(5),
-            "the child of a killed bench still runs"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for(
+        Duration::from_secs(5),
+        "the child of a killed bench still runs",
+        || (!running(child)).then_some(()),
+    );
     if let Some(dir) = scratch.filter(|d| d.starts_with(std::env::temp_dir())) {
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -4,7 +4,7 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use flushlab::pty::Pty;
@@ -173,14 +173,9 @@ fn a_vanished_terminal_is_an_exit_not_a_panic() {
         seen.extend_from_slice(&buf[..n]);
     }
     drop(pty);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "still running");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_for(Duration::from_secs(10), "still running", || {
+        child.try_wait().unwrap()
+    });
     // 3: the reader went away; SIGHUP from the hang-up may win the race (129). Never a panic.
     assert!(matches!(status.code(), Some(3) | Some(129)), "{status}");
 }
@@ -410,11 +405,9 @@ fn ctrl_z_suspends_and_resumes() {
             .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim().chars().next()))
             .flatten()
     };
-    let start_wait = Instant::now();
-    while state(pid) != Some('T') {
-        assert!(start_wait.elapsed() < Duration::from_secs(5), "not stopped");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(Duration::from_secs(5), "not stopped", || {
+        (state(pid) == Some('T')).then_some(())
+    });
     // Stopped: the terminal is the user's again.
     let termios = running.pty.slave_termios().unwrap();
     assert!(

@@ -21,6 +21,18 @@ pub struct PtyRun {
     pub termios_after: rustix::termios::Termios,
 }
 
+/// Polls `ready` every 20 ms until it gives a value; panics naming `what` after `limit`.
+pub fn wait_for<T>(limit: Duration, what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = ready() {
+            return value;
+        }
+        assert!(start.elapsed() < limit, "{what} (waited {limit:?})");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A file in this test process's scratch directory. Scratch space lives under cargo's
 /// `CARGO_TARGET_TMPDIR` (inside `target/`, gone with `cargo clean`), never in /tmp.
 pub fn scratch(name: &str) -> PathBuf {
