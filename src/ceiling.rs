@@ -86,7 +86,8 @@ pub fn write_sizes(frame_len: usize) -> Vec<usize> {
     sizes
 }
 
-/// Writes `frame` again and again until `duration` is over or a signal arrives, a share of
+/// Writes `frame` again and again until `duration` is over, a signal arrives or `stop` (asked
+/// once a second, when the meters' window closes: a parent gone, a quit key) says so, a share of
 /// the time in writes of each of [`write_sizes`]. Each write size is measured as a mode of its
 /// own (block buffering of that capacity: what a `BufWriter` of that size does to the frame),
 /// so the meters keep one row per size and the caller reports the best.
@@ -96,7 +97,7 @@ pub fn transport_loop(
     cells: usize,
     duration: Duration,
     signal: &AtomicUsize,
-    orphaned: impl Fn() -> bool,
+    stop: impl Fn() -> Option<Outcome>,
 ) -> io::Result<Outcome> {
     let sizes = write_sizes(frame.len());
     let share = duration.checked_div(sizes.len() as u32).unwrap_or(duration);
@@ -109,8 +110,10 @@ pub fn transport_loop(
             if let sig @ 1.. = signal.load(Ordering::Relaxed) {
                 return Ok(Outcome::Signal(sig));
             }
-            if out.present_encoded(frame, size, cells)? && orphaned() {
-                return Ok(Outcome::Signal(1));
+            if out.present_encoded(frame, size, cells)?
+                && let Some(outcome) = stop()
+            {
+                return Ok(outcome);
             }
         }
     }

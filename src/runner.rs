@@ -13,7 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::accounting::Counted;
-use crate::app::{App, verdict};
+use crate::app::{Action, App, verdict};
 use crate::ceiling::{self, Ceiling};
 use crate::condition::HudLayout;
 use crate::hud::Hud;
@@ -215,9 +215,26 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             let cells = usize::from(cols) * usize::from(rows);
             let duration = cli.duration.unwrap_or(Duration::MAX);
             let parent = cli.exit_with_parent;
+            // Raw mode makes Ctrl-C a byte: keys are read once a second, when a window closes.
+            let keyboard =
+                std::cell::RefCell::new(settings.input.then(|| Keyboard::open().ok()).flatten());
+            let quit_key = || {
+                keyboard.borrow_mut().as_mut().is_some_and(|k| {
+                    k.pending().is_ok_and(|keys| {
+                        keys.into_iter()
+                            .any(|key| Action::from(key) == Action::Quit)
+                    })
+                })
+            };
             let result =
                 ceiling::transport_loop(&mut out, &frame, cells, duration, &signal, || {
-                    orphaned(parent)
+                    if orphaned(parent) {
+                        Some(Outcome::Signal(1))
+                    } else if quit_key() {
+                        Some(Outcome::Quit)
+                    } else {
+                        None
+                    }
                 });
             let (meters, flushed) = out.finish();
             (result.and_then(|o| flushed.map(|()| o)), meters)

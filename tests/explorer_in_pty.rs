@@ -434,3 +434,16 @@ fn ctrl_z_suspends_and_resumes() {
         "left on suspend and at exit"
     );
 }
+
+/// The ceilings run in a terminal too, and q ends them there (raw mode makes Ctrl-C a key).
+#[test]
+fn interactive_ceilings_can_be_quit() {
+    for ceiling in ["cpu", "transport"] {
+        let running = start(&[("CEILING", ceiling)], &[]);
+        std::thread::sleep(Duration::from_millis(700));
+        std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+        let run = running.finish(Duration::from_secs(10));
+        assert_eq!(run.code, Some(0), "{ceiling}");
+        assert_restored(&run);
+    }
+}
