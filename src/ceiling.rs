@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::ValueEnum;
 use ratatui::layout::Rect;
 
 use crate::app::App;
@@ -24,21 +23,6 @@ use crate::meters::Meters;
 use crate::outcome::Outcome;
 use crate::renderer::Renderer;
 use crate::writer_mode::{Buffering, Mode};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Ceiling {
-    Cpu,
-    Transport,
-}
-
-impl Ceiling {
-    pub fn name(self) -> &'static str {
-        match self {
-            Ceiling::Cpu => "ceiling/cpu",
-            Ceiling::Transport => "ceiling/transport",
-        }
-    }
-}
 
 #[derive(Clone, Default)]
 struct SharedBytes(Arc<Mutex<Vec<u8>>>);

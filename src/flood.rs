@@ -15,33 +15,13 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::accounting::{Counted, IoProbe, std_handles_counted};
+use crate::figures::Figures;
 use crate::latency::Histogram;
-use crate::meters::CpuTimes;
+use crate::meters::{Sample, Totals};
 use crate::outcome::{Outcome, reader_gone};
+use crate::subject::FloodWriter;
 use crate::units::{parse_capacity, parse_duration};
 use crate::writer_mode::{DEFAULT_CAPACITY, Stream, stdout_dup};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FloodWriter {
-    /// `writeln!(stdout(), …)` per line, what `println!` does: lock, LineWriter, one write(2)
-    /// per line.
-    Println,
-    /// `writeln!(stderr(), …)` per line, what `eprintln!` does: unbuffered.
-    Eprintln,
-    /// One `stdout().lock()` held for the whole run: no lock per line, still line-buffered.
-    Lock,
-    /// `BufWriter::with_capacity(--capacity, dup of stdout)`.
-    Block,
-    /// An unbuffered dup of stdout: every formatting fragment is a write(2).
-    Raw,
-    /// One `write_all` call per byte into a BufWriter: the per-call cost (the `putchar`
-    /// lesson) with no system call behind it.
-    PerByte,
-    /// Lines handed to a writer thread over a bounded channel (`--queue`); the thread writes
-    /// them through a BufWriter. See `--on-full`.
-    Thread,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,18 +75,17 @@ pub struct FloodReport {
     pub stream: Stream,
     pub capacity: usize,
     pub on_full: Option<OnFull>,
-    pub lines: u64,
+    /// `line`: the figures' unit (`frames` counts lines logged, `fps` is lines per second).
+    pub unit: &'static str,
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// Lines the writer thread dropped (`--on-full drop`), not counted in `frames`' bytes.
     pub dropped: u64,
-    pub bytes_per_line: u64,
-    pub seconds: f64,
-    pub lines_per_second: f64,
+    /// Bytes of one log line, newline included.
+    pub line_bytes: u64,
     /// `null` where write accounting is not available (not Linux).
     pub write_calls: Option<u64>,
     pub bytes_written: Option<u64>,
-    pub writes_per_line: Option<f64>,
-    pub bytes_per_write: Option<f64>,
-    /// Kernel CPU time over all CPU time, 0..=1.
-    pub kernel_share: f64,
     pub peak_rss_kib: u64,
     pub latency_samples: u64,
     pub p50_ns: u64,
@@ -119,14 +98,13 @@ impl FloodReport {
     pub fn summary_line(&self) -> String {
         format!(
             "flood {}: {} lines in {:.3} s = {:.0} lines/s, {} write(2) ({} per line), log call p50 {} ns p99 {} ns max {} ns, {} dropped",
-            self.writer
-                .to_possible_value()
-                .map_or_else(String::new, |v| v.get_name().to_owned()),
-            self.lines,
-            self.seconds,
-            self.lines_per_second,
+            self.writer.name(),
+            self.figures.frames,
+            self.figures.seconds,
+            self.figures.fps,
             self.write_calls.map_or("n/a".into(), |w| w.to_string()),
-            self.writes_per_line
+            self.figures
+                .writes_per_frame
                 .map_or("n/a".into(), |w| format!("{w:.2}")),
             self.p50_ns,
             self.p99_ns,
@@ -302,9 +280,8 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let probe = IoProbe::open();
     let mut logger = Logger::open(&args)?;
     let mut latency = Histogram::default();
-    let before = probe.read();
-    let cpu_before = CpuTimes::now();
-    let start = Instant::now();
+    let before = Sample::now(&probe, 0);
+    let start = before.at;
     let mut lines = 0;
     let mut outcome = Outcome::Finished;
     let result: io::Result<()> = (|| {
@@ -331,7 +308,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         Ok(())
     })();
     let finished = result.and_then(|()| logger.finish());
-    let seconds = start.elapsed().as_secs_f64();
+    let after = Sample::now(&probe, lines);
     let dropped = match finished {
         Ok(dropped) => dropped,
         Err(e) if reader_gone(&e) => {
@@ -343,47 +320,25 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e).context("flooding"),
     };
-    let cpu = CpuTimes::now();
-    let (user, kernel) = (
-        cpu.user.saturating_sub(cpu_before.user).as_secs_f64(),
-        cpu.kernel.saturating_sub(cpu_before.kernel).as_secs_f64(),
-    );
     let std_handle = matches!(
         args.writer,
         FloodWriter::Println | FloodWriter::Eprintln | FloodWriter::Lock
     );
     let counted = !std_handle || std_handles_counted();
-    let io = before
-        .zip(probe.read())
-        .filter(|_| counted)
-        .map(|(a, b)| b.since(a));
+    let mut totals = Totals::between(&before, &after);
+    totals.io = totals.io.filter(|_| counted);
+    let io = totals.io;
     let report = FloodReport {
         writer: args.writer,
         stream,
         capacity: args.capacity,
         on_full: (args.writer == FloodWriter::Thread).then_some(args.on_full),
-        lines,
+        unit: "line",
+        figures: totals.figures(),
         dropped,
-        bytes_per_line: LINE_BYTES,
-        seconds,
-        lines_per_second: if seconds > 0.0 {
-            lines as f64 / seconds
-        } else {
-            0.0
-        },
+        line_bytes: LINE_BYTES,
         write_calls: io.map(|io| io.write_calls),
         bytes_written: io.map(|io| io.bytes),
-        writes_per_line: io
-            .filter(|_| lines > 0)
-            .map(|io| io.write_calls as f64 / lines as f64),
-        bytes_per_write: io
-            .filter(|io| io.write_calls > 0)
-            .map(|io| io.bytes as f64 / io.write_calls as f64),
-        kernel_share: if user + kernel > 0.0 {
-            kernel / (user + kernel)
-        } else {
-            0.0
-        },
         peak_rss_kib: crate::meters::peak_rss_kib(),
         latency_samples: latency.count(),
         p50_ns: latency.percentile(0.5),
@@ -395,7 +350,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.report {
         let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
-        crate::results::export::write_atomically(path, &json)
+        crate::files::write_atomically(path, &json)
             .with_context(|| format!("writing the report to {}", path.display()))?;
     }
     Ok(outcome)

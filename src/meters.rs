@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::accounting::{IoCounters, IoProbe};
 use crate::condition::Condition;
+use crate::figures::Figures;
 use crate::writer_mode::Mode;
 
 /// CPU time of the whole process so far, from getrusage(RUSAGE_SELF).
@@ -50,6 +51,18 @@ pub struct Sample {
     pub frames: u64,
     pub io: Option<IoCounters>,
     pub cpu: CpuTimes,
+}
+
+impl Sample {
+    /// Every counter now, `frames` being the units written so far.
+    pub fn now(probe: &IoProbe, frames: u64) -> Sample {
+        Sample {
+            at: Instant::now(),
+            frames,
+            io: probe.read(),
+            cpu: CpuTimes::now(),
+        }
+    }
 }
 
 /// What happened between two samples.
@@ -119,6 +132,21 @@ impl Totals {
         let kernel = self.cpu.kernel.as_secs_f64();
         per(kernel, kernel + self.cpu.user.as_secs_f64())
     }
+
+    /// These totals in the schema every report uses.
+    pub fn figures(&self) -> Figures {
+        Figures {
+            frames: self.frames,
+            seconds: self.seconds,
+            fps: self.fps(),
+            writes_per_frame: self.writes_per_frame(),
+            bytes_per_frame: self.bytes_per_frame(),
+            bytes_per_write: self.bytes_per_write(),
+            kernel_share: self.kernel_share(),
+            user_seconds: self.cpu.user.as_secs_f64(),
+            kernel_seconds: self.cpu.kernel.as_secs_f64(),
+        }
+    }
 }
 
 fn per(x: f64, y: f64) -> f64 {
@@ -161,7 +189,7 @@ pub struct Meters {
 impl Meters {
     pub fn new() -> Self {
         let probe = IoProbe::open();
-        let start = Self::sample_with(&probe, 0);
+        let start = Sample::now(&probe, 0);
         Meters {
             probe,
             frames: 0,
@@ -175,15 +203,6 @@ impl Meters {
             last_closed: None,
             started: start.at,
             generation: 0,
-        }
-    }
-
-    fn sample_with(probe: &IoProbe, frames: u64) -> Sample {
-        Sample {
-            at: Instant::now(),
-            frames,
-            io: probe.read(),
-            cpu: CpuTimes::now(),
         }
     }
 
@@ -215,7 +234,7 @@ impl Meters {
         if now - self.window_start.at < WINDOW {
             return false;
         }
-        let end = Self::sample_with(&self.probe, self.frames);
+        let end = Sample::now(&self.probe, self.frames);
         let mut window = Totals::between(&self.window_start, &end);
         window.cells = std::mem::take(&mut self.cells_in_window);
         if self.fps_history.len() == FPS_HISTORY {
@@ -231,7 +250,7 @@ impl Meters {
     /// Closes the current segment, adding it to the row of `mode` under `condition`, and starts
     /// a new window so the HUD never mixes two modes' or two conditions' figures.
     pub fn end_segment(&mut self, mode: Mode, condition: Condition) {
-        let end = Self::sample_with(&self.probe, self.frames);
+        let end = Sample::now(&self.probe, self.frames);
         let mut segment = Totals::between(&self.segment_start, &end);
         segment.cells = std::mem::take(&mut self.cells_in_segment);
         let key = mode.key();
@@ -263,7 +282,7 @@ impl Meters {
     /// Starts the current segment and window afresh without counting the time since the last
     /// one closed: after a suspension, the seconds the process spent stopped belong to no mode.
     pub fn skip_pause(&mut self) {
-        let now = Self::sample_with(&self.probe, self.frames);
+        let now = Sample::now(&self.probe, self.frames);
         self.segment_start = now;
         self.window_start = now;
         self.cells_in_segment = 0;

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::accounting::Accounting;
+use crate::figures::Figures;
 use crate::meters::Totals;
 use crate::scene::Scene;
 use crate::units::{bytes, count, percent};
@@ -20,18 +21,9 @@ pub struct ModeReport {
     /// Bytes; `null` unless the buffering is `block`. For `ceiling/transport`, the size of
     /// each write.
     pub capacity: Option<usize>,
-    pub frames: u64,
-    pub seconds: f64,
-    pub fps: f64,
-    /// `null` where write accounting is not available (not Linux).
-    pub writes_per_frame: Option<f64>,
-    pub bytes_per_frame: Option<f64>,
-    pub bytes_per_write: Option<f64>,
+    #[serde(flatten)]
+    pub figures: Figures,
     pub cells_per_frame: f64,
-    /// Kernel CPU time over all CPU time, 0..=1.
-    pub kernel_share: f64,
-    pub user_seconds: f64,
-    pub kernel_seconds: f64,
 }
 
 impl ModeReport {
@@ -42,32 +34,25 @@ impl ModeReport {
             stream: mode.stream,
             buffering: mode.buffering,
             capacity: (mode.buffering == Buffering::Block).then_some(mode.capacity),
-            frames: t.frames,
-            seconds: t.seconds,
-            fps: t.fps(),
-            writes_per_frame: t.writes_per_frame(),
-            bytes_per_frame: t.bytes_per_frame(),
-            bytes_per_write: t.bytes_per_write(),
+            figures: t.figures(),
             cells_per_frame: t.cells_per_frame(),
-            kernel_share: t.kernel_share(),
-            user_seconds: t.cpu.user.as_secs_f64(),
-            kernel_seconds: t.cpu.kernel.as_secs_f64(),
         }
     }
 
     /// `stderr/raw: 12 frames in 1.02 s = 11.8 fps, 34,712 writes/frame, 67.0 kB/frame, 1.9 B/write, kernel 78%`
     pub fn summary_line(&self) -> String {
         let or_na = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "n/a".to_owned(), f);
+        let figures = &self.figures;
         format!(
             "{}: {} frames in {:.2} s = {:.1} fps, {} writes/frame, {}/frame, {}/write, kernel {}",
             self.mode,
-            self.frames,
-            self.seconds,
-            self.fps,
-            or_na(self.writes_per_frame, count),
-            or_na(self.bytes_per_frame, bytes),
-            or_na(self.bytes_per_write, |v| format!("{v:.1} B")),
-            percent(self.kernel_share),
+            figures.frames,
+            figures.seconds,
+            figures.fps,
+            or_na(figures.writes_per_frame, count),
+            or_na(figures.bytes_per_frame, bytes),
+            or_na(figures.bytes_per_write, |v| format!("{v:.1} B")),
+            percent(figures.kernel_share),
         )
     }
 }

@@ -14,7 +14,7 @@ use clap::Args;
 
 use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
-use crate::ceiling::{self, Ceiling};
+use crate::ceiling;
 use crate::condition::HudLayout;
 use crate::hud::Hud;
 use crate::keyboard::Keyboard;
@@ -23,6 +23,7 @@ use crate::meters::ModeRow;
 use crate::outcome::{Outcome, reader_gone};
 use crate::report::{ModeReport, Report};
 use crate::scene::Scene;
+use crate::subject::Ceiling;
 use crate::terminal_session::TerminalSession;
 use crate::units::{
     DEFAULT_SIZE, parse_capacity, parse_duration, parse_fps, parse_size, parse_switch,
@@ -299,7 +300,9 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         // The last row measured (the only one of a headless run); of the transport ceiling's
         // write sizes, the fastest: that is the ceiling.
         let last = match cli.ceiling {
-            Some(Ceiling::Transport) => modes.iter().max_by(|a, b| a.fps.total_cmp(&b.fps)),
+            Some(Ceiling::Transport) => modes
+                .iter()
+                .max_by(|a, b| a.figures.fps.total_cmp(&b.figures.fps)),
             _ => meters.last_row().and_then(|i| modes.get(i)),
         };
         let last = last.cloned().context("no mode was measured")?;

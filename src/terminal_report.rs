@@ -6,10 +6,12 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use crate::files::write_atomically;
 use crate::outcome::{Outcome, print};
-use crate::results::export::{or_dash, write_atomically};
+use crate::results::export::or_dash;
 use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
+use crate::subject::Subject;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -45,11 +47,14 @@ fn terminal_name(results: &BenchResults) -> String {
 /// One line per terminal, one column per mode: accepted fps, and shown fps after a slash.
 pub fn pivot(all: &[BenchResults]) -> String {
     use std::fmt::Write;
-    let mut modes: Vec<String> = Vec::new();
+    // Each mode named as the first results that have it name it (a block row with its capacity).
+    let mut modes: Vec<Subject> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for results in all {
         for row in &results.results {
-            if !modes.contains(&row.mode) {
-                modes.push(row.mode.clone());
+            if !modes.contains(&row.subject) {
+                modes.push(row.subject);
+                names.push(results.name(row.subject));
             }
         }
     }
@@ -57,14 +62,14 @@ pub fn pivot(all: &[BenchResults]) -> String {
     let _ = writeln!(
         out,
         "| terminal | size | sync output | {} |",
-        modes.join(" | ")
+        names.join(" | ")
     );
     let _ = writeln!(out, "|---|---|---|{}", "---:|".repeat(modes.len()));
     for results in all {
         let cells: Vec<String> = modes
             .iter()
             .map(
-                |mode| match results.results.iter().find(|r| &r.mode == mode) {
+                |mode| match results.results.iter().find(|r| r.subject == *mode) {
                     Some(row) => format!(
                         "{} / {}",
                         or_dash(row.fps.map(|f| f.median), |v| format!("{v:.1}")),

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use crate::app::{Action, App};
-use crate::bench::subject::{Subject, parse_subjects};
 use crate::condition::HudLayout;
 use crate::frame_args::FrameArgs;
 use crate::hud::Hud;
@@ -26,6 +25,7 @@ use crate::meters::Totals;
 use crate::outcome::{Outcome, complain, print};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
+use crate::subject::{Subject, parse_subjects};
 use crate::terminal_session::TerminalSession;
 use crate::units::parse_duration;
 use crate::writer_mode::{Mode, Stream};
@@ -334,22 +334,13 @@ fn row(
     terminal: &str,
 ) -> Row {
     let mut row = Row::new(
-        mode.to_string(),
-        false,
+        Subject::Mode(mode.stream, mode.buffering),
         format!("{cols}x{rows}"),
         terminal.to_owned(),
         "tty".into(),
     );
     row.runs.push(Run {
-        frames: totals.frames,
-        seconds: totals.seconds,
-        fps: totals.fps(),
-        writes_per_frame: totals.writes_per_frame(),
-        bytes_per_frame: totals.bytes_per_frame(),
-        bytes_per_write: totals.bytes_per_write(),
-        kernel_share: totals.kernel_share(),
-        user_seconds: totals.cpu.user.as_secs_f64(),
-        kernel_seconds: totals.cpu.kernel.as_secs_f64(),
+        figures: totals.figures(),
         peak_rss_kib: crate::meters::peak_rss_kib(),
         reader_bytes: 0,
         shown_fps: confirmed

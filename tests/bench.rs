@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use flushlab::bench::executor::{RunSpec, Sink, run_once};
 use flushlab::bench::reader::ReaderModel;
-use flushlab::bench::subject::Subject;
+use flushlab::subject::Subject;
 use flushlab::writer_mode::{Buffering, Stream};
 use serde_json::Value;
 

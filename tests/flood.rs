@@ -48,7 +48,7 @@ fn every_writer_writes_every_line_in_order() {
         "println", "eprintln", "lock", "block", "raw", "per-byte", "thread",
     ] {
         let (report, text) = flood(writer, &["--lines", "20000"]);
-        assert_eq!(report["lines"], 20000, "{writer}");
+        assert_eq!(report["frames"], 20000, "{writer}");
         assert_eq!(report["dropped"], 0, "{writer}");
         let lines: Vec<&str> = text
             .lines()
@@ -68,7 +68,7 @@ fn every_writer_writes_every_line_in_order() {
 #[test]
 fn the_write_patterns_the_lessons_are_about() {
     let writes = |writer: &str| {
-        flood(writer, &["--lines", "20000"]).0["writes_per_line"]
+        flood(writer, &["--lines", "20000"]).0["writes_per_frame"]
             .as_f64()
             .unwrap()
     };
@@ -115,7 +115,7 @@ fn a_full_queue_drops_lines_instead_of_waiting() {
     let written = reader.join().unwrap();
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let (lines, dropped) = (
-        report["lines"].as_u64().unwrap(),
+        report["frames"].as_u64().unwrap(),
         report["dropped"].as_u64().unwrap(),
     );
     assert!(dropped > 0, "{report}");

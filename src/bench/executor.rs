@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use super::reader::{ReaderModel, Tail, consume};
-use super::subject::Subject;
 use crate::pty::Pty;
 use crate::results::{FailedRun, Run};
+use crate::subject::Subject;
 use crate::writer_mode::Stream;
 
 /// What is behind the measured file descriptor.
@@ -83,19 +83,23 @@ impl RunSpec {
         }
         // The children count writes the way the bench was told to.
         command.env("ACCOUNTING", crate::accounting::accounting().name());
-        if let Subject::Flood(writer) = self.subject {
-            let writer = writer
-                .to_possible_value()
-                .map(|v| v.get_name().to_owned())
-                .unwrap_or_default();
+        match self.subject {
+            Subject::Flood(writer) => {
+                command.args(["flood", "--writer", writer.name()]);
+            }
+            Subject::Mode(stream, buffering) => {
+                command.env("STREAM", stream.name());
+                command.env("BUFFERING", buffering.name());
+            }
+            // A ceiling writes where the modes write, on the same fd to the same reader.
+            Subject::Ceiling(ceiling) => {
+                command.env("STREAM", self.subject.stream().name());
+                command.env("CEILING", ceiling.value());
+            }
+        }
+        if let Subject::Flood(_) = self.subject {
             command
-                .args([
-                    "flood",
-                    "--writer",
-                    &writer,
-                    "--capacity",
-                    &self.capacity.to_string(),
-                ])
+                .args(["--capacity", &self.capacity.to_string()])
                 .arg("--duration")
                 .arg(format!("{}", self.duration.as_secs_f64()))
                 .arg("--report")
@@ -103,7 +107,6 @@ impl RunSpec {
             return;
         }
         command
-            .envs(self.subject.env())
             .arg("--exit-with-parent")
             .arg(std::process::id().to_string())
             .env("CAPACITY", self.capacity.to_string())

@@ -7,7 +7,6 @@
 
 pub mod executor;
 pub mod reader;
-pub mod subject;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -20,14 +19,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, Sink, run_once};
 use self::reader::{ReaderModel, parse_reader};
-use self::subject::{Subject, parse_subjects};
 use crate::frame_args::FrameArgs;
 use crate::outcome::{Outcome, complain, print};
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::plot;
 use crate::results::{BenchResults, Machine, Row, Settings};
+use crate::subject::{Subject, parse_subjects};
 use crate::units::{parse_duration, parse_size};
-use crate::writer_mode::Mode;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -187,8 +185,7 @@ impl BenchArgs {
             for (sink, reader) in self.targets() {
                 for subject in self.subjects() {
                     let row = Row::new(
-                        row_name(subject, self.frame.capacity),
-                        subject.is_ceiling(),
+                        subject,
                         format!("{}x{}", size.0, size.1),
                         reader.map_or_else(|| "none".to_owned(), |r| r.to_string()),
                         sink.name().to_owned(),
@@ -227,14 +224,6 @@ impl BenchArgs {
         add(&self.export_csv, Box::new(CsvExporter));
         add(&self.export_markdown, Box::new(MarkdownExporter));
         exports
-    }
-}
-
-/// The name a row's mode goes by: block rows carry their capacity, as in the explorer.
-fn row_name(subject: Subject, capacity: usize) -> String {
-    match subject {
-        Subject::Mode(stream, buffering) => Mode::new(stream, buffering, capacity).to_string(),
-        ceiling => ceiling.to_string(),
     }
 }
 
@@ -287,8 +276,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     for step in steps {
         let (row, spec) = &mut cells[step.row];
         progress.set_message(match step.round {
-            Some(round) => format!("{} {} · round {round}/{}", row.mode, row.size, args.runs),
-            None => format!("{} {} · warm-up", row.mode, row.size),
+            Some(round) => format!("{} {} · round {round}/{}", row.subject, row.size, args.runs),
+            None => format!("{} {} · warm-up", row.subject, row.size),
         });
         let outcome = run_once(spec, &interrupt);
         if interrupt.load(Ordering::Relaxed) != 0 {
@@ -301,7 +290,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
                 progress.suspend(|| {
                     eprintln!(
                         "flushlab bench: {} at {}: {}",
-                        row.mode, row.size, failure.reason
+                        row.subject, row.size, failure.reason
                     );
                 });
                 row.failed_runs.push(failure);

@@ -8,28 +8,17 @@ pub mod plot;
 pub mod statistics;
 
 use self::statistics::{NOISY, Spread, median};
+use crate::figures::Figures;
+use crate::subject::{FloodWriter, Subject};
+use crate::units::format_capacity;
+use crate::writer_mode::Buffering;
 
-/// One counted run of one mode at one size, as the child's report gave it. For the flood
-/// workload the unit is a log line instead of a frame: `frames` counts lines, `fps` is lines per
-/// second and the `_per_frame` figures are per line (the aliases read the flood's report).
+/// One counted run of one subject at one size: the figures of the child's report (a frame's, or
+/// for the flood workload a log line's) and what the bench saw from outside.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
-    #[serde(alias = "lines")]
-    pub frames: u64,
-    pub seconds: f64,
-    #[serde(alias = "lines_per_second")]
-    pub fps: f64,
-    #[serde(alias = "writes_per_line")]
-    pub writes_per_frame: Option<f64>,
-    #[serde(alias = "bytes_per_line")]
-    pub bytes_per_frame: Option<f64>,
-    pub bytes_per_write: Option<f64>,
-    pub kernel_share: f64,
-    /// CPU time of the measured process (all its threads), user and kernel, seconds.
-    #[serde(default)]
-    pub user_seconds: f64,
-    #[serde(default)]
-    pub kernel_seconds: f64,
+    #[serde(flatten)]
+    pub figures: Figures,
     pub peak_rss_kib: u64,
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
@@ -48,12 +37,12 @@ pub struct FailedRun {
     pub output: String,
 }
 
-/// One row of the table: a mode at a size, over all its counted runs.
+/// One row of the table: a subject at a size, over all its counted runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
-    /// `stderr/raw`, `stdout/block:8KiB`, `ceiling/cpu`, `ceiling/transport`.
-    pub mode: String,
-    pub ceiling: bool,
+    /// `stderr/raw`, `ceiling/cpu`, `flood/println`: what was measured.
+    #[serde(rename = "mode")]
+    pub subject: Subject,
     pub size: String,
     pub reader: String,
     pub sink: String,
@@ -79,10 +68,9 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn new(mode: String, ceiling: bool, size: String, reader: String, sink: String) -> Row {
+    pub fn new(subject: Subject, size: String, reader: String, sink: String) -> Row {
         Row {
-            mode,
-            ceiling,
+            subject,
             size,
             reader,
             sink,
@@ -103,17 +91,14 @@ impl Row {
 
     /// Recomputes the summary figures from `runs`.
     pub fn summarize(&mut self) {
+        let runs = || self.runs.iter().map(|r| &r.figures);
+        self.fps = Spread::of(runs().map(|r| r.fps));
+        self.writes_per_frame = median(runs().filter_map(|r| r.writes_per_frame));
+        self.bytes_per_frame = median(runs().filter_map(|r| r.bytes_per_frame));
+        self.bytes_per_write = median(runs().filter_map(|r| r.bytes_per_write));
+        self.kernel_share = median(runs().map(|r| r.kernel_share));
+        self.cpu_ms_per_frame = median(runs().filter_map(Figures::cpu_ms_per_frame));
         let runs = &self.runs;
-        self.fps = Spread::of(runs.iter().map(|r| r.fps));
-        self.writes_per_frame = median(runs.iter().filter_map(|r| r.writes_per_frame));
-        self.bytes_per_frame = median(runs.iter().filter_map(|r| r.bytes_per_frame));
-        self.bytes_per_write = median(runs.iter().filter_map(|r| r.bytes_per_write));
-        self.kernel_share = median(runs.iter().map(|r| r.kernel_share));
-        self.cpu_ms_per_frame = median(
-            runs.iter()
-                .filter(|r| r.frames > 0 && r.user_seconds + r.kernel_seconds > 0.0)
-                .map(|r| (r.user_seconds + r.kernel_seconds) * 1000.0 / r.frames as f64),
-        );
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
     }
@@ -233,6 +218,17 @@ pub struct BenchResults {
 }
 
 impl BenchResults {
+    /// A subject as the tables name it: a block row carries the capacity it ran with, as in
+    /// the explorer (`stdout/block:8KiB`).
+    pub fn name(&self, subject: Subject) -> String {
+        match subject {
+            Subject::Mode(_, Buffering::Block) | Subject::Flood(FloodWriter::Block) => {
+                format!("{subject}:{}", format_capacity(self.settings.capacity))
+            }
+            _ => subject.to_string(),
+        }
+    }
+
     /// Like hyperfine's outlier warning: which rows' runs were further apart than
     /// [`NOISY`], since the table cannot tell rows apart by less than their runs varied.
     pub fn noise_warning(&self) -> Option<String> {
@@ -246,7 +242,7 @@ impl BenchResults {
             noisy.len(),
             self.results.len(),
             (NOISY - 1.0) * 100.0,
-            worst.mode,
+            self.name(worst.subject),
             worst.size,
             crate::units::count(fps.min),
             crate::units::count(fps.max),
@@ -259,12 +255,12 @@ impl BenchResults {
     pub fn ceiling_warnings(&self) -> Vec<String> {
         let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
         let mut warnings = Vec::new();
-        for row in self.results.iter().filter(|r| !r.ceiling) {
+        for row in self.results.iter().filter(|r| !r.subject.is_ceiling()) {
             let Some(fps) = row.fps else { continue };
             let lower = self
                 .results
                 .iter()
-                .filter(|c| c.ceiling && conditions(c) == conditions(row))
+                .filter(|c| c.subject.is_ceiling() && conditions(c) == conditions(row))
                 .filter_map(|c| Some((c, c.fps?)))
                 .min_by(|a, b| a.1.median.total_cmp(&b.1.median));
             let Some((ceiling, limit)) = lower else {
@@ -275,10 +271,10 @@ impl BenchResults {
                 warnings.push(format!(
                     "A CEILING WAS BEATEN: {} at {} made {} fps, {} made {} (runs spread {}): \
                      the method or the machine is wrong; do not trust the ratios to it",
-                    row.mode,
+                    self.name(row.subject),
                     row.size,
                     crate::units::count(fps.median),
-                    ceiling.mode,
+                    self.name(ceiling.subject),
                     crate::units::count(limit.median),
                     crate::units::count(spread),
                 ));
@@ -295,7 +291,10 @@ impl BenchResults {
         let mut pairs = Vec::new();
         for (i, a) in self.results.iter().enumerate() {
             for b in &self.results[i + 1..] {
-                if a.ceiling || b.ceiling || conditions(a) != conditions(b) {
+                if a.subject.is_ceiling()
+                    || b.subject.is_ceiling()
+                    || conditions(a) != conditions(b)
+                {
                     continue;
                 }
                 if let (Some(x), Some(y)) = (a.fps, b.fps)
@@ -316,7 +315,13 @@ impl BenchResults {
         let medians: Vec<_> = self
             .results
             .iter()
-            .map(|r| (conditions(r), r.ceiling, r.fps.map(|f| f.median)))
+            .map(|r| {
+                (
+                    conditions(r),
+                    r.subject.is_ceiling(),
+                    r.fps.map(|f| f.median),
+                )
+            })
             .collect();
         for row in &mut self.results {
             let here = conditions(row);
@@ -333,7 +338,11 @@ impl BenchResults {
             let ratio =
                 |base: Option<f64>| fps.zip(base).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
             row.ratio_to_ceiling = ratio(ceiling);
-            row.ratio_to_fastest = if row.ceiling { None } else { ratio(fastest) };
+            row.ratio_to_fastest = if row.subject.is_ceiling() {
+                None
+            } else {
+                ratio(fastest)
+            };
         }
     }
 }
@@ -376,7 +385,7 @@ mod tests {
         let pairs: Vec<_> = results
             .indistinguishable()
             .iter()
-            .map(|(a, b)| (a.mode.clone(), b.mode.clone()))
+            .map(|(a, b)| (a.subject.to_string(), b.subject.to_string()))
             .collect();
         assert_eq!(
             pairs,
@@ -428,7 +437,7 @@ mod tests {
         for row in &mut slow {
             row.reader = "vt".into();
             for run in &mut row.runs {
-                run.fps /= 2.0;
+                run.figures.fps /= 2.0;
             }
             row.summarize();
         }

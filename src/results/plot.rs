@@ -7,6 +7,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 use super::BenchResults;
+use crate::subject::Subject;
 
 const ROW_HEIGHT: u32 = 26;
 const CEILING: RGBColor = RGBColor(150, 150, 150);
@@ -48,15 +49,17 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let root = root.titled(&title, ("sans-serif", 20))?;
     let (left, right) = root.split_horizontally(800);
     let label = |v: &SegmentValue<usize>| match v {
-        SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => rows
-            .get(*i)
-            .map_or_else(String::new, |r| format!("{} {}", r.mode, r.size)),
+        SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
+            rows.get(*i).map_or_else(String::new, |r| {
+                format!("{} {}", results.name(r.subject), r.size)
+            })
+        }
         SegmentValue::Last => String::new(),
     };
-    let color = |mode: &str| match mode.split('/').next() {
-        Some("stdout") | Some("flood") => STDOUT,
-        Some("stderr") => STDERR,
-        _ => CEILING,
+    let color = |subject: Subject| match subject.family() {
+        "ceiling" => CEILING,
+        "stderr" => STDERR,
+        _ => STDOUT,
     };
     // Row 0 at the top.
     let y = |i: usize| n - 1 - i;
@@ -88,7 +91,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
                 (0.0, SegmentValue::Exact(y(i))),
                 (f.median, SegmentValue::Exact(y(i) + 1)),
             ],
-            color(&r.mode).filled(),
+            color(r.subject).filled(),
         );
         bar.set_margin(4, 4, 0, 0);
         Some(bar)
@@ -132,7 +135,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
                 (0.5, SegmentValue::Exact(y(i))),
                 (w, SegmentValue::Exact(y(i) + 1)),
             ],
-            color(&r.mode).filled(),
+            color(r.subject).filled(),
         );
         bar.set_margin(4, 4, 0, 0);
         Some(bar)
@@ -159,7 +162,11 @@ mod tests {
         let results = crate::results::export::fixture::results();
         let svg = svg(&results).unwrap();
         for row in &results.results {
-            assert!(svg.contains(&row.mode), "{} missing", row.mode);
+            assert!(
+                svg.contains(&row.subject.to_string()),
+                "{} missing",
+                row.subject
+            );
         }
         assert!(svg.starts_with("<svg"));
     }

@@ -54,7 +54,7 @@ impl Exporter for MarkdownExporter {
                     format!(" ({} failed)", row.failed_runs.len())
                 };
                 let cells = [
-                    row.mode.clone(),
+                    results.name(row.subject),
                     row.size.clone(),
                     row.sink.clone(),
                     row.reader.clone(),
@@ -133,7 +133,14 @@ impl Exporter for MarkdownExporter {
         if !alike.is_empty() {
             let names: Vec<String> = alike
                 .iter()
-                .map(|(a, b)| format!("{} ≈ {} ({})", a.mode, b.mode, a.size))
+                .map(|(a, b)| {
+                    format!(
+                        "{} ≈ {} ({})",
+                        results.name(a.subject),
+                        results.name(b.subject),
+                        a.size
+                    )
+                })
                 .collect();
             writeln!(
                 out,

@@ -12,6 +12,7 @@ pub use self::csv::CsvExporter;
 pub use self::json::JsonExporter;
 pub use self::markdown::MarkdownExporter;
 use super::BenchResults;
+use crate::files::write_atomically;
 
 pub trait Exporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>>;
@@ -56,8 +57,6 @@ impl Export {
     }
 }
 
-pub use crate::files::write_atomically;
-
 /// Figures as the table shows them: `–` for unknown.
 pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
     value.map_or_else(|| "–".to_owned(), format)
@@ -65,19 +64,24 @@ pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> Str
 
 #[cfg(test)]
 pub(crate) mod fixture {
+    use crate::figures::Figures;
     use crate::results::*;
+    use crate::subject::{Ceiling, Subject};
+    use crate::writer_mode::{Buffering, Stream};
 
     pub fn run(fps: f64, writes: f64) -> Run {
         Run {
-            frames: (fps * 2.0) as u64,
-            seconds: 2.0,
-            fps,
-            writes_per_frame: Some(writes),
-            bytes_per_frame: Some(370_500.0),
-            bytes_per_write: Some(370_500.0 / writes),
-            kernel_share: 0.25,
-            user_seconds: 0.75,
-            kernel_seconds: 0.25,
+            figures: Figures {
+                frames: (fps * 2.0) as u64,
+                seconds: 2.0,
+                fps,
+                writes_per_frame: Some(writes),
+                bytes_per_frame: Some(370_500.0),
+                bytes_per_write: Some(370_500.0 / writes),
+                kernel_share: 0.25,
+                user_seconds: 0.75,
+                kernel_seconds: 0.25,
+            },
             peak_rss_kib: 9_000,
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
             shown_fps: None,
@@ -88,29 +92,25 @@ pub(crate) mod fixture {
     pub fn results() -> BenchResults {
         let mut rows = vec![
             Row::new(
-                "ceiling/cpu".into(),
-                true,
+                Subject::Ceiling(Ceiling::Cpu),
                 "200x60".into(),
                 "drain".into(),
                 "pty".into(),
             ),
             Row::new(
-                "ceiling/transport".into(),
-                true,
+                Subject::Ceiling(Ceiling::Transport),
                 "200x60".into(),
                 "drain".into(),
                 "pty".into(),
             ),
             Row::new(
-                "stderr/raw".into(),
-                false,
+                Subject::Mode(Stream::Stderr, Buffering::Raw),
                 "200x60".into(),
                 "drain".into(),
                 "pty".into(),
             ),
             Row::new(
-                "stdout/frame".into(),
-                false,
+                Subject::Mode(Stream::Stdout, Buffering::Frame),
                 "200x60".into(),
                 "drain".into(),
                 "pty".into(),

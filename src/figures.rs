@@ -1,0 +1,37 @@
+//! The figures every report gives, in one schema: the headless run's report (each mode), the
+//! flood's report and each run of the bench and the tour are made of it, so one name means one
+//! thing everywhere and the bench reads a child's report without translating it.
+
+use serde::{Deserialize, Serialize};
+
+/// What a stretch of output cost. The unit is a frame, or a log line for the flood (its report
+/// and the bench's settings say `"unit": "line"`): `frames` counts units, `fps` is units per
+/// second and the `_per_frame` figures are per unit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub frames: u64,
+    pub seconds: f64,
+    pub fps: f64,
+    /// `null` where write accounting is not available (not Linux).
+    pub writes_per_frame: Option<f64>,
+    pub bytes_per_frame: Option<f64>,
+    /// `null` also when nothing was written (the CPU ceiling).
+    pub bytes_per_write: Option<f64>,
+    /// Kernel CPU time over all CPU time, 0..=1: how much of the work is system calls.
+    pub kernel_share: f64,
+    /// CPU time of the measuring process (all its threads), seconds. Absent in results written
+    /// before they were recorded.
+    #[serde(default)]
+    pub user_seconds: f64,
+    #[serde(default)]
+    pub kernel_seconds: f64,
+}
+
+impl Figures {
+    /// CPU time (user + kernel) per unit, in milliseconds: what a frame costs whatever the
+    /// machine's speed did meanwhile. `None` when nothing was counted.
+    pub fn cpu_ms_per_frame(&self) -> Option<f64> {
+        let cpu = self.user_seconds + self.kernel_seconds;
+        (self.frames > 0 && cpu > 0.0).then(|| cpu * 1000.0 / self.frames as f64)
+    }
+}

@@ -1,0 +1,269 @@
+//! What one measurement measures — a writer mode, one of the two ceilings, or a writer of the
+//! log flood — as one typed value from the `--modes` flag to the exports: rows carry it, the
+//! bench builds a child's command line from it, and its name is written only where it is
+//! serialized.
+
+use std::fmt;
+
+use clap::ValueEnum;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::writer_mode::{Buffering, Stream};
+
+/// The two reference measurements every mode is compared with (see `ceiling.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Ceiling {
+    Cpu,
+    Transport,
+}
+
+impl Ceiling {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ceiling::Cpu => "ceiling/cpu",
+            Ceiling::Transport => "ceiling/transport",
+        }
+    }
+
+    /// The value `CEILING` takes: `cpu`, `transport`.
+    pub fn value(self) -> &'static str {
+        match self {
+            Ceiling::Cpu => "cpu",
+            Ceiling::Transport => "transport",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloodWriter {
+    /// `writeln!(stdout(), …)` per line, what `println!` does: lock, LineWriter, one write(2)
+    /// per line.
+    Println,
+    /// `writeln!(stderr(), …)` per line, what `eprintln!` does: unbuffered.
+    Eprintln,
+    /// One `stdout().lock()` held for the whole run: no lock per line, still line-buffered.
+    Lock,
+    /// `BufWriter::with_capacity(--capacity, dup of stdout)`.
+    Block,
+    /// An unbuffered dup of stdout: every formatting fragment is a write(2).
+    Raw,
+    /// One `write_all` call per byte into a BufWriter: the per-call cost (the `putchar`
+    /// lesson) with no system call behind it.
+    PerByte,
+    /// Lines handed to a writer thread over a bounded channel (`--queue`); the thread writes
+    /// them through a BufWriter. See `--on-full`.
+    Thread,
+}
+
+impl FloodWriter {
+    /// The name `--writer` takes: `println`, `per-byte`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FloodWriter::Println => "println",
+            FloodWriter::Eprintln => "eprintln",
+            FloodWriter::Lock => "lock",
+            FloodWriter::Block => "block",
+            FloodWriter::Raw => "raw",
+            FloodWriter::PerByte => "per-byte",
+            FloodWriter::Thread => "thread",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Mode(Stream, Buffering),
+    Ceiling(Ceiling),
+    /// A writer of the log-flood workload (`flushlab flood`).
+    Flood(FloodWriter),
+}
+
+impl Subject {
+    /// Every writer mode, in the explorer's order.
+    pub fn all_modes() -> impl Iterator<Item = Subject> {
+        Stream::ALL
+            .into_iter()
+            .flat_map(|s| Buffering::ALL.into_iter().map(move |b| Subject::Mode(s, b)))
+    }
+
+    /// Every writer of the flood workload.
+    pub fn flood_writers() -> impl Iterator<Item = Subject> {
+        FloodWriter::value_variants()
+            .iter()
+            .map(|&w| Subject::Flood(w))
+    }
+
+    pub fn ceilings() -> [Subject; 2] {
+        [
+            Subject::Ceiling(Ceiling::Cpu),
+            Subject::Ceiling(Ceiling::Transport),
+        ]
+    }
+
+    /// Everything one name can stand for.
+    fn every() -> impl Iterator<Item = Subject> {
+        Subject::ceilings()
+            .into_iter()
+            .chain(Subject::all_modes())
+            .chain(Subject::flood_writers())
+    }
+
+    pub fn is_ceiling(self) -> bool {
+        matches!(self, Subject::Ceiling(_))
+    }
+
+    /// The stream whose file descriptor the subject writes to.
+    pub fn stream(self) -> Stream {
+        match self {
+            Subject::Mode(stream, _) => stream,
+            Subject::Flood(FloodWriter::Eprintln) => Stream::Stderr,
+            Subject::Ceiling(_) | Subject::Flood(_) => Stream::Stdout,
+        }
+    }
+
+    /// What a plot colours it by: its stream, or `ceiling`.
+    pub fn family(self) -> &'static str {
+        match self {
+            Subject::Ceiling(_) => "ceiling",
+            Subject::Flood(_) => "flood",
+            Subject::Mode(stream, _) => stream.name(),
+        }
+    }
+
+    /// The subject one exact name stands for (`stderr/raw`, `ceiling/cpu`, `flood/per-byte`).
+    pub fn from_name(name: &str) -> Option<Subject> {
+        Subject::every().find(|s| s.to_string() == name)
+    }
+}
+
+/// `stderr/raw`, `ceiling/cpu`: the names the JSON and the `--modes` flag use.
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Mode(stream, buffering) => write!(f, "{}/{}", stream.name(), buffering.name()),
+            Subject::Ceiling(ceiling) => f.write_str(ceiling.name()),
+            Subject::Flood(writer) => write!(f, "flood/{}", writer.name()),
+        }
+    }
+}
+
+impl Serialize for Subject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Subject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        // Results written before rows were typed name block rows with their capacity
+        // (`stdout/block:8KiB`); the capacity is in the settings.
+        let bare = name.split_once(':').map_or(name.as_str(), |(bare, _)| bare);
+        Subject::from_name(bare).ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown mode {:?}", crate::units::printable(&name)))
+        })
+    }
+}
+
+/// The groups `--modes` accepts besides single names.
+const GROUPS: &str =
+    "std, all, modes, ceilings, flood, stdout, stderr, raw, line, block, frame, thread";
+
+/// The default matrix, the seed's question: std's `stdout()` against std's `stderr()`, what
+/// buffering buys on top (block, frame, thread), and the two ceilings. 7 rows.
+pub fn std_lesson() -> Vec<Subject> {
+    let mut subjects = Subject::ceilings().to_vec();
+    subjects.push(Subject::Mode(Stream::Stdout, Buffering::Line));
+    subjects.push(Subject::Mode(Stream::Stderr, Buffering::Raw));
+    for buffering in [Buffering::Block, Buffering::Frame, Buffering::Thread] {
+        subjects.push(Subject::Mode(Stream::Stdout, buffering));
+    }
+    subjects
+}
+
+/// Parses one `--modes` item: a mode name, a ceiling, a flood writer (`flood/println`), `all`
+/// (every mode and both ceilings), `modes`, `ceilings`, `flood` (every flood writer), a stream
+/// (`stdout`: its every buffering) or a buffering (`frame`: on both streams).
+pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
+    let text = text.trim();
+    match text {
+        "all" => {
+            return Ok(Subject::ceilings()
+                .into_iter()
+                .chain(Subject::all_modes())
+                .collect());
+        }
+        "modes" => return Ok(Subject::all_modes().collect()),
+        "std" => return Ok(std_lesson()),
+        "ceilings" => return Ok(Subject::ceilings().to_vec()),
+        "flood" => return Ok(Subject::flood_writers().collect()),
+        _ => {}
+    }
+    if let Some(&stream) = Stream::ALL.iter().find(|s| s.name() == text) {
+        return Ok(Buffering::ALL.map(|b| Subject::Mode(stream, b)).to_vec());
+    }
+    if let Some(&buffering) = Buffering::ALL.iter().find(|b| b.name() == text) {
+        return Ok(Stream::ALL.map(|s| Subject::Mode(s, buffering)).to_vec());
+    }
+    Subject::from_name(text).map(|s| vec![s]).ok_or_else(|| {
+        let names: Vec<String> = Subject::every().map(|s| s.to_string()).collect();
+        format!("unknown mode; valid: {GROUPS}, {}", names.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for ceiling in Ceiling::value_variants() {
+            let value = ceiling.to_possible_value().unwrap();
+            assert_eq!(value.get_name(), ceiling.value());
+        }
+        for writer in FloodWriter::value_variants() {
+            let value = writer.to_possible_value().unwrap();
+            assert_eq!(value.get_name(), writer.name());
+        }
+        for subject in Subject::ceilings()
+            .into_iter()
+            .chain(Subject::all_modes())
+            .chain(Subject::flood_writers())
+        {
+            assert_eq!(parse_subjects(&subject.to_string()), Ok(vec![subject]));
+        }
+        assert_eq!(parse_subjects("all").unwrap().len(), 12);
+        assert_eq!(parse_subjects("flood").unwrap().len(), 7);
+        assert_eq!(
+            Subject::Flood(FloodWriter::PerByte).to_string(),
+            "flood/per-byte"
+        );
+        let stdout = parse_subjects("stdout").unwrap();
+        assert_eq!(stdout.len(), Buffering::ALL.len());
+        assert!(stdout.iter().all(|s| s.stream() == Stream::Stdout));
+        assert_eq!(
+            parse_subjects("frame").unwrap(),
+            [
+                Subject::Mode(Stream::Stdout, Buffering::Frame),
+                Subject::Mode(Stream::Stderr, Buffering::Frame)
+            ]
+        );
+        let err = parse_subjects("stdout/fast").unwrap_err();
+        assert!(
+            err.contains("stderr/raw") && err.contains("ceiling/cpu"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_subject_is_serialized_as_its_name() {
+        for subject in Subject::every() {
+            let json = serde_json::to_string(&subject).unwrap();
+            assert_eq!(json, format!("{:?}", subject.to_string()));
+            assert_eq!(serde_json::from_str::<Subject>(&json).unwrap(), subject);
+        }
+        let err = serde_json::from_str::<Subject>(r#""stdout/\u001b[2J""#).unwrap_err();
+        assert!(!err.to_string().contains('\x1b'), "{err}");
+    }
+}
