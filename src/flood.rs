@@ -270,6 +270,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         Stream::Stdout
     };
     let signal = crate::terminal_session::watch_termination_signals()?;
+    crate::terminal_session::end_stuck_runs()?;
     let limit = args.lines.unwrap_or(if args.duration.is_some() {
         u64::MAX
     } else {
@@ -312,10 +313,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let dropped = match finished {
         Ok(dropped) => dropped,
         Err(e) if reader_gone(&e) => {
-            stream.other().write_line(&format!(
-                "flushlab: the reader of {} went away ({e})",
-                stream.name()
-            ));
+            stream.say_reader_gone(&e);
             return Ok(Outcome::ReaderGone);
         }
         Err(e) => return Err(e).context("flooding"),

@@ -163,6 +163,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::BadInput);
     }
     let signal = crate::terminal_session::watch_termination_signals()?;
+    crate::terminal_session::end_stuck_runs()?;
     let stop = if terminal {
         Some(crate::terminal_session::watch_suspend()?)
     } else {
@@ -257,10 +258,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(e) if reader_gone(&e) => {
-            stream.other().write_line(&format!(
-                "flushlab: the reader of {} went away ({e})",
-                stream.name()
-            ));
+            stream.say_reader_gone(&e);
             Outcome::ReaderGone
         }
         Err(e) => return Err(e).with_context(|| format!("writing frames to {}", stream.name())),

@@ -86,6 +86,40 @@ pub fn watch_termination_signals() -> io::Result<std::sync::Arc<std::sync::atomi
     Ok(signal)
 }
 
+/// How long a run may take to end in order after a termination signal before
+/// [`end_stuck_runs`] ends it.
+pub const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Makes every termination signal end the process within [`SIGNAL_GRACE`], even when the
+/// orderly exit cannot happen: a write(2) blocked on a reader that stopped reading (a full pipe,
+/// a terminal stopped with Ctrl-S or suspended) is restarted after the signal handler returns, so
+/// the loop never sees the flag [`watch_termination_signals`] set. A thread waits for the signal
+/// (it costs nothing until then), gives the grace, then restores the terminal's mode (termios:
+/// the escape sequences would block on the same stalled reader) and exits 128+N without
+/// flushing anything. Not for the bench, whose children have grace periods of their own.
+pub fn end_stuck_runs() -> io::Result<()> {
+    use signal_hook::consts::{SIGHUP, TERM_SIGNALS};
+    let signals: Vec<i32> = TERM_SIGNALS.iter().chain(&[SIGHUP]).copied().collect();
+    let mut signals = signal_hook::iterator::Signals::new(signals)?;
+    std::thread::Builder::new()
+        .name("stuck-run-watchdog".into())
+        .spawn(move || {
+            let Some(signal) = signals.forever().next() else {
+                return;
+            };
+            std::thread::sleep(SIGNAL_GRACE);
+            // Still here: the main thread is stuck. Never wait for a lock it may hold.
+            if let Ok(active) = ACTIVE.try_lock()
+                && active.is_some()
+            {
+                let _ = disable_raw_mode();
+            }
+            let code = crate::outcome::Outcome::Signal(signal as usize).exit_code();
+            std::process::exit(i32::from(code));
+        })?;
+    Ok(())
+}
+
 /// Gives the terminal back, if a session holds it. Errors are ignored: the reader may be gone,
 /// and there is nobody left to tell.
 pub fn restore() {

@@ -143,6 +143,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
     let (cols, rows) = (size.ws_col, size.ws_row);
     let signal = crate::terminal_session::watch_termination_signals()?;
+    crate::terminal_session::end_stuck_runs()?;
 
     let session = TerminalSession::enter(stream)?;
     let mut keyboard = Keyboard::open()?;

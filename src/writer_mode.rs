@@ -96,6 +96,15 @@ impl Stream {
         };
     }
 
+    /// Says on the other stream that this one's reader went away (`e`, an EPIPE or EIO):
+    /// the run ends with [`Outcome::ReaderGone`](crate::outcome::Outcome::ReaderGone).
+    pub fn say_reader_gone(self, e: &io::Error) {
+        self.other().write_line(&format!(
+            "flushlab: the reader of {} went away ({e})",
+            self.name()
+        ));
+    }
+
     fn raw_expression(self) -> &'static str {
         match self {
             Stream::Stdout => "File::from(stdout().as_fd().try_clone_to_owned()?)",

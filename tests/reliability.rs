@@ -338,3 +338,81 @@ fn the_bench_kills_and_reports_a_run_stalled_by_its_reader() {
         "{failure}"
     );
 }
+
+/// Sends SIGTERM to `child` and returns its exit code and how long it took to exit.
+fn terminate(child: &mut std::process::Child, limit: Duration) -> (Option<i32>, Duration) {
+    let pid = rustix::process::Pid::from_child(child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let sent = Instant::now();
+    let status = wait_for(limit, "no exit after SIGTERM", || child.try_wait().unwrap());
+    (status.code(), sent.elapsed())
+}
+
+#[test]
+fn a_stalled_reader_does_not_hold_a_signal_hostage() {
+    // A pipe nobody reads: every writer blocks in write(2) once the pipe is full.
+    type Run<'a> = (String, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let runs: Vec<Run> = ["raw", "line", "frame", "thread"]
+        .into_iter()
+        .map(|b| {
+            (
+                format!("stdout/{b}"),
+                vec![],
+                vec![("STREAM", "stdout"), ("BUFFERING", b), ("DURATION", "30")],
+            )
+        })
+        .chain([
+            (
+                "flood println".to_owned(),
+                vec!["flood", "--duration", "30"],
+                vec![],
+            ),
+            (
+                "flood thread".to_owned(),
+                vec!["flood", "--duration", "30", "--writer", "thread"],
+                vec![],
+            ),
+        ])
+        .collect();
+    for (what, args, envs) in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(&args)
+            .envs(envs)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Long enough for the pipe (64 KiB) to fill many times over.
+        std::thread::sleep(Duration::from_millis(800));
+        let (code, took) = terminate(&mut child, Duration::from_secs(5));
+        assert_eq!(code, Some(143), "{what}");
+        assert!(took < Duration::from_secs(2), "{what}: {took:?}");
+    }
+}
+
+#[test]
+fn a_stalled_terminal_does_not_hold_a_signal_hostage_and_gets_its_mode_back() {
+    for buffering in ["raw", "thread"] {
+        let pty = Pty::open(COLS, ROWS).unwrap();
+        let before = pty.slave_termios().unwrap();
+        let mut child = pty
+            .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+                cmd.env("BUFFERING", buffering);
+            })
+            .unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&seen).contains("flushlab") {
+            let n = (&pty.master).read(&mut buf).unwrap();
+            seen.extend_from_slice(&buf[..n]);
+        }
+        // Nobody reads the terminal any more: flushlab blocks in write(2), in raw mode.
+        std::thread::sleep(Duration::from_millis(800));
+        let (code, took) = terminate(&mut child, Duration::from_secs(5));
+        assert_eq!(code, Some(143), "{buffering}");
+        assert!(took < Duration::from_secs(2), "{buffering}: {took:?}");
+        let after = pty.slave_termios().unwrap();
+        assert_eq!(after.local_modes, before.local_modes, "{buffering}");
+        assert_eq!(after.input_modes, before.input_modes, "{buffering}");
+    }
+}
