@@ -1,4 +1,5 @@
-//! Where flushlab writes: output files given by the user, and its own scratch space. A leaf.
+//! Where flushlab writes — output files given by the user, and its own scratch space — and how
+//! it reads the files others send it (bounded). A leaf.
 //!
 //! flushlab runs as root in CI and on desktops, so a path is never trusted to be what it looks
 //! like. A regular file (or a path that does not exist yet) is replaced atomically through a
@@ -8,7 +9,7 @@
 //! leaves /dev/null a device. A directory is refused.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -81,6 +82,31 @@ fn exclusive_temp(at: &Path) -> io::Result<(File, PathBuf)> {
             Err(e) => return Err(e),
         }
     }
+}
+
+/// The most a file read from someone else (a profile, decompressed; its symbols; tour results)
+/// may hold: far above what flushlab writes (a profile of a 5 s run inflates to a few MB), far
+/// below what would take a machine's memory (a 4 MB gzip can inflate to 4 GiB).
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Reads all of `reader`, up to `limit` bytes: a byte more is an error that says so.
+pub fn read_bounded(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than the {} MiB flushlab reads", limit >> 20),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Reads the file at `path`, up to [`MAX_INPUT_BYTES`].
+pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+    read_bounded(File::open(path)?, MAX_INPUT_BYTES)
 }
 
 /// Writes `bytes` to `path`: atomically for a regular file, in place for a device or FIFO.

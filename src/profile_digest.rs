@@ -6,7 +6,6 @@
 //! reports the shares and the top functions by self time.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
@@ -14,6 +13,7 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::files::{MAX_INPUT_BYTES, read_bounded, read_input};
 use crate::units::percent;
 
 #[derive(Debug, Args)]
@@ -183,7 +183,7 @@ struct SymbolEntry {
 type Symbols = HashMap<String, HashMap<i64, String>>;
 
 fn read_symbols(path: &Path) -> anyhow::Result<Symbols> {
-    let file: SymbolFile = serde_json::from_slice(&std::fs::read(path)?)?;
+    let file: SymbolFile = serde_json::from_slice(&read_input(path)?)?;
     let mut symbols = Symbols::new();
     for lib in file.data {
         let Some(code_id) = lib.code_id else { continue };
@@ -201,15 +201,75 @@ fn read_symbols(path: &Path) -> anyhow::Result<Symbols> {
 }
 
 fn read_profile(path: &Path) -> anyhow::Result<Profile> {
-    let raw = std::fs::read(path)?;
+    let raw = read_input(path)?;
     let json = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut text)?;
-        text
+        read_bounded(flate2::read::GzDecoder::new(&raw[..]), MAX_INPUT_BYTES)
+            .context("decompressing")?
     } else {
         raw
     };
-    Ok(serde_json::from_slice(&json)?)
+    // serde_json refuses nesting deeper than 128 levels: no stack overflow from a hostile file.
+    let profile: Profile = serde_json::from_slice(&json)?;
+    for (i, thread) in profile.threads.iter().enumerate() {
+        thread
+            .check(profile.libs.len())
+            .map_err(|e| anyhow::anyhow!("thread {i}: {e}"))?;
+    }
+    Ok(profile)
+}
+
+impl Thread {
+    /// Every index the digest follows points into its table, and every stack's prefix is an
+    /// earlier stack (as the format lays them out), so walking up a stack ends: a file that
+    /// breaks either is refused, never indexed out of bounds or walked forever.
+    fn check(&self, libs: usize) -> Result<(), String> {
+        let within = |table: &str, index: usize, len: usize| {
+            if index < len {
+                Ok(())
+            } else {
+                Err(format!("{table} index {index} is out of range (0..{len})"))
+            }
+        };
+        let stacks = self.stack_table.frame.len();
+        if self.stack_table.prefix.len() != stacks {
+            return Err("stackTable.prefix and stackTable.frame differ in length".into());
+        }
+        for stack in self.samples.stack.iter().flatten() {
+            within("samples.stack", *stack, stacks)?;
+        }
+        for (stack, prefix) in self.stack_table.prefix.iter().enumerate() {
+            if let Some(prefix) = *prefix
+                && prefix >= stack
+            {
+                return Err(format!(
+                    "stack {stack}'s prefix {prefix} is not an earlier stack (a cycle)"
+                ));
+            }
+        }
+        let frames = self
+            .frame_table
+            .func
+            .len()
+            .min(self.frame_table.address.len());
+        for frame in &self.stack_table.frame {
+            within("stackTable.frame", *frame, frames)?;
+        }
+        let funcs = self
+            .func_table
+            .name
+            .len()
+            .min(self.func_table.resource.len());
+        for func in &self.frame_table.func {
+            within("frameTable.func", *func, funcs)?;
+        }
+        for name in &self.func_table.name {
+            within("funcTable.name", *name, self.string_array.len())?;
+        }
+        for lib in self.resource_table.lib.iter().flatten() {
+            within("resourceTable.lib", *lib, libs)?;
+        }
+        Ok(())
+    }
 }
 
 /// `x.json.gz` → `x.json.syms.json` and `x.report.json`, the files recorded beside a profile.
@@ -237,7 +297,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
     } else {
         Symbols::new()
     };
-    let report: Option<serde_json::Value> = std::fs::read(sibling(path, ".report.json", false))
+    let report: Option<serde_json::Value> = read_input(&sibling(path, ".report.json", false))
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
 

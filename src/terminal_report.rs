@@ -101,8 +101,9 @@ pub fn pivot(all: &[BenchResults]) -> String {
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     for path in &args.results {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let results: BenchResults = serde_json::from_slice(&bytes)
+        let bytes = crate::files::read_input(path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let results = BenchResults::from_json(&bytes)
             .with_context(|| format!("{} is not a flushlab result file", path.display()))?;
         all.push(results);
     }

@@ -2,6 +2,8 @@
 //! (`scripts/record-profiles.sh --duration 0.5 --size 80x24 --out tests/fixtures/profiles
 //! stderr/raw stdout/frame`).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -74,4 +76,148 @@ fn json_output_and_bad_input() {
         .output()
         .unwrap();
     assert_eq!(none.status.code(), Some(2));
+}
+
+/// The fixture profile, decompressed and parsed, with the index of its flushlab thread.
+fn fixture_profile() -> (serde_json::Value, usize) {
+    use std::io::Read;
+    let mut json = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(RAW).unwrap())
+        .read_to_end(&mut json)
+        .unwrap();
+    let profile: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let thread = profile["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|t| t["processName"] == "flushlab")
+        .unwrap();
+    (profile, thread)
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// Runs `flushlab profile FILE` with a deadline; its exit code, stdout and stderr.
+fn profile_of(file: &Path) -> (Option<i32>, Vec<u8>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("profile")
+        .arg(file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("flushlab profile {} hung", file.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn hostile_profiles_are_refused_with_one_line_never_a_panic_or_a_hang() {
+    type Corrupt = fn(&mut serde_json::Value);
+    let cases: [(&str, Corrupt); 8] = [
+        ("frame's func out of range", |t| {
+            t["frameTable"]["func"][0] = 1_000_000_000.into()
+        }),
+        ("stack's frame out of range", |t| {
+            t["stackTable"]["frame"][0] = 1_000_000_000.into()
+        }),
+        ("sample's stack out of range", |t| {
+            t["samples"]["stack"][0] = 1_000_000_000.into()
+        }),
+        ("func's name out of range", |t| {
+            t["funcTable"]["name"][0] = 1_000_000_000.into()
+        }),
+        ("resource's lib out of range", |t| {
+            t["resourceTable"]["lib"][0] = 1_000_000_000.into()
+        }),
+        ("a stack that is its own prefix", |t| {
+            let last = t["stackTable"]["prefix"].as_array().unwrap().len() - 1;
+            t["stackTable"]["prefix"][last] = last.into();
+        }),
+        ("a later stack as prefix", |t| {
+            let last = t["stackTable"]["prefix"].as_array().unwrap().len() - 1;
+            t["stackTable"]["prefix"][0] = last.into();
+        }),
+        ("prefix and frame of different lengths", |t| {
+            t["stackTable"]["prefix"].as_array_mut().unwrap().pop();
+        }),
+    ];
+    let dir = common::scratch_dir("hostile-profiles");
+    let (profile, thread) = fixture_profile();
+    let mut files: Vec<(String, Vec<u8>)> = cases
+        .iter()
+        .map(|(what, corrupt)| {
+            let mut profile = profile.clone();
+            corrupt(&mut profile["threads"][thread]);
+            (
+                what.to_string(),
+                gzip(&serde_json::to_vec(&profile).unwrap()),
+            )
+        })
+        .collect();
+    let nested = "[".repeat(100_000);
+    files.extend([
+        ("JSON nested 100,000 deep".into(), nested.into_bytes()),
+        // 300 MiB of zeros inflate from a few hundred KB: past the bound, never in memory.
+        ("a gzip bomb".into(), gzip(&vec![0u8; 300 << 20])),
+        (
+            "a truncated gzip".into(),
+            gzip(b"{\"meta\": {}}")[..12].to_vec(),
+        ),
+        ("not JSON".into(), b"\x1b[2J\x1b]0;pwned\x07".to_vec()),
+        ("empty".into(), Vec::new()),
+    ]);
+    for (i, (what, bytes)) in files.iter().enumerate() {
+        let path = dir.join(format!("case-{i}.json.gz"));
+        std::fs::write(&path, bytes).unwrap();
+        let (code, stdout, stderr) = profile_of(&path);
+        assert_eq!(code, Some(1), "{what}: {stderr}");
+        assert!(stdout.is_empty(), "{what}");
+        assert!(
+            stderr.contains(&format!("case-{i}.json.gz")),
+            "{what}: {stderr}"
+        );
+        assert!(!stderr.contains('\x1b'), "{what}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn control_characters_in_a_profile_never_reach_the_terminal() {
+    let dir = common::scratch_dir("escaped-profile");
+    let (mut profile, thread) = fixture_profile();
+    for name in profile["threads"][thread]["stringArray"]
+        .as_array_mut()
+        .unwrap()
+    {
+        *name = format!("\x1b]0;pwned\x07{}\x1b[2J", name.as_str().unwrap()).into();
+    }
+    let path = dir.join("escaped.json.gz");
+    std::fs::write(&path, gzip(&serde_json::to_vec(&profile).unwrap())).unwrap();
+    let (code, stdout, stderr) = profile_of(&path);
+    assert_eq!(code, Some(0), "{stderr}");
+    let stdout = String::from_utf8(stdout).unwrap();
+    assert!(stdout.contains("pwned"), "{stdout}");
+    assert!(
+        !stdout.contains('\x1b') && !stdout.contains('\x07'),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

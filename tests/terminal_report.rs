@@ -50,3 +50,114 @@ fn report_writes_table_and_chart() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a flushlab result file"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
+    let dir = common::scratch_dir("hostile-results");
+    let tmux: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("tests/fixtures/tours/tmux.json").unwrap()).unwrap();
+    type Corrupt = fn(&mut serde_json::Value);
+    // (what, how, exit code): a hostile name is printed escaped, a hostile number refused.
+    let cases: [(&str, Corrupt, i32); 8] = [
+        (
+            "fps 1.7e308",
+            |r| r["results"][0]["fps"]["max"] = 1.7e308.into(),
+            1,
+        ),
+        (
+            "a negative fps",
+            |r| r["results"][0]["runs"][0]["fps"] = (-1.0).into(),
+            1,
+        ),
+        (
+            "writes 1e300",
+            |r| r["results"][1]["writes_per_frame"] = 1e300.into(),
+            1,
+        ),
+        (
+            "ESC in a mode name",
+            |r| r["results"][0]["mode"] = "stdout/\u{1b}[2J".into(),
+            1,
+        ),
+        (
+            "an unknown mode",
+            |r| r["results"][0]["mode"] = "stdout/fast".into(),
+            1,
+        ),
+        (
+            "ESC in terminal.term",
+            |r| {
+                r["terminal"]["version_reply"] = serde_json::Value::Null;
+                r["terminal"]["term"] = "\u{1b}]0;pwned\u{7}xterm\u{1b}[2J".into();
+            },
+            0,
+        ),
+        (
+            "ESC in the version reply",
+            |r| r["terminal"]["version_reply"] = "\u{1b}[31mred".into(),
+            0,
+        ),
+        (
+            "a string where a number goes",
+            |r| r["results"][0]["fps"]["max"] = "9".into(),
+            1,
+        ),
+    ];
+    let mut files: Vec<(String, Vec<u8>, i32)> = cases
+        .iter()
+        .map(|(what, corrupt, code)| {
+            let mut results = tmux.clone();
+            corrupt(&mut results);
+            (
+                what.to_string(),
+                serde_json::to_vec(&results).unwrap(),
+                *code,
+            )
+        })
+        .collect();
+    files.push((
+        "JSON nested 100,000 deep".into(),
+        "[".repeat(100_000).into_bytes(),
+        1,
+    ));
+    files.push(("not JSON".into(), b"\x1b[2J\x1b]0;pwned\x07".to_vec(), 1));
+    for (i, (what, bytes, expected)) in files.iter().enumerate() {
+        let path = dir.join(format!("case-{i}.json"));
+        std::fs::write(&path, bytes).unwrap();
+        let svg = dir.join(format!("case-{i}.svg"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("report")
+            .arg(&path)
+            .arg("--plot")
+            .arg(&svg)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        common::wait_for(std::time::Duration::from_secs(20), what, || {
+            child.try_wait().unwrap()
+        });
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(*expected), "{what}: {stderr}");
+        assert!(
+            !stdout.contains('\x1b') && !stderr.contains('\x1b'),
+            "{what}: {stdout}{stderr}"
+        );
+        assert!(
+            !stdout.contains('\x07') && !stderr.contains('\x07'),
+            "{what}"
+        );
+        if *expected == 1 {
+            assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
+            assert!(
+                stderr.contains(&format!("case-{i}.json")),
+                "{what}: {stderr}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

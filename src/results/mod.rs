@@ -217,7 +217,45 @@ pub struct BenchResults {
     pub results: Vec<Row>,
 }
 
+/// The largest number a result file may hold: a petabyte, 10^15 fps. Anything larger (or
+/// negative, or not finite) was not measured by flushlab, and would stall the chart's axes.
+const MAX_FIGURE: f64 = 1e15;
+
 impl BenchResults {
+    /// Results read from a file someone sent: every number checked to be a figure flushlab
+    /// could have measured, then the schema. The error names the first number out of range.
+    pub fn from_json(bytes: &[u8]) -> anyhow::Result<BenchResults> {
+        fn check(value: &serde_json::Value, at: &mut Vec<String>) -> Result<(), String> {
+            match value {
+                serde_json::Value::Number(n) => match n.as_f64() {
+                    Some(v) if (0.0..=MAX_FIGURE).contains(&v) => Ok(()),
+                    _ => Err(format!(
+                        "{} is {n}, outside 0 to {MAX_FIGURE:e}",
+                        crate::units::printable(&at.join("."))
+                    )),
+                },
+                serde_json::Value::Array(items) => {
+                    items.iter().enumerate().try_for_each(|(i, v)| {
+                        at.push(i.to_string());
+                        let checked = check(v, at);
+                        at.pop();
+                        checked
+                    })
+                }
+                serde_json::Value::Object(fields) => fields.iter().try_for_each(|(k, v)| {
+                    at.push(k.clone());
+                    let checked = check(v, at);
+                    at.pop();
+                    checked
+                }),
+                _ => Ok(()),
+            }
+        }
+        let value: serde_json::Value = serde_json::from_slice(bytes)?;
+        check(&value, &mut Vec::new()).map_err(anyhow::Error::msg)?;
+        Ok(serde_json::from_value(value)?)
+    }
+
     /// A subject as the tables name it: a block row carries the capacity it ran with, as in
     /// the explorer (`stdout/block:8KiB`).
     pub fn name(&self, subject: Subject) -> String {
