@@ -416,3 +416,118 @@ fn a_stalled_terminal_does_not_hold_a_signal_hostage_and_gets_its_mode_back() {
         assert_eq!(after.input_modes, before.input_modes, "{buffering}");
     }
 }
+
+/// How a run's stdout or stderr fails.
+#[derive(Clone, Copy, Debug)]
+enum Broken {
+    /// Every write fails with ENOSPC.
+    Full,
+    /// A pipe whose reader has gone: EPIPE.
+    Closed,
+}
+
+fn broken(how: Broken) -> (Stdio, Option<std::io::PipeReader>) {
+    match how {
+        Broken::Full => (
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap()
+                .into(),
+            None,
+        ),
+        Broken::Closed => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            (writer.into(), Some(reader))
+        }
+    }
+}
+
+#[test]
+fn a_failing_stream_never_panics_in_any_subcommand() {
+    let profile = "tests/fixtures/profiles/stderr-raw.json.gz";
+    let tour = "tests/fixtures/tours/tmux.json";
+    let quick = [("DURATION", "0.3"), ("SIZE", "80x24")];
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
+        (vec!["profile", profile], vec![]),
+        (vec!["profile", "--json", profile], vec![]),
+        (vec!["report", tour], vec![]),
+        (vec!["flood", "--lines", "20000"], vec![]),
+        (
+            vec!["flood", "--writer", "eprintln", "--lines", "20000"],
+            vec![],
+        ),
+        (
+            vec!["flood", "--writer", "thread", "--lines", "20000"],
+            vec![],
+        ),
+        (
+            vec![
+                "bench",
+                "--duration",
+                "0.2",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--modes",
+                "stdout/frame",
+                "--size",
+                "80x24",
+            ],
+            vec![],
+        ),
+        (vec!["--help"], vec![]),
+        (vec!["--no-such-flag"], vec![]),
+        (vec!["profile", "no-such-file.json.gz"], vec![]),
+    ]
+    .into_iter()
+    .chain(
+        ["raw", "line", "block", "frame", "thread"]
+            .into_iter()
+            .flat_map(|b| {
+                ["stdout", "stderr"].map(|s| {
+                    let mut envs = quick.to_vec();
+                    envs.extend([("STREAM", s), ("BUFFERING", b)]);
+                    (vec![], envs)
+                })
+            }),
+    )
+    .collect();
+    let mut tried = 0;
+    for (args, envs) in &cases {
+        for how in [Broken::Full, Broken::Closed] {
+            for failing_stdout in [true, false] {
+                let (failing, reader) = broken(how);
+                drop(reader); // a closed pipe: its reader is gone before the first write
+                let (mut other, witness) = std::io::pipe().unwrap();
+                let mut command = Command::new(env!("CARGO_BIN_EXE_flushlab"));
+                command.args(args).envs(envs.iter().copied());
+                if failing_stdout {
+                    command.stdout(failing).stderr(witness);
+                } else {
+                    command.stdout(witness).stderr(failing);
+                }
+                let mut child = command.spawn().unwrap();
+                drop(command);
+                let said = std::thread::spawn(move || {
+                    let mut text = String::new();
+                    let _ = other.read_to_string(&mut text);
+                    text
+                });
+                let what = format!(
+                    "{args:?} {envs:?}, {} {how:?}",
+                    if failing_stdout { "stdout" } else { "stderr" }
+                );
+                let status = wait_for(LIMIT, &what, || child.try_wait().unwrap());
+                let said = said.join().unwrap();
+                assert_ne!(status.code(), Some(101), "{what}: {said}");
+                assert!(status.code().is_some(), "{what}: {status:?} {said}");
+                assert!(!said.contains("panicked"), "{what}: {said}");
+                tried += 1;
+            }
+        }
+    }
+    assert_eq!(tried, cases.len() * 4);
+}
