@@ -160,3 +160,80 @@ fn tour_needs_a_terminal() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not one"));
 }
+
+/// What interrupts a tour that waits for a terminal's answer.
+#[derive(Clone, Copy, Debug)]
+enum Interrupt {
+    Key(u8),
+    Signal(rustix::process::Signal),
+    /// The terminal goes away (its master side is closed).
+    Hangup,
+}
+
+#[test]
+fn a_tour_waiting_for_answers_quits_and_dies_at_once() {
+    use rustix::process::Signal;
+    let cases = [
+        (Interrupt::Key(b'q'), &[0][..]),
+        (Interrupt::Signal(Signal::TERM), &[143][..]),
+        (Interrupt::Signal(Signal::HUP), &[129][..]),
+        (Interrupt::Signal(Signal::QUIT), &[131][..]),
+        (Interrupt::Signal(Signal::INT), &[130][..]),
+        // The kernel's SIGHUP may come before the tour sees EIO.
+        (Interrupt::Hangup, &[3, 129][..]),
+    ];
+    for (interrupt, codes) in cases {
+        let pty = Pty::open(80, 24).unwrap();
+        let mut child = pty
+            .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+                // A silent terminal and a long timeout: the tour waits in identification.
+                cmd.args(["tour", "--seconds", "5", "--cpr-timeout", "20"]);
+            })
+            .unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Wait until the tour has asked its first question, and is waiting for the answer.
+        while !seen.windows(3).any(|w| w == b"\x1b[c" || w == b"\x1b[>") {
+            let n = (&pty.master).read(&mut buf).unwrap();
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let drain = match interrupt {
+            Interrupt::Hangup => None,
+            _ => {
+                let master = pty.master.try_clone().unwrap();
+                Some(std::thread::spawn(move || {
+                    flushlab::pty::read_to_end(&master, |_| {})
+                }))
+            }
+        };
+        let pid = rustix::process::Pid::from_child(&child);
+        let pty = match interrupt {
+            Interrupt::Key(key) => {
+                (&pty.master).write_all(&[key]).unwrap();
+                Some(pty)
+            }
+            Interrupt::Signal(signal) => {
+                rustix::process::kill_process(pid, signal).unwrap();
+                Some(pty)
+            }
+            Interrupt::Hangup => {
+                drop(pty);
+                None
+            }
+        };
+        let sent = Instant::now();
+        let status = common::wait_for(Duration::from_secs(10), &format!("{interrupt:?}"), || {
+            child.try_wait().unwrap()
+        });
+        let took = sent.elapsed();
+        assert!(
+            codes.contains(&status.code().unwrap_or(-1)),
+            "{interrupt:?}: {status:?}"
+        );
+        assert!(took < Duration::from_secs(2), "{interrupt:?}: {took:?}");
+        drop(pty);
+        if let Some(drain) = drain {
+            let _ = drain.join();
+        }
+    }
+}
