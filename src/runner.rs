@@ -14,7 +14,7 @@ use clap::Args;
 
 use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
-use crate::ceiling;
+use crate::ceiling::{self, Spinning};
 use crate::condition::HudLayout;
 use crate::hud::Hud;
 use crate::keyboard::Keyboard;
@@ -210,8 +210,12 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         Some(Ceiling::Transport) => {
             let frame = ceiling::encode_steady_frame(&app, &hud, condition);
             let open: OpenWriter = match stream {
-                Stream::Stdout => |_| Ok(Box::new(Counted::new(Stream::Stdout.raw()?))),
-                Stream::Stderr => |_| Ok(Box::new(Counted::new(Stream::Stderr.raw()?))),
+                Stream::Stdout => {
+                    |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stdout.raw()?))))
+                }
+                Stream::Stderr => {
+                    |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stderr.raw()?))))
+                }
             };
             let mut out = MeasuredOutput::with_writers(mode, condition, open)?;
             let cells = usize::from(cols) * usize::from(rows);

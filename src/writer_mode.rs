@@ -145,6 +145,15 @@ pub enum RawStream {
     Stderr(io::Stderr),
 }
 
+impl std::os::fd::AsFd for RawStream {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match self {
+            RawStream::Stdout(file) => file.as_fd(),
+            RawStream::Stderr(stderr) => stderr.as_fd(),
+        }
+    }
+}
+
 impl Write for RawStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {

@@ -26,6 +26,11 @@ enum Fake {
 
 /// Runs a tour of two modes in front of the `fake` terminal, with `timeout` for its answers.
 fn tour(fake: Fake, timeout: &str, name: &str) -> (Option<i32>, Value, String) {
+    tour_of("stdout/raw,stdout/frame", fake, timeout, name)
+}
+
+/// Runs a tour of `modes` in front of the `fake` terminal, with `timeout` for its answers.
+fn tour_of(modes: &str, fake: Fake, timeout: &str, name: &str) -> (Option<i32>, Value, String) {
     let json = scratch(name);
     let pty = Pty::open(80, 24).unwrap();
     let mut child = pty
@@ -39,7 +44,7 @@ fn tour(fake: Fake, timeout: &str, name: &str) -> (Option<i32>, Value, String) {
                 "--cpr-every",
                 "3",
             ])
-            .args(["--modes", "stdout/raw,stdout/frame", "--export-json"])
+            .args(["--modes", modes, "--export-json"])
             .arg(&json);
         })
         .unwrap();
@@ -236,4 +241,34 @@ fn a_tour_waiting_for_answers_quits_and_dies_at_once() {
             let _ = drain.join();
         }
     }
+}
+
+#[test]
+fn every_mode_of_a_tour_draws_the_same_frame_and_stdout_beats_stderr() {
+    let (code, report, _) = tour_of("modes", Fake::Modern, "1", "ten-modes.json");
+    assert_eq!(code, Some(0));
+    let rows = report["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 10, "{report}");
+    let bytes: Vec<f64> = rows
+        .iter()
+        .map(|r| r["bytes_per_frame"].as_f64().unwrap())
+        .collect();
+    let (min, max) = bytes
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &b| (lo.min(b), hi.max(b)));
+    // Equal work: the compact HUD at 80x24 has the same size whatever the table holds.
+    assert!(max / min < 1.03, "bytes/frame {bytes:?}");
+    let fps = |mode: &str| {
+        rows.iter()
+            .find(|r| r["mode"] == mode)
+            .and_then(|r| r["fps"]["median"].as_f64())
+            .unwrap_or_else(|| panic!("no {mode} row: {report}"))
+    };
+    // The seed's lesson, which a tour must never contradict.
+    assert!(
+        fps("stdout/line") > fps("stderr/raw"),
+        "stdout/line {} vs stderr/raw {}",
+        fps("stdout/line"),
+        fps("stderr/raw")
+    );
 }
