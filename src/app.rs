@@ -24,11 +24,20 @@ pub enum Action {
     ToggleHud,
     Tour,
     ToggleHelp,
+    /// Esc: closes the help if it is open, quits otherwise.
+    Back,
     /// Give the terminal back and stop, as Ctrl-Z does to any program (`fg` resumes).
     Suspend,
     Quit,
     /// An unbound key: ignored.
     Nothing,
+}
+
+impl Action {
+    /// Whether the key ends a run that shows no help to close (a tour, a ceiling): q, Esc, ^C.
+    pub fn ends_run(self) -> bool {
+        matches!(self, Action::Quit | Action::Back)
+    }
 }
 
 impl From<KeyEvent> for Action {
@@ -60,7 +69,8 @@ impl From<KeyEvent> for Action {
             KeyCode::Char('v') => Action::ToggleHud,
             KeyCode::Char('t') => Action::Tour,
             KeyCode::Char('h') | KeyCode::Char('?') => Action::ToggleHelp,
-            KeyCode::Char('q') | KeyCode::Esc => Action::Quit,
+            KeyCode::Char('q') => Action::Quit,
+            KeyCode::Esc => Action::Back,
             _ => Action::Nothing,
         }
     }
@@ -176,7 +186,8 @@ impl App {
             Action::ToggleHud => self.hud = self.hud.other(),
             Action::Tour => self.start_tour(now),
             Action::ToggleHelp => self.show_help = !self.show_help,
-            Action::Quit => self.quit = true,
+            Action::Back if self.show_help => self.show_help = false,
+            Action::Quit | Action::Back => self.quit = true,
             Action::Suspend => self.suspend = true,
             Action::Nothing => {}
         }
@@ -283,7 +294,7 @@ mod tests {
         assert_eq!(key(KeyCode::Char('h')), Action::ToggleHelp);
         assert_eq!(key(KeyCode::Char('?')), Action::ToggleHelp);
         assert_eq!(key(KeyCode::Char('q')), Action::Quit);
-        assert_eq!(key(KeyCode::Esc), Action::Quit);
+        assert_eq!(key(KeyCode::Esc), Action::Back);
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(Action::from(ctrl_c), Action::Quit);
         let ctrl_z = KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL);

@@ -128,8 +128,8 @@ pub fn hud_area(layout: HudLayout, area: Rect) -> Rect {
             let wanted = 2 + full_sections(inner).iter().map(|s| s.1).sum::<u16>();
             (width, wanted)
         }
-        // Figures, gauge, the expression, a status line.
-        HudLayout::Compact => (area.width, 3 + expression_lines(area.width)),
+        // Figures, gauge, the expression, why it costs what it costs, a status line.
+        HudLayout::Compact => (area.width, 3 + expression_lines(area.width) + WHY_LINES),
     };
     let hud = Rect {
         width,
@@ -152,6 +152,7 @@ pub fn hud_area(layout: HudLayout, area: Rect) -> Rect {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
     Expression,
+    Why,
     Gauge,
     Scale,
     Sparkline,
@@ -163,9 +164,10 @@ enum Part {
     Keys,
 }
 
-fn full_sections(inner: u16) -> [(Part, u16, u8); 10] {
+fn full_sections(inner: u16) -> [(Part, u16, u8); 11] {
     [
         (Part::Expression, expression_lines(inner), 8),
+        (Part::Why, WHY_LINES, 5),
         (Part::Gauge, 1, 9),
         (Part::Scale, 1, 4),
         (Part::Sparkline, 1, 2),
@@ -208,6 +210,84 @@ fn expression_text(mode: Mode, width: u16) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// Lines the "why" sentence has, whatever the mode and its figures: the HUD keeps its size.
+const WHY_LINES: u16 = 2;
+
+/// One sentence on why the current mode costs what it costs, with its live figures (the last
+/// second's): what a newcomer needs to read the numbers above it.
+pub fn why(mode: Mode, meters: &Meters) -> String {
+    let window = meters.window.unwrap_or_default();
+    let writes = shown(meters, window.writes_per_frame(), count);
+    let per_write = shown(meters, window.bytes_per_write(), bytes);
+    let frame = shown(meters, window.bytes_per_frame(), bytes);
+    let kernel = shown(meters, Some(window.kernel_share()), percent);
+    let capacity = crate::units::format_capacity(mode.capacity);
+    match (mode.stream, mode.buffering) {
+        (Stream::Stderr, Buffering::Raw) => format!(
+            "why: stderr() is unbuffered: each escape sequence crossterm writes is its own \
+             write(2) — {writes} a frame, {kernel} of CPU time in the kernel"
+        ),
+        (Stream::Stdout, Buffering::Raw) => format!(
+            "why: a dup of stdout with no buffer: each escape sequence crossterm writes is its \
+             own write(2) — {writes} a frame, {kernel} of CPU time in the kernel"
+        ),
+        (Stream::Stdout, Buffering::Line) => format!(
+            "why: stdout() is a 1 KiB LineWriter and a frame has almost no newline, so it \
+             writes every 1 KiB — {writes} write(2) a frame of {per_write}"
+        ),
+        (Stream::Stderr, Buffering::Line) => format!(
+            "why: a 1 KiB LineWriter over stderr(); a frame has almost no newline, so it \
+             writes every 1 KiB — {writes} write(2) a frame of {per_write}"
+        ),
+        (_, Buffering::Block) => format!(
+            "why: a BufWriter of {capacity} writes only when full — {writes} write(2) a frame of \
+             {per_write}, {kernel} of CPU time in the kernel"
+        ),
+        (_, Buffering::Frame) => format!(
+            "why: one write(2) of the whole {frame} frame; the loop waits while the reader \
+             takes it — {kernel} of CPU time in the kernel"
+        ),
+        (_, Buffering::Thread) => format!(
+            "why: one write(2) a frame, on a writer thread: frame N is written while N+1 is \
+             drawn — {writes} write(2) a frame of {frame}, {kernel} in the kernel"
+        ),
+    }
+}
+
+/// [`why`] in at most [`WHY_LINES`] lines of `width`, broken between words; what does not fit
+/// ends in `…`.
+fn why_text(mode: Mode, meters: &Meters, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in why(mode, meters).split(' ') {
+        let joined = if line.is_empty() {
+            word.to_owned()
+        } else {
+            format!("{line} {word}")
+        };
+        if joined.chars().count() <= width || line.is_empty() {
+            line = joined;
+        } else {
+            lines.push(std::mem::replace(&mut line, word.to_owned()));
+        }
+    }
+    lines.push(line);
+    let cut = lines.len() > usize::from(WHY_LINES);
+    lines.truncate(usize::from(WHY_LINES));
+    if cut && let Some(last) = lines.last_mut() {
+        let keep: String = last.chars().take(width.saturating_sub(1)).collect();
+        *last = format!("{keep}…");
+    }
+    lines
+        .into_iter()
+        .map(|l| {
+            let l: String = l.chars().take(width).collect();
+            Line::from(l).fg(Color::Gray).italic()
+        })
+        .collect()
+}
+
 /// The key legend packed into lines of `width`, breaking only between bindings.
 fn key_lines(width: u16) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
@@ -242,7 +322,7 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
     // Who stays when the screen is short: by priority, the frame rate last to go.
     let sections = full_sections(inner.width);
     let mut room = inner.height;
-    let mut heights = [0u16; 10];
+    let mut heights = [0u16; 11];
     let mut order: Vec<usize> = (0..sections.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sections[i].2));
     for i in order {
@@ -272,6 +352,7 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
             Part::Expression => {
                 Paragraph::new(expression_text(app.mode, rect.width)).render(rect, buf)
             }
+            Part::Why => Paragraph::new(why_text(app.mode, meters, rect.width)).render(rect, buf),
             Part::Gauge => render_gauge(meters, rect, buf),
             Part::Scale => render_scale(rect, buf),
             Part::Sparkline => render_sparkline(meters, rect, buf),
@@ -332,7 +413,17 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
         render_gauge_or_wait(meters, gauge, buf);
         render_scale(scale, buf);
     }
-    let status_y = hud.y + 2 + expression_lines(hud.width);
+    let why_y = hud.y + 2 + expression_lines(hud.width);
+    for (i, text) in why_text(app.mode, meters, hud.width)
+        .into_iter()
+        .enumerate()
+    {
+        let y = why_y + i as u16;
+        if y < hud.bottom() {
+            text.render(row(y), buf);
+        }
+    }
+    let status_y = why_y + WHY_LINES;
     if let Some(message) = &app.status
         && status_y < hud.bottom()
     {
@@ -537,19 +628,40 @@ fn render_help(area: Rect, buf: &mut Buffer) {
     let lines = [
         ("space, tab", "next mode (stream × buffering)"),
         ("o / e", "std's stdout() (line) / stderr() (raw)"),
-        ("r", "raw: every encoder write is a write(2)"),
-        ("l", "line: LineWriter, 1 KiB (what stdout() is)"),
-        ("b", "block: BufWriter::with_capacity(cap)"),
-        ("f", "frame: one write(2) per frame"),
-        ("w", "thread: one write per frame, on a writer thread"),
+        (
+            "r l b f w",
+            "raw · line (LineWriter) · block (BufWriter) · frame · thread",
+        ),
         ("+ / -", "block capacity ×2 / ÷2 (64 B .. 1 MiB)"),
-        ("y", "synchronized output (DEC 2026) on/off"),
-        ("s", "scene: full (every cell) / sparse"),
-        ("v", "HUD: compact / full (a new condition: new rows)"),
+        ("y s v", "sync output (DEC 2026) · scene · HUD compact/full"),
         ("t", "tour: every mode in turn, then the table"),
-        ("h, ?", "this help"),
         ("^Z", "suspend, terminal given back (fg resumes)"),
-        ("q, Esc, ^C", "quit"),
+        ("q, ^C", "quit"),
+        ("Esc, h, ?", "close this help"),
+        (
+            "fps",
+            "frames the writer took per second, over the last second",
+        ),
+        (
+            "writes/f",
+            "write(2) calls per frame, as the kernel counts them",
+        ),
+        (
+            "bytes/f",
+            "bytes per frame: the same for every mode of one table",
+        ),
+        (
+            "bytes/write",
+            "bytes per write(2): ~2 raw, 1 KiB line, the capacity block",
+        ),
+        (
+            "kernel",
+            "share of the CPU time spent in the kernel: system calls",
+        ),
+        (
+            "cells/frame",
+            "terminal cells the frame changed (what ratatui sent)",
+        ),
     ];
     let text: Vec<Line> = lines
         .iter()
@@ -560,7 +672,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    let width = 66.min(area.width);
+    let width = 78.min(area.width);
     let height = (text.len() as u16 + 2).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
@@ -574,7 +686,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         .block(
             Block::bordered()
                 .border_type(BorderType::Rounded)
-                .title(" keys "),
+                .title(" keys and figures · Esc closes "),
         )
         .style(Style::new().fg(Color::White).bg(Color::Rgb(30, 30, 60)))
         .render(popup, buf);
@@ -670,6 +782,36 @@ mod tests {
         app.status = Some("block capacity 8KiB".into());
         let meters = meters(app.condition(width, height));
         text(&render(&app, &meters, width, height))
+    }
+
+    #[test]
+    fn why_names_the_writer_and_a_live_figure_in_every_mode() {
+        let meters = meters(app(Buffering::Block, HudLayout::Full).condition(80, 24));
+        let mut sentences = Vec::new();
+        for mode in Mode::all(8192) {
+            let why = why(mode, &meters);
+            // The window's figures: 5 write(2) a frame, 75% of CPU time in the kernel.
+            assert!(
+                why.contains(" 5.0 ") || why.contains("75%"),
+                "{mode}: {why}"
+            );
+            let writer = match (mode.stream, mode.buffering) {
+                (Stream::Stderr, Buffering::Raw) => "stderr()",
+                (Stream::Stdout, Buffering::Line) => "stdout()",
+                (_, Buffering::Raw) => "no buffer",
+                (_, Buffering::Line) => "LineWriter",
+                (_, Buffering::Block) => "BufWriter",
+                (_, Buffering::Frame) => "whole",
+                (_, Buffering::Thread) => "writer thread",
+            };
+            assert!(why.contains(writer), "{mode}: {why}");
+            for width in [30, 80, 200] {
+                let lines = why_text(mode, &meters, width);
+                assert!(lines.len() <= usize::from(WHY_LINES), "{mode} at {width}");
+            }
+            sentences.push(format!("{mode}: {why}"));
+        }
+        insta::assert_snapshot!(sentences.join("\n"));
     }
 
     #[test]

@@ -322,7 +322,7 @@ mod tests {
             actions(b"\x1b[1;5Cr\x1b"),
             [
                 Action::Buffering(crate::writer_mode::Buffering::Raw),
-                Action::Quit
+                Action::Back
             ]
         );
     }

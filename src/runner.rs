@@ -226,10 +226,8 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
                 std::cell::RefCell::new(settings.input.then(|| Keyboard::open().ok()).flatten());
             let quit_key = || {
                 keyboard.borrow_mut().as_mut().is_some_and(|k| {
-                    k.pending().is_ok_and(|keys| {
-                        keys.into_iter()
-                            .any(|key| Action::from(key) == Action::Quit)
-                    })
+                    k.pending()
+                        .is_ok_and(|keys| keys.into_iter().any(|key| Action::from(key).ends_run()))
                 })
             };
             let result =

@@ -88,7 +88,7 @@ fn read_answers(
 ) -> std::io::Result<Option<Outcome>> {
     for input in keyboard.pending_input()? {
         match input {
-            Input::Key(key) if Action::from(key) == Action::Quit => return Ok(Some(Outcome::Quit)),
+            Input::Key(key) if Action::from(key).ends_run() => return Ok(Some(Outcome::Quit)),
             Input::CursorPosition { .. } => confirmations.answer(Instant::now()),
             _ => {}
         }
@@ -155,7 +155,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let mut outcome = Outcome::Finished;
     // A quit key or a termination signal ends the tour wherever it is, waits included.
     let stopped = |input: &Input| match input {
-        Input::Key(key) if Action::from(*key) == Action::Quit => Some(Outcome::Quit),
+        Input::Key(key) if Action::from(*key).ends_run() => Some(Outcome::Quit),
         _ => None,
     };
     let signalled = || match signal.load(std::sync::atomic::Ordering::Relaxed) {
@@ -309,14 +309,14 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
             })
             .collect(),
     };
-    print(&MarkdownExporter.serialize(&results)?)?;
+    print(&MarkdownExporter::for_stdout().serialize(&results)?)?;
     let exports = [
         args.export_json.clone().map(|path| Export {
             exporter: Box::new(JsonExporter) as Box<dyn Exporter>,
             path,
         }),
         args.export_markdown.clone().map(|path| Export {
-            exporter: Box::new(MarkdownExporter),
+            exporter: Box::<MarkdownExporter>::default(),
             path,
         }),
     ];

@@ -384,3 +384,37 @@ fn bench_messages_name_no_variable_it_does_not_read() {
         "{stderr}"
     );
 }
+
+#[test]
+fn in_an_80_column_terminal_the_table_fits() {
+    let args: Vec<&std::ffi::OsStr> = [
+        "bench",
+        "--duration",
+        "0.2",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--modes",
+        "stdout/frame,stderr/raw,ceilings",
+        "--size",
+        "80x24",
+    ]
+    .iter()
+    .map(std::ffi::OsStr::new)
+    .collect();
+    let run = common::start(&[], &args).finish(Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&run.output);
+    assert_eq!(run.code, Some(0), "{text}");
+    let table: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| l.ends_with('|'))
+        // What follows the escape sequences that share the table's first line.
+        .filter_map(|l| l.find("| ").or_else(|| l.find("|-")).map(|i| &l[i..]))
+        .collect();
+    assert!(table.len() >= 6, "{text}");
+    for line in table {
+        assert!(line.chars().count() <= common::COLS.into(), "{line}");
+    }
+}

@@ -447,3 +447,27 @@ fn interactive_ceilings_can_be_quit() {
         assert_restored(&run);
     }
 }
+
+#[test]
+fn esc_closes_the_help_and_the_app_runs_on() {
+    let running = start(&[("SCENE", "sparse")], &[]);
+    std::thread::sleep(Duration::from_millis(700));
+    std::io::Write::write_all(&mut &running.pty.master, b"h").unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    std::io::Write::write_all(&mut &running.pty.master, b"\x1b").unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let mut running = running;
+    assert!(
+        running.child.try_wait().unwrap().is_none(),
+        "Esc over the help quit the explorer"
+    );
+    std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let text = String::from_utf8_lossy(&run.output);
+    assert!(text.contains("Esc closes"), "the help never showed");
+    let (last_frame, _) = screens(&run.output);
+    assert!(!last_frame.contains("Esc closes"), "{last_frame}");
+    assert!(last_frame.contains("why:"), "{last_frame}");
+}

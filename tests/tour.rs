@@ -245,8 +245,23 @@ fn a_tour_waiting_for_answers_quits_and_dies_at_once() {
 
 #[test]
 fn every_mode_of_a_tour_draws_the_same_frame_and_stdout_beats_stderr() {
-    let (code, report, _) = tour_of("modes", Fake::Modern, "1", "ten-modes.json");
+    let (code, report, output) = tour_of("modes", Fake::Modern, "1", "ten-modes.json");
     assert_eq!(code, Some(0));
+    // The table printed after the tour fits the 80-column terminal.
+    let after = &output[output
+        .rfind("\x1b[?1049l")
+        .expect("never left the alternate screen")..];
+    let table: Vec<&str> = after
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| l.ends_with('|'))
+        // What follows the escape sequences that share the table's first line.
+        .filter_map(|l| l.find("| ").or_else(|| l.find("|-")).map(|i| &l[i..]))
+        .collect();
+    assert!(table.len() >= 12, "{after}");
+    for line in table {
+        assert!(line.chars().count() <= 80, "{line}");
+    }
     let rows = report["results"].as_array().unwrap();
     assert_eq!(rows.len(), 10, "{report}");
     let bytes: Vec<f64> = rows

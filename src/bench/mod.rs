@@ -222,7 +222,7 @@ impl BenchArgs {
         };
         add(&self.export_json, Box::new(JsonExporter));
         add(&self.export_csv, Box::new(CsvExporter));
-        add(&self.export_markdown, Box::new(MarkdownExporter));
+        add(&self.export_markdown, Box::<MarkdownExporter>::default());
         exports
     }
 }
@@ -318,7 +318,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         plot::write_svg(&results, path)
             .with_context(|| format!("writing the plot {}", path.display()))?;
     }
-    print(&MarkdownExporter.serialize(&results)?)?;
+    print(&MarkdownExporter::for_stdout().serialize(&results)?)?;
     for export in &exports {
         export.write_stdout(&results)?;
     }
@@ -393,7 +393,8 @@ fn progress_bar(total: u64) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(Some(total), target);
     if let Ok(style) = ProgressStyle::with_template(
-        "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ~{eta} left · {msg}",
+        // `wide_msg` takes what is left of the line and no more: the bar never wraps.
+        "{bar:20} {pos}/{len} · ~{eta} left · {wide_msg}",
     ) {
         bar.set_style(style);
     }

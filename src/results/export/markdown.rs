@@ -5,8 +5,40 @@ use crate::results::BenchResults;
 use crate::units::{bytes, count, percent};
 
 /// The table a person reads, padded so that it reads as well in a terminal as rendered; the
-/// bench prints the same to stdout.
-pub struct MarkdownExporter;
+/// bench and the tour print the same to stdout, narrowed to the terminal's width.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MarkdownExporter {
+    /// The widest a line may be: columns give way, least telling first, until the table fits.
+    /// `None` (exports): every column.
+    pub width: Option<usize>,
+}
+
+/// The columns that give way when a table is too wide, first to go first (by their header's
+/// start). The mode and its rate always stay.
+const GIVE_WAY: [&str; 11] = [
+    "peak RSS",
+    "sink",
+    "reader",
+    "size",
+    "bytes/write",
+    "× fastest",
+    "shown",
+    "kernel",
+    "bytes/",
+    "CPU ms/",
+    "× ceiling",
+];
+
+impl MarkdownExporter {
+    /// For a table printed on stdout: as wide as the terminal, if stdout is one.
+    pub fn for_stdout() -> Self {
+        let width = rustix::termios::tcgetwinsize(rustix::stdio::stdout())
+            .ok()
+            .map(|size| usize::from(size.ws_col))
+            .filter(|&cols| cols > 0);
+        MarkdownExporter { width }
+    }
+}
 
 /// Text columns (left-aligned) come first.
 const TEXT_COLUMNS: usize = 4;
@@ -60,13 +92,15 @@ impl Exporter for MarkdownExporter {
                     row.reader.clone(),
                     row.fps.map_or_else(
                         || format!("failed{failed}"),
-                        |f| {
-                            format!(
+                        // One run has no range to show.
+                        |f| match row.runs.len() {
+                            1 => format!("{}{failed}", rate(f.median)),
+                            _ => format!(
                                 "{} [{}–{}]{failed}",
                                 rate(f.median),
                                 rate(f.min),
                                 rate(f.max)
-                            )
+                            ),
                         },
                     ),
                     or_dash(row.writes_per_frame, count),
@@ -86,7 +120,7 @@ impl Exporter for MarkdownExporter {
                 cells
             })
             .collect();
-        let widths: Vec<usize> = (0..header.len())
+        let mut widths: Vec<usize> = (0..header.len())
             .map(|i| {
                 rows.iter()
                     .map(|r| r[i].chars().count())
@@ -95,11 +129,45 @@ impl Exporter for MarkdownExporter {
                     .unwrap_or(0)
             })
             .collect();
+        // A column with nothing in it (ratios of a tour, which has no ceilings) is not shown.
+        for (i, width) in widths.iter_mut().enumerate().skip(TEXT_COLUMNS) {
+            if rows.iter().all(|r| r[i] == "–") {
+                *width = 0;
+            }
+        }
+        // Narrow the table: a column gives way (its width set to none) until the lines fit.
+        let total = |widths: &[usize]| {
+            let shown: Vec<&usize> = widths.iter().filter(|w| **w > 0).collect();
+            shown.iter().copied().sum::<usize>() + 3 * shown.len() + 1
+        };
+        let mut left_out: Vec<String> = Vec::new();
+        if let Some(limit) = self.width {
+            for name in GIVE_WAY {
+                if total(&widths) <= limit {
+                    break;
+                }
+                if let Some(i) = header.iter().position(|h| h.starts_with(name)) {
+                    widths[i] = 0;
+                    left_out.push(header[i].clone());
+                }
+            }
+            // Shorter words for the rate's header.
+            if total(&widths) > limit {
+                header[TEXT_COLUMNS] = format!("{unit}s/s [min–max]");
+                widths[TEXT_COLUMNS] = rows
+                    .iter()
+                    .map(|r| r[TEXT_COLUMNS].chars().count())
+                    .chain([header[TEXT_COLUMNS].chars().count()])
+                    .max()
+                    .unwrap_or(0);
+            }
+        }
         let line = |cells: &[String]| {
             let padded: Vec<String> = cells
                 .iter()
                 .zip(&widths)
                 .enumerate()
+                .filter(|(_, (_, w))| **w > 0)
                 .map(|(i, (c, w))| {
                     let pad = w - c.chars().count();
                     // Text left, numbers right.
@@ -117,6 +185,7 @@ impl Exporter for MarkdownExporter {
         let rule: Vec<String> = widths
             .iter()
             .enumerate()
+            .filter(|(_, w)| **w > 0)
             .map(|(i, w)| {
                 if i < TEXT_COLUMNS {
                     "-".repeat(w + 2)
@@ -128,6 +197,14 @@ impl Exporter for MarkdownExporter {
         writeln!(out, "|{}|", rule.join("|"))?;
         for row in &rows {
             writeln!(out, "{}", line(row))?;
+        }
+        if !left_out.is_empty() {
+            writeln!(
+                out,
+                "\n(Left out to fit {} columns: {}; the exports have every column.)",
+                self.width.unwrap_or_default(),
+                left_out.join(", ")
+            )?;
         }
         let alike = results.indistinguishable();
         if !alike.is_empty() {
@@ -181,9 +258,38 @@ mod tests {
 
     #[test]
     fn markdown_snapshot() {
-        let bytes = MarkdownExporter
+        let bytes = MarkdownExporter::default()
             .serialize(&crate::results::export::fixture::results())
             .unwrap();
         insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
+    }
+
+    #[test]
+    fn a_table_narrows_to_the_width_it_is_given() {
+        let results = crate::results::export::fixture::results();
+        let full = MarkdownExporter::default().serialize(&results).unwrap();
+        let full = String::from_utf8(full).unwrap();
+        assert!(full.lines().any(|l| l.chars().count() > 120));
+        for width in [80, 100, 120] {
+            let narrow = MarkdownExporter { width: Some(width) };
+            let text = String::from_utf8(narrow.serialize(&results).unwrap()).unwrap();
+            for line in text.lines().filter(|l| l.starts_with('|')) {
+                assert!(line.chars().count() <= width, "{width}: {line}");
+            }
+            // The mode and its rate always stay, and the reader is told what left.
+            assert!(
+                text.contains("stderr/raw") && text.contains("[min–max]"),
+                "{text}"
+            );
+            assert!(text.contains("Left out to fit"), "{text}");
+        }
+        insta::assert_snapshot!(
+            String::from_utf8(
+                MarkdownExporter { width: Some(80) }
+                    .serialize(&results)
+                    .unwrap()
+            )
+            .unwrap()
+        );
     }
 }
