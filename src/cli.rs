@@ -23,13 +23,6 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// How write(2) calls are counted: kernel (/proc/self/io, Linux: every write of the
-    /// process, std's included, nothing per write) or counting (a layer under flushlab's own
-    /// writer stacks; std's stdout() is then the same LineWriter over a dup of fd 1)
-    /// [default: kernel where the kernel keeps the counters, else counting]
-    #[arg(long, env = "ACCOUNTING", value_enum, global = true)]
-    pub accounting: Option<Accounting>,
-
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -50,6 +43,38 @@ pub enum Command {
     Tour(crate::tour::TourArgs),
     /// Merge tour results from several terminals into one terminals × modes table and chart.
     Report(crate::terminal_report::ReportArgs),
+    /// Print a shell completion script: e.g. `flushlab completions bash >
+    /// ~/.local/share/bash-completion/completions/flushlab`.
+    Completions(CompletionsArgs),
+}
+
+impl Cli {
+    /// How write(2) calls are to be counted, where the command counts any: the measuring
+    /// commands take `--accounting`; reading files and printing scripts count nothing.
+    pub fn accounting(&self) -> Option<Accounting> {
+        match &self.command {
+            None => self.run.accounting.accounting,
+            Some(Command::Bench(args)) => args.accounting.accounting,
+            Some(Command::Flood(args)) => args.accounting.accounting,
+            Some(Command::Tour(args)) => args.accounting.accounting,
+            Some(Command::Profile(_) | Command::Report(_) | Command::Completions(_)) => None,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The completion script for `shell`, as clap's generator writes it from the flags themselves.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "flushlab", &mut script);
+    script
 }
 
 /// Checks what clap cannot: a run that is not on a terminal must know when to stop.

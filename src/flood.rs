@@ -34,6 +34,9 @@ pub enum OnFull {
 
 #[derive(Debug, Args)]
 pub struct FloodArgs {
+    #[command(flatten)]
+    pub accounting: crate::accounting::AccountingArg,
+
     /// How each log line is written (println!, a locked stdout, a BufWriter, raw, per byte, a
     /// writer thread, …).
     #[arg(long, value_enum, default_value_t = FloodWriter::Println)]
@@ -97,19 +100,20 @@ pub struct FloodReport {
 impl FloodReport {
     pub fn summary_line(&self) -> String {
         format!(
-            "flood {}: {} lines in {:.3} s = {:.0} lines/s, {} write(2) ({} per line), log call p50 {} ns p99 {} ns max {} ns, {} dropped",
+            "flood {}: {} lines in {:.3} s = {} lines/s, {} write(2) ({} per line), log call p50 {} ns p99 {} ns max {} ns, {} dropped",
             self.writer.name(),
-            self.figures.frames,
+            crate::units::thousands(self.figures.frames),
             self.figures.seconds,
-            self.figures.fps,
-            self.write_calls.map_or("n/a".into(), |w| w.to_string()),
+            crate::units::count(self.figures.fps),
+            self.write_calls
+                .map_or("n/a".into(), crate::units::thousands),
             self.figures
                 .writes_per_frame
                 .map_or("n/a".into(), |w| format!("{w:.2}")),
-            self.p50_ns,
-            self.p99_ns,
-            self.max_ns,
-            self.dropped,
+            crate::units::thousands(self.p50_ns),
+            crate::units::thousands(self.p99_ns),
+            crate::units::thousands(self.max_ns),
+            crate::units::thousands(self.dropped),
         )
     }
 }

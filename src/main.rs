@@ -10,7 +10,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    if let Some(choice) = cli.accounting
+    if let Some(choice) = cli.accounting()
         && let Err(why) = flushlab::accounting::choose_accounting(choice)
     {
         flushlab::outcome::complain(&format!(
@@ -25,6 +25,11 @@ fn main() -> ExitCode {
         Some(Command::Flood(args)) => flushlab::flood::run(args),
         Some(Command::Tour(args)) => flushlab::tour::run(args),
         Some(Command::Report(args)) => flushlab::terminal_report::run(args),
+        Some(Command::Completions(args)) => {
+            flushlab::outcome::print(&flushlab::cli::completions(args.shell))
+                .map(|()| Outcome::Finished)
+                .map_err(anyhow::Error::from)
+        }
         None => {
             if let Err(e) = flushlab::cli::validate_run(&cli.run) {
                 return usage_error(e);

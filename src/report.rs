@@ -51,7 +51,7 @@ impl ModeReport {
             figures.fps,
             or_na(figures.writes_per_frame, count),
             or_na(figures.bytes_per_frame, bytes),
-            or_na(figures.bytes_per_write, |v| format!("{v:.1} B")),
+            or_na(figures.bytes_per_write, bytes),
             percent(figures.kernel_share),
         )
     }

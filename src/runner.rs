@@ -33,6 +33,9 @@ use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 /// The explorer's and the headless run's settings.
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub accounting: crate::accounting::AccountingArg,
+
     /// The stream the frames are written to.
     #[arg(long, env = "STREAM", value_enum, default_value_t = Stream::Stdout)]
     pub stream: Stream,
@@ -116,16 +119,15 @@ fn orphaned(parent: Option<i32>) -> bool {
 }
 
 impl RunArgs {
-    /// Every environment variable the run reads, from its clap definition (and `ACCOUNTING`,
-    /// the global flag): the list a parent clears so that its own environment never leaks into
-    /// a child it configures.
+    /// Every environment variable the run reads, from its clap definition (`ACCOUNTING`
+    /// included): the list a parent clears so that its own environment never leaks into a
+    /// child it configures.
     pub fn env_vars() -> Vec<String> {
         let command = <RunArgs as clap::Args>::augment_args(clap::Command::new("run"));
         command
             .get_arguments()
             .filter_map(|a| a.get_env())
             .map(|env| env.to_string_lossy().into_owned())
-            .chain(std::iter::once("ACCOUNTING".to_owned()))
             .collect()
     }
 

@@ -38,6 +38,9 @@ const IDENTIFY: &[u8] = b"\x1b[?2026$p\x1b[>0q\x1b[>c\x1b[c";
 
 #[derive(Debug, Args)]
 pub struct TourArgs {
+    #[command(flatten)]
+    pub accounting: crate::accounting::AccountingArg,
+
     /// Seconds per mode.
     #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
     pub seconds: Duration,

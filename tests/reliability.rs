@@ -531,3 +531,31 @@ fn a_failing_stream_never_panics_in_any_subcommand() {
     }
     assert_eq!(tried, cases.len() * 4);
 }
+
+#[test]
+fn completion_scripts_are_generated_for_every_shell() {
+    for (shell, mark) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef flushlab"),
+        ("fish", "complete -c flushlab"),
+        ("elvish", "flushlab"),
+        ("powershell", "flushlab"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains(mark), "{shell}");
+        // Every subcommand is offered.
+        for sub in ["bench", "tour", "flood", "profile", "report"] {
+            assert!(script.contains(sub), "{shell} lacks {sub}");
+        }
+    }
+    let bad = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

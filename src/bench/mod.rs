@@ -29,6 +29,9 @@ use crate::units::{parse_duration, parse_size};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    #[command(flatten)]
+    pub accounting: crate::accounting::AccountingArg,
+
     /// What to measure: `tui` frames (the writer modes) or `flood` log lines (the flood
     /// writers).
     #[arg(long, value_enum, default_value_t = Workload::Tui)]

@@ -105,7 +105,7 @@ impl Exporter for MarkdownExporter {
                     ),
                     or_dash(row.writes_per_frame, count),
                     or_dash(row.bytes_per_frame, bytes),
-                    or_dash(row.bytes_per_write, |v| format!("{v:.1} B")),
+                    or_dash(row.bytes_per_write, bytes),
                     or_dash(row.kernel_share, percent),
                     or_dash(row.cpu_ms_per_frame, |v| format!("{v:.3}")),
                     row.peak_rss_kib
