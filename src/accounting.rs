@@ -186,6 +186,13 @@ impl IoProbe {
     }
 }
 
+/// The kernel's counters of another process (`/proc/PID/io`): every write of it, and of the
+/// children it has reaped, whose counts the kernel adds to their parent's. `None` where the
+/// kernel keeps none (not Linux) or the process is gone.
+pub fn process_io(pid: i32) -> Option<IoCounters> {
+    read_proc_io(&File::open(format!("/proc/{pid}/io")).ok()?)
+}
+
 fn read_proc_io(file: &File) -> Option<IoCounters> {
     let mut buf = [0u8; 512];
     let n = file.read_at(&mut buf, 0).ok()?;

@@ -46,6 +46,10 @@ pub enum Command {
     /// Print a shell completion script: e.g. `flushlab completions bash >
     /// ~/.local/share/bash-completion/completions/flushlab`.
     Completions(CompletionsArgs),
+    /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
+    /// own modes: bytes, write(2) calls, frames (from sync markers or idle gaps), and what to
+    /// change. Interactive in a terminal; headless with --duration or when stdout is not one.
+    Wrap(crate::wrap::WrapArgs),
 }
 
 impl Cli {
@@ -57,7 +61,12 @@ impl Cli {
             Some(Command::Bench(args)) => args.accounting.accounting,
             Some(Command::Flood(args)) => args.accounting.accounting,
             Some(Command::Tour(args)) => args.accounting.accounting,
-            Some(Command::Profile(_) | Command::Report(_) | Command::Completions(_)) => None,
+            Some(
+                Command::Profile(_)
+                | Command::Report(_)
+                | Command::Completions(_)
+                | Command::Wrap(_),
+            ) => None,
         }
     }
 }

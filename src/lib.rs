@@ -33,4 +33,5 @@ pub mod terminal_report;
 pub mod terminal_session;
 pub mod tour;
 pub mod units;
+pub mod wrap;
 pub mod writer_mode;

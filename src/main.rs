@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Some(Command::Flood(args)) => flushlab::flood::run(args),
         Some(Command::Tour(args)) => flushlab::tour::run(args),
         Some(Command::Report(args)) => flushlab::terminal_report::run(args),
+        Some(Command::Wrap(args)) => flushlab::wrap::run(args),
         Some(Command::Completions(args)) => {
             flushlab::outcome::print(&flushlab::cli::completions(args.shell))
                 .map(|()| Outcome::Finished)

@@ -46,6 +46,23 @@ impl TerminalSession {
     }
 }
 
+impl TerminalSession {
+    /// Raw mode only, for a program that draws on its own (`flushlab wrap`): restored like a
+    /// full session, so a wrapped program that dies on the alternate screen is undone too.
+    pub fn raw_only(stream: Stream) -> io::Result<Self> {
+        PANIC_HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore();
+                previous(info);
+            }));
+        });
+        enable_raw_mode()?;
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
+        Ok(TerminalSession { _private: () })
+    }
+}
+
 impl Drop for TerminalSession {
     fn drop(&mut self) {
         restore();

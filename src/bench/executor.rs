@@ -164,7 +164,8 @@ fn spawn(
         let child_gone = Arc::clone(child_gone);
         std::thread::spawn(move || {
             let mut tail = Tail::default();
-            let bytes = consume(model, source, size, &mut tail, &child_gone).unwrap_or(0);
+            let bytes =
+                consume(model, source, size, &mut |b| tail.push(b), &child_gone).unwrap_or(0);
             (tail, bytes)
         })
     };

@@ -87,7 +87,7 @@ pub struct Tail(Vec<u8>);
 const TAIL: usize = 4096;
 
 impl Tail {
-    fn push(&mut self, bytes: &[u8]) {
+    pub fn push(&mut self, bytes: &[u8]) {
         self.0
             .extend_from_slice(&bytes[bytes.len().saturating_sub(TAIL)..]);
         let excess = self.0.len().saturating_sub(TAIL);
@@ -99,14 +99,14 @@ impl Tail {
     }
 }
 
-/// Reads `source` to its end (EIO from a pty master counts as the end) the way `model` says, and
-/// returns the bytes read. Once `writer_gone` is set, a throttle stops pacing: what is left in
+/// Reads `source` to its end (EIO from a pty master counts as the end) the way `model` says,
+/// shows every chunk to `seen` as it arrives, and returns the bytes read. Once `writer_gone` is set, a throttle stops pacing: what is left in
 /// the kernel's buffer is read at once instead of holding the bench up.
 pub fn consume(
     model: ReaderModel,
     mut source: impl Read,
     size: (u16, u16),
-    tail: &mut Tail,
+    seen: &mut dyn FnMut(&[u8]),
     writer_gone: &AtomicBool,
 ) -> io::Result<u64> {
     let mut buf = vec![0u8; 64 * 1024];
@@ -136,7 +136,7 @@ pub fn consume(
         if let Some(parser) = &mut parser {
             parser.process(&buf[..n]);
         }
-        tail.push(&buf[..n]);
+        seen(&buf[..n]);
         if let Some(rate) = pace.filter(|_| !writer_gone.load(Ordering::Relaxed)) {
             let due = start + Duration::from_secs_f64(total as f64 / rate as f64);
             let now = Instant::now();
@@ -216,7 +216,7 @@ mod tests {
             },
             source,
             (80, 24),
-            &mut tail,
+            &mut |b| tail.push(b),
             &GOING,
         )
         .unwrap();
@@ -227,7 +227,7 @@ mod tests {
             ReaderModel::Drain,
             Until(Instant::now() + Duration::from_millis(100)),
             (80, 24),
-            &mut tail,
+            &mut |b| tail.push(b),
             &GOING,
         )
         .unwrap();
@@ -242,7 +242,7 @@ mod tests {
             ReaderModel::Vt,
             text.as_bytes(),
             (80, 24),
-            &mut tail,
+            &mut |b| tail.push(b),
             &GOING,
         )
         .unwrap();
