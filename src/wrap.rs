@@ -287,7 +287,7 @@ impl WrapReport {
         out += &match &self.figures {
             Some(f) => format!(
                 "; {} frames ({}) = {} fps, {} a frame, {} write(2) a frame",
-                count(f.frames as f64),
+                crate::units::thousands(f.frames),
                 match self.frame_method {
                     FrameMethod::SyncMarkers => "sync markers",
                     _ => "idle gaps",
@@ -382,11 +382,14 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         let counter = Arc::clone(&counter);
         let child_gone = Arc::clone(&child_gone);
         std::thread::spawn(move || {
-            let mut out = interactive.then(io::stdout);
+            // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
+            let mut out = interactive
+                .then(|| crate::writer_mode::Stream::Stdout.raw().ok())
+                .flatten();
             let mut seen = |chunk: &[u8]| {
                 let at = Instant::now();
                 if let Some(out) = &mut out {
-                    let _ = out.write_all(chunk).and_then(|()| out.flush());
+                    let _ = out.write_all(chunk);
                 }
                 counter
                     .lock()
