@@ -31,22 +31,11 @@ pub struct TerminalSession {
 impl TerminalSession {
     /// Raw mode on, alternate screen on `stream`, cursor hidden.
     pub fn enter(stream: Stream) -> io::Result<Self> {
-        PANIC_HOOK.call_once(|| {
-            let previous = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                restore();
-                previous(info);
-            }));
-        });
-        enable_raw_mode()?;
-        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
-        let session = TerminalSession { _private: () };
+        let session = TerminalSession::raw_only(stream)?;
         stream.raw()?.write_all(ENTER)?;
         Ok(session)
     }
-}
 
-impl TerminalSession {
     /// Raw mode only, for a program that draws on its own (`flushlab wrap`): restored like a
     /// full session, so a wrapped program that dies on the alternate screen is undone too.
     pub fn raw_only(stream: Stream) -> io::Result<Self> {

@@ -406,13 +406,7 @@ fn in_an_80_column_terminal_the_table_fits() {
     let run = common::start(&[], &args).finish(Duration::from_secs(60));
     let text = String::from_utf8_lossy(&run.output);
     assert_eq!(run.code, Some(0), "{text}");
-    let table: Vec<&str> = text
-        .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .filter(|l| l.ends_with('|'))
-        // What follows the escape sequences that share the table's first line.
-        .filter_map(|l| l.find("| ").or_else(|| l.find("|-")).map(|i| &l[i..]))
-        .collect();
+    let table = common::table_lines(&text);
     assert!(table.len() >= 6, "{text}");
     for line in table {
         assert!(line.chars().count() <= common::COLS.into(), "{line}");

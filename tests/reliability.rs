@@ -281,18 +281,7 @@ impl FromBytes for OsStr {
 #[test]
 fn a_stalled_reader_still_lets_q_quit() {
     for buffering in ["raw", "frame"] {
-        let pty = Pty::open(COLS, ROWS).unwrap();
-        let mut child = pty
-            .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
-                cmd.env("BUFFERING", buffering);
-            })
-            .unwrap();
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&seen).contains("flushlab") {
-            let n = (&pty.master).read(&mut buf).unwrap();
-            seen.extend_from_slice(&buf[..n]);
-        }
+        let (pty, mut child) = start_stalled(buffering);
         // The reader stops for 5 s: the pty fills and flushlab blocks in write(2).
         std::thread::sleep(Duration::from_secs(5));
         (&pty.master).write_all(b"q").unwrap();
@@ -393,19 +382,9 @@ fn a_stalled_reader_does_not_hold_a_signal_hostage() {
 #[test]
 fn a_stalled_terminal_does_not_hold_a_signal_hostage_and_gets_its_mode_back() {
     for buffering in ["raw", "thread"] {
-        let pty = Pty::open(COLS, ROWS).unwrap();
-        let before = pty.slave_termios().unwrap();
-        let mut child = pty
-            .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
-                cmd.env("BUFFERING", buffering);
-            })
-            .unwrap();
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&seen).contains("flushlab") {
-            let n = (&pty.master).read(&mut buf).unwrap();
-            seen.extend_from_slice(&buf[..n]);
-        }
+        let (pty, mut child) = start_stalled(buffering);
+        // Cooked, as the kernel makes a new pty: what flushlab must give back.
+        let before = Pty::open(COLS, ROWS).unwrap().slave_termios().unwrap();
         // Nobody reads the terminal any more: flushlab blocks in write(2), in raw mode.
         std::thread::sleep(Duration::from_millis(800));
         let (code, took) = terminate(&mut child, Duration::from_secs(5));

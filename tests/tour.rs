@@ -251,13 +251,7 @@ fn every_mode_of_a_tour_draws_the_same_frame_and_stdout_beats_stderr() {
     let after = &output[output
         .rfind("\x1b[?1049l")
         .expect("never left the alternate screen")..];
-    let table: Vec<&str> = after
-        .lines()
-        .map(|l| l.trim_end_matches('\r'))
-        .filter(|l| l.ends_with('|'))
-        // What follows the escape sequences that share the table's first line.
-        .filter_map(|l| l.find("| ").or_else(|| l.find("|-")).map(|i| &l[i..]))
-        .collect();
+    let table = common::table_lines(after);
     assert!(table.len() >= 12, "{after}");
     for line in table {
         assert!(line.chars().count() <= 80, "{line}");

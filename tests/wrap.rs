@@ -27,6 +27,16 @@ fn wrap(name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
     (out.status.code(), read_json(&report), said)
 }
 
+/// `flushlab wrap -- ARGS…` on a fresh pty of its own: interactive.
+fn wrapped(args: &[&str]) -> common::Running {
+    let args: Vec<&std::ffi::OsStr> = ["wrap", "--"]
+        .iter()
+        .chain(args)
+        .map(std::ffi::OsStr::new)
+        .collect();
+    start(&[], &args)
+}
+
 fn close(a: f64, b: f64, within: f64) -> bool {
     (a - b).abs() <= within * b.abs().max(1e-9)
 }
@@ -165,16 +175,7 @@ fn bad_input_is_one_line() {
 fn interactive_wrap_is_transparent() {
     // Keys in, output out, a resize forwarded, the exit status passed on.
     let script = "read a; stty size; echo \"got $a\"; exit 7";
-    let running = start(
-        &[],
-        &[
-            "wrap".as_ref(),
-            "--".as_ref(),
-            "sh".as_ref(),
-            "-c".as_ref(),
-            script.as_ref(),
-        ],
-    );
+    let running = wrapped(&["sh", "-c", script]);
     std::thread::sleep(Duration::from_millis(500));
     running.pty.resize(100, 30).unwrap();
     std::thread::sleep(Duration::from_millis(300));
@@ -195,30 +196,12 @@ fn interactive_wrap_is_transparent() {
 
     // A program that dies on the alternate screen: the terminal is still given back.
     let script = "printf '\\033[?1049h\\033[?25l'; sleep 0.3; kill -SEGV $$";
-    let run = start(
-        &[],
-        &[
-            "wrap".as_ref(),
-            "--".as_ref(),
-            "sh".as_ref(),
-            "-c".as_ref(),
-            script.as_ref(),
-        ],
-    )
-    .finish(Duration::from_secs(10));
+    let run = wrapped(&["sh", "-c", script]).finish(Duration::from_secs(10));
     assert_eq!(run.code, Some(128 + 11));
     assert_restored(&run);
 
     // SIGTERM to wrap: CMD is ended, the terminal restored, 128+15.
-    let running = start(
-        &[],
-        &[
-            "wrap".as_ref(),
-            "--".as_ref(),
-            "sleep".as_ref(),
-            "30".as_ref(),
-        ],
-    );
+    let running = wrapped(&["sleep", "30"]);
     std::thread::sleep(Duration::from_millis(500));
     running.signal(rustix::process::Signal::TERM);
     let run = running.finish(Duration::from_secs(10));

@@ -186,3 +186,33 @@ pub fn quick_bench(json: &Path, args: &[&str]) -> std::process::Output {
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
+
+/// flushlab in `buffering` on a fresh pty, once it has drawn its first frame; then nobody reads
+/// the pty unless the caller does: the reader has stalled.
+pub fn start_stalled(buffering: &str) -> (Pty, std::process::Child) {
+    use std::io::Read;
+    let pty = Pty::open(COLS, ROWS).unwrap();
+    let child = pty
+        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+            cmd.env("BUFFERING", buffering);
+        })
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("flushlab") {
+        let n = (&pty.master).read(&mut buf).unwrap();
+        seen.extend_from_slice(&buf[..n]);
+    }
+    (pty, child)
+}
+
+/// The lines of the Markdown table in a terminal's output, from the first `|` of each line (the
+/// table's first line shares its line with the escape sequences before it).
+pub fn table_lines(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| l.ends_with('|'))
+        .filter_map(|l| l.find("| ").or_else(|| l.find("|-")).map(|i| &l[i..]))
+        .collect()
+}
