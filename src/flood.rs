@@ -118,12 +118,23 @@ impl FloodReport {
     }
 }
 
-/// The line every writer writes: 72 bytes with the newline.
+/// The line every writer writes: 72 bytes with the newline (the logging crates add their own
+/// prefix: time, level, target).
 fn write_line(out: &mut impl Write, i: u64) -> io::Result<()> {
-    writeln!(
-        out,
-        "flushlab flood {i:>12} the quick brown fox jumps over the lazy dog"
-    )
+    writeln!(out, "{}", Line(i))
+}
+
+/// Line `i`'s text, without the newline.
+struct Line(u64);
+
+impl std::fmt::Display for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "flushlab flood {:>12} the quick brown fox jumps over the lazy dog",
+            self.0
+        )
+    }
 }
 
 const LINE_BYTES: u64 = 72;
@@ -209,6 +220,21 @@ enum Logger {
     Raw(Counted<File>),
     PerByte(BufWriter<Counted<File>>, Vec<u8>),
     Thread(LineThread),
+    /// tracing with a global subscriber; for the non-blocking writers, the guard whose drop
+    /// flushes and the library's own count of dropped events.
+    Tracing(Option<(tracing_appender::non_blocking::WorkerGuard, ErrorCounter)>),
+    Log,
+}
+
+use tracing_appender::non_blocking::ErrorCounter;
+
+/// Installs tracing-subscriber's fmt layer as the global subscriber, writing through `writer`.
+fn install_tracing<W>(writer: W) -> io::Result<()>
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let subscriber = tracing_subscriber::fmt().with_writer(writer).finish();
+    tracing::subscriber::set_global_default(subscriber).map_err(io::Error::other)
 }
 
 impl Logger {
@@ -230,6 +256,24 @@ impl Logger {
                 args.queue as usize,
                 args.on_full,
             )?),
+            FloodWriter::Tracing => {
+                install_tracing(io::stdout)?;
+                Logger::Tracing(None)
+            }
+            FloodWriter::TracingNonBlocking | FloodWriter::TracingLossless => {
+                let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+                    .lossy(args.writer == FloodWriter::TracingNonBlocking)
+                    .finish(io::stdout());
+                let dropped = writer.error_counter();
+                install_tracing(writer)?;
+                Logger::Tracing(Some((guard, dropped)))
+            }
+            FloodWriter::EnvLogger => {
+                env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+                    .try_init()
+                    .map_err(io::Error::other)?;
+                Logger::Log
+            }
         })
     }
 
@@ -251,6 +295,14 @@ impl Logger {
                 write_line(&mut line, i)?;
                 thread.send(line)
             }
+            Logger::Tracing(_) => {
+                tracing::info!("{}", Line(i));
+                Ok(())
+            }
+            Logger::Log => {
+                log::info!("{}", Line(i));
+                Ok(())
+            }
         }
     }
 
@@ -263,16 +315,19 @@ impl Logger {
             Logger::Block(mut out) | Logger::PerByte(mut out, _) => out.flush().map(|()| 0),
             Logger::Raw(_) => Ok(0),
             Logger::Thread(mut thread) => thread.finish(),
+            Logger::Tracing(None) => io::stdout().flush().map(|()| 0),
+            // Dropping the guard waits for the writer thread to write what it holds.
+            Logger::Tracing(Some((guard, dropped))) => {
+                drop(guard);
+                Ok(dropped.dropped_lines() as u64)
+            }
+            Logger::Log => io::stderr().flush().map(|()| 0),
         }
     }
 }
 
 pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
-    let stream = if args.writer == FloodWriter::Eprintln {
-        Stream::Stderr
-    } else {
-        Stream::Stdout
-    };
+    let stream = crate::subject::Subject::Flood(args.writer).stream();
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
     let limit = args.lines.unwrap_or(if args.duration.is_some() {
@@ -322,9 +377,10 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e).context("flooding"),
     };
-    let std_handle = matches!(
+    // Only flushlab's own dups carry the counting layer; the rest write through std's handles.
+    let std_handle = !matches!(
         args.writer,
-        FloodWriter::Println | FloodWriter::Eprintln | FloodWriter::Lock
+        FloodWriter::Block | FloodWriter::Raw | FloodWriter::PerByte | FloodWriter::Thread
     );
     let counted = !std_handle || std_handles_counted();
     let mut totals = Totals::between(&before, &after);

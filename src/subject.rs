@@ -54,6 +54,16 @@ pub enum FloodWriter {
     /// Lines handed to a writer thread over a bounded channel (`--queue`); the thread writes
     /// them through a BufWriter. See `--on-full`.
     Thread,
+    /// `tracing::info!` through tracing-subscriber's fmt layer, as `fmt().init()` sets it up:
+    /// to stdout, a write per event.
+    Tracing,
+    /// The same through `tracing_appender::non_blocking(stdout())` with its defaults: a
+    /// writer thread behind 128,000 lines, lossy (a full queue drops the event and counts it).
+    TracingNonBlocking,
+    /// `tracing_appender::non_blocking` with `lossy(false)`: a full queue blocks the caller.
+    TracingLossless,
+    /// `log::info!` through env_logger with its defaults but the level (info): to stderr.
+    EnvLogger,
 }
 
 impl FloodWriter {
@@ -67,6 +77,10 @@ impl FloodWriter {
             FloodWriter::Raw => "raw",
             FloodWriter::PerByte => "per-byte",
             FloodWriter::Thread => "thread",
+            FloodWriter::Tracing => "tracing",
+            FloodWriter::TracingNonBlocking => "tracing-non-blocking",
+            FloodWriter::TracingLossless => "tracing-lossless",
+            FloodWriter::EnvLogger => "env-logger",
         }
     }
 }
@@ -117,7 +131,7 @@ impl Subject {
     pub fn stream(self) -> Stream {
         match self {
             Subject::Mode(stream, _) => stream,
-            Subject::Flood(FloodWriter::Eprintln) => Stream::Stderr,
+            Subject::Flood(FloodWriter::Eprintln | FloodWriter::EnvLogger) => Stream::Stderr,
             Subject::Ceiling(_) | Subject::Flood(_) => Stream::Stdout,
         }
     }
@@ -234,7 +248,7 @@ mod tests {
             assert_eq!(parse_subjects(&subject.to_string()), Ok(vec![subject]));
         }
         assert_eq!(parse_subjects("all").unwrap().len(), 12);
-        assert_eq!(parse_subjects("flood").unwrap().len(), 7);
+        assert_eq!(parse_subjects("flood").unwrap().len(), 11);
         assert_eq!(
             Subject::Flood(FloodWriter::PerByte).to_string(),
             "flood/per-byte"

@@ -145,3 +145,93 @@ fn bad_input() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// The logging crates' writers, into a pipe whose reader stalls for `stall` first, or a pty read
+/// from the start; returns the report and how many of the lines arrived.
+fn logged(writer: &str, lines: u64, pty: bool, stall: Duration) -> (Value, u64) {
+    let report = scratch(&format!("logged-{writer}-{pty}.json"));
+    let args = [
+        "flood",
+        "--writer",
+        writer,
+        "--lines",
+        &lines.to_string(),
+        "--report",
+        report.to_str().unwrap(),
+    ];
+    let count = |text: &[u8]| {
+        String::from_utf8_lossy(text)
+            .matches("flushlab flood ")
+            .count() as u64
+    };
+    let arrived = if pty {
+        let run =
+            common::start(&[], &args.map(std::ffi::OsStr::new)).finish(Duration::from_secs(120));
+        assert_eq!(run.code, Some(0), "{writer} in a pty");
+        count(&run.output)
+    } else {
+        let logs_to_stderr = writer == "env-logger";
+        let (out, err) = if logs_to_stderr {
+            (Stdio::null(), Stdio::piped())
+        } else {
+            (Stdio::piped(), Stdio::null())
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(args)
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap();
+        let flooded: Box<dyn Read + Send> = if logs_to_stderr {
+            Box::new(child.stderr.take().unwrap())
+        } else {
+            Box::new(child.stdout.take().unwrap())
+        };
+        let reader = std::thread::spawn(move || {
+            std::thread::sleep(stall);
+            let mut text = Vec::new();
+            let mut source = flooded;
+            source.read_to_end(&mut text).unwrap();
+            text
+        });
+        let status = common::wait_for(Duration::from_secs(120), writer, || {
+            child.try_wait().unwrap()
+        });
+        assert!(status.success(), "{writer}: {status}");
+        count(&reader.join().unwrap())
+    };
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    (report, arrived)
+}
+
+#[test]
+fn the_logging_crates_lose_no_line_unless_they_count_it() {
+    let lines = 20_000;
+    for writer in [
+        "tracing",
+        "tracing-lossless",
+        "env-logger",
+        "tracing-non-blocking",
+    ] {
+        for pty in [false, true] {
+            let (report, arrived) = logged(writer, lines, pty, Duration::ZERO);
+            let dropped = report["dropped"].as_u64().unwrap();
+            assert_eq!(report["frames"], lines, "{writer}");
+            assert_eq!(arrived, lines - dropped, "{writer} pty={pty}: {report}");
+            if writer != "tracing-non-blocking" {
+                assert_eq!(dropped, 0, "{writer} blocks, it never drops");
+            }
+        }
+    }
+    // A reader that stalls while 400,000 events arrive: tracing-appender's default queue
+    // (128,000 lines) overflows, it drops, and its count of the drops is exact.
+    let (report, arrived) = logged(
+        "tracing-non-blocking",
+        400_000,
+        false,
+        Duration::from_millis(1500),
+    );
+    let dropped = report["dropped"].as_u64().unwrap();
+    assert!(dropped > 0, "nothing dropped: {report}");
+    assert_eq!(arrived, 400_000 - dropped, "{report}");
+}
