@@ -67,9 +67,28 @@ pub struct FloodArgs {
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     pub sample_every: u64,
 
+    /// Busy CPU work (not sleep) before each line, seconds (e.g. 0.000017): each line is then a
+    /// request of a server that logs once per request, and lines/s is requests/s.
+    #[arg(long, value_parser = parse_duration)]
+    pub work: Option<Duration>,
+
+    /// Requests (lines) arrive at this fixed rate per second; the latency is then each
+    /// request's, from its scheduled start to its end (no coordinated omission: a request that
+    /// waited behind a blocked log call counts its wait), every request timed.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub rate: Option<u64>,
+
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+}
+
+/// Spins for `work` of wall time on this core: a request's own work, which a sleep would not be.
+fn busy(work: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < work {
+        std::hint::spin_loop();
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -94,6 +113,16 @@ pub struct FloodReport {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// What the latency figures time: `log-call` (one call in `--sample-every`) or `request`
+    /// (with `--rate`: every request, from its scheduled start).
+    pub latency_of: &'static str,
+    /// Seconds the writer took to flush at exit, after the loop (`seconds` is the loop's):
+    /// tracing-appender's guard waits at most 1 s and then gives up on what it holds.
+    pub finish_seconds: f64,
+    /// `--work` per line, seconds; `null` without.
+    pub work_seconds: Option<f64>,
+    /// `--rate`, requests per second; `null` without.
+    pub rate: Option<u64>,
     pub outcome: String,
 }
 
@@ -224,6 +253,7 @@ enum Logger {
     /// flushes and the library's own count of dropped events.
     Tracing(Option<(tracing_appender::non_blocking::WorkerGuard, ErrorCounter)>),
     Log,
+    Nothing,
 }
 
 use tracing_appender::non_blocking::ErrorCounter;
@@ -268,6 +298,7 @@ impl Logger {
                 install_tracing(writer)?;
                 Logger::Tracing(Some((guard, dropped)))
             }
+            FloodWriter::None => Logger::Nothing,
             FloodWriter::EnvLogger => {
                 env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
                     .try_init()
@@ -303,6 +334,7 @@ impl Logger {
                 log::info!("{}", Line(i));
                 Ok(())
             }
+            Logger::Nothing => Ok(()),
         }
     }
 
@@ -322,6 +354,7 @@ impl Logger {
                 Ok(dropped.dropped_lines() as u64)
             }
             Logger::Log => io::stderr().flush().map(|()| 0),
+            Logger::Nothing => Ok(0),
         }
     }
 }
@@ -344,10 +377,12 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let start = before.at;
     let mut lines = 0;
     let mut outcome = Outcome::Finished;
+    let interval = args.rate.map(|r| Duration::from_secs_f64(1.0 / r as f64));
     let result: io::Result<()> = (|| {
         while lines < limit {
-            // Clock and signals are looked at once per 1024 lines, not per line.
-            if lines % 1024 == 0 {
+            // Clock and signals are looked at once per 1024 lines, not per line (at a fixed rate
+            // the clock is read for every request anyway).
+            if lines % 1024 == 0 || interval.is_some() {
                 if deadline.is_some_and(|d| start.elapsed() >= d) {
                     break;
                 }
@@ -356,17 +391,34 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
                     break;
                 }
             }
-            if lines % args.sample_every == 0 {
-                let t = Instant::now();
+            if let Some(interval) = interval {
+                // Request `lines` is due at its slot whatever happened to the ones before it.
+                let due = start + interval * u32::try_from(lines).unwrap_or(u32::MAX);
+                while Instant::now() < due {
+                    std::hint::spin_loop();
+                }
+                if let Some(work) = args.work {
+                    busy(work);
+                }
                 logger.log(lines)?;
-                latency.record(t.elapsed().as_nanos() as u64);
+                latency.record(due.elapsed().as_nanos() as u64);
             } else {
-                logger.log(lines)?;
+                if let Some(work) = args.work {
+                    busy(work);
+                }
+                if lines % args.sample_every == 0 {
+                    let t = Instant::now();
+                    logger.log(lines)?;
+                    latency.record(t.elapsed().as_nanos() as u64);
+                } else {
+                    logger.log(lines)?;
+                }
             }
             lines += 1;
         }
         Ok(())
     })();
+    let logging_ended = Instant::now();
     let finished = result.and_then(|()| logger.finish());
     let after = Sample::now(&probe, lines);
     let dropped = match finished {
@@ -385,6 +437,13 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let counted = !std_handle || std_handles_counted();
     let mut totals = Totals::between(&before, &after);
     totals.io = totals.io.filter(|_| counted);
+    // The rate is the hot loop's (a server's requests/s); flushing at exit is reported apart,
+    // its writes still counted.
+    totals.seconds = (logging_ended - start).as_secs_f64();
+    let finish_seconds = after
+        .at
+        .saturating_duration_since(logging_ended)
+        .as_secs_f64();
     let io = totals.io;
     let report = FloodReport {
         writer: args.writer,
@@ -402,6 +461,14 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         p50_ns: latency.percentile(0.5),
         p99_ns: latency.percentile(0.99),
         max_ns: latency.max(),
+        latency_of: if args.rate.is_some() {
+            "request"
+        } else {
+            "log-call"
+        },
+        finish_seconds,
+        work_seconds: args.work.map(|w| w.as_secs_f64()),
+        rate: args.rate,
         outcome: outcome.describe(),
     };
     stream.other().write_line(&report.summary_line());

@@ -64,6 +64,9 @@ pub enum FloodWriter {
     TracingLossless,
     /// `log::info!` through env_logger with its defaults but the level (info): to stderr.
     EnvLogger,
+    /// No logging at all: the request loop's baseline (`--work`), what the others are compared
+    /// with.
+    None,
 }
 
 impl FloodWriter {
@@ -81,6 +84,7 @@ impl FloodWriter {
             FloodWriter::TracingNonBlocking => "tracing-non-blocking",
             FloodWriter::TracingLossless => "tracing-lossless",
             FloodWriter::EnvLogger => "env-logger",
+            FloodWriter::None => "none",
         }
     }
 }
@@ -248,7 +252,7 @@ mod tests {
             assert_eq!(parse_subjects(&subject.to_string()), Ok(vec![subject]));
         }
         assert_eq!(parse_subjects("all").unwrap().len(), 12);
-        assert_eq!(parse_subjects("flood").unwrap().len(), 11);
+        assert_eq!(parse_subjects("flood").unwrap().len(), 12);
         assert_eq!(
             Subject::Flood(FloodWriter::PerByte).to_string(),
             "flood/per-byte"

@@ -346,6 +346,8 @@ fn row(
     row.runs.push(Run {
         figures: totals.figures(),
         peak_rss_kib: crate::meters::peak_rss_kib(),
+        p50_ns: None,
+        p99_ns: None,
         reader_bytes: 0,
         shown_fps: confirmed
             .filter(|(_, s)| *s > 0.0)

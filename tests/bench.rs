@@ -123,6 +123,8 @@ fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
         reader: ReaderModel::Drain,
         scratch: dir,
         grace: Duration::from_millis(500),
+        work: None,
+        rate: None,
     }
 }
 

@@ -235,3 +235,25 @@ fn the_logging_crates_lose_no_line_unless_they_count_it() {
     assert!(dropped > 0, "nothing dropped: {report}");
     assert_eq!(arrived, 400_000 - dropped, "{report}");
 }
+
+#[test]
+fn a_request_loop_runs_at_its_rate_and_times_every_request() {
+    // 2,000 requests a second for half a second, 20 µs of work each, no logging: the baseline.
+    let (report, text) = flood(
+        "none",
+        &["--work", "0.00002", "--rate", "2000", "--duration", "0.5"],
+    );
+    assert!(text.is_empty(), "the baseline logs nothing: {text}");
+    let requests = report["frames"].as_u64().unwrap();
+    assert!((900..=1001).contains(&requests), "{report}");
+    assert_eq!(report["latency_of"], "request");
+    // Every request is timed, and none can take less than its own work.
+    assert_eq!(report["latency_samples"].as_u64().unwrap(), requests);
+    assert!(report["p50_ns"].as_u64().unwrap() >= 20_000, "{report}");
+    assert_eq!(report["rate"], 2000);
+    // With a writer, one line per request.
+    let (report, text) = flood("println", &["--work", "0.00002", "--lines", "3000"]);
+    assert_eq!(report["frames"], 3000);
+    assert_eq!(text.lines().count(), 3000);
+    assert_eq!(report["latency_of"], "log-call");
+}

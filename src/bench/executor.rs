@@ -61,6 +61,9 @@ pub struct RunSpec {
     pub scratch: PathBuf,
     /// How long past its duration a run may take before it counts as hung and is killed.
     pub grace: Duration,
+    /// The flood's `--work` and `--rate`: its lines as a server's requests.
+    pub work: Option<Duration>,
+    pub rate: Option<u64>,
 }
 
 impl RunSpec {
@@ -98,6 +101,12 @@ impl RunSpec {
             }
         }
         if let Subject::Flood(_) = self.subject {
+            if let Some(work) = self.work {
+                command.arg("--work").arg(work.as_secs_f64().to_string());
+            }
+            if let Some(rate) = self.rate {
+                command.arg("--rate").arg(rate.to_string());
+            }
             command
                 .args(["--capacity", &self.capacity.to_string()])
                 .arg("--duration")

@@ -20,6 +20,11 @@ pub struct Run {
     #[serde(flatten)]
     pub figures: Figures,
     pub peak_rss_kib: u64,
+    /// The flood's latency percentiles (of a log call, or with `--rate` of a request), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
     pub reader_bytes: u64,

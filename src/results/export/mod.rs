@@ -83,6 +83,8 @@ pub(crate) mod fixture {
                 kernel_seconds: 0.25,
             },
             peak_rss_kib: 9_000,
+            p50_ns: None,
+            p99_ns: None,
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
             shown_fps: None,
         }
