@@ -129,3 +129,35 @@ fn stdout_is_a_1_kib_linewriter() {
     assert!((100..=101).contains(&small), "{stderr}");
     assert_eq!(whole, 1, "{stderr}");
 }
+
+#[test]
+fn http_log_serves_and_logs_every_request_into_a_pipe_and_a_pty() {
+    for (writer, lines) in [("println", 2000), ("block", 2000), ("none", 0)] {
+        let mut command = example("http_log");
+        command.args([writer, "2000"]);
+        let (out, stdout, stderr) = run(command);
+        assert!(out.status.success(), "{writer}: {stderr}");
+        assert!(stderr.contains("2000 requests in"), "{writer}: {stderr}");
+        assert_eq!(stdout.matches("GET / 200").count(), lines, "{writer}");
+    }
+    // Into a terminal: the log lines and the result share it.
+    let pty = flushlab::pty::Pty::open(80, 24).unwrap();
+    let exe = example("http_log").get_program().to_owned();
+    let mut child = pty
+        .spawn(std::path::Path::new(&exe), |cmd| {
+            cmd.args(["println", "1000"]);
+        })
+        .unwrap();
+    let mut seen = Vec::new();
+    flushlab::pty::read_to_end(&pty.master, |b| seen.extend_from_slice(b)).unwrap();
+    assert!(child.wait().unwrap().success());
+    let text = String::from_utf8_lossy(&seen);
+    assert_eq!(text.matches("GET / 200").count(), 1000);
+    assert!(text.contains("1000 requests in"), "{text}");
+    let (bad, _, stderr) = run({
+        let mut c = example("http_log");
+        c.args(["loud", "10"]);
+        c
+    });
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+}
