@@ -161,3 +161,35 @@ fn http_log_serves_and_logs_every_request_into_a_pipe_and_a_pty() {
     });
     assert_eq!(bad.status.code(), Some(2), "{stderr}");
 }
+
+#[test]
+fn http_log_behind_a_slow_terminal_serves_every_request() {
+    // The reader models through `flushlab wrap`: every request answered, every line delivered.
+    let exe = example("http_log").get_program().to_owned();
+    let report = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("http-log-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--duration",
+            "30",
+            "--reader",
+            "throttle:500KB/s",
+            "--report",
+        ])
+        .arg(&report)
+        .arg("--")
+        .arg(&exe)
+        .args(["println", "2000"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    std::fs::remove_file(&report).unwrap();
+    // One write(2) per log line (println! on a terminal), and every line read from the pty.
+    assert!(json["write_calls"].as_u64().unwrap() >= 2000, "{json}");
+    assert!(json["bytes"].as_u64().unwrap() >= 2000 * 30, "{json}");
+    assert_eq!(json["exit_code"], 0, "{json}");
+}
