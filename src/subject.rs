@@ -95,6 +95,49 @@ pub enum Subject {
     Ceiling(Ceiling),
     /// A writer of the log-flood workload (`flushlab flood`).
     Flood(FloodWriter),
+    /// Another program, measured through `flushlab wrap` (`bench --command NAME=CMD`).
+    Command(&'static ExternalCommand),
+}
+
+/// A program the bench measures beside the modes: `--command NAME=CMD ARGS…`. Made once per
+/// process from the flags and never freed, so that a subject stays a plain `Copy` value.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ExternalCommand {
+    pub name: String,
+    /// The program and its arguments; empty when read back from a results file.
+    pub argv: Vec<String>,
+}
+
+impl ExternalCommand {
+    fn leak(name: String, argv: Vec<String>) -> &'static ExternalCommand {
+        Box::leak(Box::new(ExternalCommand { name, argv }))
+    }
+}
+
+/// Parses `--command NAME=CMD ARGS…` (arguments split at spaces; `sh -c '…'` for anything
+/// subtler): NAME of letters, digits, `-` and `_`.
+pub fn parse_command(text: &str) -> Result<Subject, String> {
+    let (name, command) = text
+        .split_once('=')
+        .ok_or("expected NAME=COMMAND, e.g. mytui='./target/release/mytui --demo'")?;
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(format!(
+            "the name {:?} must be letters, digits, - and _",
+            crate::units::printable(name)
+        ));
+    }
+    let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+    if argv.is_empty() {
+        return Err(format!("no command after {name}="));
+    }
+    Ok(Subject::Command(ExternalCommand::leak(
+        name.to_owned(),
+        argv,
+    )))
 }
 
 impl Subject {
@@ -131,10 +174,17 @@ impl Subject {
         matches!(self, Subject::Ceiling(_))
     }
 
+    /// Whether its rows do the modes' work (the same frame): another program's do not, and no
+    /// ratio compares them.
+    pub fn draws_the_frame(self) -> bool {
+        !matches!(self, Subject::Command(_))
+    }
+
     /// The stream whose file descriptor the subject writes to.
     pub fn stream(self) -> Stream {
         match self {
             Subject::Mode(stream, _) => stream,
+            Subject::Command(_) => Stream::Stdout,
             Subject::Flood(FloodWriter::Eprintln | FloodWriter::EnvLogger) => Stream::Stderr,
             Subject::Ceiling(_) | Subject::Flood(_) => Stream::Stdout,
         }
@@ -145,12 +195,23 @@ impl Subject {
         match self {
             Subject::Ceiling(_) => "ceiling",
             Subject::Flood(_) => "flood",
+            Subject::Command(_) => "command",
             Subject::Mode(stream, _) => stream.name(),
         }
     }
 
     /// The subject one exact name stands for (`stderr/raw`, `ceiling/cpu`, `flood/per-byte`).
     pub fn from_name(name: &str) -> Option<Subject> {
+        if let Some(command) = name.strip_prefix("cmd/") {
+            return parse_command(&format!("{command}=?"))
+                .ok()
+                .map(|s| match s {
+                    Subject::Command(c) => {
+                        Subject::Command(ExternalCommand::leak(c.name.clone(), vec![]))
+                    }
+                    other => other,
+                });
+        }
         Subject::every().find(|s| s.to_string() == name)
     }
 }
@@ -162,6 +223,7 @@ impl fmt::Display for Subject {
             Subject::Mode(stream, buffering) => write!(f, "{}/{}", stream.name(), buffering.name()),
             Subject::Ceiling(ceiling) => f.write_str(ceiling.name()),
             Subject::Flood(writer) => write!(f, "flood/{}", writer.name()),
+            Subject::Command(command) => write!(f, "cmd/{}", command.name),
         }
     }
 }

@@ -263,6 +263,8 @@ pub struct WrapReport {
     /// Per-frame figures in the schema of every flushlab report; `null` when the frames are
     /// unknown.
     pub figures: Option<Figures>,
+    /// The largest resident set of CMD or a child it reaped, KiB.
+    pub peak_rss_kib: u64,
     pub diagnoses: Vec<Diagnosis>,
 }
 
@@ -314,7 +316,7 @@ fn per(x: u64, seconds: f64) -> f64 {
 }
 
 /// Finds `program` as the shell would: a path as given, a bare name in `$PATH`.
-fn resolve(program: &OsString) -> Option<PathBuf> {
+pub fn resolve(program: &OsString) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -518,6 +520,8 @@ fn report(
         sync_begins: counter.begins,
         sync_ends: counter.ends,
         figures,
+        peak_rss_kib: nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+            .map_or(0, |usage| usage.max_rss().max(0) as u64),
         diagnoses: diagnose(io, frames, counter, cpu_share),
     }
 }

@@ -414,3 +414,61 @@ fn in_an_80_column_terminal_the_table_fits() {
         assert!(line.chars().count() <= common::COLS.into(), "{line}");
     }
 }
+
+#[test]
+fn another_program_is_a_row_beside_the_modes() {
+    let dir = common::scratch_dir("bench-command");
+    let json = dir.join("results.json");
+    // flushlab itself, run as any program: its row must match the mode's own row.
+    let me = format!(
+        "me=env STREAM=stdout BUFFERING=frame SYNC=1 DURATION=30 SIZE=80x24 {}",
+        env!("CARGO_BIN_EXE_flushlab")
+    );
+    let out = common::quick_bench(
+        &json,
+        &["--modes", "stdout/frame", "--sync", "--command", &me],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("| cmd/me "), "{stdout}");
+    let results = common::read_json(&json);
+    let row = |mode: &str| {
+        results["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["mode"] == mode)
+            .unwrap_or_else(|| panic!("no {mode}: {results}"))
+            .clone()
+    };
+    let (mode, command) = (row("stdout/frame"), row("cmd/me"));
+    let bytes = |r: &Value| r["bytes_per_frame"].as_f64().unwrap();
+    assert!(
+        (bytes(&command) - bytes(&mode)).abs() < 0.05 * bytes(&mode),
+        "{command}\n{mode}"
+    );
+    assert!(
+        command["writes_per_frame"].as_f64().unwrap() < 1.5,
+        "{command}"
+    );
+    // Another program did other work: no ratio compares it.
+    assert!(command["ratio_to_fastest"].is_null(), "{command}");
+    for (bad, says) in [
+        (&["--command", "nameless"][..], "NAME=COMMAND"),
+        (
+            &["--command", "x=no-such-program-here"][..],
+            "no-such-program-here",
+        ),
+        (
+            &["--workload", "flood", "--command", "x=true"][..],
+            "--workload tui",
+        ),
+    ] {
+        let out = common::bench(bad);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
+        assert!(err.contains(says), "{bad:?}: {err}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -99,6 +99,22 @@ impl RunSpec {
                 command.env("STREAM", self.subject.stream().name());
                 command.env("CEILING", ceiling.value());
             }
+            // Another program, in wrap's own pty of the same size, read by the same reader
+            // model; wrap ends it when the duration is over.
+            Subject::Command(external) => {
+                command
+                    .args(["wrap", "--duration"])
+                    .arg(format!("{}", self.duration.as_secs_f64()))
+                    .arg("--size")
+                    .arg(format!("{}x{}", self.size.0, self.size.1))
+                    .arg("--reader")
+                    .arg(self.reader.to_string())
+                    .arg("--report")
+                    .arg(report)
+                    .arg("--")
+                    .args(&external.argv);
+                return;
+            }
         }
         if let Subject::Flood(_) = self.subject {
             if let Some(work) = self.work {
@@ -155,10 +171,30 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(|| failed("no report".into(), tail.clone()))?;
+    if let Subject::Command(_) = spec.subject {
+        return command_run(&report).map_err(|reason| failed(reason, tail));
+    }
     let mut run: Run = serde_json::from_value(report)
         .map_err(|e| failed(format!("bad report: {e}"), tail.clone()))?;
     run.reader_bytes = reader_bytes;
     Ok(run)
+}
+
+/// A run of another program, from `flushlab wrap`'s report: its per-frame figures, which exist
+/// only when wrap found its frames.
+fn command_run(report: &serde_json::Value) -> Result<Run, String> {
+    let figures = report
+        .get("figures")
+        .filter(|f| !f.is_null())
+        .ok_or("frames unknown (no sync markers, no idle gaps): `flushlab wrap` gives its per-second figures")?;
+    Ok(Run {
+        figures: serde_json::from_value(figures.clone()).map_err(|e| format!("bad report: {e}"))?,
+        peak_rss_kib: report["peak_rss_kib"].as_u64().unwrap_or(0),
+        p50_ns: None,
+        p99_ns: None,
+        reader_bytes: report["bytes"].as_u64().unwrap_or(0),
+        shown_fps: None,
+    })
 }
 
 type ReaderThread = std::thread::JoinHandle<(Tail, u64)>;

@@ -72,6 +72,12 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
     pub duration: Duration,
 
+    /// Another program as a row, measured through `flushlab wrap`, NAME=COMMAND ARGS…
+    /// (repeatable; arguments split at spaces, `sh -c '…'` for more): "my TUI vs stdout() vs
+    /// BufWriter" in one table. Its frames must be findable (sync markers or idle gaps).
+    #[arg(long = "command", value_name = "NAME=CMD", value_parser = crate::subject::parse_command)]
+    pub commands: Vec<Subject>,
+
     /// Flood workload only: busy CPU work before each line, seconds (0.000017 for a server
     /// answering ~57k requests/s): a line is then a request, and the rate requests/s.
     #[arg(long, value_parser = parse_duration)]
@@ -146,7 +152,7 @@ impl BenchArgs {
         } else {
             self.modes.concat()
         };
-        for s in chosen {
+        for s in chosen.into_iter().chain(self.commands.iter().copied()) {
             if !subjects.contains(&s) {
                 subjects.push(s);
             }
@@ -253,6 +259,22 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             args.workload.name(),
             args.workload.other().name(),
         ));
+        return Ok(Outcome::BadInput);
+    }
+    for command in &args.commands {
+        if let Subject::Command(external) = command
+            && crate::wrap::resolve(&external.argv[0].clone().into()).is_none()
+        {
+            complain(&format!(
+                "bench: --command {}: '{}' is not a command (not found, or not executable)",
+                external.name,
+                crate::units::printable(&external.argv[0])
+            ));
+            return Ok(Outcome::BadInput);
+        }
+    }
+    if args.workload == Workload::Flood && !args.commands.is_empty() {
+        complain("bench: --command rows draw frames: they belong to --workload tui");
         return Ok(Outcome::BadInput);
     }
     if args.workload != Workload::Flood && (args.work.is_some() || args.rate.is_some()) {

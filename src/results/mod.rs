@@ -298,7 +298,11 @@ impl BenchResults {
     pub fn ceiling_warnings(&self) -> Vec<String> {
         let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
         let mut warnings = Vec::new();
-        for row in self.results.iter().filter(|r| !r.subject.is_ceiling()) {
+        for row in self
+            .results
+            .iter()
+            .filter(|r| !r.subject.is_ceiling() && r.subject.draws_the_frame())
+        {
             let Some(fps) = row.fps else { continue };
             let lower = self
                 .results
@@ -336,6 +340,8 @@ impl BenchResults {
             for b in &self.results[i + 1..] {
                 if a.subject.is_ceiling()
                     || b.subject.is_ceiling()
+                    || !a.subject.draws_the_frame()
+                    || !b.subject.draws_the_frame()
                     || conditions(a) != conditions(b)
                 {
                     continue;
@@ -358,6 +364,8 @@ impl BenchResults {
         let medians: Vec<_> = self
             .results
             .iter()
+            // Another program's rows did other work: they are neither compared nor a base.
+            .filter(|r| r.subject.draws_the_frame())
             .map(|r| {
                 (
                     conditions(r),
@@ -380,6 +388,10 @@ impl BenchResults {
             let fps = row.fps.map(|f| f.median);
             let ratio =
                 |base: Option<f64>| fps.zip(base).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
+            if !row.subject.draws_the_frame() {
+                (row.ratio_to_ceiling, row.ratio_to_fastest) = (None, None);
+                continue;
+            }
             row.ratio_to_ceiling = ratio(ceiling);
             row.ratio_to_fastest = if row.subject.is_ceiling() {
                 None
