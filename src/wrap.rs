@@ -180,8 +180,19 @@ pub fn diagnose(
     frames: Option<u64>,
     counter: &FrameCounter,
     cpu_share: f64,
+    terminal_syncs: bool,
 ) -> Vec<Diagnosis> {
     let mut found = Vec::new();
+    if terminal_syncs && counter.begins == 0 && counter.bytes > 0 {
+        found.push(Diagnosis {
+            code: "sync-unused",
+            message: "this terminal supports synchronized output (it answered DECRQM ?2026) but \
+                      CMD sent no markers: wrapping each frame in ESC[?2026h … ESC[?2026l keeps \
+                      half-drawn frames off the screen"
+                .to_owned(),
+            guide: "docs/guide.md#6-synchronized-output",
+        });
+    }
     if let Some(io) = writes.filter(|io| io.write_calls >= 100) {
         let per_write = io.bytes as f64 / io.write_calls as f64;
         let per_frame = frames.map(|f| io.write_calls as f64 / f.max(1) as f64);
@@ -362,6 +373,8 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     } else {
         None
     };
+    // Whether the user's terminal would hold frames for CMD: asked before CMD owns the keys.
+    let terminal_syncs = interactive && terminal_supports_sync();
     let cpu_before = children_cpu();
     let started = Instant::now();
     let mut child = pty.spawn(&resolved, |command| {
@@ -448,6 +461,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         io,
         cpu,
         &counter,
+        terminal_syncs,
     );
     complain(&report.summary());
     if let Some(path) = &args.report {
@@ -478,6 +492,7 @@ fn report(
     io: Option<IoCounters>,
     cpu: CpuTimes,
     counter: &FrameCounter,
+    terminal_syncs: bool,
 ) -> WrapReport {
     use std::os::unix::process::ExitStatusExt;
     let (frame_method, frames) = counter.frames();
@@ -522,8 +537,34 @@ fn report(
         figures,
         peak_rss_kib: nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
             .map_or(0, |usage| usage.max_rss().max(0) as u64),
-        diagnoses: diagnose(io, frames, counter, cpu_share),
+        diagnoses: diagnose(io, frames, counter, cpu_share, terminal_syncs),
     }
+}
+
+/// Asks the terminal (DECRQM ?2026) whether it supports synchronized output; waits at most
+/// 200 ms for the answer (a terminal that does not know the query says nothing).
+fn terminal_supports_sync() -> bool {
+    let Ok(mut keyboard) = crate::keyboard::Keyboard::open() else {
+        return false;
+    };
+    if io::stdout()
+        .write_all(b"\x1b[?2026$p")
+        .and_then(|()| io::stdout().flush())
+        .is_err()
+    {
+        return false;
+    }
+    let until = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < until {
+        for input in keyboard.pending_input().unwrap_or_default() {
+            if let crate::keyboard::Input::PrivateMode { mode: 2026, status } = input {
+                // 1 set, 2 reset: known; 0 not recognized, 4 permanently reset.
+                return matches!(status, 1 | 2);
+            }
+        }
+        keyboard.wait(Duration::from_millis(5));
+    }
+    false
 }
 
 /// CPU time of this process's reaped children (CMD and the children it reaped).
@@ -668,22 +709,41 @@ mod tests {
         };
         let codes = |d: Vec<Diagnosis>| d.into_iter().map(|d| d.code).collect::<Vec<_>>();
         assert_eq!(
-            codes(diagnose(io(100_000, 190_000), Some(10), &counter, 0.9)),
+            codes(diagnose(
+                io(100_000, 190_000),
+                Some(10),
+                &counter,
+                0.9,
+                false
+            )),
             ["unbuffered"]
         );
         assert_eq!(
-            codes(diagnose(io(3_600, 3_600 * 1020), Some(10), &counter, 0.9)),
+            codes(diagnose(
+                io(3_600, 3_600 * 1020),
+                Some(10),
+                &counter,
+                0.9,
+                false
+            )),
             ["line-buffered-1k"]
         );
-        assert!(codes(diagnose(io(10, 3_000_000), Some(10), &counter, 0.9)).is_empty());
+        assert!(codes(diagnose(io(10, 3_000_000), Some(10), &counter, 0.9, false)).is_empty());
         let mut open = FrameCounter::new(Duration::from_millis(2), true);
         open.feed(b"\x1b[?2026l\x1b[?2026h\x1b[?2026l", Instant::now());
         // A stray end (a reset) is harmless.
-        assert!(codes(diagnose(None, Some(1), &open, 0.9)).is_empty());
+        assert!(codes(diagnose(None, Some(1), &open, 0.9, false)).is_empty());
         open.feed(b"\x1b[?2026h", Instant::now());
         assert_eq!(
-            codes(diagnose(None, Some(1), &open, 0.9)),
+            codes(diagnose(None, Some(1), &open, 0.9, false)),
             ["sync-unbalanced"]
         );
+        let mut plain = FrameCounter::new(Duration::from_millis(2), true);
+        plain.feed(b"no markers here", Instant::now());
+        assert_eq!(
+            codes(diagnose(None, Some(1), &plain, 0.9, true)),
+            ["sync-unused"]
+        );
+        assert!(codes(diagnose(None, Some(1), &plain, 0.9, false)).is_empty());
     }
 }

@@ -212,3 +212,19 @@ fn interactive_wrap_is_transparent() {
     );
     let _ = (COLS, ROWS);
 }
+
+#[test]
+fn a_terminal_that_syncs_hears_that_cmd_does_not() {
+    // The "terminal" answers DECRQM ?2026 with "reset" (supported) before wrap even asks.
+    let running = wrapped(&["sh", "-c", "printf 'plain output'; sleep 0.3"]);
+    std::io::Write::write_all(&mut &running.pty.master, b"\x1b[?2026;2$y").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    let text = String::from_utf8_lossy(&run.output);
+    assert_eq!(run.code, Some(0), "{text}");
+    assert!(text.contains("sync-unused"), "{text}");
+    // A terminal that says nothing: no such claim.
+    let run = wrapped(&["sh", "-c", "printf 'plain output'; sleep 0.3"])
+        .finish(Duration::from_secs(10));
+    let text = String::from_utf8_lossy(&run.output);
+    assert!(!text.contains("sync-unused"), "{text}");
+}
