@@ -21,14 +21,23 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     pub fn now() -> Self {
-        use nix::sys::resource::{UsageWho, getrusage};
+        CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_SELF)
+    }
+
+    /// CPU time of the children this process has reaped (and of the children they reaped).
+    pub fn children() -> Self {
+        CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+    }
+
+    fn of(who: nix::sys::resource::UsageWho) -> Self {
+        use nix::sys::resource::getrusage;
         let to_duration = |tv: nix::sys::time::TimeVal| {
             Duration::new(
                 tv.tv_sec().max(0) as u64,
                 (tv.tv_usec().max(0) as u32) * 1000,
             )
         };
-        match getrusage(UsageWho::RUSAGE_SELF) {
+        match getrusage(who) {
             Ok(usage) => CpuTimes {
                 user: to_duration(usage.user_time()),
                 kernel: to_duration(usage.system_time()),

@@ -375,7 +375,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     };
     // Whether the user's terminal would hold frames for CMD: asked before CMD owns the keys.
     let terminal_syncs = interactive && terminal_supports_sync();
-    let cpu_before = children_cpu();
+    let cpu_before = CpuTimes::children();
     let started = Instant::now();
     let mut child = pty.spawn(&resolved, |command| {
         command.args(&args.command[1..]);
@@ -446,7 +446,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(session);
-    let cpu = children_cpu();
+    let cpu = CpuTimes::children();
     let cpu = CpuTimes {
         user: cpu.user.saturating_sub(cpu_before.user),
         kernel: cpu.kernel.saturating_sub(cpu_before.kernel),
@@ -565,21 +565,6 @@ fn terminal_supports_sync() -> bool {
         keyboard.wait(Duration::from_millis(5));
     }
     false
-}
-
-/// CPU time of this process's reaped children (CMD and the children it reaped).
-fn children_cpu() -> CpuTimes {
-    use nix::sys::resource::{UsageWho, getrusage};
-    let to_duration = |tv: nix::sys::time::TimeVal| {
-        Duration::new(
-            tv.tv_sec().max(0) as u64,
-            (tv.tv_usec().max(0) as u32) * 1000,
-        )
-    };
-    getrusage(UsageWho::RUSAGE_CHILDREN).map_or(CpuTimes::default(), |usage| CpuTimes {
-        user: to_duration(usage.user_time()),
-        kernel: to_duration(usage.system_time()),
-    })
 }
 
 /// Whether CMD has exited, without reaping it: its counters stay readable until it is.
