@@ -223,8 +223,8 @@ fn a_terminal_that_syncs_hears_that_cmd_does_not() {
     assert_eq!(run.code, Some(0), "{text}");
     assert!(text.contains("sync-unused"), "{text}");
     // A terminal that says nothing: no such claim.
-    let run = wrapped(&["sh", "-c", "printf 'plain output'; sleep 0.3"])
-        .finish(Duration::from_secs(10));
+    let run =
+        wrapped(&["sh", "-c", "printf 'plain output'; sleep 0.3"]).finish(Duration::from_secs(10));
     let text = String::from_utf8_lossy(&run.output);
     assert!(!text.contains("sync-unused"), "{text}");
 }
