@@ -1,5 +1,5 @@
-//! Where flushlab writes — output files given by the user, and its own scratch space — and how
-//! it reads the files others send it (bounded). A leaf.
+//! Where flushlab writes — output files given by the user, and its own scratch space — how
+//! it reads the files others send it (bounded), and where it finds a program to run. A leaf.
 //!
 //! flushlab runs as root in CI and on desktops, so a path is never trusted to be what it looks
 //! like. A regular file (or a path that does not exist yet) is replaced atomically through a
@@ -107,6 +107,21 @@ pub fn read_bounded(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
 /// Reads the file at `path`, up to [`MAX_INPUT_BYTES`].
 pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
     read_bounded(File::open(path)?, MAX_INPUT_BYTES)
+}
+
+/// Finds `program` as the shell would: a path as given, a bare name in `$PATH`.
+pub fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let path = Path::new(program);
+    if path.components().count() > 1 || program.to_string_lossy().contains('/') {
+        return executable(path).then(|| path.to_owned());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(path))
+        .find(|p| executable(p))
 }
 
 /// Writes `bytes` to `path`: atomically for a regular file, in place for a device or FIFO.

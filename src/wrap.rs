@@ -326,24 +326,9 @@ fn per(x: u64, seconds: f64) -> f64 {
     }
 }
 
-/// Finds `program` as the shell would: a path as given, a bare name in `$PATH`.
-pub fn resolve(program: &OsString) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let path = Path::new(program);
-    if path.components().count() > 1 || program.to_string_lossy().contains('/') {
-        return executable(path).then(|| path.to_owned());
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(path))
-        .find(|p| executable(p))
-}
-
 pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let program = &args.command[0];
-    let Some(resolved) = resolve(program) else {
+    let Some(resolved) = crate::files::find_program(program) else {
         complain(&format!(
             "wrap: '{}' is not a command (not found, or not executable)",
             crate::units::printable(&program.to_string_lossy())

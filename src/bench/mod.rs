@@ -263,7 +263,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     }
     for command in &args.commands {
         if let Subject::Command(external) = command
-            && crate::wrap::resolve(&external.argv[0].clone().into()).is_none()
+            && crate::files::find_program(external.argv[0].as_ref()).is_none()
         {
             complain(&format!(
                 "bench: --command {}: '{}' is not a command (not found, or not executable)",
