@@ -439,7 +439,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let counter = counter.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let report = report(
         &args,
-        size,
+        (size, reader_model),
         seconds,
         status,
         ended_by_wrap,
@@ -470,7 +470,8 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
 #[allow(clippy::too_many_arguments)]
 fn report(
     args: &WrapArgs,
-    size: (u16, u16),
+    // The pty as it was read: interactive runs are copied to the terminal as they come.
+    (size, reader): ((u16, u16), ReaderModel),
     seconds: f64,
     status: std::process::ExitStatus,
     ended_by_wrap: bool,
@@ -508,7 +509,7 @@ fn report(
             .collect(),
         cols: size.0,
         rows: size.1,
-        reader: args.reader.to_string(),
+        reader: reader.to_string(),
         seconds,
         exit_code,
         bytes: counter.bytes,
