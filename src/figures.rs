@@ -35,3 +35,27 @@ impl Figures {
         (self.frames > 0 && cpu > 0.0).then(|| cpu * 1000.0 / self.frames as f64)
     }
 }
+
+/// What a stretch of output cost when its frames are not known (another program's, through
+/// `flushlab wrap`): per second only, never a made-up frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerSecond {
+    pub bytes_per_second: f64,
+    /// `null` where write accounting is not available.
+    pub writes_per_second: Option<f64>,
+}
+
+/// The part of wrap's report a run of the bench is made of: written inside `flushlab wrap`'s report
+/// (flattened) and read back by the bench with this same type.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WrapRun {
+    /// Bytes read from the pty: everything CMD's process tree wrote to the terminal.
+    pub bytes: u64,
+    #[serde(flatten)]
+    pub per_second: PerSecond,
+    /// Per-frame figures in the schema of every flushlab report; `null` when the frames are
+    /// unknown (then only the per-second figures stand).
+    pub figures: Option<Figures>,
+    /// The largest resident set of a process of CMD's tree, KiB.
+    pub peak_rss_kib: u64,
+}

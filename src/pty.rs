@@ -43,6 +43,13 @@ impl Pty {
         Ok(tcsetwinsize(&self.master, size)?)
     }
 
+    /// Where the slave side lives (`/dev/pts/N`): what a process's fd links to when it is this
+    /// terminal.
+    pub fn slave_path(&self) -> std::path::PathBuf {
+        use std::os::unix::ffi::OsStrExt;
+        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(self.slave_path.as_bytes()))
+    }
+
     /// Opens the slave side again, without making it our controlling terminal.
     pub fn open_slave(&self) -> io::Result<OwnedFd> {
         Ok(rustix::fs::open(

@@ -19,8 +19,9 @@ const ENTER: &[u8] = b"\x1b[?1049h\x1b[?25l\x1b[2J";
 /// alternate screen and shows the cursor.
 pub const LEAVE: &[u8] = b"\x1b[?2026l\x1b[0m\x1b[?1049l\x1b[?25h";
 
-/// The stream that holds the terminal while a session is active.
-static ACTIVE: Mutex<Option<Stream>> = Mutex::new(None);
+/// The stream that holds the terminal while a session is active, and whether the session took
+/// the screen over too (so that giving it back leaves the alternate screen).
+static ACTIVE: Mutex<Option<(Stream, bool)>> = Mutex::new(None);
 static PANIC_HOOK: Once = Once::new();
 
 #[derive(Debug)]
@@ -31,14 +32,19 @@ pub struct TerminalSession {
 impl TerminalSession {
     /// Raw mode on, alternate screen on `stream`, cursor hidden.
     pub fn enter(stream: Stream) -> io::Result<Self> {
-        let session = TerminalSession::raw_only(stream)?;
+        let session = TerminalSession::hold(stream, true)?;
         stream.raw()?.write_all(ENTER)?;
         Ok(session)
     }
 
-    /// Raw mode only, for a program that draws on its own (`flushlab wrap`): restored like a
-    /// full session, so a wrapped program that dies on the alternate screen is undone too.
+    /// Raw mode only, for a program that draws on its own (`flushlab wrap`): giving it back
+    /// restores the terminal's mode and writes nothing, so a program that never left the main
+    /// screen (`ls`) is not disturbed; wrap undoes what the program itself set.
     pub fn raw_only(stream: Stream) -> io::Result<Self> {
+        TerminalSession::hold(stream, false)
+    }
+
+    fn hold(stream: Stream, screen: bool) -> io::Result<Self> {
         PANIC_HOOK.call_once(|| {
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
@@ -47,7 +53,7 @@ impl TerminalSession {
             }));
         });
         enable_raw_mode()?;
-        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some((stream, screen));
         Ok(TerminalSession { _private: () })
     }
 }
@@ -61,14 +67,16 @@ impl Drop for TerminalSession {
 /// Job control: gives the terminal back, stops this process (as SIGTSTP's default action would),
 /// and once continued (`fg`, SIGCONT) takes the terminal over again. The caller redraws.
 pub fn suspend() -> io::Result<()> {
-    let stream = *ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let held = *ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     restore();
     rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP)?;
     // Here again after SIGCONT.
-    if let Some(stream) = stream {
+    if let Some((stream, screen)) = held {
         enable_raw_mode()?;
-        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stream);
-        stream.raw()?.write_all(ENTER)?;
+        *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some((stream, screen));
+        if screen {
+            stream.raw()?.write_all(ENTER)?;
+        }
     }
     Ok(())
 }
@@ -129,11 +137,11 @@ pub fn end_stuck_runs() -> io::Result<()> {
 /// Gives the terminal back, if a session holds it. Errors are ignored: the reader may be gone,
 /// and there is nobody left to tell.
 pub fn restore() {
-    let Some(stream) = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+    let Some((stream, screen)) = ACTIVE.lock().unwrap_or_else(|e| e.into_inner()).take() else {
         return;
     };
     let _ = disable_raw_mode();
-    if let Ok(mut raw) = stream.raw() {
+    if screen && let Ok(mut raw) = stream.raw() {
         let _ = raw.write_all(LEAVE);
     }
 }

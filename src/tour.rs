@@ -352,6 +352,7 @@ fn row(
         shown_fps: confirmed
             .filter(|(_, s)| *s > 0.0)
             .map(|(frames, seconds)| frames as f64 / seconds),
+        per_second: None,
     });
     row.summarize();
     row

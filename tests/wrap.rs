@@ -104,25 +104,45 @@ fn wrapping_flushlab_agrees_with_its_own_report() {
 }
 
 #[test]
-fn frames_come_from_pauses_or_are_said_to_be_unknown() {
-    // Six bursts of 2,000 bytes, 80 ms apart: six frames from the pauses.
+fn frames_come_from_what_is_drawn_or_are_said_to_be_unknown() {
+    // Eight frames drawn from the top (home, three rows), 80 ms apart: the cursor restarts,
+    // confirmed by the home once a frame and a pause before each.
+    let (code, report, said) = wrap(
+        "frames",
+        &[
+            "sh",
+            "-c",
+            "for i in 1 2 3 4 5 6 7 8; do printf '\\033[Hframe %s\\033[2;1Hxxxx\\033[3;1Hyyyy' $i; \
+             sleep 0.08; done",
+        ],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(report["frame_method"], "cursor-restarts", "{report}");
+    // The first frame starts no restart: seven are seen, each a whole frame.
+    assert_eq!(report["figures"]["frames"], 7, "{report}");
+    let fps = report["figures"]["fps"].as_f64().unwrap();
+    assert!(fps > 5.0 && fps < 13.0, "{report}");
+    // Bursts with pauses but nothing drawn over anything: pauses alone never make frames.
     let (code, report, said) = wrap(
         "bursts",
         &[
             "sh",
             "-c",
-            "for i in 1 2 3 4 5 6; do head -c 2000 /dev/zero; sleep 0.08; done",
+            "for i in 1 2 3 4 5 6; do head -c 2000 /dev/zero | tr '\\0' x; sleep 0.08; done",
         ],
     );
     assert_eq!(code, Some(0), "{said}");
-    assert_eq!(report["frame_method"], "idle-gaps", "{report}");
-    assert_eq!(report["figures"]["frames"], 6, "{report}");
+    assert_eq!(report["frame_method"], "unknown", "{report}");
     // 8 MB without a pause: per-second figures only, never invented frames.
     let (code, report, said) = wrap("steady", &["head", "-c", "8000000", "/dev/zero"]);
     assert_eq!(code, Some(0), "{said}");
     assert_eq!(report["frame_method"], "unknown", "{report}");
     assert!(report["figures"].is_null(), "{report}");
     assert!(report["bytes"].as_u64().unwrap() >= 8_000_000, "{report}");
+    assert!(
+        report["bytes_per_second"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
     assert!(said.contains("frames unknown"), "{said}");
 }
 
@@ -213,18 +233,140 @@ fn interactive_wrap_is_transparent() {
     let _ = (COLS, ROWS);
 }
 
+/// `flushlab wrap -- ARGS…` interactive on a pty of 80x24 whose "terminal" answers DECRQM
+/// ?2026 with `answer` when asked (or stays silent); its exit code and everything it wrote.
+fn wrapped_answering(args: &[&str], answer: Option<&'static [u8]>) -> (Option<i32>, Vec<u8>) {
+    let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
+    let mut child = pty
+        .spawn(
+            std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
+            |cmd| {
+                cmd.arg("wrap").arg("--").args(args);
+            },
+        )
+        .unwrap();
+    let master = pty.master.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        let mut answered = false;
+        let _ = flushlab::pty::read_to_end(&master, |bytes| {
+            output.extend_from_slice(bytes);
+            let asked = output.windows(9).any(|w| w == b"\x1b[?2026$p");
+            if asked && !answered {
+                answered = true;
+                if let Some(answer) = answer {
+                    std::io::Write::write_all(&mut &master, answer).unwrap();
+                }
+            }
+        });
+        output
+    });
+    let status = common::wait_for(Duration::from_secs(10), "wrap to exit", || {
+        child.try_wait().unwrap()
+    });
+    drop(pty);
+    (status.code(), reader.join().unwrap())
+}
+
 #[test]
 fn a_terminal_that_syncs_hears_that_cmd_does_not() {
-    // The "terminal" answers DECRQM ?2026 with "reset" (supported) before wrap even asks.
-    let running = wrapped(&["sh", "-c", "printf 'plain output'; sleep 0.3"]);
-    std::io::Write::write_all(&mut &running.pty.master, b"\x1b[?2026;2$y").unwrap();
-    let run = running.finish(Duration::from_secs(10));
-    let text = String::from_utf8_lossy(&run.output);
-    assert_eq!(run.code, Some(0), "{text}");
+    // CMD draws frames without markers; the terminal answers "reset" (supported) when asked.
+    let frames =
+        "for i in 1 2 3 4 5 6; do printf '\\033[Hframe %s\\033[2;1Hxx' $i; sleep 0.05; done";
+    let (code, output) = wrapped_answering(&["sh", "-c", frames], Some(b"\x1b[?2026;2$y"));
+    let text = String::from_utf8_lossy(&output);
+    assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("sync-unused"), "{text}");
     // A terminal that says nothing: no such claim.
-    let run =
-        wrapped(&["sh", "-c", "printf 'plain output'; sleep 0.3"]).finish(Duration::from_secs(10));
-    let text = String::from_utf8_lossy(&run.output);
+    let (_, output) = wrapped_answering(&["sh", "-c", frames], None);
+    let text = String::from_utf8_lossy(&output);
     assert!(!text.contains("sync-unused"), "{text}");
+    // CMD that draws no frames: the terminal is not even asked.
+    let (_, output) = wrapped_answering(&["sh", "-c", "printf 'plain output'"], None);
+    assert!(!output.windows(9).any(|w| w == b"\x1b[?2026$p"));
+}
+
+#[test]
+fn a_program_on_the_main_screen_looks_as_it_does_without_wrap() {
+    // `sh -c 'echo hello'` alone, then through wrap: the same bytes first, nothing before them,
+    // no alternate-screen exit it never entered, the report below.
+    let plain = {
+        let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
+        let mut child = pty
+            .spawn(std::path::Path::new("sh"), |cmd| {
+                cmd.args(["-c", "echo hello"]);
+            })
+            .unwrap();
+        let master = pty.master.try_clone().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut output = Vec::new();
+            let _ = flushlab::pty::read_to_end(&master, |b| output.extend_from_slice(b));
+            output
+        });
+        child.wait().unwrap();
+        drop(pty);
+        reader.join().unwrap()
+    };
+    assert_eq!(plain, b"hello\r\n");
+    let (code, output) = wrapped_answering(&["sh", "-c", "echo hello"], None);
+    let text = String::from_utf8_lossy(&output);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(output.starts_with(&plain), "{text:?}");
+    for never in [&b"\x1b[?1049l"[..], b"\x1b[?25h", b"\x1b[0m", b"\x1b[?2026"] {
+        assert!(
+            !output.windows(never.len()).any(|w| w == never),
+            "wrap wrote {:?}: {text:?}",
+            String::from_utf8_lossy(never)
+        );
+    }
+    let size = |n| std::num::NonZeroU16::new(n).unwrap();
+    let mut screen = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    screen.process(&output);
+    let rows: Vec<String> = screen.screen().rows(0, COLS).collect();
+    assert_eq!(rows[0], "hello");
+    assert!(
+        rows[1].starts_with("flushlab: wrap sh -c echo hello"),
+        "{rows:?}"
+    );
+    // CMD that ends mid-line: the report starts on a line of its own.
+    let (_, output) = wrapped_answering(&["sh", "-c", "printf 'no newline'"], None);
+    screen = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    screen.process(&output);
+    let rows: Vec<String> = screen.screen().rows(0, COLS).collect();
+    assert_eq!(rows[0], "no newline", "{rows:?}");
+    assert!(rows[1].starts_with("flushlab: wrap"), "{rows:?}");
+}
+
+#[test]
+fn keys_typed_before_cmd_reads_reach_it() {
+    // Type-ahead: keys already waiting when wrap starts go to CMD, none is eaten.
+    let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
+    std::io::Write::write_all(&mut &pty.master, b"early\r").unwrap();
+    let mut child = pty
+        .spawn(
+            std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
+            |cmd| {
+                cmd.args([
+                    "wrap",
+                    "--",
+                    "sh",
+                    "-c",
+                    "sleep 0.3; read a; echo \"got $a\"",
+                ]);
+            },
+        )
+        .unwrap();
+    let master = pty.master.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut output = Vec::new();
+        let _ = flushlab::pty::read_to_end(&master, |b| output.extend_from_slice(b));
+        output
+    });
+    let status = common::wait_for(Duration::from_secs(10), "wrap to exit", || {
+        child.try_wait().unwrap()
+    });
+    drop(pty);
+    let text = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+    assert_eq!(status.code(), Some(0), "{text}");
+    assert!(text.contains("got early"), "{text}");
 }

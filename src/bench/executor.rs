@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use clap::ValueEnum;
 
 use super::reader::{ReaderModel, Tail, consume};
+use crate::figures::WrapRun;
 use crate::pty::Pty;
 use crate::results::{FailedRun, Run};
 use crate::subject::Subject;
@@ -167,34 +168,30 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     if !status.success() {
         return Err(failed(format!("exited with {status}"), tail));
     }
-    let report: serde_json::Value = std::fs::read(&report)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .ok_or_else(|| failed("no report".into(), tail.clone()))?;
+    let report = std::fs::read(&report).map_err(|_| failed("no report".into(), tail.clone()))?;
+    let bad = |e: serde_json::Error| failed(format!("bad report: {e}"), tail.clone());
     if let Subject::Command(_) = spec.subject {
-        return command_run(&report).map_err(|reason| failed(reason, tail));
+        return serde_json::from_slice::<WrapRun>(&report)
+            .map(command_run)
+            .map_err(bad);
     }
-    let mut run: Run = serde_json::from_value(report)
-        .map_err(|e| failed(format!("bad report: {e}"), tail.clone()))?;
+    let mut run: Run = serde_json::from_slice(&report).map_err(bad)?;
     run.reader_bytes = reader_bytes;
     Ok(run)
 }
 
-/// A run of another program, from `flushlab wrap`'s report: its per-frame figures, which exist
-/// only when wrap found its frames.
-fn command_run(report: &serde_json::Value) -> Result<Run, String> {
-    let figures = report
-        .get("figures")
-        .filter(|f| !f.is_null())
-        .ok_or("frames unknown (no sync markers, no idle gaps): `flushlab wrap` gives its per-second figures")?;
-    Ok(Run {
-        figures: serde_json::from_value(figures.clone()).map_err(|e| format!("bad report: {e}"))?,
-        peak_rss_kib: report["peak_rss_kib"].as_u64().unwrap_or(0),
+/// A run of another program, from `flushlab wrap`'s report: its per-frame figures when wrap
+/// found its frames, else its per-second figures (a row that says so, never a failure).
+fn command_run(wrapped: WrapRun) -> Run {
+    Run {
+        per_second: wrapped.figures.is_none().then_some(wrapped.per_second),
+        figures: wrapped.figures.unwrap_or_default(),
+        peak_rss_kib: wrapped.peak_rss_kib,
         p50_ns: None,
         p99_ns: None,
-        reader_bytes: report["bytes"].as_u64().unwrap_or(0),
+        reader_bytes: wrapped.bytes,
         shown_fps: None,
-    })
+    }
 }
 
 type ReaderThread = std::thread::JoinHandle<(Tail, u64)>;

@@ -8,7 +8,7 @@ pub mod plot;
 pub mod statistics;
 
 use self::statistics::{NOISY, Spread, median};
-use crate::figures::Figures;
+use crate::figures::{Figures, PerSecond};
 use crate::subject::{FloodWriter, Subject};
 use crate::units::format_capacity;
 use crate::writer_mode::Buffering;
@@ -32,6 +32,10 @@ pub struct Run {
     /// in `flushlab tour`; `null` elsewhere or when the terminal never answered.
     #[serde(default)]
     pub shown_fps: Option<f64>,
+    /// Another program's run whose frames wrap could not find: its per-second figures, and
+    /// `figures` holds no frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_second: Option<PerSecond>,
 }
 
 /// A run that did not produce a report: it crashed, failed or hung and was killed.
@@ -64,6 +68,9 @@ pub struct Row {
     pub peak_rss_kib: Option<u64>,
     /// Median of the runs' confirmed ("shown") FPS, where measured.
     pub shown_fps: Option<f64>,
+    /// Medians of the per-second figures of runs whose frames are unknown (another program's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_second: Option<PerSecond>,
     /// Median FPS over the lower of the two ceilings' medians at this size.
     pub ratio_to_ceiling: Option<f64>,
     /// Median FPS over the fastest mode's (not ceiling's) median at this size.
@@ -87,6 +94,7 @@ impl Row {
             cpu_ms_per_frame: None,
             peak_rss_kib: None,
             shown_fps: None,
+            per_second: None,
             ratio_to_ceiling: None,
             ratio_to_fastest: None,
             runs: Vec::new(),
@@ -96,7 +104,13 @@ impl Row {
 
     /// Recomputes the summary figures from `runs`.
     pub fn summarize(&mut self) {
-        let runs = || self.runs.iter().map(|r| &r.figures);
+        // Runs with frames: a per-second run has none to count.
+        let runs = || {
+            self.runs
+                .iter()
+                .filter(|r| r.per_second.is_none())
+                .map(|r| &r.figures)
+        };
         self.fps = Spread::of(runs().map(|r| r.fps));
         self.writes_per_frame = median(runs().filter_map(|r| r.writes_per_frame));
         self.bytes_per_frame = median(runs().filter_map(|r| r.bytes_per_frame));
@@ -106,6 +120,11 @@ impl Row {
         let runs = &self.runs;
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
+        let per_second = || runs.iter().filter_map(|r| r.per_second);
+        self.per_second = median(per_second().map(|p| p.bytes_per_second)).map(|bytes| PerSecond {
+            bytes_per_second: bytes,
+            writes_per_second: median(per_second().filter_map(|p| p.writes_per_second)),
+        });
     }
 }
 

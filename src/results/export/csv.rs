@@ -6,7 +6,7 @@ use crate::results::BenchResults;
 /// One line per row, summary figures only (the raw runs are in the JSON).
 pub struct CsvExporter;
 
-const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs";
+const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second";
 
 impl Exporter for CsvExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
@@ -31,6 +31,9 @@ impl Exporter for CsvExporter {
                 num(row.ratio_to_fastest),
                 row.runs.len().to_string(),
                 row.failed_runs.len().to_string(),
+                // Only for another program's rows whose frames are unknown.
+                num(row.per_second.map(|p| p.bytes_per_second)),
+                num(row.per_second.and_then(|p| p.writes_per_second)),
             ];
             writeln!(out, "{}", fields.join(","))?;
         }

@@ -91,7 +91,15 @@ impl Exporter for MarkdownExporter {
                     row.sink.clone(),
                     row.reader.clone(),
                     row.fps.map_or_else(
-                        || format!("failed{failed}"),
+                        || match row.per_second {
+                            // Another program whose frames are unknown: per second only.
+                            Some(p) => format!(
+                                "frames unknown: {}/s, {} write(2)/s{failed}",
+                                bytes(p.bytes_per_second),
+                                p.writes_per_second.map_or_else(|| "–".into(), count)
+                            ),
+                            None => format!("failed{failed}"),
+                        },
                         // One run has no range to show.
                         |f| match row.runs.len() {
                             1 => format!("{}{failed}", rate(f.median)),

@@ -1,0 +1,321 @@
+//! What the figures say a program should change, in its own language's terms.
+
+use serde::Serialize;
+
+use super::frames::Frames;
+use super::tree::{Language, Writer};
+use crate::accounting::IoCounters;
+use crate::units::{bytes, count, percent, thousands};
+
+/// One finding: a stable code for scripts, a sentence with the figure behind it and the fix.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub code: &'static str,
+    pub message: String,
+    /// Where the guide explains it.
+    pub guide: &'static str,
+}
+
+/// Below this many bytes a write(2), writes are pieces of a frame, not buffers. From the corpus
+/// (docs/wrap.md): unbuffered writers write 1.9–40 B a call (an escape sequence, a cell, a
+/// line), the smallest buffer in use is 1 KiB; 128 B sits between them with room on each side.
+const SMALL_WRITE: f64 = 128.0;
+/// A frame needs more writes than this for "unbuffered" to matter (a status line's few do not).
+const MANY_WRITES_A_FRAME: f64 = 16.0;
+/// Asleep in write(2) on the terminal for more than half the run: the terminal sets the pace.
+const READER_BOUND: f64 = 0.5;
+
+/// Everything a diagnosis may look at.
+#[derive(Clone, Debug)]
+pub struct Evidence<'a> {
+    /// The tree's write(2) calls and bytes, when they can be trusted to be the terminal's.
+    pub writes: Option<IoCounters>,
+    pub frames: &'a Frames,
+    pub writes_per_frame: Option<f64>,
+    /// Bytes that reached the terminal.
+    pub bytes: u64,
+    pub sync_begins: u64,
+    pub sync_pairs: u64,
+    /// Synchronized updates still open at the end.
+    pub sync_open: u32,
+    /// CMD ended on its own (not ended by wrap at the end of `--duration` or a signal).
+    pub exited_by_itself: bool,
+    pub blocked_share: Option<f64>,
+    /// The user's terminal answered DECRQM ?2026 (interactive only).
+    pub terminal_syncs: bool,
+    pub writer: &'a Writer,
+}
+
+const GUIDE_SYNC: &str = "docs/guide.md#6-synchronized-output";
+
+pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
+    let mut found = Vec::new();
+    let drew_frames = e.frames.frames.is_some();
+    if e.terminal_syncs && e.sync_begins == 0 && drew_frames {
+        found.push(Diagnosis {
+            code: "sync-unused",
+            message: "this terminal supports synchronized output (it answered DECRQM ?2026) but \
+                      CMD sent no markers: wrapping each frame in ESC[?2026h … ESC[?2026l keeps \
+                      half-drawn frames off the screen"
+                .to_owned(),
+            guide: GUIDE_SYNC,
+        });
+    }
+    let never_ended = e.sync_open >= 2 || (e.sync_open == 1 && e.exited_by_itself);
+    if never_ended {
+        found.push(Diagnosis {
+            code: "sync-unbalanced",
+            message: format!(
+                "{} synchronized-output begins, {} frames ended, {} still open at the end: a \
+                 begin without an end leaves the terminal frozen until it times out",
+                thousands(e.sync_begins),
+                thousands(e.sync_pairs),
+                e.sync_open
+            ),
+            guide: GUIDE_SYNC,
+        });
+    }
+    if let Some(io) = e.writes.filter(|io| io.write_calls >= 100) {
+        let per_write = io.bytes as f64 / io.write_calls as f64;
+        let per_frame_text = e
+            .writes_per_frame
+            .map_or_else(String::new, |w| format!(", {} write(2) a frame", count(w)));
+        let many = e.writes_per_frame.is_none_or(|w| w > MANY_WRITES_A_FRAME);
+        if per_write < SMALL_WRITE && many {
+            found.push(Diagnosis {
+                code: "unbuffered",
+                message: format!(
+                    "{} a write(2){per_frame_text}: every piece is a system call; {}",
+                    bytes(per_write),
+                    unbuffered_fix(e.writer)
+                ),
+                guide: "docs/guide.md#4-the-writer-modes-measured",
+            });
+        } else if (900.0..=1100.0).contains(&per_write)
+            && e.writes_per_frame.is_none_or(|w| w > 2.0)
+        {
+            found.push(Diagnosis {
+                code: "line-buffered-1k",
+                message: format!(
+                    "{} a write(2){per_frame_text}: a 1 KiB buffer flushing as it fills; {}",
+                    bytes(per_write),
+                    one_kib_fix(e.writer)
+                ),
+                guide: "docs/guide.md#2-what-rusts-stdout-and-stderr-are",
+            });
+        }
+    }
+    if let Some(share) = e.blocked_share.filter(|&s| s >= READER_BOUND) {
+        found.push(Diagnosis {
+            code: "reader-bound",
+            message: format!(
+                "CMD was asleep in write(2) on the terminal in {} of the samples: the terminal \
+                 (the reader) sets the pace, not the writer; fewer bytes a frame helps, or a \
+                 writer thread so the program's loop need not wait",
+                percent(share)
+            ),
+            guide: "docs/guide.md#8-recipes-what-to-change-in-your-program",
+        });
+    }
+    found
+}
+
+/// How to stop writing a frame piece by piece, for what wrote it.
+fn unbuffered_fix(writer: &Writer) -> &'static str {
+    if writer.curses {
+        return "ncurses flushes its output before each check for typed-ahead keys: call \
+                typeahead(-1) (Python: curses.typeahead(-1)) so a refresh goes out in one write";
+    }
+    match writer.language {
+        Language::Rust => {
+            "put a BufWriter as large as a frame between the backend and the fd (stderr() and a \
+             raw fd are unbuffered) and flush once a frame"
+        }
+        Language::C => {
+            "the stream is unbuffered (stderr, or setvbuf _IONBF) or line-buffered on a \
+             terminal: setvbuf(stream, NULL, _IOFBF, 1 << 16) and fflush once a frame"
+        }
+        Language::Python => {
+            "print(..., flush=True) or an unbuffered stream writes every call: collect the \
+             frame and sys.stdout.write it in one call, then flush once a frame"
+        }
+        Language::Node => {
+            "each process.stdout.write to a terminal is its own write(2): join the frame into \
+             one string and write it once"
+        }
+        Language::Shell => {
+            "every printf or echo is a write(2): build the frame in a variable and print it \
+             once, or move the loop into a program that buffers"
+        }
+        Language::Unknown => "collect each frame in a buffer and write it once",
+    }
+}
+
+/// How to stop flushing every KiB.
+fn one_kib_fix(writer: &Writer) -> &'static str {
+    match writer.language {
+        Language::Rust => {
+            "std's stdout() is a LineWriter of 1 KiB: a BufWriter as large as a frame cuts the \
+             write(2) calls that many times"
+        }
+        Language::C => {
+            "stdio's buffer on a terminal is 1 KiB: setvbuf(stdout, NULL, _IOFBF, 1 << 16) and \
+             fflush once a frame"
+        }
+        Language::Python => {
+            "write the frame in one call and flush once: sys.stdout.write(frame); \
+             sys.stdout.flush()"
+        }
+        _ => "a buffer as large as a frame, flushed once a frame",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wrap::frames::FrameMethod;
+
+    fn frames(known: bool) -> Frames {
+        Frames {
+            method: if known {
+                FrameMethod::CursorRestarts
+            } else {
+                FrameMethod::Unknown
+            },
+            frames: known.then_some(10),
+            fps: known.then_some(30.0),
+            bytes_per_frame: known.then_some(60_000.0),
+            confirmed_by: Vec::new(),
+            cursor_restarts: 10,
+            sequence_share: 1.0,
+            pause_share: 1.0,
+            pauses_per_frame: 1.0,
+        }
+    }
+
+    fn evidence<'a>(frames: &'a Frames, writer: &'a Writer) -> Evidence<'a> {
+        Evidence {
+            writes: None,
+            frames,
+            writes_per_frame: None,
+            bytes: 600_000,
+            sync_begins: 0,
+            sync_pairs: 0,
+            sync_open: 0,
+            exited_by_itself: true,
+            blocked_share: Some(0.0),
+            terminal_syncs: false,
+            writer,
+        }
+    }
+
+    fn codes(found: Vec<Diagnosis>) -> Vec<&'static str> {
+        found.into_iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn each_pattern_has_its_code_and_each_language_its_fix() {
+        let known = frames(true);
+        let python = Writer {
+            language: Language::Python,
+            ..Writer::default()
+        };
+        let small = Evidence {
+            writes: Some(IoCounters {
+                write_calls: 30_000,
+                bytes: 600_000,
+            }),
+            writes_per_frame: Some(3_000.0),
+            ..evidence(&known, &python)
+        };
+        let found = diagnose(&small);
+        assert_eq!(codes(found.clone()), ["unbuffered"]);
+        assert!(found[0].message.contains("sys.stdout.write"), "{found:?}");
+        assert!(!found[0].message.contains("BufWriter"), "{found:?}");
+        let c = Writer {
+            language: Language::C,
+            ..Writer::default()
+        };
+        let kib = Evidence {
+            writes: Some(IoCounters {
+                write_calls: 600,
+                bytes: 600 * 1024,
+            }),
+            writes_per_frame: Some(60.0),
+            ..evidence(&known, &c)
+        };
+        let found = diagnose(&kib);
+        assert_eq!(codes(found.clone()), ["line-buffered-1k"]);
+        assert!(found[0].message.contains("setvbuf"), "{found:?}");
+        let buffered = Evidence {
+            writes: Some(IoCounters {
+                write_calls: 10,
+                bytes: 600_000,
+            }),
+            writes_per_frame: Some(1.0),
+            ..evidence(&known, &c)
+        };
+        assert!(diagnose(&buffered).is_empty());
+    }
+
+    #[test]
+    fn reader_bound_only_when_the_writer_waits_in_write() {
+        let known = frames(true);
+        let writer = Writer::default();
+        let idle = Evidence {
+            blocked_share: Some(0.02),
+            ..evidence(&known, &writer)
+        };
+        assert!(diagnose(&idle).is_empty());
+        let held = Evidence {
+            blocked_share: Some(0.93),
+            ..evidence(&known, &writer)
+        };
+        let found = diagnose(&held);
+        assert_eq!(codes(found.clone()), ["reader-bound"]);
+        assert!(found[0].message.contains("93"), "{found:?}");
+    }
+
+    #[test]
+    fn sync_findings() {
+        let known = frames(true);
+        let writer = Writer::default();
+        let cut_short_by_wrap = Evidence {
+            sync_begins: 10,
+            sync_pairs: 9,
+            sync_open: 1,
+            exited_by_itself: false,
+            ..evidence(&known, &writer)
+        };
+        assert!(diagnose(&cut_short_by_wrap).is_empty());
+        let never_ended = Evidence {
+            sync_begins: 10,
+            sync_open: 10,
+            exited_by_itself: false,
+            blocked_share: Some(0.9),
+            ..evidence(&known, &writer)
+        };
+        assert_eq!(
+            codes(diagnose(&never_ended)),
+            ["sync-unbalanced", "reader-bound"]
+        );
+        let left_open = Evidence {
+            sync_begins: 3,
+            sync_pairs: 2,
+            sync_open: 1,
+            ..evidence(&known, &writer)
+        };
+        assert_eq!(codes(diagnose(&left_open)), ["sync-unbalanced"]);
+        let asked = Evidence {
+            terminal_syncs: true,
+            ..evidence(&known, &writer)
+        };
+        assert_eq!(codes(diagnose(&asked)), ["sync-unused"]);
+        let unknown = frames(false);
+        let no_frames = Evidence {
+            terminal_syncs: true,
+            ..evidence(&unknown, &writer)
+        };
+        assert!(diagnose(&no_frames).is_empty());
+    }
+}

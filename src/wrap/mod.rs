@@ -1,0 +1,493 @@
+//! `flushlab wrap -- CMD`: any program's terminal output measured the way flushlab measures its
+//! own modes. CMD runs in a new pseudo-terminal; what it writes is read from the master side
+//! (by a reader model when headless, copied to the user's terminal when interactive). Its frames
+//! are found from what it draws ([`frames`], on the cursor model of [`screen`]), its write(2)
+//! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
+//! says what to change in its own language ([`diagnose`]); [`report`] holds the results.
+
+pub mod diagnose;
+pub mod frames;
+pub mod report;
+pub mod screen;
+pub mod tree;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+
+use self::diagnose::{Evidence, diagnose};
+use self::frames::FrameFinder;
+use self::report::{WrapReport, WriteScope};
+use self::tree::Tree;
+use crate::accounting::IoCounters;
+use crate::bench::reader::{ReaderModel, consume, parse_reader};
+use crate::figures::{PerSecond, WrapRun};
+use crate::meters::CpuTimes;
+use crate::outcome::{Outcome, complain};
+use crate::pty::Pty;
+use crate::units::{parse_duration, parse_size};
+
+#[derive(Debug, Args)]
+pub struct WrapArgs {
+    /// Run CMD headless for this many seconds, then end it (SIGTERM to its process group,
+    /// SIGKILL 2 s later) [default: until CMD exits; headless when stdout is not a terminal]
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// The pseudo-terminal's size when headless, COLSxROWS (interactive: this terminal's)
+    #[arg(long, value_parser = parse_size, default_value = "200x60")]
+    pub size: (u16, u16),
+
+    /// How the headless pty is read: drain, vt, throttle:RATE (a slow terminal)
+    #[arg(long, value_parser = parse_reader, default_value = "drain")]
+    pub reader: ReaderModel,
+
+    /// A pause at least this long (seconds) before each frame confirms frames found from the
+    /// cursor (pauses alone never make frames)
+    #[arg(long, value_parser = parse_duration, default_value = "0.002")]
+    pub frame_gap: Duration,
+
+    /// Also write the results as JSON to this file (`-` = stdout)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// The program to run, and its arguments (after `--`)
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// How long CMD (and then what is left of its tree) has between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+/// How often CMD's tree is looked at while it runs.
+const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+
+/// The writes wrap makes itself while CMD runs (copying CMD's output to the terminal, passing
+/// keys to CMD): taken off its own counters, which also hold CMD's tree's.
+#[derive(Debug, Default)]
+struct OwnWrites {
+    calls: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl OwnWrites {
+    /// Writes all of `bytes` to `out`, counting each write(2).
+    fn write_all(&self, mut out: impl Write, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            match out.write(bytes) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    bytes = &bytes[n..];
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn total(&self) -> IoCounters {
+        IoCounters {
+            write_calls: self.calls.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What one wrapped run gave, before it becomes a report.
+struct Measured {
+    size: (u16, u16),
+    reader: ReaderModel,
+    seconds: f64,
+    exit_code: Option<i32>,
+    io: Option<IoCounters>,
+    cpu: CpuTimes,
+    finder: FrameFinder,
+    tree: Tree,
+    terminal_syncs: bool,
+}
+
+pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
+    let program = &args.command[0];
+    let Some(resolved) = crate::files::find_program(program) else {
+        complain(&format!(
+            "wrap: '{}' is not a command (not found, or not executable)",
+            crate::units::printable(&program.to_string_lossy())
+        ));
+        return Ok(Outcome::NotFound);
+    };
+    if let Some(path) = args.report.as_deref().filter(|p| *p != Path::new("-"))
+        && let Err(e) = crate::files::check_writable(path)
+    {
+        complain(&format!("wrap: --report '{}': {e}", path.display()));
+        return Ok(Outcome::BadInput);
+    }
+    let interactive = args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout());
+    let signal = crate::terminal_session::watch_termination_signals()?;
+    let (measured, ended_by_wrap) = measure(&args, &resolved, interactive, &signal)?;
+    let report = report(&args, measured);
+    complain(&report.summary());
+    if let Some(path) = &args.report {
+        let mut json = serde_json::to_vec_pretty(&report)?;
+        json.push(b'\n');
+        if path == Path::new("-") {
+            crate::outcome::print(&json)?;
+        } else {
+            crate::files::write_atomically(path, &json)
+                .with_context(|| format!("writing the report to {}", path.display()))?;
+        }
+    }
+    let outcome = match signal.load(Ordering::Relaxed) {
+        0 if ended_by_wrap => Outcome::Finished,
+        0 => Outcome::Exited(report.exit_code.unwrap_or(0)),
+        sig => Outcome::Signal(sig),
+    };
+    Ok(outcome)
+}
+
+/// Runs CMD in its pty until it exits, the duration is over or a signal asks wrap to stop;
+/// returns what was measured and whether wrap ended CMD.
+fn measure(
+    args: &WrapArgs,
+    program: &Path,
+    interactive: bool,
+    signal: &AtomicUsize,
+) -> anyhow::Result<(Measured, bool)> {
+    let size = if interactive {
+        let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
+        (size.ws_col.max(1), size.ws_row.max(1))
+    } else {
+        args.size
+    };
+    let pty = Pty::open(size.0, size.1)?;
+    // Interactive: the keys go to CMD, the user's terminal is raw until CMD is done. Nothing is
+    // written to it before CMD's own output: keys typed ahead reach CMD.
+    let session = if interactive {
+        Some(crate::terminal_session::TerminalSession::raw_only(
+            crate::writer_mode::Stream::Stdout,
+        )?)
+    } else {
+        None
+    };
+    let mut tree = Tree::adopt_descendants(pty.slave_path())?;
+    let cpu_before = CpuTimes::children();
+    let started = Instant::now();
+    let mut child = pty.spawn(program, |command| {
+        command.args(&args.command[1..]);
+    })?;
+    let pid = rustix::process::Pid::from_child(&child);
+    let reader = if interactive {
+        ReaderModel::Drain
+    } else {
+        args.reader
+    };
+    let finder = Arc::new(Mutex::new(FrameFinder::new(
+        size,
+        args.frame_gap,
+        !matches!(reader, ReaderModel::Throttle { .. }),
+    )));
+    let own = Arc::new(OwnWrites::default());
+    let child_gone = Arc::new(AtomicBool::new(false));
+    let reading = read_output(&pty, reader, size, interactive, &finder, &own, &child_gone)?;
+    let forwarding = if interactive {
+        Some(forward_keys_and_resizes(&pty, &child_gone, &finder, &own)?)
+    } else {
+        None
+    };
+    let ended_by_wrap = wait_for_end(
+        pid,
+        &mut child,
+        args.duration.map(|d| started + d),
+        signal,
+        &mut tree,
+    );
+    let status = child.wait()?;
+    tree.end_the_rest(GRACE);
+    let seconds = started.elapsed().as_secs_f64();
+    child_gone.store(true, Ordering::Relaxed);
+    // The reader ends when every holder of the pty's slave is gone, which the end of the tree
+    // makes sure of; a process that escaped it may keep it: then what was read is the answer.
+    drop(pty);
+    let until = Instant::now() + Duration::from_secs(1);
+    while !reading.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Keys stop going to CMD (within one poll tick): what the terminal answers next is wrap's.
+    if let Some(forwarding) = forwarding {
+        let _ = forwarding.join();
+    }
+    let io = tree.writes(own.total());
+    let cpu = CpuTimes::children();
+    let cpu = CpuTimes {
+        user: cpu.user.saturating_sub(cpu_before.user),
+        kernel: cpu.kernel.saturating_sub(cpu_before.kernel),
+    };
+    let finder = finder.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let terminal_syncs = session.is_some_and(|session| give_back(session, &finder));
+    let exit_code = (!ended_by_wrap).then(|| {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .or_else(|| status.signal().map(|s| 128 + s))
+            .unwrap_or(0)
+    });
+    let measured = Measured {
+        size,
+        reader,
+        seconds,
+        exit_code,
+        io,
+        cpu,
+        finder,
+        tree,
+        terminal_syncs,
+    };
+    Ok((measured, ended_by_wrap))
+}
+
+/// Reads CMD's output in a thread: through the reader model when headless, copied to the
+/// user's terminal as it comes when interactive; every chunk goes through the frame finder.
+fn read_output(
+    pty: &Pty,
+    reader: ReaderModel,
+    size: (u16, u16),
+    interactive: bool,
+    finder: &Arc<Mutex<FrameFinder>>,
+    own: &Arc<OwnWrites>,
+    child_gone: &Arc<AtomicBool>,
+) -> io::Result<std::thread::JoinHandle<io::Result<u64>>> {
+    let master = pty.master.try_clone()?;
+    let (finder, own, child_gone) = (Arc::clone(finder), Arc::clone(own), Arc::clone(child_gone));
+    // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
+    let mut out = if interactive {
+        Some(crate::writer_mode::Stream::Stdout.raw()?)
+    } else {
+        None
+    };
+    Ok(std::thread::spawn(move || {
+        let mut seen = |chunk: &[u8]| {
+            let at = Instant::now();
+            if let Some(out) = &mut out {
+                let _ = own.write_all(&mut *out, chunk);
+            }
+            finder
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .feed(chunk, at);
+        };
+        consume(reader, master, size, &mut seen, &child_gone)
+    }))
+}
+
+/// Waits until CMD exits (not reaped), the deadline passes or a signal arrives, looking at its
+/// tree meanwhile; ends CMD in the latter two cases and says whether it did.
+fn wait_for_end(
+    pid: rustix::process::Pid,
+    child: &mut std::process::Child,
+    deadline: Option<Instant>,
+    signal: &AtomicUsize,
+    tree: &mut Tree,
+) -> bool {
+    loop {
+        if wait_exited(pid) {
+            return false;
+        }
+        let sig = signal.load(Ordering::Relaxed);
+        if sig != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+            end_group(pid, child);
+            return sig == 0;
+        }
+        tree.sample();
+        std::thread::sleep(SAMPLE_EVERY);
+    }
+}
+
+/// Interactive, CMD done: undoes the modes CMD left set (and only those), asks the terminal
+/// whether it supports synchronized output when that matters (CMD drew frames without markers),
+/// gives the terminal's mode back, and moves to a new line if CMD left the cursor mid-line, so
+/// the report starts below CMD's output. Returns the terminal's answer.
+fn give_back(session: crate::terminal_session::TerminalSession, finder: &FrameFinder) -> bool {
+    let undo = finder.screen().modes.undo();
+    if !undo.is_empty()
+        && let Ok(mut out) = crate::writer_mode::Stream::Stdout.raw()
+    {
+        let _ = out.write_all(&undo);
+    }
+    let ask = finder.sync_begins() == 0 && finder.frames().frames.is_some();
+    let syncs = ask && terminal_supports_sync();
+    drop(session);
+    if !finder.screen().at_line_start {
+        let _ = io::stderr().write_all(b"\r\n");
+    }
+    syncs
+}
+
+fn report(args: &WrapArgs, m: Measured) -> WrapReport {
+    let frames = m.finder.frames();
+    let scope = WriteScope::of(m.io, m.finder.bytes, m.finder.newlines);
+    let figures = report::figures(&frames, m.seconds, m.finder.bytes, m.io, scope, m.cpu);
+    let writer = m.tree.writer();
+    let trusted = m.io.filter(|_| scope == WriteScope::Terminal);
+    let diagnoses = diagnose(&Evidence {
+        writes: trusted,
+        frames: &frames,
+        writes_per_frame: figures.and_then(|f| f.writes_per_frame),
+        bytes: m.finder.bytes,
+        sync_begins: m.finder.sync_begins(),
+        sync_pairs: m.finder.sync_pairs(),
+        sync_open: m.finder.sync_open(),
+        exited_by_itself: m.exit_code.is_some(),
+        blocked_share: m.tree.blocked_share(),
+        terminal_syncs: m.terminal_syncs,
+        writer: &writer,
+    });
+    let per = |x: u64| x as f64 / m.seconds.max(1e-9);
+    WrapReport {
+        version: env!("CARGO_PKG_VERSION"),
+        command: args
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        cols: m.size.0,
+        rows: m.size.1,
+        reader: m.reader.to_string(),
+        seconds: m.seconds,
+        exit_code: m.exit_code,
+        run: WrapRun {
+            bytes: m.finder.bytes,
+            per_second: PerSecond {
+                bytes_per_second: per(m.finder.bytes),
+                writes_per_second: m.io.map(|io| per(io.write_calls)),
+            },
+            figures,
+            peak_rss_kib: nix::sys::resource::getrusage(
+                nix::sys::resource::UsageWho::RUSAGE_CHILDREN,
+            )
+            .map_or(0, |usage| usage.max_rss().max(0) as u64),
+        },
+        write_calls: m.io.map(|io| io.write_calls),
+        bytes_written: m.io.map(|io| io.bytes),
+        write_scope: scope,
+        frame_method: frames.method,
+        sync_begins: m.finder.sync_begins(),
+        sync_ends: m.finder.sync_ends(),
+        blocked_share: m.tree.blocked_share(),
+        writer,
+        diagnoses,
+        frame_detection: frames,
+    }
+}
+
+/// Asks the terminal (DECRQM ?2026) whether it supports synchronized output; waits at most
+/// 200 ms for the answer (a terminal that does not know the query says nothing).
+fn terminal_supports_sync() -> bool {
+    let Ok(mut keyboard) = crate::keyboard::Keyboard::open() else {
+        return false;
+    };
+    if io::stdout()
+        .write_all(b"\x1b[?2026$p")
+        .and_then(|()| io::stdout().flush())
+        .is_err()
+    {
+        return false;
+    }
+    let until = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < until {
+        for input in keyboard.pending_input().unwrap_or_default() {
+            if let crate::keyboard::Input::PrivateMode { mode: 2026, status } = input {
+                // 1 set, 2 reset: known; 0 not recognized, 4 permanently reset.
+                return matches!(status, 1 | 2);
+            }
+        }
+        keyboard.wait(Duration::from_millis(5));
+    }
+    false
+}
+
+/// Whether CMD has exited, without reaping it: its counters stay readable until it is.
+fn wait_exited(pid: rustix::process::Pid) -> bool {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    waitid(
+        WaitId::Pid(pid),
+        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG,
+    )
+    .is_ok_and(|status| status.is_some())
+}
+
+/// SIGTERM to CMD's process group (it leads a session of its own), SIGKILL after [`GRACE`];
+/// returns once CMD has exited (not reaped).
+fn end_group(pid: rustix::process::Pid, child: &mut std::process::Child) {
+    use rustix::process::{Signal, kill_process_group};
+    let _ = kill_process_group(pid, Signal::TERM);
+    let until = Instant::now() + GRACE;
+    while Instant::now() < until {
+        if wait_exited(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = kill_process_group(pid, Signal::KILL);
+    let _ = child.kill();
+    while !wait_exited(pid) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Interactive: the user's keys go to CMD as they come, and a resize of the user's terminal
+/// becomes a resize of CMD's (the kernel sends CMD its SIGWINCH) and of the frame finder's model.
+fn forward_keys_and_resizes(
+    pty: &Pty,
+    stop: &Arc<AtomicBool>,
+    finder: &Arc<Mutex<FrameFinder>>,
+    own: &Arc<OwnWrites>,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    let resized = Arc::new(AtomicUsize::new(0));
+    signal_hook::flag::register_usize(signal_hook::consts::SIGWINCH, Arc::clone(&resized), 1)?;
+    let master = pty.master.try_clone()?;
+    let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
+    Ok(std::thread::spawn(move || {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let stdin = rustix::stdio::stdin();
+        let mut buf = [0u8; 4096];
+        let tick = Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        while !stop.load(Ordering::Relaxed) {
+            if resized.swap(0, Ordering::Relaxed) != 0
+                && let Ok(size) = rustix::termios::tcgetwinsize(rustix::stdio::stdout())
+            {
+                let _ = rustix::termios::tcsetwinsize(&master, size);
+                finder
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .resize(size.ws_col, size.ws_row);
+            }
+            let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+            if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
+                continue;
+            }
+            match rustix::io::read(stdin, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if own.write_all(&master, &buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }))
+}

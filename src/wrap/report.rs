@@ -1,0 +1,221 @@
+//! What wrap measured, as the `--report` JSON and the summary printed after the run.
+
+use serde::Serialize;
+
+use super::diagnose::Diagnosis;
+use super::frames::{Confirmation, FrameMethod, Frames};
+use super::tree::Writer;
+use crate::accounting::IoCounters;
+use crate::figures::{Figures, WrapRun};
+use crate::meters::CpuTimes;
+use crate::units::{bytes, count, printable, thousands};
+
+/// Whether the tree's write(2) counts are the terminal's.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "scope")]
+pub enum WriteScope {
+    /// The bytes CMD's processes wrote are the bytes the terminal received (within 5%, the
+    /// pty's own `\r` before each `\n` allowed for): every figure per write stands.
+    Terminal,
+    /// They wrote `ratio` times what the terminal received (pipes between them, a log file, an
+    /// eventfd): their counts are given, no figure per frame is derived from them.
+    MoreThanTerminal { ratio: f64 },
+    /// They wrote less than the terminal received: counters lost (a process wrap could not
+    /// reap). Given, not used.
+    LessThanTerminal { ratio: f64 },
+    /// The kernel keeps no counters here.
+    Unavailable,
+}
+
+impl WriteScope {
+    /// `written` by the tree against `received` by the terminal, of which `newlines` may have
+    /// been written as bare `\n` (the pty adds the `\r`).
+    pub fn of(written: Option<IoCounters>, received: u64, newlines: u64) -> WriteScope {
+        let Some(written) = written else {
+            return WriteScope::Unavailable;
+        };
+        let (low, high) = (received.saturating_sub(newlines) as f64, received as f64);
+        let wrote = written.bytes as f64;
+        let ratio = wrote / high.max(1.0);
+        if wrote > high * 1.05 + 64.0 {
+            WriteScope::MoreThanTerminal { ratio }
+        } else if wrote < low * 0.95 - 64.0 {
+            WriteScope::LessThanTerminal { ratio }
+        } else {
+            WriteScope::Terminal
+        }
+    }
+}
+
+/// The `--report` JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct WrapReport {
+    pub version: &'static str,
+    pub command: Vec<String>,
+    pub cols: u16,
+    pub rows: u16,
+    pub reader: String,
+    pub seconds: f64,
+    /// CMD's exit status (128+N when a signal ended it); `null` when wrap ended it.
+    pub exit_code: Option<i32>,
+    #[serde(flatten)]
+    pub run: WrapRun,
+    /// write(2) calls and bytes of CMD's whole process tree, to any fd; `null` where the
+    /// kernel keeps no such counters. `write_scope` says whether they are the terminal's.
+    pub write_calls: Option<u64>,
+    pub bytes_written: Option<u64>,
+    pub write_scope: WriteScope,
+    pub frame_method: FrameMethod,
+    /// How the frames were found, with the evidence for and against.
+    pub frame_detection: Frames,
+    pub sync_begins: u64,
+    pub sync_ends: u64,
+    /// The share of samples in which CMD's tree was asleep in write(2) on the terminal.
+    pub blocked_share: Option<f64>,
+    /// The process that wrote the most, and what wrap takes it to be written in.
+    pub writer: Writer,
+    pub diagnoses: Vec<Diagnosis>,
+}
+
+/// The figures a frame, when the frames are known; write(2) a frame only when the writes are
+/// the terminal's: the stream's share a frame of them.
+pub fn figures(
+    frames: &Frames,
+    seconds: f64,
+    received: u64,
+    writes: Option<IoCounters>,
+    scope: WriteScope,
+    cpu: CpuTimes,
+) -> Option<Figures> {
+    let (count, fps, per_frame) = (frames.frames?, frames.fps?, frames.bytes_per_frame?);
+    let trusted = writes.filter(|_| scope == WriteScope::Terminal);
+    let cpu_seconds = (cpu.user + cpu.kernel).as_secs_f64();
+    Some(Figures {
+        frames: count,
+        seconds,
+        fps,
+        writes_per_frame: trusted
+            .map(|io| io.write_calls as f64 * per_frame / received.max(1) as f64),
+        bytes_per_frame: Some(per_frame),
+        bytes_per_write: trusted
+            .filter(|io| io.write_calls > 0)
+            .map(|io| io.bytes as f64 / io.write_calls as f64),
+        kernel_share: if cpu_seconds > 0.0 {
+            cpu.kernel.as_secs_f64() / cpu_seconds
+        } else {
+            0.0
+        },
+        user_seconds: cpu.user.as_secs_f64(),
+        kernel_seconds: cpu.kernel.as_secs_f64(),
+    })
+}
+
+impl WrapReport {
+    /// The summary printed after the run.
+    pub fn summary(&self) -> String {
+        let mut out = format!(
+            "wrap {}: {} in {:.2} s ({}/s), ",
+            printable(&self.command.join(" ")),
+            bytes(self.run.bytes as f64),
+            self.seconds,
+            bytes(self.run.per_second.bytes_per_second),
+        );
+        out += &match (self.write_calls, self.run.per_second.writes_per_second) {
+            (Some(w), Some(rate)) => format!("{} write(2) ({}/s)", count(w as f64), count(rate)),
+            _ => "write(2) n/a".to_owned(),
+        };
+        let detection = &self.frame_detection;
+        out += &match &self.run.figures {
+            Some(f) => format!(
+                "; {} frames ({}) = {} fps, {} a frame{}",
+                thousands(f.frames),
+                self.method_text(),
+                count(f.fps),
+                f.bytes_per_frame.map_or("n/a".into(), bytes),
+                f.writes_per_frame.map_or(String::new(), |w| format!(
+                    ", {} write(2) a frame",
+                    count(w)
+                )),
+            ),
+            None if detection.cursor_restarts > 0 => format!(
+                "; frames unknown ({} cursor restarts, nothing confirmed them): per second only",
+                thousands(detection.cursor_restarts)
+            ),
+            None => "; frames unknown (no sync markers, no frame drawn over another): per second \
+                     only"
+                .to_owned(),
+        };
+        match self.write_scope {
+            WriteScope::MoreThanTerminal { ratio } => {
+                out += &format!(
+                    "\n  write(2) counts: CMD's processes wrote {}, {:.2}x what the terminal \
+                     received (pipes or files besides it): no write(2) a frame",
+                    bytes(self.bytes_written.unwrap_or(0) as f64),
+                    ratio
+                );
+            }
+            WriteScope::LessThanTerminal { ratio } => {
+                out += &format!(
+                    "\n  write(2) counts: CMD's processes wrote {:.2}x what the terminal \
+                     received (a process's counters were lost): no write(2) a frame",
+                    ratio
+                );
+            }
+            _ => {}
+        }
+        for d in &self.diagnoses {
+            out += &format!("\n  {}: {}", d.code, d.message);
+        }
+        out
+    }
+
+    fn method_text(&self) -> String {
+        match self.frame_method {
+            FrameMethod::SyncMarkers => "sync markers".to_owned(),
+            FrameMethod::CursorRestarts => {
+                let by: Vec<String> = self
+                    .frame_detection
+                    .confirmed_by
+                    .iter()
+                    .map(|c| match c {
+                        Confirmation::Sequence(s) => format!("{s} once a frame"),
+                        Confirmation::Pauses => "a pause before each".to_owned(),
+                    })
+                    .collect();
+                format!("cursor restarts, confirmed by {}", by.join(" and "))
+            }
+            FrameMethod::Unknown => "unknown".to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_scope_allows_the_ptys_carriage_returns_only() {
+        let io = |bytes| {
+            Some(IoCounters {
+                write_calls: 10,
+                bytes,
+            })
+        };
+        // `yes`: 2 bytes a line written, 3 received.
+        assert_eq!(
+            WriteScope::of(io(20_000), 30_000, 10_000),
+            WriteScope::Terminal
+        );
+        assert_eq!(WriteScope::of(io(30_000), 30_000, 0), WriteScope::Terminal);
+        // `seq | cat`: twice what the terminal got.
+        assert!(matches!(
+            WriteScope::of(io(60_000), 30_000, 10_000),
+            WriteScope::MoreThanTerminal { ratio } if (ratio - 2.0).abs() < 1e-9
+        ));
+        assert!(matches!(
+            WriteScope::of(io(1_000), 30_000, 0),
+            WriteScope::LessThanTerminal { .. }
+        ));
+        assert_eq!(WriteScope::of(None, 30_000, 0), WriteScope::Unavailable);
+    }
+}

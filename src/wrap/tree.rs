@@ -1,0 +1,307 @@
+//! CMD's whole process tree, seen from wrap: what it wrote, whether it waited on the terminal,
+//! what it is written in, and its end.
+//!
+//! wrap makes itself a *child subreaper* before it starts CMD, so every process CMD starts —
+//! a pipeline's stages, `watch`'s shells, a daemon that double-forks or calls `setsid` — stays
+//! wrap's descendant, and an orphan is re-parented to wrap instead of init. Then:
+//! - **write(2) counts** come from wrap's own `/proc/self/io`: the kernel adds a reaped child's
+//!   counters (and those of the children it reaped) to its parent's, so wrap's counters after it
+//!   has reaped the whole tree, minus before, minus wrap's own writes (which it counts), are the
+//!   tree's. That needs no permission over CMD (a normal user cannot read a finished child's
+//!   `/proc/PID/io`) and misses no short-lived process.
+//! - **waiting on the reader** is sampled: a thread asleep in write(2) on the pty's slave
+//!   (`/proc/PID/task/TID/syscall` names the call and its fd) is a writer the terminal holds up.
+//! - **the end**: what is left of the tree when CMD is over gets SIGTERM, then SIGKILL, and is
+//!   reaped. A process escapes only by leaving wrap's tree with a new parent that is not a
+//!   descendant (ptrace re-parenting) — none of the programs tested here do.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::accounting::{IoCounters, process_io};
+
+/// write-family system calls, by number, on the architectures wrap knows.
+#[cfg(target_arch = "x86_64")]
+const WRITE_CALLS: &[u64] = &[1, 18, 20, 296, 328];
+#[cfg(target_arch = "aarch64")]
+const WRITE_CALLS: &[u64] = &[64, 66, 68, 70, 287];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const WRITE_CALLS: &[u64] = &[];
+
+/// What a program is written in, as far as wrap can see (its executable and libraries): the
+/// fix a diagnosis suggests is said in its terms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Language {
+    Rust,
+    C,
+    Python,
+    Node,
+    Shell,
+    #[default]
+    Unknown,
+}
+
+/// The process that wrote the most, and what it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Writer {
+    pub executable: String,
+    pub language: Language,
+    /// It draws through (n)curses.
+    pub curses: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    exe: PathBuf,
+    wrote: u64,
+    python: bool,
+    node: bool,
+    curses: bool,
+    libc: bool,
+}
+
+/// See the module's documentation.
+#[derive(Debug)]
+pub struct Tree {
+    slave: PathBuf,
+    io_before: Option<IoCounters>,
+    samples: u64,
+    blocked: u64,
+    seen: HashMap<i32, Seen>,
+    last_survey: Option<Instant>,
+}
+
+impl Tree {
+    /// Makes wrap a subreaper and notes its counters; call before CMD starts.
+    pub fn adopt_descendants(slave: PathBuf) -> std::io::Result<Tree> {
+        rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
+        Ok(Tree {
+            slave,
+            io_before: self_io(),
+            samples: 0,
+            blocked: 0,
+            seen: HashMap::new(),
+            last_survey: None,
+        })
+    }
+
+    /// Every live descendant of wrap, CMD first.
+    fn descendants() -> Vec<i32> {
+        let mut found = Vec::new();
+        let mut next = vec![std::process::id() as i32];
+        while let Some(pid) = next.pop() {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            for task in tasks.flatten() {
+                let children = std::fs::read_to_string(task.path().join("children"));
+                for child in children.iter().flat_map(|c| c.split_whitespace()) {
+                    if let Ok(child) = child.parse() {
+                        found.push(child);
+                        next.push(child);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// One look at the tree (call every few milliseconds): whether a thread is asleep in
+    /// write(2) on the terminal; every 100 ms also who writes the most and what it is.
+    pub fn sample(&mut self) {
+        let pids = Tree::descendants();
+        if pids.is_empty() {
+            return;
+        }
+        self.samples += 1;
+        if pids.iter().any(|&pid| self.waits_on_terminal(pid)) {
+            self.blocked += 1;
+        }
+        let now = Instant::now();
+        if self
+            .last_survey
+            .is_some_and(|last| now - last < Duration::from_millis(100))
+        {
+            return;
+        }
+        self.last_survey = Some(now);
+        for pid in pids {
+            let wrote = process_io(pid).map_or(0, |io| io.bytes);
+            // Looked at again after an exec (`setsid` and `env` become CMD in place).
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+            let seen = self.seen.entry(pid).or_default();
+            // Right after an exec only the loader is mapped: looked at again until a library
+            // tells what it is.
+            if seen.exe != exe || !(seen.libc || seen.python || seen.node) {
+                *seen = Seen {
+                    wrote: seen.wrote,
+                    ..look_at(pid, exe)
+                };
+            }
+            seen.wrote = seen.wrote.max(wrote);
+        }
+    }
+
+    fn waits_on_terminal(&self, pid: i32) -> bool {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        tasks.flatten().any(|task| {
+            let asleep = std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+                // The state follows the command name's closing parenthesis.
+                stat.rsplit_once(')').is_some_and(|(_, rest)| {
+                    matches!(rest.trim_start().as_bytes().first(), Some(b'S' | b'D'))
+                })
+            });
+            if !asleep {
+                return false;
+            }
+            let Ok(call) = std::fs::read_to_string(task.path().join("syscall")) else {
+                return false;
+            };
+            let mut fields = call.split_whitespace();
+            let number = fields.next().and_then(|n| n.parse::<u64>().ok());
+            let fd = fields
+                .next()
+                .and_then(|fd| u64::from_str_radix(fd.trim_start_matches("0x"), 16).ok());
+            match (number, fd) {
+                (Some(number), Some(fd)) if WRITE_CALLS.contains(&number) => {
+                    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                        .is_ok_and(|target| target == self.slave)
+                }
+                _ => false,
+            }
+        })
+    }
+
+    /// The share of samples in which a process of the tree was asleep in write(2) on the
+    /// terminal: how much of the run the reader held the writer up. `None` before any sample.
+    pub fn blocked_share(&self) -> Option<f64> {
+        (self.samples > 0).then(|| self.blocked as f64 / self.samples as f64)
+    }
+
+    /// The process that wrote the most, and what it is written in.
+    pub fn writer(&self) -> Writer {
+        let Some(seen) = self.seen.values().max_by_key(|s| s.wrote) else {
+            return Writer::default();
+        };
+        let name = seen
+            .exe
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let language = if seen.python || name.starts_with("python") {
+            Language::Python
+        } else if seen.node || matches!(name.as_str(), "node" | "nodejs") {
+            Language::Node
+        } else if matches!(
+            name.as_str(),
+            "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" | "busybox"
+        ) {
+            Language::Shell
+        } else if built_by_rustc(&seen.exe) {
+            Language::Rust
+        } else if seen.libc {
+            Language::C
+        } else {
+            Language::Unknown
+        };
+        Writer {
+            executable: seen.exe.to_string_lossy().into_owned(),
+            language,
+            curses: seen.curses,
+        }
+    }
+
+    /// Ends what is left of the tree (SIGTERM, SIGKILL after `grace`) and reaps every process
+    /// re-parented to wrap. CMD itself must have been reaped already.
+    pub fn end_the_rest(&mut self, grace: Duration) {
+        use rustix::process::{Pid, Signal, kill_process};
+        let signal_all = |signal| {
+            let pids = Tree::descendants();
+            for &pid in &pids {
+                if let Some(pid) = Pid::from_raw(pid) {
+                    let _ = kill_process(pid, signal);
+                }
+            }
+            !pids.is_empty()
+        };
+        reap_exited();
+        if signal_all(Signal::TERM) {
+            let until = Instant::now() + grace;
+            while Instant::now() < until && !Tree::descendants().is_empty() {
+                std::thread::sleep(Duration::from_millis(5));
+                reap_exited();
+            }
+            while signal_all(Signal::KILL) {
+                std::thread::sleep(Duration::from_millis(5));
+                reap_exited();
+            }
+        }
+        reap_exited();
+    }
+
+    /// The write(2) calls and bytes of the whole tree, once it is reaped: wrap's counters since
+    /// [`Tree::adopt_descendants`] minus `own`, the writes wrap made itself meanwhile.
+    pub fn writes(&self, own: IoCounters) -> Option<IoCounters> {
+        let (before, after) = (self.io_before?, self_io()?);
+        let delta = after.since(before);
+        Some(IoCounters {
+            write_calls: delta.write_calls.saturating_sub(own.write_calls),
+            bytes: delta.bytes.saturating_sub(own.bytes),
+        })
+    }
+}
+
+fn self_io() -> Option<IoCounters> {
+    process_io(std::process::id() as i32)
+}
+
+/// Reaps every child of wrap that has exited (the orphans re-parented to it).
+fn reap_exited() {
+    use rustix::process::{WaitOptions, wait};
+    while let Ok(Some(_)) = wait(WaitOptions::NOHANG) {}
+}
+
+fn look_at(pid: i32, exe: PathBuf) -> Seen {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let has = |lib: &str| maps.contains(lib);
+    Seen {
+        exe,
+        wrote: 0,
+        python: has("libpython"),
+        node: has("libnode"),
+        curses: has("libncurses") || has("_curses"),
+        libc: has("/libc.so") || has("/libc-"),
+    }
+}
+
+/// Whether the executable was built by rustc: its panic locations name std's sources under
+/// `/rustc/<commit>/`. Reads it in 1 MiB pieces, at most 256 MiB.
+fn built_by_rustc(exe: &Path) -> bool {
+    use std::io::Read;
+    const NEEDLE: &[u8] = b"/rustc/";
+    let Ok(file) = std::fs::File::open(exe) else {
+        return false;
+    };
+    let mut file = file.take(256 << 20);
+    let mut piece = vec![0u8; 1 << 20];
+    // The end of the previous piece, so a needle split between two pieces is found.
+    let mut kept = 0;
+    loop {
+        let n = match file.read(&mut piece[kept..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let filled = kept + n;
+        if piece[..filled].windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+            return true;
+        }
+        kept = (NEEDLE.len() - 1).min(filled);
+        piece.copy_within(filled - kept..filled, 0);
+    }
+}
