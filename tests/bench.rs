@@ -453,6 +453,36 @@ fn another_program_is_a_row_beside_the_modes() {
     );
     // Another program did other work: no ratio compares it.
     assert!(command["ratio_to_fastest"].is_null(), "{command}");
+    // A program whose frames cannot be known (`yes`: lines) is a row of per-second figures,
+    // not a failure.
+    let out = common::quick_bench(
+        &json,
+        &["--modes", "stdout/frame", "--command", "lines=yes"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("frames unknown:"), "{stdout}");
+    let results = common::read_json(&json);
+    let lines = results["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["mode"] == "cmd/lines")
+        .unwrap_or_else(|| panic!("no cmd/lines: {results}"))
+        .clone();
+    assert!(lines["fps"].is_null(), "{lines}");
+    assert!(
+        lines["failed_runs"].as_array().unwrap().is_empty(),
+        "{lines}"
+    );
+    assert!(
+        lines["per_second"]["bytes_per_second"].as_f64().unwrap() > 1e5,
+        "{lines}"
+    );
+    assert!(
+        lines["per_second"]["writes_per_second"].as_f64().unwrap() > 0.0,
+        "{lines}"
+    );
     for (bad, says) in [
         (&["--command", "nameless"][..], "NAME=COMMAND"),
         (

@@ -304,7 +304,12 @@ fn truth(path: &Path) -> (u64, f64) {
     std::fs::remove_file(path).unwrap();
     let mut fields = text.split_whitespace();
     let frames = fields.next().unwrap().parse().unwrap();
-    let seconds = fields.next().unwrap().parse().unwrap();
+    let seconds: f64 = fields.next().unwrap().parse().unwrap();
+    assert!(
+        frames > 1 && seconds.is_finite() && seconds > 0.0,
+        "{}: no count to check against: {text}",
+        path.display()
+    );
     (frames, seconds)
 }
 
@@ -468,6 +473,66 @@ fn need_strace() {
         has("strace"),
         "strace is needed (apt-get install strace; .ci/run installs it)"
     );
+}
+
+/// Interactive, in a terminal the test plays (80x24, read as fast as it comes): the frames a
+/// steady 30 fps C program and the material's ratatui program draw, against their own counts.
+#[test]
+fn interactive_wrap_counts_the_programs_own_frames() {
+    let dir = common::scratch_dir("corpus-interactive");
+    let binary = compile_stdio(&dir);
+    for (name, command) in [
+        (
+            "c-30fps",
+            vec![binary.to_string_lossy().into_owned(), "full".into()],
+        ),
+        (
+            "rust-stderr",
+            vec![example("corpus_ratatui"), "stderr".into()],
+        ),
+    ] {
+        let frames_file = dir.join(format!("{name}.frames"));
+        let report_file = dir.join(format!("{name}.json"));
+        let mut args: Vec<std::ffi::OsString> = vec!["wrap".into(), "--report".into()];
+        args.push(report_file.clone().into());
+        args.extend(["--".into(), "env".into()]);
+        args.push(format!("FRAMES_FILE={}", frames_file.display()).into());
+        args.extend(command.iter().map(Into::into));
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let running = common::start(&[], &args);
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        running.signal(rustix::process::Signal::TERM);
+        let run = running.finish(std::time::Duration::from_secs(10));
+        assert_eq!(run.code, Some(143), "{name}");
+        let report: Value = serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+        let (frames, seconds) = truth(&frames_file);
+        let own = frames as f64 / seconds;
+        let fps = report["figures"]["fps"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: frames unknown: {report}"));
+        assert!(
+            (fps - own).abs() <= 0.10 * own,
+            "{name}: wrap {fps:.2} fps, the program {own:.2}: {report}"
+        );
+        eprintln!("| {name} | 80x24 interactive | {own:.1} | {fps:.1} |");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn compile_stdio(dir: &Path) -> PathBuf {
+    let binary = dir.join("stdio");
+    let out = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg(source("stdio.c"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    binary
 }
 
 #[test]

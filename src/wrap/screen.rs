@@ -218,11 +218,18 @@ impl Screen {
                 // a frame, and a run that fits on the row needs no cell-by-cell walk.
                 let run = chunk[i..]
                     .iter()
-                    .position(|b| !(0x20..0x7f).contains(b))
-                    .unwrap_or(chunk.len() - i);
+                    .take_while(|&&b| b.wrapping_sub(0x20) < 0x5f)
+                    .count();
                 self.print_run(run, seen, self.offset + i as u64);
                 self.at_line_start = false;
                 i += run;
+                continue;
+            }
+            if self.state == State::Ground
+                && b >= 0xc0
+                && let Some(length) = self.whole_char(&chunk[i..], seen, self.offset + i as u64)
+            {
+                i += length;
                 continue;
             }
             if self.state == State::Ground
@@ -242,6 +249,27 @@ impl Screen {
     /// A CSI sequence read whole from `rest` (what follows `ESC [`) in one tight loop: the
     /// common case, most of a TUI's bytes. `None` when the read ends inside it: then the byte
     /// state machine takes it, from its ESC.
+    /// A UTF-8 character read whole from the start of `rest`; `None` when it is cut by the end
+    /// of the read (or malformed): then the byte state machine takes it.
+    #[inline]
+    fn whole_char(
+        &mut self,
+        rest: &[u8],
+        seen: &mut impl FnMut(Event, u64),
+        at: u64,
+    ) -> Option<usize> {
+        let length = match rest[0] {
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            _ => 4,
+        };
+        let bytes = rest.get(..length)?;
+        let c = std::str::from_utf8(bytes).ok()?.chars().next()?;
+        self.utf8 = (0, 0);
+        self.print(c.width().unwrap_or(1) as u16, seen, at);
+        Some(length)
+    }
+
     #[inline]
     fn whole_csi(
         &mut self,
@@ -249,11 +277,28 @@ impl Screen {
         seen: &mut impl FnMut(Event, u64),
         at: u64,
     ) -> Option<usize> {
+        // Parameters, private markers and intermediates are 0x20..=0x3f; the final 0x40..=0x7e.
+        // 0x20..0x40 in one comparison: the loop most of a TUI's bytes go through.
+        let end = rest
+            .iter()
+            .take_while(|&&b| b.wrapping_sub(0x20) < 0x20)
+            .count();
+        let final_byte = *rest.get(end)?;
+        if !(0x40..=0x7e).contains(&final_byte) {
+            return None;
+        }
+        let body = &rest[..end];
+        // Colours, most of a TUI's bytes, move nothing: only whether they reset is kept. (With
+        // a private marker, `m` is something else: xterm's key modifiers.)
+        if final_byte == b'm' && !matches!(body.first(), Some(b'<'..=b'?')) {
+            self.modes.attributes = !(body.is_empty() || body == b"0");
+            return Some(end + 1);
+        }
         self.params[..self.count].fill(0);
         self.count = 0;
         self.private = 0;
         self.intermediate = 0;
-        for (k, &b) in rest.iter().enumerate() {
+        for &b in body {
             match b {
                 b'0'..=b'9' => {
                     self.count = self.count.max(1);
@@ -264,16 +309,11 @@ impl Screen {
                 }
                 b';' | b':' => self.count = (self.count.max(1) + 1).min(MAX_PARAMS),
                 b'<'..=b'?' => self.private = b,
-                b' '..=b'/' => self.intermediate = b,
-                0x40..=0x7e => {
-                    self.csi(b, seen, at);
-                    return Some(k + 1);
-                }
-                // Anything else (a control inside the sequence): the state machine's business.
-                _ => return None,
+                _ => self.intermediate = b,
             }
         }
-        None
+        self.csi(final_byte, seen, at);
+        Some(end + 1)
     }
 
     fn print_run(&mut self, run: usize, seen: &mut impl FnMut(Event, u64), at: u64) {
@@ -673,6 +713,8 @@ mod speed {
                 frame.extend(format!("\x1b[{};1H", r + 1).as_bytes());
                 for c in 0..80 {
                     frame.extend(format!("\x1b[48;5;{}m ", (c + r + n) % 216 + 16).as_bytes());
+                    frame
+                        .extend(format!("\x1b[38;2;{c};{r};128m\x1b[48;2;{r};{c};64m▀").as_bytes());
                 }
             }
         }
@@ -680,7 +722,11 @@ mod speed {
         let start = std::time::Instant::now();
         let mut total = 0;
         let mut restarts = 0;
-        while total < 200_000_000 {
+        let limit: usize = std::env::var("SPEED_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(200_000_000);
+        while total < limit {
             for chunk in frame.chunks(16384) {
                 screen.feed(chunk, &mut |e, _| {
                     restarts += u64::from(e == super::Event::Restart)

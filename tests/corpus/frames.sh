@@ -37,7 +37,8 @@ while [ "${FRAMES:--1}" -lt 0 ] || [ "$n" -lt "${FRAMES:-0}" ]; do
     done
     printf '\033[0m'
     n=$((n + 1))
-    last=$(date +%s.%N)
+    # SIGTERM reaches the whole process group, `date` too: keep the last time that came back.
+    now=$(date +%s.%N) && [ -n "$now" ] && last=$now
     [ "$mode" = rows ] && sleep 0.033
 done
 finish
