@@ -193,7 +193,8 @@ pub fn process_io(pid: i32) -> Option<IoCounters> {
     read_proc_io(&File::open(format!("/proc/{pid}/io")).ok()?)
 }
 
-fn read_proc_io(file: &File) -> Option<IoCounters> {
+/// The counters in an open `/proc/…/io` file (a process's, or a thread's under `task/`).
+pub fn read_proc_io(file: &File) -> Option<IoCounters> {
     let mut buf = [0u8; 512];
     let n = file.read_at(&mut buf, 0).ok()?;
     parse_proc_io(std::str::from_utf8(&buf[..n]).ok()?)

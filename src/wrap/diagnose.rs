@@ -22,6 +22,9 @@ pub struct Diagnosis {
 const SMALL_WRITE: f64 = 128.0;
 /// A frame needs more writes than this for "unbuffered" to matter (a status line's few do not).
 const MANY_WRITES_A_FRAME: f64 = 16.0;
+/// Frames unknown: this many write(2) a second for "unbuffered" to matter (htop's 70 a second
+/// cost nothing; cmatrix's 2,500, 28 B each, are the pattern).
+const MANY_WRITES_A_SECOND: f64 = 1000.0;
 /// Asleep in write(2) on the terminal for more than half the run: the terminal sets the pace.
 const READER_BOUND: f64 = 0.5;
 
@@ -32,6 +35,7 @@ pub struct Evidence<'a> {
     pub writes: Option<IoCounters>,
     pub frames: &'a Frames,
     pub writes_per_frame: Option<f64>,
+    pub writes_per_second: Option<f64>,
     /// Bytes that reached the terminal.
     pub bytes: u64,
     pub sync_begins: u64,
@@ -80,7 +84,12 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
         let per_frame_text = e
             .writes_per_frame
             .map_or_else(String::new, |w| format!(", {} write(2) a frame", count(w)));
-        let many = e.writes_per_frame.is_none_or(|w| w > MANY_WRITES_A_FRAME);
+        let many = match e.writes_per_frame {
+            Some(w) => w > MANY_WRITES_A_FRAME,
+            None => e
+                .writes_per_second
+                .is_some_and(|w| w >= MANY_WRITES_A_SECOND),
+        };
         if per_write < SMALL_WRITE && many {
             found.push(Diagnosis {
                 code: "unbuffered",
@@ -198,6 +207,7 @@ mod tests {
             writes: None,
             frames,
             writes_per_frame: None,
+            writes_per_second: None,
             bytes: 600_000,
             sync_begins: 0,
             sync_pairs: 0,
@@ -256,6 +266,26 @@ mod tests {
             ..evidence(&known, &c)
         };
         assert!(diagnose(&buffered).is_empty());
+        // Frames unknown: small writes matter when there are many a second (cmatrix), not a
+        // few (htop refreshing twice a second).
+        let unknown = frames(false);
+        let curses = Writer {
+            language: Language::C,
+            curses: true,
+            ..Writer::default()
+        };
+        let small_writes = |per_second| Evidence {
+            writes: Some(IoCounters {
+                write_calls: 12_000,
+                bytes: 12_000 * 28,
+            }),
+            writes_per_second: Some(per_second),
+            ..evidence(&unknown, &curses)
+        };
+        let found = diagnose(&small_writes(2_500.0));
+        assert_eq!(codes(found.clone()), ["unbuffered"]);
+        assert!(found[0].message.contains("typeahead"), "{found:?}");
+        assert!(diagnose(&small_writes(70.0)).is_empty());
     }
 
     #[test]

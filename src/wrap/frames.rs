@@ -102,9 +102,10 @@ struct Tally {
     sync_depth: u32,
     sync_begins: u64,
     sync_ends: u64,
-    /// Outermost begin … end pairs.
+    /// Outermost begin … end pairs, and where the first began and the last ended.
     sync_pairs: u64,
-    sync_starts: Starts,
+    sync_first_begin: Option<(u64, Instant)>,
+    sync_last_end: Option<(u64, Instant)>,
     restarts: Starts,
     restarts_after_pause: u64,
     scrolls: u64,
@@ -143,7 +144,7 @@ impl Tally {
                     Mark::SyncBegin => {
                         self.sync_begins += 1;
                         if self.sync_depth == 0 {
-                            self.sync_starts.push(offset, at);
+                            self.sync_first_begin.get_or_insert((offset, at));
                         }
                         self.sync_depth = self.sync_depth.saturating_add(1);
                     }
@@ -152,7 +153,10 @@ impl Tally {
                         // An end outside a frame (a reset at start or exit) closes nothing.
                         if self.sync_depth > 0 {
                             self.sync_depth -= 1;
-                            self.sync_pairs += u64::from(self.sync_depth == 0);
+                            if self.sync_depth == 0 {
+                                self.sync_pairs += 1;
+                                self.sync_last_end = Some((offset, at));
+                            }
                         }
                     }
                     _ => {}
@@ -260,10 +264,19 @@ impl FrameFinder {
             pauses_per_frame,
         };
         if t.sync_pairs > 0 {
+            // Whole frames, from the first begin to the last end: exact even for one frame.
             found.method = FrameMethod::SyncMarkers;
             found.frames = Some(t.sync_pairs);
-            if let Some((fps, bytes)) = t.sync_starts.rates() {
-                (found.fps, found.bytes_per_frame) = (Some(fps), Some(bytes));
+            if let Some(((first_offset, first_at), (last_offset, last_at))) =
+                t.sync_first_begin.zip(t.sync_last_end)
+            {
+                let pairs = t.sync_pairs as f64;
+                let seconds = last_at.saturating_duration_since(first_at).as_secs_f64();
+                found.bytes_per_frame =
+                    Some(last_offset.saturating_sub(first_offset) as f64 / pairs);
+                // Begin and end read at once (one read holds the whole frame): the time is the
+                // read's, too short to be a rate.
+                found.fps = (seconds > 0.0).then(|| pairs / seconds);
             }
             return found;
         }

@@ -359,6 +359,7 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         writes: trusted,
         frames: &frames,
         writes_per_frame: figures.and_then(|f| f.writes_per_frame),
+        writes_per_second: trusted.map(|io| io.write_calls as f64 / m.seconds.max(1e-9)),
         bytes: m.finder.bytes,
         sync_begins: m.finder.sync_begins(),
         sync_pairs: m.finder.sync_pairs(),

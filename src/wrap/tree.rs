@@ -130,7 +130,7 @@ impl Tree {
         }
         self.last_survey = Some(now);
         for pid in pids {
-            let wrote = process_io(pid).map_or(0, |io| io.bytes);
+            let wrote = own_writes(pid);
             // Looked at again after an exec (`setsid` and `env` become CMD in place).
             let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
             let seen = self.seen.entry(pid).or_default();
@@ -255,6 +255,22 @@ impl Tree {
             bytes: delta.bytes.saturating_sub(own.bytes),
         })
     }
+}
+
+/// Bytes a process wrote itself: its threads' counters (`/proc/PID/io` also holds the children
+/// it reaped, which would make a shell the writer of its pipeline).
+fn own_writes(pid: i32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let file = std::fs::File::open(task.path().join("io")).ok()?;
+            crate::accounting::read_proc_io(&file)
+        })
+        .map(|io| io.bytes)
+        .sum()
 }
 
 fn self_io() -> Option<IoCounters> {
