@@ -233,17 +233,21 @@ fn interactive_wrap_is_transparent() {
     let _ = (COLS, ROWS);
 }
 
-/// `flushlab wrap -- ARGS…` interactive on a pty of 80x24 whose "terminal" answers DECRQM
-/// ?2026 with `answer` when asked (or stays silent); its exit code and everything it wrote.
-fn wrapped_answering(args: &[&str], answer: Option<&'static [u8]>) -> (Option<i32>, Vec<u8>) {
+/// `program ARGS…` on a fresh pty of 80x24 (keys `typed_ahead` already waiting), whose
+/// "terminal" answers DECRQM ?2026 with `answer` when asked (or stays silent): its exit code and
+/// everything it wrote.
+fn on_pty(
+    program: &std::path::Path,
+    args: &[&str],
+    typed_ahead: &[u8],
+    answer: Option<&'static [u8]>,
+) -> (Option<i32>, Vec<u8>) {
     let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
+    std::io::Write::write_all(&mut &pty.master, typed_ahead).unwrap();
     let mut child = pty
-        .spawn(
-            std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
-            |cmd| {
-                cmd.arg("wrap").arg("--").args(args);
-            },
-        )
+        .spawn(program, |cmd| {
+            cmd.args(args);
+        })
         .unwrap();
     let master = pty.master.try_clone().unwrap();
     let reader = std::thread::spawn(move || {
@@ -261,11 +265,22 @@ fn wrapped_answering(args: &[&str], answer: Option<&'static [u8]>) -> (Option<i3
         });
         output
     });
-    let status = common::wait_for(Duration::from_secs(10), "wrap to exit", || {
+    let status = common::wait_for(Duration::from_secs(10), "the program to exit", || {
         child.try_wait().unwrap()
     });
     drop(pty);
     (status.code(), reader.join().unwrap())
+}
+
+/// `flushlab wrap -- ARGS…` interactive on [`on_pty`].
+fn wrapped_answering(args: &[&str], answer: Option<&'static [u8]>) -> (Option<i32>, Vec<u8>) {
+    let args: Vec<&str> = ["wrap", "--"].iter().chain(args).copied().collect();
+    on_pty(
+        std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
+        &args,
+        b"",
+        answer,
+    )
 }
 
 #[test]
@@ -290,23 +305,7 @@ fn a_terminal_that_syncs_hears_that_cmd_does_not() {
 fn a_program_on_the_main_screen_looks_as_it_does_without_wrap() {
     // `sh -c 'echo hello'` alone, then through wrap: the same bytes first, nothing before them,
     // no alternate-screen exit it never entered, the report below.
-    let plain = {
-        let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
-        let mut child = pty
-            .spawn(std::path::Path::new("sh"), |cmd| {
-                cmd.args(["-c", "echo hello"]);
-            })
-            .unwrap();
-        let master = pty.master.try_clone().unwrap();
-        let reader = std::thread::spawn(move || {
-            let mut output = Vec::new();
-            let _ = flushlab::pty::read_to_end(&master, |b| output.extend_from_slice(b));
-            output
-        });
-        child.wait().unwrap();
-        drop(pty);
-        reader.join().unwrap()
-    };
+    let (_, plain) = on_pty(std::path::Path::new("sh"), &["-c", "echo hello"], b"", None);
     assert_eq!(plain, b"hello\r\n");
     let (code, output) = wrapped_answering(&["sh", "-c", "echo hello"], None);
     let text = String::from_utf8_lossy(&output);
@@ -340,33 +339,14 @@ fn a_program_on_the_main_screen_looks_as_it_does_without_wrap() {
 #[test]
 fn keys_typed_before_cmd_reads_reach_it() {
     // Type-ahead: keys already waiting when wrap starts go to CMD, none is eaten.
-    let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
-    std::io::Write::write_all(&mut &pty.master, b"early\r").unwrap();
-    let mut child = pty
-        .spawn(
-            std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
-            |cmd| {
-                cmd.args([
-                    "wrap",
-                    "--",
-                    "sh",
-                    "-c",
-                    "sleep 0.3; read a; echo \"got $a\"",
-                ]);
-            },
-        )
-        .unwrap();
-    let master = pty.master.try_clone().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut output = Vec::new();
-        let _ = flushlab::pty::read_to_end(&master, |b| output.extend_from_slice(b));
-        output
-    });
-    let status = common::wait_for(Duration::from_secs(10), "wrap to exit", || {
-        child.try_wait().unwrap()
-    });
-    drop(pty);
-    let text = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
-    assert_eq!(status.code(), Some(0), "{text}");
+    let script = "sleep 0.3; read a; echo \"got $a\"";
+    let (code, output) = on_pty(
+        std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
+        &["wrap", "--", "sh", "-c", script],
+        b"early\r",
+        None,
+    );
+    let text = String::from_utf8_lossy(&output);
+    assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("got early"), "{text}");
 }

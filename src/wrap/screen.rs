@@ -294,23 +294,9 @@ impl Screen {
             self.modes.attributes = !(body.is_empty() || body == b"0");
             return Some(end + 1);
         }
-        self.params[..self.count].fill(0);
-        self.count = 0;
-        self.private = 0;
-        self.intermediate = 0;
+        self.begin_csi();
         for &b in body {
-            match b {
-                b'0'..=b'9' => {
-                    self.count = self.count.max(1);
-                    let slot = self.count - 1;
-                    self.params[slot] = self.params[slot]
-                        .saturating_mul(10)
-                        .saturating_add(u16::from(b - b'0'));
-                }
-                b';' | b':' => self.count = (self.count.max(1) + 1).min(MAX_PARAMS),
-                b'<'..=b'?' => self.private = b,
-                _ => self.intermediate = b,
-            }
+            self.csi_parameter(b);
         }
         self.csi(final_byte, seen, at);
         Some(end + 1)
@@ -449,10 +435,7 @@ impl Screen {
         match b {
             b'[' => {
                 self.state = State::Csi;
-                self.params = [0; MAX_PARAMS];
-                self.count = 0;
-                self.private = 0;
-                self.intermediate = 0;
+                self.begin_csi();
             }
             b']' | b'P' | b'X' | b'^' | b'_' => self.state = State::String,
             b' '..=b'/' => self.state = State::EscapeIntermediate,
@@ -483,7 +466,16 @@ impl Screen {
         self.pending_wrap = false;
     }
 
-    fn csi_byte(&mut self, b: u8, seen: &mut impl FnMut(Event, u64), at: u64) {
+    /// A CSI sequence starts: no parameters yet. Slots at or past `count` are always 0.
+    fn begin_csi(&mut self) {
+        self.params[..self.count].fill(0);
+        self.count = 0;
+        self.private = 0;
+        self.intermediate = 0;
+    }
+
+    /// A byte of a CSI sequence's parameters, private marker or intermediates (0x20..=0x3f).
+    fn csi_parameter(&mut self, b: u8) {
         match b {
             b'0'..=b'9' => {
                 // `count` is the number of parameters begun; the digit extends the last one.
@@ -493,11 +485,15 @@ impl Screen {
                     .saturating_mul(10)
                     .saturating_add(u16::from(b - b'0'));
             }
-            b';' | b':' => {
-                self.count = (self.count.max(1) + 1).min(MAX_PARAMS);
-            }
+            b';' | b':' => self.count = (self.count.max(1) + 1).min(MAX_PARAMS),
             b'<'..=b'?' => self.private = b,
-            b' '..=b'/' => self.intermediate = b,
+            _ => self.intermediate = b,
+        }
+    }
+
+    fn csi_byte(&mut self, b: u8, seen: &mut impl FnMut(Event, u64), at: u64) {
+        match b {
+            0x20..=0x3f => self.csi_parameter(b),
             0x40..=0x7e => {
                 self.state = State::Ground;
                 self.csi(b, seen, at);
