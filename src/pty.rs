@@ -71,7 +71,21 @@ impl Pty {
     /// master reads EOF (EIO on Linux) when the child and its children are gone.
     pub fn spawn(&self, program: &Path, configure: impl FnOnce(&mut Command)) -> io::Result<Child> {
         let slave = self.open_slave()?;
-        let mut command = Command::new("setsid");
+        // util-linux's, found without PATH too: a program run with `PATH=` still gets a session.
+        let setsid = crate::files::find_program("setsid".as_ref())
+            .or_else(|| {
+                ["/usr/bin/setsid", "/bin/setsid"]
+                    .iter()
+                    .map(std::path::PathBuf::from)
+                    .find(|p| p.exists())
+            })
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "setsid (util-linux) is not installed: apt-get install util-linux",
+                )
+            })?;
+        let mut command = Command::new(setsid);
         command
             .arg("--ctty")
             .arg(program)

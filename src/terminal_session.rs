@@ -112,6 +112,15 @@ pub const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(5
 /// the escape sequences would block on the same stalled reader) and exits 128+N without
 /// flushing anything. Not for the bench, whose children have grace periods of their own.
 pub fn end_stuck_runs() -> io::Result<()> {
+    end_stuck_runs_after(SIGNAL_GRACE, || {})
+}
+
+/// [`end_stuck_runs`] with another grace, and `last_words` run just before the exit (wrap ends
+/// the program it runs there, which has grace periods of its own).
+pub fn end_stuck_runs_after(
+    grace: std::time::Duration,
+    last_words: impl FnOnce() + Send + 'static,
+) -> io::Result<()> {
     use signal_hook::consts::{SIGHUP, TERM_SIGNALS};
     let signals: Vec<i32> = TERM_SIGNALS.iter().chain(&[SIGHUP]).copied().collect();
     let mut signals = signal_hook::iterator::Signals::new(signals)?;
@@ -121,13 +130,14 @@ pub fn end_stuck_runs() -> io::Result<()> {
             let Some(signal) = signals.forever().next() else {
                 return;
             };
-            std::thread::sleep(SIGNAL_GRACE);
+            std::thread::sleep(grace);
             // Still here: the main thread is stuck. Never wait for a lock it may hold.
             if let Ok(active) = ACTIVE.try_lock()
                 && active.is_some()
             {
                 let _ = disable_raw_mode();
             }
+            last_words();
             let code = crate::outcome::Outcome::Signal(signal as usize).exit_code();
             std::process::exit(i32::from(code));
         })?;

@@ -350,3 +350,116 @@ fn keys_typed_before_cmd_reads_reach_it() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("got early"), "{text}");
 }
+
+/// No process of ours whose command line holds `marker` is alive.
+fn gone(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().all(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .map(|cmdline| !String::from_utf8_lossy(&cmdline).contains(marker))
+            .unwrap_or(true)
+    })
+}
+
+#[test]
+fn everything_cmd_started_ends_with_it() {
+    // A daemon that leaves CMD's session and ignores SIGHUP and SIGTERM outlives CMD's exit:
+    // wrap (its subreaper) ends it, and counts what it wrote.
+    let marker = "31.4159";
+    let daemon = format!(
+        "setsid sh -c 'trap \"\" HUP TERM; printf daemon; sleep {marker}' & sleep 0.3; echo started"
+    );
+    let (code, report, said) = wrap("daemon", &["sh", "-c", &daemon]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(gone(marker), "the daemon outlived wrap");
+    assert!(report["write_calls"].as_u64().unwrap() >= 2, "{report}");
+    // Ended by the duration too: a child that ignores SIGTERM.
+    let marker = "27.1828";
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "0.5", "--", "sh", "-c"])
+        .arg(format!("trap '' TERM; sleep {marker} & sleep {marker}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(gone(marker), "a child outlived --duration");
+}
+
+#[test]
+fn a_terminal_that_stopped_reading_does_not_hold_sigterm() {
+    // Interactive wrap copying `yes` to a terminal nobody reads: SIGTERM still ends it all.
+    let marker = "stalled-terminal-marker";
+    let pty = flushlab::pty::Pty::open(COLS, ROWS).unwrap();
+    let mut child = pty
+        .spawn(
+            std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),
+            |cmd| {
+                cmd.args(["wrap", "--", "yes", marker]);
+            },
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = common::wait_for(Duration::from_secs(8), "wrap to exit", || {
+        child.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(143));
+    common::wait_for(Duration::from_secs(2), "yes to be gone", || {
+        gone(marker).then_some(())
+    });
+    drop(pty);
+}
+
+#[test]
+fn wrap_counts_as_a_normal_user_and_without_path() {
+    // /proc/PID/io of a finished child is closed to a normal user: wrap's counts come from its
+    // own counters, so `nobody` gets them too.
+    let root = rustix::process::geteuid().is_root();
+    let runuser = std::path::Path::new("/usr/sbin/runuser").exists();
+    // The build may sit under a directory `nobody` cannot enter (a root's home).
+    let reachable = runuser
+        && Command::new("runuser")
+            .args([
+                "-u",
+                "nobody",
+                "--",
+                "test",
+                "-x",
+                env!("CARGO_BIN_EXE_flushlab"),
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    if root && reachable {
+        let out = Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--duration",
+                "5",
+                "--size",
+                "80x24",
+                "--report",
+                "-",
+                "--",
+            ])
+            .args(["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do printf x; done"])
+            .current_dir("/")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{said}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(report["write_calls"].as_u64().unwrap() >= 8, "{report}");
+    } else {
+        eprintln!("not root, no runuser, or the build out of nobody's reach: not run as nobody");
+    }
+    // PATH empty: CMD by its path, and the pty's session still made.
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "2", "--", "/bin/echo", "hi"])
+        .env("PATH", "")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("wrap /bin/echo hi"), "{said}");
+}

@@ -188,6 +188,14 @@ fn measure(
         command.args(&args.command[1..]);
     })?;
     let pid = rustix::process::Pid::from_child(&child);
+    if interactive {
+        // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
+        // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's group
+        // is killed and wrap exits 128+N with the terminal's mode restored.
+        crate::terminal_session::end_stuck_runs_after(GRACE + Duration::from_secs(1), move || {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        })?;
+    }
     let reader = if interactive {
         ReaderModel::Drain
     } else {
