@@ -3,16 +3,25 @@
 //!
 //! flushlab runs as root in CI and on desktops, so a path is never trusted to be what it looks
 //! like. A regular file (or a path that does not exist yet) is replaced atomically through a
-//! temporary file created exclusively (`O_EXCL`, an unpredictable name, the same directory), so
-//! a planted symlink is never followed and readers never see half a file. Anything else — a
-//! device, a FIFO, `/dev/stdout` — is written in place, as the user meant: `--report /dev/null`
-//! leaves /dev/null a device. A directory is refused.
+//! temporary file created exclusively (`O_EXCL`, `O_NOFOLLOW`, an unpredictable name) in the
+//! same directory, reached through a handle on that directory, and renamed over it there:
+//! readers never see half a file, and an existing file keeps its mode and owner. What a
+//! destination was when [`check_writable`] looked is remembered: if a link (or anything else)
+//! appears there before the write, the write is refused — a link planted in a world-writable
+//! directory between the check and the end of a run is never followed. A destination that is
+//! one of flushlab's own streams (`/dev/stdout`, `/proc/self/fd/1`, even when that is a regular
+//! file) is written through the stream. Anything else — a device, a FIFO — is written in place,
+//! as the user meant (`--report /dev/null` leaves /dev/null a device); a FIFO nobody reads is
+//! waited for [`FIFO_WAIT`] at most. A directory is refused.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 /// A name no other process can guess: the clock's nanoseconds, the pid and a counter, mixed.
 fn unpredictable() -> String {
@@ -35,8 +44,20 @@ fn unpredictable() -> String {
 enum Target {
     /// A regular file, or nothing yet: replaced atomically beside `at`.
     Replace { at: PathBuf },
+    /// flushlab's own stdout (1) or stderr (2), whatever file that is: written through it.
+    Stream(i32),
     /// A device, FIFO or socket: written in place.
-    InPlace,
+    InPlace { fifo: bool },
+}
+
+/// Whether `meta` is the file behind flushlab's fd `fd`.
+fn is_own_stream(meta: &std::fs::Metadata, fd: i32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let stream = match fd {
+        1 => rustix::fs::fstat(rustix::stdio::stdout()),
+        _ => rustix::fs::fstat(rustix::stdio::stderr()),
+    };
+    stream.is_ok_and(|st| st.st_dev == meta.dev() && st.st_ino == meta.ino())
 }
 
 fn target(path: &Path) -> io::Result<Target> {
@@ -48,11 +69,16 @@ fn target(path: &Path) -> io::Result<Target> {
             io::ErrorKind::IsADirectory,
             "is a directory; give a file name",
         )),
+        Ok(meta) if let Some(fd) = [1, 2].into_iter().find(|&fd| is_own_stream(&meta, fd)) => {
+            Ok(Target::Stream(fd))
+        }
         Ok(meta) if meta.is_file() => Ok(Target::Replace {
             // A symlink to a file: the file is replaced, the link stays a link.
             at: std::fs::canonicalize(path)?,
         }),
-        Ok(_) => Ok(Target::InPlace),
+        Ok(meta) => Ok(Target::InPlace {
+            fifo: std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()),
+        }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Target::Replace {
             at: path.to_owned(),
         }),
@@ -60,26 +86,111 @@ fn target(path: &Path) -> io::Result<Target> {
     }
 }
 
-/// Creates a new file beside `at` that nobody else can have created or linked first.
-fn exclusive_temp(at: &Path) -> io::Result<(File, PathBuf)> {
+/// What a path's last component was when it was checked: nothing, or this file (a link is
+/// this link, not what it points to).
+type Seen = Option<(u64, u64)>;
+
+/// Destinations [`check_writable`] looked at, and what was there.
+static CHECKED: Mutex<Vec<(PathBuf, Seen)>> = Mutex::new(Vec::new());
+
+fn seen(path: &Path) -> io::Result<Seen> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some((meta.dev(), meta.ino()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Refuses a destination that is no longer what [`check_writable`] saw.
+fn still_as_checked(path: &Path) -> io::Result<()> {
+    let checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((_, then)) = checked.iter().rev().find(|(p, _)| p == path) else {
+        return Ok(());
+    };
+    if seen(path)? != *then {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "changed since it was checked (a file or link put there meanwhile): not written",
+        ));
+    }
+    Ok(())
+}
+
+/// The directory `at` is in, opened (so the temporary and the rename happen in this very
+/// directory even if a path component is swapped meanwhile), and `at`'s name in it.
+fn directory_of(at: &Path) -> io::Result<(std::os::fd::OwnedFd, std::ffi::OsString)> {
     let dir = match at.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
         _ => PathBuf::from("."),
     };
-    let stem = at
+    let name = at
         .file_name()
-        .map_or_else(|| "flushlab".into(), |n| n.to_string_lossy().into_owned());
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?
+        .to_owned();
+    let handle = rustix::fs::open(
+        &dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok((handle, name))
+}
+
+/// Creates a new file in `dir` that nobody else can have created or linked first; its name.
+fn exclusive_temp(
+    dir: &std::os::fd::OwnedFd,
+    stem: &std::ffi::OsStr,
+) -> io::Result<(File, std::ffi::OsString)> {
     loop {
-        let tmp = dir.join(format!(".{stem}.{}.tmp", unpredictable()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .open(&tmp)
-        {
-            Ok(file) => return Ok((file, tmp)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+        let name: std::ffi::OsString =
+            format!(".{}.{}.tmp", stem.to_string_lossy(), unpredictable()).into();
+        match rustix::fs::openat(
+            dir,
+            name.as_os_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        ) {
+            Ok(fd) => return Ok((File::from(fd), name)),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// How long a write to a FIFO waits for a reader to open it.
+pub const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens a device or FIFO to write; a FIFO without a reader is waited for [`FIFO_WAIT`].
+fn open_in_place(path: &Path, fifo: bool) -> io::Result<File> {
+    if !fifo {
+        return OpenOptions::new().write(true).open(path);
+    }
+    let until = std::time::Instant::now() + FIFO_WAIT;
+    loop {
+        match rustix::fs::open(
+            path,
+            OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => {
+                // Open: from here the writes may wait for the reader, as with any pipe.
+                let flags = rustix::fs::fcntl_getfl(&fd)?;
+                rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK)?;
+                return Ok(File::from(fd));
+            }
+            Err(rustix::io::Errno::NXIO) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(rustix::io::Errno::NXIO) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "a FIFO nobody opened for reading in {} s",
+                        FIFO_WAIT.as_secs()
+                    ),
+                ));
+            }
+            Err(e) => return Err(e.into()),
         }
     }
 }
@@ -104,9 +215,30 @@ pub fn read_bounded(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Reads the file at `path`, up to [`MAX_INPUT_BYTES`].
+/// Reads the file at `path`, up to [`MAX_INPUT_BYTES`]. Only a regular file: a FIFO (or a
+/// device) could keep flushlab waiting forever for bytes nobody sends.
 pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
-    read_bounded(File::open(path)?, MAX_INPUT_BYTES)
+    // Opened without waiting (a FIFO's open blocks until a writer comes), then looked at.
+    let file = File::from(rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?);
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        let what = if std::os::unix::fs::FileTypeExt::is_fifo(&kind) {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}: flushlab reads regular files"),
+        ));
+    }
+    read_bounded(file, MAX_INPUT_BYTES)
 }
 
 /// Finds `program` as the shell would: a path as given, a bare name in `$PATH`.
@@ -124,35 +256,88 @@ pub fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
-/// Writes `bytes` to `path`: atomically for a regular file, in place for a device or FIFO.
+/// Writes `bytes` to `path`: atomically for a regular file, through the stream for flushlab's
+/// own stdout or stderr, in place for a device or FIFO. See the module's documentation.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    still_as_checked(path)?;
     match target(path)? {
-        Target::InPlace => OpenOptions::new().write(true).open(path)?.write_all(bytes),
+        Target::Stream(1) => crate::outcome::print(bytes),
+        Target::Stream(_) => {
+            let mut err = io::stderr().lock();
+            err.write_all(bytes).and_then(|()| err.flush())
+        }
+        Target::InPlace { fifo } => open_in_place(path, fifo)?.write_all(bytes),
         Target::Replace { at } => {
-            let (mut file, tmp) = exclusive_temp(&at)?;
-            let result = file
-                .write_all(bytes)
-                .and_then(|()| file.sync_data())
-                .and_then(|()| std::fs::rename(&tmp, &at));
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
+            replace(&at, bytes)?;
+            // What is there now is flushlab's own file: the next write (the bench writes after
+            // every run) replaces it again.
+            let now = seen(path)?;
+            let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+            for (_, then) in checked.iter_mut().filter(|(p, _)| p == path) {
+                *then = now;
             }
-            result
+            Ok(())
         }
     }
 }
 
+/// Replaces (or creates) the regular file `at` through its directory's handle.
+fn replace(at: &Path, bytes: &[u8]) -> io::Result<()> {
+    let (dir, name) = directory_of(at)?;
+    // What is there now, not followed: a link that appeared since `target` looked is refused.
+    let existing = match rustix::fs::statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => Some(st),
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "not a regular file any more (a link or something else put there): not written",
+            ));
+        }
+        Err(rustix::io::Errno::NOENT) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let (mut file, tmp) = exclusive_temp(&dir, &name)?;
+    let result = (|| {
+        // An existing file keeps its mode and owner.
+        if let Some(st) = existing {
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(st.st_mode & 0o7777))?;
+            if rustix::process::geteuid().is_root() {
+                let owner = rustix::fs::Uid::from_raw(st.st_uid);
+                let group = rustix::fs::Gid::from_raw(st.st_gid);
+                rustix::fs::fchown(&file, Some(owner), Some(group))?;
+            }
+        }
+        file.write_all(bytes)?;
+        file.sync_data()?;
+        rustix::fs::renameat(&dir, tmp.as_os_str(), &dir, name.as_os_str())?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = rustix::fs::unlinkat(&dir, tmp.as_os_str(), AtFlags::empty());
+    }
+    result
+}
+
 /// Checks, before any measuring, that `path` can be written, and changes nothing there: a
 /// directory, a missing directory or one without write permission is refused now rather than
-/// after minutes of measuring.
+/// after minutes of measuring. What is there is remembered for the write (see the module's
+/// documentation). A FIFO is not opened (its reader would see an end of file).
 pub fn check_writable(path: &Path) -> io::Result<()> {
     match target(path)? {
-        Target::InPlace => OpenOptions::new().write(true).open(path).map(drop),
+        Target::Stream(_) => {}
+        Target::InPlace { fifo: true } => rustix::fs::access(path, rustix::fs::Access::WRITE_OK)?,
+        Target::InPlace { fifo: false } => OpenOptions::new().write(true).open(path).map(drop)?,
         Target::Replace { at } => {
-            let (_, tmp) = exclusive_temp(&at)?;
-            std::fs::remove_file(tmp)
+            let (dir, name) = directory_of(&at)?;
+            let (_, tmp) = exclusive_temp(&dir, &name)?;
+            rustix::fs::unlinkat(&dir, tmp.as_os_str(), AtFlags::empty())?;
         }
     }
+    CHECKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((path.to_owned(), seen(path)?));
+    Ok(())
 }
 
 /// A private scratch directory: created fresh (never reused) with an unpredictable name and
@@ -239,6 +424,63 @@ mod tests {
         let path = dir.to_owned();
         drop(scratch);
         assert!(!path.exists(), "scratch removed");
+    }
+
+    #[test]
+    fn a_link_planted_after_the_check_is_never_followed() {
+        let scratch = Scratch::new("flushlab-files-test").unwrap();
+        let dir = scratch.path();
+        let secret = dir.join("secret");
+        std::fs::write(&secret, b"S").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let report = dir.join("r.json");
+        check_writable(&report).unwrap();
+        // Planted between the check and the end of the run.
+        std::os::unix::fs::symlink(&secret, &report).unwrap();
+        let err = write_atomically(&report, b"{}").unwrap_err();
+        assert!(
+            err.to_string().contains("changed since it was checked"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&secret).unwrap(), b"S");
+        let mode = std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // A file of flushlab's own is written again and again (the bench, after every run);
+        // an existing file keeps its mode.
+        let own = dir.join("own.json");
+        check_writable(&own).unwrap();
+        write_atomically(&own, b"1").unwrap();
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomically(&own, b"2").unwrap();
+        assert_eq!(std::fs::read(&own).unwrap(), b"2");
+        let mode = std::fs::metadata(&own).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_fifo_is_not_opened_by_the_check_and_is_written_once() {
+        let scratch = Scratch::new("flushlab-files-test").unwrap();
+        let fifo = scratch.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reading = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        check_writable(&fifo).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            !reading.is_finished(),
+            "the check opened the FIFO: its reader saw an end"
+        );
+        write_atomically(&fifo, b"all of it").unwrap();
+        assert_eq!(reading.join().unwrap(), b"all of it");
+        // As an input, a FIFO nobody writes to is refused at once, not waited for forever.
+        let err = read_input(&fifo).unwrap_err();
+        assert!(err.to_string().contains("a FIFO"), "{err}");
     }
 
     #[test]

@@ -118,8 +118,8 @@ fn frames_come_from_what_is_drawn_or_are_said_to_be_unknown() {
     );
     assert_eq!(code, Some(0), "{said}");
     assert_eq!(report["frame_method"], "cursor-restarts", "{report}");
-    // The first frame starts no restart: seven are seen, each a whole frame.
-    assert_eq!(report["figures"]["frames"], 7, "{report}");
+    // Eight frames begun (the first cell drawn starts the first).
+    assert_eq!(report["figures"]["frames"], 8, "{report}");
     let fps = report["figures"]["fps"].as_f64().unwrap();
     assert!(fps > 5.0 && fps < 13.0, "{report}");
     // Bursts with pauses but nothing drawn over anything: pauses alone never make frames.
@@ -462,4 +462,24 @@ fn wrap_counts_as_a_normal_user_and_without_path() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("wrap /bin/echo hi"), "{said}");
+}
+
+#[test]
+fn a_report_to_dev_stdout_that_is_a_file_is_appended_not_renamed_over() {
+    // `echo KEEP>log; flushlab wrap --report /dev/stdout -- true >>log`: the log keeps KEEP.
+    let dir = common::scratch_dir("wrap-dev-stdout");
+    let log = dir.join("log");
+    std::fs::write(&log, b"KEEP\n").unwrap();
+    for path in ["/dev/stdout", "/proc/self/fd/1"] {
+        let status = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--duration", "0.5", "--report", path, "--", "true"])
+            .stdout(std::fs::OpenOptions::new().append(true).open(&log).unwrap())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{path}");
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("KEEP\n"), "{text}");
+    assert_eq!(text.matches("\"frame_method\"").count(), 2, "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
 }

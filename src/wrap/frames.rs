@@ -2,8 +2,9 @@
 //!
 //! Three signals, one stream parse ([`Screen`]):
 //! - **sync markers** (DEC 2026 begin … end): the program says where its frames are. Exact.
-//! - **cursor restarts**: a cell drawn before the previous drawn cell starts a frame. Content,
-//!   not timing: a writer descheduled in the middle of a frame pauses without starting one.
+//! - **cursor restarts**: the first cell drawn, and every cell drawn before the previous drawn
+//!   cell, starts a frame. Content, not timing: a writer descheduled in the middle of a frame
+//!   pauses without starting one.
 //! - **confirmation**, which a restart count needs before it is reported: a control sequence
 //!   seen exactly once in (nearly) every frame (ratatui's cursor hide, a C loop's home), or a
 //!   pause before (nearly) every frame and (nearly) no pause inside one. Without either, the
@@ -11,7 +12,7 @@
 //!   worst error this tool can make, "unknown" is always allowed.
 //!
 //! Rates are taken between the first and the last frame start (whole frames only), so a run
-//! that ends in the middle of a frame, or starts with a program's setup, does not skew them.
+//! that ends in the middle of a frame does not skew them.
 
 use std::time::{Duration, Instant};
 
@@ -364,7 +365,7 @@ mod tests {
         }
         let frames = finder.frames();
         assert_eq!(frames.method, FrameMethod::CursorRestarts, "{frames:?}");
-        assert_eq!(frames.frames, Some(7));
+        assert_eq!(frames.frames, Some(8));
         assert!(
             matches!(frames.confirmed_by[..], [Confirmation::Sequence(_)]),
             "{frames:?}"

@@ -15,7 +15,8 @@ use unicode_width::UnicodeWidthChar;
 /// Something the model saw, at a byte offset of the whole stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A cell drawn before the previous drawn cell: the start of a frame, by content.
+    /// The first cell drawn, or a cell drawn before the previous drawn cell: the start of a
+    /// frame, by content.
     Restart,
     /// The screen (or its scroll region) scrolled: line output, not a frame.
     Scroll,
@@ -322,7 +323,8 @@ impl Screen {
     /// The cell under the cursor is drawn.
     fn draw(&mut self, seen: &mut impl FnMut(Event, u64), at: u64) {
         let here = self.position();
-        if self.last_drawn.is_some_and(|last| here < last) {
+        // The first cell drawn (at all, or since a resize) starts a frame too.
+        if self.last_drawn.is_none_or(|last| here < last) {
             seen(Event::Restart, at);
         }
         self.last_drawn = Some(here);
@@ -616,8 +618,7 @@ mod tests {
     fn a_frame_redrawn_from_the_top_restarts_once() {
         let mut screen = Screen::new(10, 3);
         let frame = b"\x1b[1;1Habcdefghij\x1b[2;1H0123456789\x1b[3;5Hxy";
-        assert_eq!(restarts(&mut screen, frame), 0);
-        for _ in 0..5 {
+        for _ in 0..6 {
             assert_eq!(restarts(&mut screen, frame), 1);
         }
     }
@@ -634,7 +635,7 @@ mod tests {
             }
             total += restarts(&mut screen, &bytes);
         }
-        assert_eq!(total, 9);
+        assert_eq!(total, 10);
     }
 
     #[test]
@@ -645,11 +646,12 @@ mod tests {
             bytes.extend(format!("{i}\r\n").as_bytes());
         }
         let seen = events(&mut screen, &bytes);
-        assert!(!seen.contains(&Event::Restart));
+        // The first line starts something; nothing after it does.
+        assert_eq!(seen.iter().filter(|e| **e == Event::Restart).count(), 1);
         assert!(seen.iter().filter(|e| **e == Event::Scroll).count() > 900);
         // `yes`: the same cell every line.
         let mut screen = Screen::new(80, 24);
-        assert_eq!(restarts(&mut screen, &b"y\r\n".repeat(500)), 0);
+        assert_eq!(restarts(&mut screen, &b"y\r\n".repeat(500)), 1);
     }
 
     #[test]
@@ -666,7 +668,7 @@ mod tests {
         assert_eq!(count(Event::Mark(Mark::SyncBegin)), 3);
         assert_eq!(count(Event::Mark(Mark::SyncEnd)), 3);
         assert_eq!(count(Event::Mark(Mark::Home)), 3);
-        assert_eq!(count(Event::Restart), 2);
+        assert_eq!(count(Event::Restart), 3);
         // Two wide characters and one narrow: the cursor is at column 5.
         assert_eq!(screen.col, 5);
     }
