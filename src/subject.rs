@@ -286,6 +286,9 @@ pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
     if let Some(&buffering) = Buffering::ALL.iter().find(|b| b.name() == text) {
         return Ok(Stream::ALL.map(|s| Subject::Mode(s, buffering)).to_vec());
     }
+    if text.starts_with("cmd/") {
+        return Err("a cmd/NAME row comes from --command NAME=CMD, not from --modes".to_owned());
+    }
     Subject::from_name(text).map(|s| vec![s]).ok_or_else(|| {
         let names: Vec<String> = Subject::every().map(|s| s.to_string()).collect();
         format!("unknown mode; valid: {GROUPS}, {}", names.join(", "))

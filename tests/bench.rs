@@ -493,6 +493,15 @@ fn another_program_is_a_row_beside_the_modes() {
             &["--workload", "flood", "--command", "x=true"][..],
             "--workload tui",
         ),
+        (&["--modes", "cmd/x"][..], "--command NAME=CMD"),
+        (
+            &["--command", "a=true", "--command", "a=sh"][..],
+            "two rows named cmd/a",
+        ),
+        (
+            &["--export-json", "same.out", "--export-csv", "same.out"][..],
+            "same.out",
+        ),
     ] {
         let out = common::bench(bad);
         let err = String::from_utf8_lossy(&out.stderr);

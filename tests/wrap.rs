@@ -483,3 +483,44 @@ fn a_report_to_dev_stdout_that_is_a_file_is_appended_not_renamed_over() {
     assert_eq!(text.matches("\"frame_method\"").count(), 2, "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn wrap_stopped_as_a_job_gives_the_terminal_back_until_it_continues() {
+    let running = wrapped(&["sleep", "20"]);
+    let pid = rustix::process::Pid::from_child(&running.child);
+    let state = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).unwrap();
+        stat.rsplit_once(')')
+            .unwrap()
+            .1
+            .trim_start()
+            .chars()
+            .next()
+            .unwrap()
+    };
+    let cooked = |termios: &rustix::termios::Termios| {
+        termios
+            .local_modes
+            .contains(rustix::termios::LocalModes::ICANON)
+    };
+    common::wait_for(Duration::from_secs(5), "wrap to take the terminal", || {
+        (!cooked(&running.pty.slave_termios().unwrap())).then_some(())
+    });
+    running.signal(rustix::process::Signal::TSTP);
+    common::wait_for(Duration::from_secs(5), "wrap to stop", || {
+        (state() == 'T').then_some(())
+    });
+    let stopped = running.pty.slave_termios().unwrap();
+    assert_eq!(stopped.local_modes, running.termios_before.local_modes);
+    running.signal(rustix::process::Signal::CONT);
+    common::wait_for(Duration::from_secs(5), "wrap to take it again", || {
+        (!cooked(&running.pty.slave_termios().unwrap())).then_some(())
+    });
+    running.signal(rustix::process::Signal::TERM);
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(143));
+    assert_eq!(
+        run.termios_after.local_modes,
+        run.termios_before.local_modes
+    );
+}

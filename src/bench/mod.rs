@@ -273,6 +273,24 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::BadInput);
         }
     }
+    let names: Vec<&str> = args
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            Subject::Command(external) => Some(external.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+    {
+        complain(&format!(
+            "bench: --command {twice}=…: two rows named cmd/{twice}; give each --command its own NAME"
+        ));
+        return Ok(Outcome::BadInput);
+    }
     if args.workload == Workload::Flood && !args.commands.is_empty() {
         complain("bench: --command rows draw frames: they belong to --workload tui");
         return Ok(Outcome::BadInput);
@@ -289,6 +307,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         settings: args.settings(),
         results: Vec::new(),
     };
+    // One file for two exports: the last would overwrite the others.
+    let destinations: Vec<&PathBuf> = exports
+        .iter()
+        .map(|e| &e.path)
+        .chain(&args.plot)
+        .filter(|p| p.as_os_str() != "-")
+        .collect();
+    let same = |a: &Path, b: &Path| {
+        a == b
+            || std::fs::canonicalize(a)
+                .is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    if let Some(twice) = destinations
+        .iter()
+        .enumerate()
+        .find_map(|(i, p)| destinations[..i].iter().any(|q| same(p, q)).then_some(p))
+    {
+        complain(&format!(
+            "bench: '{}' is given to two of --export-json, --export-csv, --export-markdown, --plot: one file each",
+            twice.display()
+        ));
+        return Ok(Outcome::BadInput);
+    }
     // Refuse unwritable destinations before spending minutes measuring.
     // Checked, not written: an interrupted re-run must not wipe the results already there.
     for export in &exports {

@@ -214,11 +214,18 @@ fn measure(
     } else {
         None
     };
+    // Stopped as a job (`kill -TSTP`; Ctrl-Z itself goes to CMD): the terminal is given back
+    // while wrap is stopped, and taken again when it continues.
+    let suspend = if interactive {
+        Some(crate::terminal_session::watch_suspend()?)
+    } else {
+        None
+    };
     let ended_by_wrap = wait_for_end(
         pid,
         &mut child,
         args.duration.map(|d| started + d),
-        signal,
+        (signal, suspend.as_deref()),
         &mut tree,
     );
     let status = child.wait()?;
@@ -343,12 +350,15 @@ fn wait_for_end(
     pid: rustix::process::Pid,
     child: &mut std::process::Child,
     deadline: Option<Instant>,
-    signal: &AtomicUsize,
+    (signal, suspend): (&AtomicUsize, Option<&AtomicBool>),
     tree: &mut Tree,
 ) -> bool {
     loop {
         if wait_exited(pid) {
             return false;
+        }
+        if suspend.is_some_and(|s| s.swap(false, Ordering::Relaxed)) {
+            let _ = crate::terminal_session::suspend();
         }
         let sig = signal.load(Ordering::Relaxed);
         if sig != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
