@@ -511,3 +511,29 @@ fn another_program_is_a_row_beside_the_modes() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_failed_run_reported_to_a_closed_stderr_is_no_panic() {
+    // `flushlab bench --command x=false … 2>&1 >/dev/null | true`: stderr is a pipe nobody reads.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "bench",
+            "--command",
+            "x=false",
+            "--modes",
+            "ceiling/cpu",
+            "--sink",
+            "null",
+        ])
+        .args(["--duration", "0.3", "--runs", "1", "--warmup", "0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = common::wait_for(Duration::from_secs(60), "the bench", || {
+        child.try_wait().unwrap()
+    });
+    assert_ne!(status.code(), Some(101), "a panic");
+    assert_eq!(status.code(), Some(1), "{status}");
+}

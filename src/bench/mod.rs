@@ -369,11 +369,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
             Ok(run) if step.round.is_some() => row.runs.push(run),
             Ok(_) => {}
             Err(failure) => {
+                // `complain`, not `eprintln!`: a stderr that is a closed pipe is no panic.
                 progress.suspend(|| {
-                    eprintln!(
-                        "flushlab bench: {} at {}: {}",
+                    complain(&format!(
+                        "bench: {} at {}: {}",
                         row.subject, row.size, failure.reason
-                    );
+                    ));
                 });
                 row.failed_runs.push(failure);
             }
