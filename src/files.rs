@@ -195,10 +195,29 @@ fn open_in_place(path: &Path, fifo: bool) -> io::Result<File> {
     }
 }
 
-/// The most a file read from someone else (a profile, decompressed; its symbols; tour results)
-/// may hold: far above what flushlab writes (a profile of a 5 s run inflates to a few MB), far
-/// below what would take a machine's memory (a 4 MB gzip can inflate to 4 GiB).
-pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+/// How much of a file someone else sent flushlab reads, by what the file is. Each bound is far
+/// above what flushlab writes and low enough that the parsed file stays within the memory
+/// bound docs/reliability.md states (a few times the bound: the parsed tables are a few bytes
+/// an entry, the JSON text as few as two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// A samply profile, decompressed, and its `.syms.json`: a 5 s run's is ~0.2 MB.
+    Profile,
+    /// A bench or tour result file: 72 rows are 74 kB.
+    Results,
+    /// The run report recorded beside a profile: ~1 kB.
+    RunReport,
+}
+
+impl InputKind {
+    pub const fn limit(self) -> u64 {
+        match self {
+            InputKind::Profile => 16 << 20,
+            InputKind::Results => 4 << 20,
+            InputKind::RunReport => 1 << 20,
+        }
+    }
+}
 
 /// Reads all of `reader`, up to `limit` bytes: a byte more is an error that says so.
 pub fn read_bounded(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
@@ -215,20 +234,20 @@ pub fn read_bounded(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Reads the file at `path`, up to [`MAX_INPUT_BYTES`]. Only a regular file: a FIFO (or a
+/// Reads the file at `path`, up to `kind`'s limit. Only a regular file: a FIFO (or a
 /// device) could keep flushlab waiting forever for bytes nobody sends.
-pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
+pub fn read_input(path: &Path, kind: InputKind) -> io::Result<Vec<u8>> {
     // Opened without waiting (a FIFO's open blocks until a writer comes), then looked at.
     let file = File::from(rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::empty(),
     )?);
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = if std::os::unix::fs::FileTypeExt::is_fifo(&kind) {
+    let file_type = file.metadata()?.file_type();
+    if !file_type.is_file() {
+        let what = if std::os::unix::fs::FileTypeExt::is_fifo(&file_type) {
             "a FIFO"
-        } else if kind.is_dir() {
+        } else if file_type.is_dir() {
             "a directory"
         } else {
             "not a regular file"
@@ -238,7 +257,7 @@ pub fn read_input(path: &Path) -> io::Result<Vec<u8>> {
             format!("{what}: flushlab reads regular files"),
         ));
     }
-    read_bounded(file, MAX_INPUT_BYTES)
+    read_bounded(file, kind.limit())
 }
 
 /// Finds `program` as the shell would: a path as given, a bare name in `$PATH`.
@@ -264,7 +283,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Target::Stream(1) => crate::outcome::print(bytes),
         Target::Stream(_) => {
             let mut err = io::stderr().lock();
-            err.write_all(bytes).and_then(|()| err.flush())
+            err.write_all(bytes)
+                .and_then(|()| err.flush())
+                .map_err(crate::outcome::mark_reader_gone)
         }
         Target::InPlace { fifo } => open_in_place(path, fifo)?.write_all(bytes),
         Target::Replace { at } => {
@@ -479,7 +500,7 @@ mod tests {
         write_atomically(&fifo, b"all of it").unwrap();
         assert_eq!(reading.join().unwrap(), b"all of it");
         // As an input, a FIFO nobody writes to is refused at once, not waited for forever.
-        let err = read_input(&fifo).unwrap_err();
+        let err = read_input(&fifo, InputKind::Results).unwrap_err();
         assert!(err.to_string().contains("a FIFO"), "{err}");
     }
 

@@ -80,12 +80,41 @@ pub fn complain(message: &str) {
 }
 
 /// Writes a result (a table, a JSON document) to stdout. A reader that went away is an error
-/// the caller returns, which `main` maps to [`Outcome::ReaderGone`], not a panic as `print!`'s.
+/// the caller returns, marked [`ReaderGone`], which `main` maps to [`Outcome::ReaderGone`], not
+/// a panic as `print!`'s.
 pub fn print(bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let mut out = io::stdout().lock();
-    out.write_all(bytes)?;
-    out.flush()
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(mark_reader_gone)
+}
+
+/// The reader of flushlab's own output went away while flushlab wrote to it. Only a write to
+/// stdout or stderr is marked so: the same errno from reading a file (`/proc/self/mem` gives
+/// EIO) is an input that could not be read, not a reader that left.
+#[derive(Debug)]
+pub struct ReaderGone(io::Error);
+
+impl std::fmt::Display for ReaderGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the reader went away: {}", self.0)
+    }
+}
+
+impl std::error::Error for ReaderGone {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// Marks an error from writing flushlab's own stdout or stderr as [`ReaderGone`] when it is one.
+pub fn mark_reader_gone(e: io::Error) -> io::Error {
+    if reader_gone(&e) {
+        io::Error::new(e.kind(), ReaderGone(e))
+    } else {
+        e
+    }
 }
 
 /// EIO from a hung-up terminal or EPIPE from a closed pipe: the reader is gone.
@@ -94,11 +123,16 @@ pub fn reader_gone(e: &io::Error) -> bool {
         || e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
 }
 
-/// Whether an error (of any layer) was caused by the reader going away.
+/// Whether an error (of any layer) was a write to flushlab's own output whose reader went away
+/// (marked by [`mark_reader_gone`]).
 pub fn reader_gone_in(e: &anyhow::Error) -> bool {
-    e.chain()
-        .filter_map(|cause| cause.downcast_ref::<io::Error>())
-        .any(reader_gone)
+    e.chain().any(|cause| {
+        cause.is::<ReaderGone>()
+            || cause
+                .downcast_ref::<io::Error>()
+                .and_then(io::Error::get_ref)
+                .is_some_and(|inner| inner.is::<ReaderGone>())
+    })
 }
 
 #[cfg(test)]
@@ -125,9 +159,19 @@ mod tests {
     }
 
     #[test]
-    fn a_broken_pipe_anywhere_in_the_chain_is_a_reader_gone() {
-        let e = anyhow::Error::from(io::Error::from(io::ErrorKind::BrokenPipe)).context("writing");
-        assert!(reader_gone_in(&e));
+    fn only_a_write_to_our_own_output_is_a_reader_gone() {
+        let marked = mark_reader_gone(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(reader_gone_in(
+            &anyhow::Error::from(marked).context("writing")
+        ));
+        let eio = || io::Error::from_raw_os_error(rustix::io::Errno::IO.raw_os_error());
+        assert!(reader_gone_in(&anyhow::Error::from(
+            mark_reader_gone(eio())
+        )));
+        // The same errno from reading an input file is that file's error.
+        assert!(!reader_gone_in(
+            &anyhow::Error::from(eio()).context("reading /proc/self/mem")
+        ));
         assert!(!reader_gone_in(&anyhow::anyhow!("other")));
     }
 }

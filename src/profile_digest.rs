@@ -13,8 +13,8 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::files::{MAX_INPUT_BYTES, read_bounded, read_input};
-use crate::units::percent;
+use crate::files::{InputKind, read_bounded, read_input};
+use crate::units::{percent, plain};
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
@@ -111,7 +111,9 @@ pub struct Digest {
     pub top: Vec<TopFunction>,
 }
 
-// The parts of the profile format the digest reads.
+// The parts of the profile format the digest reads. Indices are `u32` and names `Box<str>`:
+// the parsed tables stay within a few bytes an entry, whatever the JSON's shape (the memory
+// bound in docs/reliability.md), and no table of a 16 MiB file can hold 2^32 entries.
 #[derive(Deserialize)]
 struct Profile {
     meta: Meta,
@@ -120,12 +122,13 @@ struct Profile {
 }
 #[derive(Deserialize)]
 struct Meta {
+    /// Milliseconds between samples.
     interval: f64,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Lib {
-    name: String,
+    name: Box<str>,
     code_id: Option<String>,
 }
 #[derive(Deserialize)]
@@ -137,79 +140,117 @@ struct Thread {
     frame_table: FrameTable,
     func_table: FuncTable,
     resource_table: ResourceTable,
-    string_array: Vec<String>,
+    string_array: Vec<Box<str>>,
 }
 #[derive(Deserialize)]
 struct Samples {
-    stack: Vec<Option<usize>>,
-    weight: Option<Vec<Option<f64>>>,
+    stack: Vec<Option<u32>>,
+    /// Samples each entry stands for (1 when absent).
+    weight: Option<Vec<Option<f32>>>,
 }
 #[derive(Deserialize)]
 struct StackTable {
-    frame: Vec<usize>,
-    prefix: Vec<Option<usize>>,
+    frame: Vec<u32>,
+    prefix: Vec<Option<u32>>,
 }
 #[derive(Deserialize)]
 struct FrameTable {
     address: Vec<Option<i64>>,
-    func: Vec<usize>,
+    func: Vec<u32>,
 }
 #[derive(Deserialize)]
 struct FuncTable {
-    name: Vec<usize>,
+    name: Vec<u32>,
     resource: Vec<Option<i64>>,
 }
 #[derive(Deserialize)]
 struct ResourceTable {
-    lib: Vec<Option<usize>>,
+    lib: Vec<Option<u32>>,
 }
 #[derive(Deserialize)]
 struct SymbolFile {
-    string_table: Vec<String>,
+    string_table: Vec<Box<str>>,
     data: Vec<LibSymbols>,
 }
 #[derive(Deserialize)]
 struct LibSymbols {
     code_id: Option<String>,
     symbol_table: Vec<SymbolEntry>,
-    known_addresses: Vec<(i64, usize)>,
+    known_addresses: Vec<(i64, u32)>,
 }
 #[derive(Deserialize)]
 struct SymbolEntry {
-    symbol: usize,
+    symbol: u32,
 }
 
-/// Address → function name, per library code id, from the presymbolicated side file.
-type Symbols = HashMap<String, HashMap<i64, String>>;
+/// The two figures the digest takes from the run's report recorded beside a profile.
+#[derive(Deserialize)]
+struct RunReport {
+    mode: Option<String>,
+    frames: Option<u64>,
+}
 
-fn read_symbols(path: &Path) -> anyhow::Result<Symbols> {
-    let file: SymbolFile = serde_json::from_slice(&read_input(path)?)?;
-    let mut symbols = Symbols::new();
-    for lib in file.data {
-        let Some(code_id) = lib.code_id else { continue };
-        let names = lib
-            .known_addresses
-            .iter()
-            .filter_map(|&(address, i)| {
-                let entry = lib.symbol_table.get(i)?;
-                Some((address, file.string_table.get(entry.symbol)?.clone()))
-            })
-            .collect();
-        symbols.insert(code_id, names);
+/// The most one sample may weigh: samply writes 1 (or leaves the weight out).
+const MAX_WEIGHT: f32 = 1e6;
+/// Milliseconds between samples: samply's default is 1.
+const MAX_INTERVAL_MS: f64 = 1000.0;
+
+/// Address → function name, per library code id, from the presymbolicated side file.
+#[derive(Default)]
+struct Symbols {
+    names: Vec<Box<str>>,
+    by_lib: HashMap<String, HashMap<i64, u32>>,
+}
+
+impl Symbols {
+    fn read(path: &Path) -> anyhow::Result<Symbols> {
+        let file: SymbolFile = serde_json::from_slice(&read_input(path, InputKind::Profile)?)?;
+        let mut by_lib = HashMap::new();
+        for lib in file.data {
+            let Some(code_id) = lib.code_id else { continue };
+            let names = lib
+                .known_addresses
+                .iter()
+                .filter_map(|&(address, i)| {
+                    let entry = lib.symbol_table.get(i as usize)?;
+                    file.string_table.get(entry.symbol as usize)?;
+                    Some((address, entry.symbol))
+                })
+                .collect();
+            by_lib.insert(code_id, names);
+        }
+        Ok(Symbols {
+            names: file.string_table,
+            by_lib,
+        })
     }
-    Ok(symbols)
+
+    fn name(&self, code_id: &str, address: i64) -> Option<&str> {
+        let i = *self.by_lib.get(code_id)?.get(&address)?;
+        self.names.get(i as usize).map(|n| &**n)
+    }
 }
 
 fn read_profile(path: &Path) -> anyhow::Result<Profile> {
-    let raw = read_input(path)?;
+    let raw = read_input(path, InputKind::Profile)?;
     let json = if raw.starts_with(&[0x1f, 0x8b]) {
-        read_bounded(flate2::read::GzDecoder::new(&raw[..]), MAX_INPUT_BYTES)
-            .context("decompressing")?
+        read_bounded(
+            flate2::read::GzDecoder::new(&raw[..]),
+            InputKind::Profile.limit(),
+        )
+        .context("decompressing")?
     } else {
         raw
     };
     // serde_json refuses nesting deeper than 128 levels: no stack overflow from a hostile file.
     let profile: Profile = serde_json::from_slice(&json)?;
+    let interval = profile.meta.interval;
+    if !(interval > 0.0 && interval <= MAX_INTERVAL_MS) {
+        bail!(
+            "meta.interval is {} ms, outside 0 to {MAX_INTERVAL_MS}",
+            plain(interval)
+        );
+    }
     for (i, thread) in profile.threads.iter().enumerate() {
         thread
             .check(profile.libs.len())
@@ -219,12 +260,13 @@ fn read_profile(path: &Path) -> anyhow::Result<Profile> {
 }
 
 impl Thread {
-    /// Every index the digest follows points into its table, and every stack's prefix is an
-    /// earlier stack (as the format lays them out), so walking up a stack ends: a file that
-    /// breaks either is refused, never indexed out of bounds or walked forever.
+    /// Every index the digest follows points into its table, every stack's prefix is an
+    /// earlier stack (as the format lays them out), and every weight is a count of samples: a
+    /// file that breaks any is refused, never indexed out of bounds, walked forever or summed
+    /// into a figure no run could have.
     fn check(&self, libs: usize) -> Result<(), String> {
-        let within = |table: &str, index: usize, len: usize| {
-            if index < len {
+        let within = |table: &str, index: u32, len: usize| {
+            if (index as usize) < len {
                 Ok(())
             } else {
                 Err(format!("{table} index {index} is out of range (0..{len})"))
@@ -237,22 +279,27 @@ impl Thread {
         for stack in self.samples.stack.iter().flatten() {
             within("samples.stack", *stack, stacks)?;
         }
+        for (i, weight) in self.samples.weight.iter().flatten().enumerate() {
+            if let Some(w) = weight
+                && !(0.0..=MAX_WEIGHT).contains(w)
+            {
+                return Err(format!(
+                    "samples.weight {i} is {}, outside 0 to {MAX_WEIGHT:e}",
+                    plain(f64::from(*w))
+                ));
+            }
+        }
         for (stack, prefix) in self.stack_table.prefix.iter().enumerate() {
             if let Some(prefix) = *prefix
-                && prefix >= stack
+                && prefix as usize >= stack
             {
                 return Err(format!(
                     "stack {stack}'s prefix {prefix} is not an earlier stack (a cycle)"
                 ));
             }
         }
-        let frames = self
-            .frame_table
-            .func
-            .len()
-            .min(self.frame_table.address.len());
         for frame in &self.stack_table.frame {
-            within("stackTable.frame", *frame, frames)?;
+            within("stackTable.frame", *frame, self.frames())?;
         }
         let funcs = self
             .func_table
@@ -269,6 +316,54 @@ impl Thread {
             within("resourceTable.lib", *lib, libs)?;
         }
         Ok(())
+    }
+
+    fn frames(&self) -> usize {
+        self.frame_table
+            .func
+            .len()
+            .min(self.frame_table.address.len())
+    }
+
+    /// A frame's function name (the symbol file's, when it knows the address) and the name of
+    /// its library (empty when unknown).
+    fn name_of<'a>(
+        &'a self,
+        frame: usize,
+        libs: &'a [Lib],
+        symbols: &'a Symbols,
+    ) -> (&'a str, &'a str) {
+        let func = self.frame_table.func[frame] as usize;
+        let lib = self.func_table.resource[func]
+            .and_then(|r| usize::try_from(r).ok())
+            .and_then(|r| self.resource_table.lib.get(r).copied().flatten())
+            .and_then(|l| libs.get(l as usize));
+        let resolved = lib
+            .zip(self.frame_table.address[frame])
+            .and_then(|(lib, address)| symbols.name(lib.code_id.as_deref()?, address));
+        let name = resolved.unwrap_or(&self.string_array[self.func_table.name[func] as usize]);
+        (name, lib.map_or("", |l| &*l.name))
+    }
+
+    /// Every stack's share: its innermost frame that names a known part. Computed once per
+    /// stack from its prefix's (an earlier stack), so the cost is linear in the tables however
+    /// deep the stacks are, and every frame's name is classified once.
+    fn stack_shares(&self, libs: &[Lib], symbols: &Symbols) -> Vec<Share> {
+        let mut frame_share: Vec<Option<Option<Share>>> = vec![None; self.frames()];
+        let mut shares: Vec<Share> = Vec::with_capacity(self.stack_table.frame.len());
+        for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
+            let frame = frame as usize;
+            let own = *frame_share[frame].get_or_insert_with(|| {
+                let (name, lib) = self.name_of(frame, libs, symbols);
+                share_of(name, lib)
+            });
+            let share = own.unwrap_or_else(|| match self.stack_table.prefix[stack] {
+                Some(parent) => shares[parent as usize],
+                None => Share::Other,
+            });
+            shares.push(share);
+        }
+        shares
     }
 }
 
@@ -292,74 +387,55 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
         read_profile(path).with_context(|| format!("reading profile {}", path.display()))?;
     let syms_path = sibling(path, ".syms.json", true);
     let symbols = if syms_path.exists() {
-        read_symbols(&syms_path)
+        Symbols::read(&syms_path)
             .with_context(|| format!("reading symbols {}", syms_path.display()))?
     } else {
-        Symbols::new()
+        Symbols::default()
     };
-    let report: Option<serde_json::Value> = read_input(&sibling(path, ".report.json", false))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let report: Option<RunReport> =
+        read_input(&sibling(path, ".report.json", false), InputKind::RunReport)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
 
     let mut shares: HashMap<Share, f64> = HashMap::new();
-    let mut self_time: HashMap<String, f64> = HashMap::new();
+    let mut self_time: HashMap<&str, f64> = HashMap::new();
     let mut total = 0.0;
     let threads = profile
         .threads
         .iter()
         .filter(|t| t.process_name.as_deref() == Some("flushlab"));
     for thread in threads {
-        let name_of = |frame: usize| -> (String, &str) {
-            let func = thread.frame_table.func[frame];
-            let lib = thread.func_table.resource[func]
-                .and_then(|r| usize::try_from(r).ok())
-                .and_then(|r| thread.resource_table.lib.get(r).copied().flatten())
-                .and_then(|l| profile.libs.get(l));
-            let resolved = lib
-                .zip(thread.frame_table.address[frame])
-                .and_then(|(lib, address)| {
-                    symbols.get(lib.code_id.as_deref()?)?.get(&address).cloned()
-                });
-            let name = resolved
-                .unwrap_or_else(|| thread.string_array[thread.func_table.name[func]].clone());
-            (name, lib.map_or("", |l| l.name.as_str()))
-        };
+        let stack_shares = thread.stack_shares(&profile.libs, &symbols);
+        let mut leaf_time: HashMap<u32, f64> = HashMap::new();
         for (i, stack) in thread.samples.stack.iter().enumerate() {
-            let Some(mut stack) = *stack else { continue };
+            let Some(stack) = *stack else { continue };
             let weight = thread
                 .samples
                 .weight
                 .as_ref()
                 .and_then(|w| w.get(i).copied().flatten())
-                .unwrap_or(1.0);
+                .map_or(1.0, f64::from);
             total += weight;
-            let (leaf, _) = name_of(thread.stack_table.frame[stack]);
-            *self_time.entry(leaf).or_default() += weight;
-            let share = loop {
-                let (name, lib) = name_of(thread.stack_table.frame[stack]);
-                if let Some(share) = share_of(&name, lib) {
-                    break share;
-                }
-                match thread.stack_table.prefix[stack] {
-                    Some(parent) => stack = parent,
-                    None => break Share::Other,
-                }
-            };
-            *shares.entry(share).or_default() += weight;
+            *leaf_time
+                .entry(thread.stack_table.frame[stack as usize])
+                .or_default() += weight;
+            *shares.entry(stack_shares[stack as usize]).or_default() += weight;
+        }
+        for (frame, weight) in leaf_time {
+            let (name, _) = thread.name_of(frame as usize, &profile.libs, &symbols);
+            *self_time.entry(name).or_default() += weight;
         }
     }
     if total == 0.0 {
         bail!("{} has no samples of a flushlab process", path.display());
     }
     let share = |s: Share| shares.get(&s).copied().unwrap_or(0.0) / total;
-    let mut top_functions: Vec<(String, f64)> = self_time.into_iter().collect();
-    top_functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let frames = report.as_ref().and_then(|r| r["frames"].as_u64());
+    let mut top_functions: Vec<(&str, f64)> = self_time.into_iter().collect();
+    top_functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let (mode, frames) = report.map_or((None, None), |r| (r.mode, r.frames));
     Ok(Digest {
         file: path.display().to_string(),
-        mode: report
-            .as_ref()
-            .and_then(|r| r["mode"].as_str().map(str::to_owned)),
+        mode,
         frames,
         samples: total as u64,
         cpu_seconds: total * profile.meta.interval / 1000.0,
@@ -373,7 +449,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
             .into_iter()
             .take(top)
             .map(|(function, samples)| TopFunction {
-                function,
+                function: function.to_owned(),
                 samples: samples as u64,
                 share: samples / total,
             })

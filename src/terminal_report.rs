@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::files::write_atomically;
 use crate::outcome::{Outcome, print};
-use crate::results::export::or_dash;
+use crate::results::export::{markdown_cell, or_dash};
 use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
 use crate::subject::Subject;
@@ -86,8 +86,10 @@ pub fn pivot(all: &[BenchResults]) -> String {
             .map_or("–", |t| t.sync_output.as_str());
         let _ = writeln!(
             out,
-            "| {} | {size} | {sync} | {} |",
-            terminal_name(results),
+            "| {} | {} | {} | {} |",
+            markdown_cell(&terminal_name(results)),
+            markdown_cell(&size),
+            markdown_cell(sync),
             cells.join(" | ")
         );
     }
@@ -101,7 +103,7 @@ pub fn pivot(all: &[BenchResults]) -> String {
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
     for path in &args.results {
-        let bytes = crate::files::read_input(path)
+        let bytes = crate::files::read_input(path, crate::files::InputKind::Results)
             .with_context(|| format!("reading {}", path.display()))?;
         let results = BenchResults::from_json(&bytes)
             .with_context(|| format!("{} is not a flushlab result file", path.display()))?;

@@ -102,6 +102,16 @@ pub fn count(v: f64) -> String {
     out
 }
 
+/// A number someone wrote, as short as it reads: `1`, `-0.5`, `1e300`, `inf` (for errors that
+/// name a value out of range).
+pub fn plain(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e9).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// `17,935`: a whole number with thousands separators.
 pub fn thousands(n: u64) -> String {
     count(n as f64)
@@ -141,7 +151,16 @@ pub fn format_capacity(bytes: usize) -> String {
 /// (ESC, BEL, C1 controls, …) become visible `\u{..}` escapes instead of commands. Line breaks
 /// stay: they move the cursor, nothing more.
 pub fn printable(text: &str) -> String {
-    let hostile = |c: char| c.is_control() && c != '\n';
+    escaped(text, |c| c.is_control() && c != '\n')
+}
+
+/// A name from a file someone sent, for one line, a table's cell or a chart's label: every
+/// control character escaped, line breaks too.
+pub fn one_line(text: &str) -> String {
+    escaped(text, char::is_control)
+}
+
+fn escaped(text: &str, hostile: fn(char) -> bool) -> String {
     if !text.chars().any(hostile) {
         return text.to_owned();
     }

@@ -102,9 +102,18 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-/// Runs `flushlab profile FILE` with a deadline; its exit code, stdout and stderr.
+/// The memory docs/reliability.md promises `flushlab profile` stays within, for any file
+/// (a 16 MiB profile, decompressed, of the worst shape measured peaks at ~110 MB RSS): the
+/// heap limit every run here gets, so a file that takes more fails the test by aborting.
+const MEMORY_BOUND: u64 = 160 << 20;
+
+/// Runs `flushlab profile FILE` with a deadline and [`MEMORY_BOUND`] as its heap limit (util-linux
+/// `prlimit --data`); its exit code, stdout and stderr.
 fn profile_of(file: &Path) -> (Option<i32>, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+    let mut child = Command::new("prlimit")
+        .arg(format!("--data={MEMORY_BOUND}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_flushlab"))
         .arg("profile")
         .arg(file)
         .stdout(std::process::Stdio::piped())
@@ -219,5 +228,204 @@ fn control_characters_in_a_profile_never_reach_the_terminal() {
         !stdout.contains('\x1b') && !stdout.contains('\x07'),
         "{stdout}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A profile of one flushlab thread whose tables are given as JSON text.
+fn profile_json(
+    interval: &str,
+    samples: &str,
+    stacks: &str,
+    frames: &str,
+    strings: &str,
+) -> Vec<u8> {
+    format!(
+        r#"{{"meta":{{"interval":{interval}}},"libs":[],"threads":[{{"processName":"flushlab","samples":{samples},"stackTable":{stacks},"frameTable":{frames},"funcTable":{{"name":[0],"resource":[null]}},"resourceTable":{{"lib":[]}},"stringArray":{strings}}}]}}"#
+    )
+    .into_bytes()
+}
+
+/// `n` copies of `item`, comma-separated, in brackets.
+fn json_list(item: &str, n: usize) -> String {
+    let mut list = String::with_capacity(n * (item.len() + 1) + 2);
+    list.push('[');
+    for i in 0..n {
+        if i > 0 {
+            list.push(',');
+        }
+        list.push_str(item);
+    }
+    list.push(']');
+    list
+}
+
+const ONE_STACK: &str = r#"{"frame":[0],"prefix":[null]}"#;
+const ONE_FRAME: &str = r#"{"address":[null],"func":[0]}"#;
+const ONE_NAME: &str = r#"["main"]"#;
+
+/// Hostile but well-formed profiles cost time linear in their size and memory within
+/// [`MEMORY_BOUND`]: each shape fills the 16 MiB a profile may inflate to with the entry that
+/// is cheapest to write and dearest to hold, and a chain of 400,000 stacks each sampled once
+/// (a walk up every stack would take 8·10^10 steps) finishes within the deadline.
+#[test]
+fn hostile_profiles_cost_bounded_time_and_memory() {
+    let near_limit = |entry_bytes: usize| (16 << 20) / entry_bytes - 512;
+    let chain = 400_000;
+    let prefixes: String = {
+        let mut p = String::from("[null");
+        for i in 0..chain - 1 {
+            p.push_str(&format!(",{i}"));
+        }
+        p + "]"
+    };
+    let cases: Vec<(&str, Vec<u8>, Option<i32>, &str)> = vec![
+        (
+            "a chain of 400,000 stacks",
+            profile_json(
+                "1",
+                &format!(r#"{{"stack":{}}}"#, {
+                    let all: Vec<String> = (0..chain).map(|i| i.to_string()).collect();
+                    format!("[{}]", all.join(","))
+                }),
+                &format!(
+                    r#"{{"frame":{},"prefix":{prefixes}}}"#,
+                    json_list("0", chain)
+                ),
+                ONE_FRAME,
+                ONE_NAME,
+            ),
+            Some(0),
+            "400000",
+        ),
+        (
+            "16 MiB of sampled stacks",
+            profile_json(
+                "1",
+                &format!(r#"{{"stack":{}}}"#, json_list("0", near_limit(2))),
+                ONE_STACK,
+                ONE_FRAME,
+                ONE_NAME,
+            ),
+            Some(0),
+            "main",
+        ),
+        (
+            "16 MiB of empty names",
+            profile_json(
+                "1",
+                r#"{"stack":[0]}"#,
+                ONE_STACK,
+                ONE_FRAME,
+                &json_list(r#""""#, near_limit(3)),
+            ),
+            Some(0),
+            "main",
+        ),
+        (
+            "16 MiB of weights",
+            profile_json(
+                "1",
+                &format!(
+                    r#"{{"stack":[0],"weight":{}}}"#,
+                    json_list("1", near_limit(2))
+                ),
+                ONE_STACK,
+                ONE_FRAME,
+                ONE_NAME,
+            ),
+            Some(0),
+            "main",
+        ),
+        (
+            "16 MiB of addresses",
+            profile_json(
+                "1",
+                r#"{"stack":[0]}"#,
+                ONE_STACK,
+                &format!(
+                    r#"{{"address":{},"func":[0]}}"#,
+                    json_list("null", near_limit(5))
+                ),
+                ONE_NAME,
+            ),
+            Some(0),
+            "main",
+        ),
+        (
+            "a byte over 16 MiB",
+            profile_json(
+                "1",
+                &format!(r#"{{"stack":{}}}"#, json_list("0", (16 << 20) / 2)),
+                ONE_STACK,
+                ONE_FRAME,
+                ONE_NAME,
+            ),
+            Some(1),
+            "larger than the 16 MiB flushlab reads",
+        ),
+    ];
+    let dir = common::scratch_dir("costly-profiles");
+    for (i, (what, json, code, expected)) in cases.iter().enumerate() {
+        let path = dir.join(format!("cost-{i}.json.gz"));
+        std::fs::write(&path, gzip(json)).unwrap();
+        let (got, stdout, stderr) = profile_of(&path);
+        assert_eq!(got, *code, "{what}: {stderr}");
+        let said = format!("{}{stderr}", String::from_utf8_lossy(&stdout));
+        assert!(said.contains(expected), "{what}: {said}");
+        assert!(!stderr.contains("memory"), "{what}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Figures a digest prints come from counts a run could have: a weight or an interval out of
+/// range is refused by name, never summed into `inf` CPU seconds, 2^64 samples or a negative
+/// share.
+#[test]
+fn figures_out_of_range_are_refused_by_name() {
+    let weighted = |weight: &str| {
+        profile_json(
+            "1",
+            &format!(r#"{{"stack":[0,0],"weight":[1,{weight}]}}"#),
+            ONE_STACK,
+            ONE_FRAME,
+            ONE_NAME,
+        )
+    };
+    let timed =
+        |interval: &str| profile_json(interval, r#"{"stack":[0]}"#, ONE_STACK, ONE_FRAME, ONE_NAME);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "a negative weight",
+            weighted("-1"),
+            "samples.weight 1 is -1",
+        ),
+        (
+            "2^64 samples",
+            weighted("18446744073709551615"),
+            "samples.weight 1 is",
+        ),
+        (
+            "an infinite weight",
+            weighted("1e39"),
+            "samples.weight 1 is inf",
+        ),
+        (
+            "an interval of 1e300 ms",
+            timed("1e300"),
+            "meta.interval is 1e300 ms",
+        ),
+        ("a negative interval", timed("-1"), "meta.interval is -1 ms"),
+        ("a zero interval", timed("0"), "meta.interval is 0 ms"),
+    ];
+    let dir = common::scratch_dir("ranged-profiles");
+    for (i, (what, json, expected)) in cases.iter().enumerate() {
+        let path = dir.join(format!("range-{i}.json"));
+        std::fs::write(&path, json).unwrap();
+        let (code, stdout, stderr) = profile_of(&path);
+        assert_eq!(code, Some(1), "{what}: {stderr}");
+        assert!(stdout.is_empty(), "{what}");
+        assert!(stderr.contains(expected), "{what}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

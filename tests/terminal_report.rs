@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 use flushlab::results::BenchResults;
@@ -158,6 +159,100 @@ fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
                 "{what}: {stderr}"
             );
         }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Names from a result file reach the Markdown table and the SVG chart as text: no control
+/// character (so no escape sequence and no invalid XML), no `|` or line break that would start
+/// a cell or a row of its own.
+#[test]
+fn names_from_a_result_file_stay_text_in_markdown_and_svg() {
+    let dir = common::scratch_dir("escaped-report");
+    let mut tour: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("tests/fixtures/tours/tmux.json").unwrap()).unwrap();
+    tour["terminal"]["version_reply"] = serde_json::Value::Null;
+    tour["terminal"]["term_program"] =
+        "tmux\u{1b}[2J\u{7} | injected |\n| row | 1 |\u{1}".into();
+    tour["settings"]["sizes"][0] = "80x24|\r\n".into();
+    let input = dir.join("tour.json");
+    std::fs::write(&input, serde_json::to_vec(&tour).unwrap()).unwrap();
+    let (markdown, svg) = (dir.join("table.md"), dir.join("chart.svg"));
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("report")
+        .arg(&input)
+        .arg("--markdown")
+        .arg(&markdown)
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = std::fs::read_to_string(&markdown).unwrap();
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    for (what, text) in [
+        ("markdown", &table),
+        ("svg", &chart),
+        ("stdout", &String::from_utf8_lossy(&out.stdout).into_owned()),
+    ] {
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{what}: {text:?}"
+        );
+        assert!(
+            text.contains("\\u{1b}[2J"),
+            "{what} shows the escape as text"
+        );
+    }
+    // Header, rule and one row: the name's `|` and line break made no cell or row.
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    let cells = |line: &str| line.replace("\\|", "").matches('|').count();
+    assert_eq!(cells(rows[2]), cells(rows[0]), "{table}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// What `report` reads is bounded (4 MiB a result file, docs/reliability.md) and so is the
+/// memory it takes to read it; an input that cannot be read (`/proc/self/mem` gives EIO) is
+/// that file's error, named, never a silent "reader gone".
+#[test]
+fn result_files_are_bounded_and_unreadable_ones_are_named() {
+    let dir = common::scratch_dir("bounded-report");
+    let within = dir.join("zeros.json");
+    let mut zeros = b"{\"x\":[".to_vec();
+    zeros.extend(b"0,".repeat(((4 << 20) - 64) / 2));
+    zeros.extend(b"0]}");
+    std::fs::write(&within, &zeros).unwrap();
+    let over = dir.join("over.json");
+    let mut big = b"{\"x\":[".to_vec();
+    big.extend(b"0,".repeat((4 << 20) / 2));
+    big.extend(b"0]}");
+    std::fs::write(&over, &big).unwrap();
+    let mem = Path::new("/proc/self/mem");
+    let cases: [(&Path, &str); 3] = [
+        (&within, "is not a flushlab result file"),
+        (&over, "larger than the 4 MiB flushlab reads"),
+        (mem, "Input/output error"),
+    ];
+    for (path, expected) in cases {
+        // 128 MiB of heap: reading the worst 4 MiB file measured 76 MB.
+        let out = Command::new("prlimit")
+            .arg(format!("--data={}", 128u64 << 20))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("report")
+            .arg(path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", path.display());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&*path.to_string_lossy()), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

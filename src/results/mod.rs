@@ -248,25 +248,32 @@ const MAX_FIGURE: f64 = 1e15;
 impl BenchResults {
     /// Results read from a file someone sent: every number checked to be a figure flushlab
     /// could have measured, then the schema. The error names the first number out of range.
+    /// Every string's control characters are escaped here, once: a name from the file reaches
+    /// the terminal, a Markdown table or an SVG chart as text, never as a command, a row or
+    /// invalid XML.
     pub fn from_json(bytes: &[u8]) -> anyhow::Result<BenchResults> {
-        fn check(value: &serde_json::Value, at: &mut Vec<String>) -> Result<(), String> {
+        fn check(value: &mut serde_json::Value, at: &mut Vec<String>) -> Result<(), String> {
             match value {
                 serde_json::Value::Number(n) => match n.as_f64() {
                     Some(v) if (0.0..=MAX_FIGURE).contains(&v) => Ok(()),
                     _ => Err(format!(
                         "{} is {n}, outside 0 to {MAX_FIGURE:e}",
-                        crate::units::printable(&at.join("."))
+                        crate::units::one_line(&at.join("."))
                     )),
                 },
+                serde_json::Value::String(text) => {
+                    *text = crate::units::one_line(text);
+                    Ok(())
+                }
                 serde_json::Value::Array(items) => {
-                    items.iter().enumerate().try_for_each(|(i, v)| {
+                    items.iter_mut().enumerate().try_for_each(|(i, v)| {
                         at.push(i.to_string());
                         let checked = check(v, at);
                         at.pop();
                         checked
                     })
                 }
-                serde_json::Value::Object(fields) => fields.iter().try_for_each(|(k, v)| {
+                serde_json::Value::Object(fields) => fields.iter_mut().try_for_each(|(k, v)| {
                     at.push(k.clone());
                     let checked = check(v, at);
                     at.pop();
@@ -275,8 +282,8 @@ impl BenchResults {
                 _ => Ok(()),
             }
         }
-        let value: serde_json::Value = serde_json::from_slice(bytes)?;
-        check(&value, &mut Vec::new()).map_err(anyhow::Error::msg)?;
+        let mut value: serde_json::Value = serde_json::from_slice(bytes)?;
+        check(&mut value, &mut Vec::new()).map_err(anyhow::Error::msg)?;
         Ok(serde_json::from_value(value)?)
     }
 

@@ -40,6 +40,11 @@ impl MarkdownExporter {
     }
 }
 
+/// A cell's text as Markdown shows it: a `|` would end the cell and shift the row.
+pub fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
 /// Text columns (left-aligned) come first.
 const TEXT_COLUMNS: usize = 4;
 
@@ -87,9 +92,9 @@ impl Exporter for MarkdownExporter {
                 };
                 let cells = [
                     results.name(row.subject),
-                    row.size.clone(),
-                    row.sink.clone(),
-                    row.reader.clone(),
+                    cell(&row.size),
+                    cell(&row.sink),
+                    cell(&row.reader),
                     row.fps.map_or_else(
                         || match row.per_second {
                             // Another program whose frames are unknown: per second only.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 pub use self::csv::CsvExporter;
 pub use self::json::JsonExporter;
-pub use self::markdown::MarkdownExporter;
+pub use self::markdown::{MarkdownExporter, cell as markdown_cell};
 use super::BenchResults;
 use crate::files::write_atomically;
 
