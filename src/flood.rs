@@ -5,8 +5,9 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -101,8 +102,20 @@ pub struct FloodReport {
     pub unit: &'static str,
     #[serde(flatten)]
     pub figures: Figures,
-    /// Lines the writer thread dropped (`--on-full drop`), not counted in `frames`' bytes.
+    /// Lines the writer dropped and counted itself (flushlab's thread writer with
+    /// `--on-full drop`, tracing-appender's lossy queue).
     pub dropped: u64,
+    /// Lines that reached the stream (a write(2) that returned carried them), counted by
+    /// flushlab under the logging libraries' writers; `null` for the other writers, which
+    /// stop the run at their first error instead.
+    pub delivered: Option<u64>,
+    /// Lines in a write still under way when flood ended (its reader had stopped): they may
+    /// or may not arrive.
+    pub in_flight: u64,
+    /// Lines logged that neither reached the stream nor were counted as dropped (tracing-
+    /// appender's guard gives up on what it holds after 1 s at exit): `frames − dropped −
+    /// delivered − in_flight`.
+    pub lost: u64,
     /// Bytes of one log line, newline included.
     pub line_bytes: u64,
     /// `null` where write accounting is not available (not Linux).
@@ -143,7 +156,15 @@ impl FloodReport {
             crate::units::thousands(self.p99_ns),
             crate::units::thousands(self.max_ns),
             crate::units::thousands(self.dropped),
-        )
+        ) + &if self.lost > 0 {
+            format!(
+                ", {} LOST (logged, never written, never counted by {})",
+                crate::units::thousands(self.lost),
+                self.writer.name()
+            )
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -249,22 +270,179 @@ enum Logger {
     Raw(Counted<File>),
     PerByte(BufWriter<Counted<File>>, Vec<u8>),
     Thread(LineThread),
-    /// tracing with a global subscriber; for the non-blocking writers, the guard whose drop
-    /// flushes and the library's own count of dropped events.
-    Tracing(Option<(tracing_appender::non_blocking::WorkerGuard, ErrorCounter)>),
-    Log,
+    /// A logging library (tracing, env_logger) installed globally, writing through a
+    /// [`Witnessed`] stream; for the non-blocking writers, the guard whose drop flushes and the
+    /// library's own count of dropped events.
+    Library {
+        delivery: Arc<Delivery>,
+        guard: Option<(tracing_appender::non_blocking::WorkerGuard, ErrorCounter)>,
+        log: fn(u64),
+    },
     Nothing,
 }
 
 use tracing_appender::non_blocking::ErrorCounter;
 
+/// What a logging library's writer delivered: the lines that a returned write(2) carried to
+/// the stream, and the first error. The libraries swallow write errors (tracing prints one
+/// line to stderr per failed event, env_logger and tracing-appender's worker say nothing) and
+/// tracing-appender's guard gives up on queued lines at exit: this is how flood knows.
+#[derive(Debug, Default)]
+struct Delivery {
+    counts: Mutex<Counts>,
+    failed: AtomicBool,
+    first_error: Mutex<Option<io::Error>>,
+}
+
+/// Kept under one lock, never held during a write: a closed delivery's figures are final.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    /// Lines in returned writes.
+    delivered: u64,
+    /// Lines in the write under way (one writer thread: at most one write).
+    in_flight: u64,
+    /// Closed: the figures were taken, later writes are refused.
+    closed: bool,
+}
+
+/// A copy of an `io::Error` (which is not `Clone`): its errno, or its kind and words.
+fn copy_error(e: &io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
+impl Delivery {
+    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
+        self.counts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn fail(&self, e: &io::Error) {
+        let mut first = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| copy_error(e));
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// The first write error, once one happened. One atomic load on the hot path.
+    fn check(&self) -> io::Result<()> {
+        if !self.failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let first = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
+        Err(first
+            .as_ref()
+            .map_or_else(|| io::Error::other("the log writer failed"), copy_error))
+    }
+
+    /// Takes the final figures: a write begun later is refused, so no line arrives that the
+    /// figures do not count (the one in flight may or may not).
+    fn close(&self) -> Counts {
+        let mut counts = self.counts();
+        counts.closed = true;
+        *counts
+    }
+}
+
+/// A stream a logging library writes to, counting into a [`Delivery`].
+struct Witnessed<W> {
+    inner: W,
+    delivery: Arc<Delivery>,
+}
+
+impl<W: Write> Write for Witnessed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let lines = |bytes: &[u8]| bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        {
+            let mut counts = self.delivery.counts();
+            if counts.closed {
+                return Err(io::Error::other("flood has ended: this line is lost"));
+            }
+            counts.in_flight = lines(buf);
+        }
+        let written = self.inner.write(buf);
+        let mut counts = self.delivery.counts();
+        counts.in_flight = 0;
+        match written {
+            Ok(n) => {
+                counts.delivered += lines(&buf[..n]);
+                Ok(n)
+            }
+            Err(e) => {
+                drop(counts);
+                if e.kind() != io::ErrorKind::Interrupted {
+                    self.delivery.fail(&e);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.delivery.counts().closed {
+            return Ok(());
+        }
+        self.inner.flush().inspect_err(|e| self.delivery.fail(e))
+    }
+}
+
+/// tracing's `MakeWriter` for the blocking writer: stdout, witnessed, per event.
+struct WitnessedStdout(Arc<Delivery>);
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for WitnessedStdout {
+    type Writer = Witnessed<io::Stdout>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        Witnessed {
+            inner: io::stdout(),
+            delivery: Arc::clone(&self.0),
+        }
+    }
+}
+
 /// Installs tracing-subscriber's fmt layer as the global subscriber, writing through `writer`.
+/// Its own complaint about each failed write is off: the [`Delivery`] reports the error once.
 fn install_tracing<W>(writer: W) -> io::Result<()>
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    let subscriber = tracing_subscriber::fmt().with_writer(writer).finish();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .log_internal_errors(false)
+        .finish();
     tracing::subscriber::set_global_default(subscriber).map_err(io::Error::other)
+}
+
+/// tracing-appender's non-blocking writer. Its worker thread is spawned with `expect`: a
+/// failed spawn (RLIMIT_NPROC) is caught here and becomes an error, not a panic.
+fn non_blocking(
+    lossy: bool,
+    delivery: &Arc<Delivery>,
+) -> io::Result<(
+    tracing_appender::non_blocking::NonBlocking,
+    tracing_appender::non_blocking::WorkerGuard,
+)> {
+    let stdout = Witnessed {
+        inner: io::stdout(),
+        delivery: Arc::clone(delivery),
+    };
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let built = std::panic::catch_unwind(move || {
+        tracing_appender::non_blocking::NonBlockingBuilder::default()
+            .lossy(lossy)
+            .finish(stdout)
+    });
+    std::panic::set_hook(quiet);
+    built.map_err(|_| io::Error::other("tracing-appender could not start its writer thread"))
+}
+
+fn tracing_line(i: u64) {
+    tracing::info!("{}", Line(i));
+}
+
+fn log_line(i: u64) {
+    log::info!("{}", Line(i));
 }
 
 impl Logger {
@@ -287,23 +465,44 @@ impl Logger {
                 args.on_full,
             )?),
             FloodWriter::Tracing => {
-                install_tracing(io::stdout)?;
-                Logger::Tracing(None)
+                let delivery = Arc::new(Delivery::default());
+                install_tracing(WitnessedStdout(Arc::clone(&delivery)))?;
+                Logger::Library {
+                    delivery,
+                    guard: None,
+                    log: tracing_line,
+                }
             }
             FloodWriter::TracingNonBlocking | FloodWriter::TracingLossless => {
-                let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-                    .lossy(args.writer == FloodWriter::TracingNonBlocking)
-                    .finish(io::stdout());
+                let delivery = Arc::new(Delivery::default());
+                let lossy = args.writer == FloodWriter::TracingNonBlocking;
+                let (writer, guard) = non_blocking(lossy, &delivery)?;
                 let dropped = writer.error_counter();
                 install_tracing(writer)?;
-                Logger::Tracing(Some((guard, dropped)))
+                Logger::Library {
+                    delivery,
+                    guard: Some((guard, dropped)),
+                    log: tracing_line,
+                }
             }
             FloodWriter::None => Logger::Nothing,
             FloodWriter::EnvLogger => {
-                env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+                let delivery = Arc::new(Delivery::default());
+                // Not `from_env`: a RUST_LOG the shell happens to export (`off`, `warn`) would
+                // filter out the very lines flood measures.
+                env_logger::Builder::new()
+                    .filter_level(log::LevelFilter::Info)
+                    .target(env_logger::Target::Pipe(Box::new(Witnessed {
+                        inner: io::stderr(),
+                        delivery: Arc::clone(&delivery),
+                    })))
                     .try_init()
                     .map_err(io::Error::other)?;
-                Logger::Log
+                Logger::Library {
+                    delivery,
+                    guard: None,
+                    log: log_line,
+                }
             }
         })
     }
@@ -326,41 +525,67 @@ impl Logger {
                 write_line(&mut line, i)?;
                 thread.send(line)
             }
-            Logger::Tracing(_) => {
-                tracing::info!("{}", Line(i));
-                Ok(())
-            }
-            Logger::Log => {
-                log::info!("{}", Line(i));
-                Ok(())
+            Logger::Library { delivery, log, .. } => {
+                log(i);
+                delivery.check()
             }
             Logger::Nothing => Ok(()),
         }
     }
 
-    /// Flushes what is buffered; returns the lines dropped.
-    fn finish(self) -> io::Result<u64> {
+    /// Flushes what is buffered; returns the lines dropped (counted by the writer) and, when
+    /// flushlab counted them itself, the lines delivered.
+    fn finish(self) -> io::Result<Finished> {
+        let dropped = |n| Finished {
+            dropped: n,
+            delivered: None,
+            in_flight: 0,
+        };
         match self {
-            Logger::Println => io::stdout().flush().map(|()| 0),
-            Logger::Eprintln => Ok(0),
-            Logger::Lock(mut out) => out.flush().map(|()| 0),
-            Logger::Block(mut out) | Logger::PerByte(mut out, _) => out.flush().map(|()| 0),
-            Logger::Raw(_) => Ok(0),
-            Logger::Thread(mut thread) => thread.finish(),
-            Logger::Tracing(None) => io::stdout().flush().map(|()| 0),
-            // Dropping the guard waits for the writer thread to write what it holds.
-            Logger::Tracing(Some((guard, dropped))) => {
-                drop(guard);
-                Ok(dropped.dropped_lines() as u64)
+            Logger::Println => io::stdout().flush().map(|()| dropped(0)),
+            Logger::Eprintln => Ok(dropped(0)),
+            Logger::Lock(mut out) => out.flush().map(|()| dropped(0)),
+            Logger::Block(mut out) | Logger::PerByte(mut out, _) => {
+                out.flush().map(|()| dropped(0))
             }
-            Logger::Log => io::stderr().flush().map(|()| 0),
-            Logger::Nothing => Ok(0),
+            Logger::Raw(_) => Ok(dropped(0)),
+            Logger::Thread(mut thread) => thread.finish().map(dropped),
+            Logger::Library {
+                delivery, guard, ..
+            } => {
+                // Dropping the guard waits (at most 1 s) for the worker to write what it holds.
+                let library_dropped = guard.map_or(0, |(guard, counter)| {
+                    drop(guard);
+                    counter.dropped_lines() as u64
+                });
+                io::stdout().flush()?;
+                io::stderr().flush()?;
+                delivery.check()?;
+                let counts = delivery.close();
+                Ok(Finished {
+                    dropped: library_dropped,
+                    delivered: Some(counts.delivered),
+                    in_flight: counts.in_flight,
+                })
+            }
+            Logger::Nothing => Ok(dropped(0)),
         }
     }
 }
 
+/// What a writer says at the end of a flood.
+struct Finished {
+    dropped: u64,
+    delivered: Option<u64>,
+    in_flight: u64,
+}
+
 pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let stream = crate::subject::Subject::Flood(args.writer).stream();
+    if let Some(e) = stream.closed_at_start() {
+        stream.say_reader_gone(&e);
+        return Ok(Outcome::ReaderGone);
+    }
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
     let limit = args.lines.unwrap_or(if args.duration.is_some() {
@@ -421,13 +646,20 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let logging_ended = Instant::now();
     let finished = result.and_then(|()| logger.finish());
     let after = Sample::now(&probe, lines);
-    let dropped = match finished {
-        Ok(dropped) => dropped,
+    let Finished {
+        dropped,
+        delivered,
+        in_flight,
+    } = match finished {
+        Ok(finished) => finished,
         Err(e) if reader_gone(&e) => {
             stream.say_reader_gone(&e);
             return Ok(Outcome::ReaderGone);
         }
-        Err(e) => return Err(e).context("flooding"),
+        Err(e) => {
+            stream.say_failed("log lines", &e);
+            return Ok(Outcome::Failed);
+        }
     };
     // Only flushlab's own dups carry the counting layer; the rest write through std's handles.
     let std_handle = !matches!(
@@ -453,6 +685,14 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         unit: "line",
         figures: totals.figures(),
         dropped,
+        delivered,
+        in_flight,
+        lost: delivered.map_or(0, |d| {
+            lines
+                .saturating_sub(dropped)
+                .saturating_sub(d)
+                .saturating_sub(in_flight)
+        }),
         line_bytes: LINE_BYTES,
         write_calls: io.map(|io| io.write_calls),
         bytes_written: io.map(|io| io.bytes),

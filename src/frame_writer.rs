@@ -63,7 +63,8 @@ pub struct ThreadWriter {
 }
 
 impl ThreadWriter {
-    pub fn new<W: Write + Send + 'static>(mut inner: W) -> Self {
+    /// A failed spawn (RLIMIT_NPROC, memory) is an error, not a panic.
+    pub fn new<W: Write + Send + 'static>(mut inner: W) -> io::Result<Self> {
         let (to_thread, frames) = mpsc::sync_channel::<Vec<u8>>(1);
         let (done, from_thread) = mpsc::sync_channel(1);
         let thread = thread::Builder::new()
@@ -77,15 +78,14 @@ impl ThreadWriter {
                         break;
                     }
                 }
-            })
-            .expect("spawning the writer thread");
-        ThreadWriter {
+            })?;
+        Ok(ThreadWriter {
             frame: Vec::new(),
             to_thread: Some(to_thread),
             from_thread,
             in_flight: false,
             thread: Some(thread),
-        }
+        })
     }
 
     /// Waits for the frame in flight, returning its buffer for reuse.
@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn thread_writer_keeps_order_and_one_call_per_frame() {
         let calls = Calls::default();
-        let mut w = ThreadWriter::new(calls.clone());
+        let mut w = ThreadWriter::new(calls.clone()).unwrap();
         for i in 0..50u8 {
             w.write_all(&[i; 3]).unwrap();
             w.write_all(&[i; 2]).unwrap();
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn thread_writer_reports_a_write_error_on_a_later_flush() {
-        let mut w = ThreadWriter::new(Broken);
+        let mut w = ThreadWriter::new(Broken).unwrap();
         w.write_all(b"frame 1").unwrap();
         w.flush().unwrap();
         w.write_all(b"frame 2").unwrap();

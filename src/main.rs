@@ -6,6 +6,7 @@ use clap::{CommandFactory, Parser};
 use flushlab::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    flushlab::outcome::note_closed_standard_fds();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

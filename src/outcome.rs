@@ -4,6 +4,7 @@
 
 use std::io;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Why a run stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +85,9 @@ pub fn complain(message: &str) {
 /// a panic as `print!`'s.
 pub fn print(bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
+    if was_closed(1) {
+        return Err(closed_at_start("stdout"));
+    }
     let mut out = io::stdout().lock();
     out.write_all(bytes)
         .and_then(|()| out.flush())
@@ -98,7 +102,8 @@ pub struct ReaderGone(io::Error);
 
 impl std::fmt::Display for ReaderGone {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the reader went away: {}", self.0)
+        // A marker: the words are the cause's.
+        self.0.fmt(f)
     }
 }
 
@@ -106,6 +111,52 @@ impl std::error::Error for ReaderGone {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.0)
     }
+}
+
+/// Which of fds 0, 1 and 2 were closed when flushlab started (bit `fd`).
+static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
+
+/// Run first thing in `main`. Before `main`, Rust's runtime puts /dev/null, opened read-write,
+/// on a standard fd that whoever started flushlab closed (`>&-`), so that no file flushlab
+/// opens takes its number; but then output sent there looks delivered. A /dev/null opened
+/// read-write is that stand-in (a shell's `>/dev/null` opens it write-only, `</dev/null`
+/// read-only): such an fd is remembered as closed, and output sent to it is a reader gone.
+pub fn note_closed_standard_fds() {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let null = std::fs::metadata("/dev/null").map(|m| m.rdev()).ok();
+    let (stdin, stdout, stderr) = (io::stdin(), io::stdout(), io::stderr());
+    let fds = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
+    let mut closed = 0;
+    for (i, fd) in fds.into_iter().enumerate() {
+        let stand_in = rustix::fs::fstat(fd).is_ok_and(|st| {
+            Some(st.st_rdev) == null
+                && rustix::fs::FileType::from_raw_mode(st.st_mode)
+                    == rustix::fs::FileType::CharacterDevice
+        }) && rustix::fs::fcntl_getfl(fd)
+            .is_ok_and(|fl| fl & rustix::fs::OFlags::ACCMODE == rustix::fs::OFlags::RDWR);
+        if stand_in {
+            closed |= 1 << i;
+        }
+    }
+    CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
+
+/// Whether fd `fd` (0, 1 or 2) was closed when flushlab started.
+pub fn was_closed(fd: i32) -> bool {
+    (0..3).contains(&fd) && CLOSED_AT_START.load(Ordering::Relaxed) & (1 << fd) != 0
+}
+
+/// The error of writing to a standard stream that was closed when flushlab started: a
+/// [`ReaderGone`], since nobody was ever there to read.
+pub fn closed_at_start(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        ReaderGone(io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!("{name} was closed when flushlab started"),
+        )),
+    )
 }
 
 /// Marks an error from writing flushlab's own stdout or stderr as [`ReaderGone`] when it is one.

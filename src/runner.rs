@@ -140,6 +140,10 @@ impl RunArgs {
 
 pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let stream = cli.stream;
+    if let Some(e) = stream.closed_at_start() {
+        stream.say_reader_gone(&e);
+        return Ok(Outcome::ReaderGone);
+    }
     let terminal = stream.is_terminal();
     if !terminal && cli.duration.is_none() {
         // Validated by `cli::validate_run`; a library caller gets an error instead of a hang.
@@ -265,7 +269,10 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             stream.say_reader_gone(&e);
             Outcome::ReaderGone
         }
-        Err(e) => return Err(e).with_context(|| format!("writing frames to {}", stream.name())),
+        Err(e) => {
+            stream.say_failed("frames", &e);
+            Outcome::Failed
+        }
     };
 
     let name = |row: &ModeRow| match cli.ceiling {
@@ -284,8 +291,9 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         .map(|r| r.condition)
         .collect::<std::collections::HashSet<_>>()
         .len();
-    // Nobody reads a summary after the reader went away: only the report is written.
-    let summaries = if outcome == Outcome::ReaderGone {
+    // Nobody reads a summary after the reader went away, and a failed run's figures are not
+    // a mode's: only the report (which says `outcome`) is written.
+    let summaries = if matches!(outcome, Outcome::ReaderGone | Outcome::Failed) {
         0
     } else {
         modes.len()

@@ -96,6 +96,25 @@ impl Stream {
         };
     }
 
+    /// This stream's fd was closed when flushlab started (`>&-`): nothing written to it reaches
+    /// anyone, so a run that measures it ends at once as a reader gone.
+    pub fn closed_at_start(self) -> Option<io::Error> {
+        let fd = match self {
+            Stream::Stdout => 1,
+            Stream::Stderr => 2,
+        };
+        crate::outcome::was_closed(fd).then(|| crate::outcome::closed_at_start(self.name()))
+    }
+
+    /// Says on the other stream that writing to this one failed (`doing`: what was being
+    /// written): this stream may be the broken one, and `main` complains on stderr.
+    pub fn say_failed(self, doing: &str, e: &io::Error) {
+        self.other().write_line(&format!(
+            "flushlab: writing {doing} to {}: {e}",
+            self.name()
+        ));
+    }
+
     /// Says on the other stream that this one's reader went away (`e`, an EPIPE or EIO):
     /// the run ends with [`Outcome::ReaderGone`](crate::outcome::Outcome::ReaderGone).
     pub fn say_reader_gone(self, e: &io::Error) {
@@ -250,7 +269,7 @@ pub fn open(mode: Mode) -> io::Result<Box<dyn Write + Send>> {
         // Not `LineWriter::new(raw)`: the point of this mode is std's own stdout, lock and all.
         return Ok(Box::new(io::stdout()));
     }
-    Ok(wrap(mode.buffering, mode.capacity, mode.stream.raw()?))
+    wrap(mode.buffering, mode.capacity, mode.stream.raw()?)
 }
 
 /// Whether std's own `stdout()` can be measured (see [`crate::accounting::std_handles_counted`]).
@@ -283,15 +302,15 @@ pub fn wrap<W: Write + Send + 'static>(
     buffering: Buffering,
     capacity: usize,
     raw: W,
-) -> Box<dyn Write + Send> {
+) -> io::Result<Box<dyn Write + Send>> {
     let raw = Counted::new(raw);
-    match buffering {
+    Ok(match buffering {
         Buffering::Raw => Box::new(raw),
         Buffering::Line => Box::new(LineWriter::new(raw)),
         Buffering::Block => Box::new(BufWriter::with_capacity(capacity, raw)),
         Buffering::Frame => Box::new(FrameWriter::new(raw)),
-        Buffering::Thread => Box::new(ThreadWriter::new(raw)),
-    }
+        Buffering::Thread => Box::new(ThreadWriter::new(raw)?),
+    })
 }
 
 #[cfg(test)]

@@ -257,3 +257,192 @@ fn a_request_loop_runs_at_its_rate_and_times_every_request() {
     assert_eq!(text.lines().count(), 3000);
     assert_eq!(report["latency_of"], "log-call");
 }
+
+/// The logging libraries' writers, run with their measured stream set up by `stream` (the
+/// other stream a pipe read to the end); the exit code and what the other stream said.
+fn flood_into(
+    writer: &str,
+    lines: &str,
+    stream: Stdio,
+    envs: &[(&str, &str)],
+) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_flushlab"));
+    command
+        .args(["flood", "--writer", writer, "--lines", lines])
+        .envs(envs.iter().copied());
+    if writer == "env-logger" {
+        command.stderr(stream).stdout(Stdio::piped());
+    } else {
+        command.stdout(stream).stderr(Stdio::piped());
+    }
+    let mut child = command.spawn().unwrap();
+    let mut other: Box<dyn Read + Send> = match child.stdout.take() {
+        Some(out) => Box::new(out),
+        None => Box::new(child.stderr.take().unwrap()),
+    };
+    let said = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = other.read_to_string(&mut text);
+        text
+    });
+    let status = common::wait_for(Duration::from_secs(60), writer, || {
+        child.try_wait().unwrap()
+    });
+    (status.code(), said.join().unwrap())
+}
+
+const LOGGING: [&str; 4] = [
+    "tracing",
+    "tracing-non-blocking",
+    "tracing-lossless",
+    "env-logger",
+];
+
+/// A logging library swallows its write errors; flood does not: a reader that went away is
+/// exit 3 and a full disk exit 1, each said once — never "N lines, 0 dropped, exit 0".
+#[test]
+fn the_logging_writers_report_a_failed_stream() {
+    for writer in LOGGING {
+        let (closed, reader) = std::io::pipe().unwrap();
+        drop(closed);
+        let (code, said) = flood_into(writer, "200000", reader.into(), &[]);
+        assert_eq!(code, Some(3), "{writer} into a closed pipe: {said}");
+        assert!(said.contains("went away"), "{writer}: {said}");
+        assert!(
+            said.lines().count() <= 2,
+            "{writer} said it more than once: {said}"
+        );
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let (code, said) = flood_into(writer, "200000", full.into(), &[]);
+        assert_eq!(code, Some(1), "{writer} into /dev/full: {said}");
+        assert!(said.contains("No space left on device"), "{writer}: {said}");
+        assert_eq!(said.lines().count(), 1, "{writer}: {said}");
+    }
+}
+
+/// A RUST_LOG a shell exports (`off`) does not filter out the lines flood measures: every line
+/// logged is a line written, and the report says so from its own count.
+#[test]
+fn rust_log_in_the_environment_changes_nothing() {
+    let path = scratch("rust-log-off.json");
+    let (out, _) = std::io::pipe().unwrap();
+    drop(out);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "flood",
+            "--writer",
+            "env-logger",
+            "--lines",
+            "1000",
+            "--report",
+        ])
+        .arg(&path)
+        .env("RUST_LOG", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut text = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(text.matches("flushlab flood ").count(), 1000, "{text}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(report["frames"], 1000);
+    assert_eq!(report["delivered"], 1000);
+    assert_eq!(report["lost"], 0);
+    std::fs::remove_file(path).unwrap();
+}
+
+/// Behind a reader of at most 64 KiB per 100 ms, tracing-appender's guard gives up at exit on
+/// what its queue holds, `lossy(false)` or not. What reached the reader is what flood counted
+/// as delivered (give or take the one write in flight), and the rest is reported lost, by name.
+#[test]
+fn lines_a_logging_library_loses_are_counted_and_named() {
+    for writer in ["tracing-lossless", "tracing-non-blocking"] {
+        let path = scratch(&format!("lost-{writer}.json"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["flood", "--writer", writer, "--lines", "40000", "--report"])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let slow = std::thread::spawn(move || {
+            let (mut arrived, mut buf) = (0, vec![0u8; 64 << 10]);
+            loop {
+                match out.read(&mut buf) {
+                    Ok(0) | Err(_) => break arrived,
+                    Ok(n) => arrived += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64,
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let mut summary = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut summary)
+            .unwrap();
+        let status = common::wait_for(Duration::from_secs(60), writer, || {
+            child.try_wait().unwrap()
+        });
+        assert!(status.success(), "{writer}: {summary}");
+        let arrived = slow.join().unwrap();
+        let report: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let field = |name: &str| report[name].as_u64().unwrap();
+        let (delivered, in_flight, lost) = (field("delivered"), field("in_flight"), field("lost"));
+        assert!(
+            (delivered..=delivered + in_flight).contains(&arrived),
+            "{writer}: {arrived} arrived: {report}"
+        );
+        assert_eq!(
+            lost,
+            40_000 - field("dropped") - delivered - in_flight,
+            "{report}"
+        );
+        assert!(lost > 0, "{writer}: {report}");
+        assert!(summary.contains("LOST"), "{writer}: {summary}");
+        std::fs::remove_file(path).unwrap();
+    }
+}
+
+/// A stream closed by whoever started flushlab (`>&-`) reaches nobody: flood and the explorer
+/// end as a reader gone (exit 3) and say so, never "N lines, exit 0".
+#[test]
+fn a_closed_standard_stream_is_a_reader_gone() {
+    // The summary goes to the other stream, kept open and read.
+    let cases: [(&str, &str); 4] = [
+        ("\"$0\" flood --lines 1000 2>&1 >&-", "stdout"),
+        ("\"$0\" flood --writer eprintln --lines 1000 2>&-", "stderr"),
+        (
+            "\"$0\" flood --writer tracing --lines 1000 2>&1 >&-",
+            "stdout",
+        ),
+        (
+            "DURATION=0.3 SIZE=80x24 STREAM=stdout BUFFERING=line \"$0\" 2>&1 >&-",
+            "stdout",
+        ),
+    ];
+    for (args, stream) in cases {
+        let script = format!("{args}; echo \"exit $?\"");
+        let out = Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_flushlab")])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.ends_with("exit 3\n"), "{args}: {said}");
+        if stream == "stdout" {
+            assert!(said.contains("stdout was closed"), "{args}: {said}");
+        }
+    }
+}

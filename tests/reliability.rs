@@ -538,3 +538,92 @@ fn completion_scripts_are_generated_for_every_shell() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Whether this test run can run flushlab as `nobody` (root, util-linux's runuser, and a build
+/// `nobody` can reach: not under a root's home).
+fn nobody_can_run_flushlab() -> bool {
+    rustix::process::geteuid().is_root()
+        && std::path::Path::new("/usr/sbin/runuser").exists()
+        && Command::new("runuser")
+            .args(["-u", "nobody", "--", "test", "-x"])
+            .arg(env!("CARGO_BIN_EXE_flushlab"))
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// A thread that cannot be started (RLIMIT_NPROC, counted per user: root is exempt, so the
+/// runs are `nobody`'s) is an error with one line, never a panic — at every spawn point: each
+/// limit from 1 to 8 tasks stops the command at a different one.
+#[test]
+fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
+    if !nobody_can_run_flushlab() {
+        eprintln!("skipped: needs root, runuser and a build nobody can reach");
+        return;
+    }
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 5] = [
+        (&["flood", "--writer", "thread", "--lines", "1000"], &[]),
+        (
+            &[
+                "flood",
+                "--writer",
+                "tracing-non-blocking",
+                "--lines",
+                "1000",
+            ],
+            &[],
+        ),
+        (
+            &["wrap", "--duration", "0.3", "--size", "80x24", "--", "true"],
+            &[],
+        ),
+        (
+            &[
+                "bench",
+                "--duration",
+                "0.2",
+                "--runs",
+                "1",
+                "--warmup",
+                "0",
+                "--modes",
+                "stdout/frame",
+                "--size",
+                "80x24",
+                "--sink",
+                "pipe",
+            ],
+            &[],
+        ),
+        (
+            &[],
+            &[
+                ("DURATION", "0.2"),
+                ("SIZE", "80x24"),
+                ("BUFFERING", "thread"),
+            ],
+        ),
+    ];
+    for (args, envs) in cases {
+        for tasks in 1..=8 {
+            let out = Command::new("runuser")
+                .args(["-u", "nobody", "--", "prlimit"])
+                .arg(format!("--nproc={tasks}"))
+                .arg("--")
+                .arg(env!("CARGO_BIN_EXE_flushlab"))
+                .args(args)
+                .envs(envs.iter().copied())
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stderr);
+            let what = format!("{args:?} {envs:?} with {tasks} tasks");
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "{what}: {:?} {said}",
+                out.status
+            );
+            assert!(!said.contains("panicked"), "{what}: {said}");
+        }
+    }
+}

@@ -172,8 +172,7 @@ fn names_from_a_result_file_stay_text_in_markdown_and_svg() {
     let mut tour: serde_json::Value =
         serde_json::from_slice(&std::fs::read("tests/fixtures/tours/tmux.json").unwrap()).unwrap();
     tour["terminal"]["version_reply"] = serde_json::Value::Null;
-    tour["terminal"]["term_program"] =
-        "tmux\u{1b}[2J\u{7} | injected |\n| row | 1 |\u{1}".into();
+    tour["terminal"]["term_program"] = "tmux\u{1b}[2J\u{7} | injected |\n| row | 1 |\u{1}".into();
     tour["settings"]["sizes"][0] = "80x24|\r\n".into();
     let input = dir.join("tour.json");
     std::fs::write(&input, serde_json::to_vec(&tour).unwrap()).unwrap();

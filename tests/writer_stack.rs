@@ -30,7 +30,7 @@ impl Write for Fd {
 fn render(buffering: Buffering, capacity: usize, sync: bool, frames: u64) -> (u64, u64) {
     let fd = Fd::default();
     let area = Rect::new(0, 0, 80, 24);
-    let mut renderer = Renderer::new(wrap(buffering, capacity, fd.clone()), area);
+    let mut renderer = Renderer::new(wrap(buffering, capacity, fd.clone()).unwrap(), area);
     renderer.sync = sync;
     for frame in 0..frames {
         Scene::Full.paint(frame, area, renderer.buffer_mut());

@@ -202,19 +202,25 @@ fn spawn(
     child_gone: &Arc<AtomicBool>,
 ) -> std::io::Result<(Child, Option<ReaderThread>)> {
     let (reader_model, size) = (spec.reader, spec.size);
+    // A thread that cannot be started (RLIMIT_NPROC) fails the run, never panics the bench.
     let read_in_thread = |source: File, model: ReaderModel| {
         let child_gone = Arc::clone(child_gone);
-        std::thread::spawn(move || {
-            let mut tail = Tail::default();
-            let bytes =
-                consume(model, source, size, &mut |b| tail.push(b), &child_gone).unwrap_or(0);
-            (tail, bytes)
-        })
+        std::thread::Builder::new()
+            .name("bench-reader".into())
+            .spawn(move || {
+                let mut tail = Tail::default();
+                let bytes =
+                    consume(model, source, size, &mut |b| tail.push(b), &child_gone).unwrap_or(0);
+                (tail, bytes)
+            })
     };
     if spec.sink == Sink::Pty {
         let pty = Pty::open(size.0, size.1)?;
         let child = pty.spawn(&spec.binary, |command| spec.configure(command, report))?;
-        return Ok((child, Some(read_in_thread(pty.master, reader_model))));
+        return match read_in_thread(pty.master, reader_model) {
+            Ok(reader) => Ok((child, Some(reader))),
+            Err(e) => Err(ended(child, e)),
+        };
     }
     let mut command = spec.command(&spec.binary, report);
     let measured = match spec.sink {
@@ -232,26 +238,43 @@ fn spawn(
         Stream::Stdout => (child.stdout.take().map(file), child.stderr.take().map(file)),
         Stream::Stderr => (child.stderr.take().map(file), child.stdout.take().map(file)),
     };
-    // The other stream is small; drained alongside so the child never blocks on it.
-    let other = other.map(|o| read_in_thread(o, ReaderModel::Drain));
-    let reader = match measured {
-        Some(pipe) => {
-            let measured = read_in_thread(pipe, reader_model);
-            // Report the measured stream's bytes, but the other stream's words on failure.
-            Some(std::thread::spawn(move || {
+    let readers = || -> std::io::Result<Option<ReaderThread>> {
+        // The other stream is small; drained alongside so the child never blocks on it.
+        let other = other
+            .map(|o| read_in_thread(o, ReaderModel::Drain))
+            .transpose()?;
+        let Some(pipe) = measured else {
+            return Ok(other);
+        };
+        let measured = read_in_thread(pipe, reader_model)?;
+        // Report the measured stream's bytes, but the other stream's words on failure.
+        let both = std::thread::Builder::new()
+            .name("bench-readers".into())
+            .spawn(move || {
                 let (_, bytes) = measured.join().unwrap_or_default();
                 let (tail, _) = other
                     .map(|o| o.join().unwrap_or_default())
                     .unwrap_or_default();
                 (tail, bytes)
-            }))
-        }
-        None => other,
+            })?;
+        Ok(Some(both))
+    };
+    let reader = match readers() {
+        Ok(reader) => reader,
+        Err(e) => return Err(ended(child, e)),
     };
     if spec.sink == Sink::File {
         let _ = std::fs::remove_file(spec.scratch.join("sink.out"));
     }
     Ok((child, reader))
+}
+
+/// A child whose output nobody can read is ended before the error goes up: no run outlives
+/// the bench.
+fn ended(mut child: Child, e: std::io::Error) -> std::io::Error {
+    let _ = child.kill();
+    let _ = child.wait();
+    e
 }
 
 /// A child's pipe as a plain file, so one reader type serves stdout and stderr.

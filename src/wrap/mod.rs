@@ -291,44 +291,48 @@ fn read_output(
     } else {
         None
     };
-    Ok(std::thread::spawn(move || {
-        // Parsing happens beside the reading, not between two reads: a read is never late
-        // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
-        // program's frame rate when it was). Chunks go over in batches, each chunk with the
-        // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
-        // per read cost it 20%. The queue is bounded, so memory is too.
-        let (batches, parse) = std::sync::mpsc::sync_channel::<Batch>(PARSE_QUEUE);
-        let parser = std::thread::spawn(move || {
-            for batch in parse {
-                let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
-                let mut start = 0;
-                for &(end, at) in &batch.chunks {
-                    finder.feed(&batch.bytes[start..end], at);
-                    start = end;
+    std::thread::Builder::new()
+        .name("wrap-reader".into())
+        .spawn(move || {
+            // Parsing happens beside the reading, not between two reads: a read is never late
+            // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
+            // program's frame rate when it was). Chunks go over in batches, each chunk with the
+            // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
+            // per read cost it 20%. The queue is bounded, so memory is too.
+            let (batches, parse) = std::sync::mpsc::sync_channel::<Batch>(PARSE_QUEUE);
+            let parser = std::thread::Builder::new()
+                .name("wrap-parser".into())
+                .spawn(move || {
+                    for batch in parse {
+                        let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut start = 0;
+                        for &(end, at) in &batch.chunks {
+                            finder.feed(&batch.bytes[start..end], at);
+                            start = end;
+                        }
+                    }
+                })?;
+            let mut batch = Batch::default();
+            let mut seen = |chunk: &[u8]| {
+                let at = Instant::now();
+                if let Some(out) = &mut out {
+                    let _ = own.write_all(&mut *out, chunk);
                 }
+                batch.bytes.extend_from_slice(chunk);
+                batch.chunks.push((batch.bytes.len(), at));
+                let first = batch.chunks[0].1;
+                if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
+                    let _ = batches.send(std::mem::take(&mut batch));
+                }
+            };
+            let read = consume(reader, master, size, &mut seen, &child_gone);
+            if !batch.chunks.is_empty() {
+                let _ = batches.send(batch);
             }
-        });
-        let mut batch = Batch::default();
-        let mut seen = |chunk: &[u8]| {
-            let at = Instant::now();
-            if let Some(out) = &mut out {
-                let _ = own.write_all(&mut *out, chunk);
-            }
-            batch.bytes.extend_from_slice(chunk);
-            batch.chunks.push((batch.bytes.len(), at));
-            let first = batch.chunks[0].1;
-            if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
-                let _ = batches.send(std::mem::take(&mut batch));
-            }
-        };
-        let read = consume(reader, master, size, &mut seen, &child_gone);
-        if !batch.chunks.is_empty() {
-            let _ = batches.send(batch);
-        }
-        drop(batches);
-        let _ = parser.join();
-        read
-    }))
+            drop(batches);
+            let _ = parser.join();
+            read
+        })
 }
 
 /// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.
@@ -515,36 +519,38 @@ fn forward_keys_and_resizes(
     signal_hook::flag::register_usize(signal_hook::consts::SIGWINCH, Arc::clone(&resized), 1)?;
     let master = pty.master.try_clone()?;
     let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
-    Ok(std::thread::spawn(move || {
-        use rustix::event::{PollFd, PollFlags, Timespec, poll};
-        let stdin = rustix::stdio::stdin();
-        let mut buf = [0u8; 4096];
-        let tick = Timespec {
-            tv_sec: 0,
-            tv_nsec: 50_000_000,
-        };
-        while !stop.load(Ordering::Relaxed) {
-            if resized.swap(0, Ordering::Relaxed) != 0
-                && let Ok(size) = rustix::termios::tcgetwinsize(rustix::stdio::stdout())
-            {
-                let _ = rustix::termios::tcsetwinsize(&master, size);
-                finder
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .resize(size.ws_col, size.ws_row);
-            }
-            let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
-            if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
-                continue;
-            }
-            match rustix::io::read(stdin, &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if own.write_all(&master, &buf[..n]).is_err() {
-                        break;
+    std::thread::Builder::new()
+        .name("wrap-input".into())
+        .spawn(move || {
+            use rustix::event::{PollFd, PollFlags, Timespec, poll};
+            let stdin = rustix::stdio::stdin();
+            let mut buf = [0u8; 4096];
+            let tick = Timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000_000,
+            };
+            while !stop.load(Ordering::Relaxed) {
+                if resized.swap(0, Ordering::Relaxed) != 0
+                    && let Ok(size) = rustix::termios::tcgetwinsize(rustix::stdio::stdout())
+                {
+                    let _ = rustix::termios::tcsetwinsize(&master, size);
+                    finder
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .resize(size.ws_col, size.ws_row);
+                }
+                let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+                if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
+                    continue;
+                }
+                match rustix::io::read(stdin, &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if own.write_all(&master, &buf[..n]).is_err() {
+                            break;
+                        }
                     }
                 }
             }
-        }
-    }))
+        })
 }
