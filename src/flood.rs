@@ -82,6 +82,11 @@ pub struct FloodArgs {
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+
+    /// End (as on SIGTERM) when this process is no longer our parent: a bench's flood row must
+    /// not outlive a bench that was killed.
+    #[arg(long, hide = true, value_name = "PID")]
+    pub exit_with_parent: Option<i32>,
 }
 
 /// Spins for `work` of wall time on this core: a request's own work, which a sleep would not be.
@@ -588,6 +593,9 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     }
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
+    if let Some(parent) = args.exit_with_parent {
+        crate::terminal_session::end_with_parent(parent)?;
+    }
     let limit = args.lines.unwrap_or(if args.duration.is_some() {
         u64::MAX
     } else {

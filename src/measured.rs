@@ -90,13 +90,18 @@ impl MeasuredOutput {
 
     /// Suspends the process (Ctrl-Z): the current row is closed first (its writer flushed),
     /// the time spent stopped is counted to nothing, and the next frame redraws every cell.
-    pub fn suspend(&mut self) -> io::Result<()> {
+    /// Returns `false`, changing nothing, where no shell could resume it
+    /// ([`crate::terminal_session::resumable`]).
+    pub fn suspend(&mut self) -> io::Result<bool> {
+        if !crate::terminal_session::resumable() {
+            return Ok(false);
+        }
         self.renderer.set_writer((self.open)(self.mode)?)?;
         self.meters.end_segment(self.mode, self.condition);
-        crate::terminal_session::suspend()?;
+        let suspended = crate::terminal_session::suspend()?;
         self.meters.skip_pause();
         self.renderer.resize(area(self.condition));
-        Ok(())
+        Ok(suspended)
     }
 
     /// The meters (for the HUD) and the buffer to paint the next frame into: every cell.

@@ -399,10 +399,16 @@ fn frame_loop(
             .as_ref()
             .is_some_and(|flag| flag.swap(false, Ordering::Relaxed));
         if std::mem::take(&mut app.suspend) || stopped {
-            out.suspend()?;
-            // The terminal may have been resized meanwhile: ask once.
-            if let Some((resized, _)) = &settings.resize {
-                resized.store(true, Ordering::Relaxed);
+            if out.suspend()? {
+                // The terminal may have been resized meanwhile: ask once.
+                if let Some((resized, _)) = &settings.resize {
+                    resized.store(true, Ordering::Relaxed);
+                }
+            } else {
+                app.status = Some(
+                    "not suspended: flushlab leads its session, nothing could resume it (q quits)"
+                        .to_owned(),
+                );
             }
         }
         // The new size is asked once per SIGWINCH, never per frame.

@@ -64,9 +64,45 @@ impl Drop for TerminalSession {
     }
 }
 
+/// Whether a shell's job control could resume this process once stopped: its process group is
+/// not orphaned (POSIX), i.e. the first ancestor outside the group is in the same session (a
+/// shell). A session leader (`xterm -e flushlab`, `ssh -t host flushlab`, a program under
+/// `flushlab wrap`) has no such ancestor: stopped, it would stay stopped for good. Ancestors are
+/// followed through /proc; other members of the group that are not ancestors are not looked at.
+pub fn resumable() -> bool {
+    use rustix::process::{Pid, getpgid, getpid, getsid};
+    let (Ok(group), Ok(session)) = (getpgid(None), getsid(None)) else {
+        return false;
+    };
+    let parent_of = |pid: Pid| -> Option<Pid> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
+        // pid (comm) state ppid …: the fields after the last ')'.
+        let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+        Pid::from_raw(ppid.parse().ok()?)
+    };
+    let mut pid = getpid();
+    // A chain of ancestors is short; the bound guards against a /proc that lies.
+    for _ in 0..64 {
+        let Some(parent) = parent_of(pid) else {
+            return false;
+        };
+        match getpgid(Some(parent)) {
+            Ok(g) if g == group => pid = parent,
+            Ok(_) => return getsid(Some(parent)).is_ok_and(|s| s == session),
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
 /// Job control: gives the terminal back, stops this process (as SIGTSTP's default action would),
-/// and once continued (`fg`, SIGCONT) takes the terminal over again. The caller redraws.
-pub fn suspend() -> io::Result<()> {
+/// and once continued (`fg`, SIGCONT) takes the terminal over again; the caller redraws. Returns
+/// `false`, and stops nothing, when nothing could continue it (see [`resumable`]): what vim and
+/// less do for an orphaned process group.
+pub fn suspend() -> io::Result<bool> {
+    if !resumable() {
+        return Ok(false);
+    }
     let held = *ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     restore();
     rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP)?;
@@ -78,7 +114,7 @@ pub fn suspend() -> io::Result<()> {
             stream.raw()?.write_all(ENTER)?;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// SIGTSTP from outside (`kill -TSTP`, or Ctrl-Z where the terminal is not in raw mode) sets
@@ -154,4 +190,17 @@ pub fn restore() {
     if screen && let Ok(mut raw) = stream.raw() {
         let _ = raw.write_all(LEAVE);
     }
+}
+
+/// A bench's child (`--exit-with-parent PID`): the kernel sends this process SIGTERM when the
+/// bench's thread that started it ends, SIGKILL included, so that no run outlives the bench; the
+/// run then ends as for any SIGTERM (wrap ends CMD's whole tree). If the bench is already gone
+/// (this process was handed to another parent before asking), the SIGTERM comes at once.
+pub fn end_with_parent(parent: i32) -> io::Result<()> {
+    use rustix::process::{Signal, getppid, kill_process, set_parent_process_death_signal};
+    set_parent_process_death_signal(Some(Signal::TERM))?;
+    if getppid().map(|p| p.as_raw_pid()) != Some(parent) {
+        kill_process(rustix::process::getpid(), Signal::TERM)?;
+    }
+    Ok(())
 }

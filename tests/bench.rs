@@ -537,3 +537,101 @@ fn a_failed_run_reported_to_a_closed_stderr_is_no_panic() {
     assert_ne!(status.code(), Some(101), "a panic");
     assert_eq!(status.code(), Some(1), "{status}");
 }
+
+/// Processes whose command line contains `needle` (as one argument).
+fn processes_with_arg(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a == needle.as_bytes()))
+        })
+        .filter(|&pid| running(pid))
+        .collect()
+}
+
+/// A bench SIGKILLed during a flood row or a `--command` row (wrap, and CMD under it) leaves
+/// nothing running, whatever the sink: the kernel tells the row's process (its parent-death
+/// signal), which ends as on SIGTERM — wrap with CMD's whole tree.
+#[test]
+fn no_row_outlives_a_killed_bench() {
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "flood",
+            &[
+                "--workload",
+                "flood",
+                "--modes",
+                "flood/none",
+                "--sink",
+                "null",
+            ],
+        ),
+        (
+            "771",
+            &[
+                "--modes",
+                "ceiling/cpu",
+                "--sink",
+                "null",
+                "--command",
+                "z=sleep 771",
+            ],
+        ),
+        (
+            "772",
+            &[
+                "--modes",
+                "ceiling/cpu",
+                "--sink",
+                "pipe",
+                "--command",
+                "z=sleep 772",
+            ],
+        ),
+        (
+            "773",
+            &[
+                "--modes",
+                "ceiling/cpu",
+                "--sink",
+                "file",
+                "--command",
+                "z=sleep 773",
+            ],
+        ),
+    ];
+    let killed: Vec<_> = cases
+        .into_iter()
+        .map(|(marker, args)| {
+            std::thread::spawn(move || {
+                let mut bench = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+                    .arg("bench")
+                    .args(args)
+                    .args(["--duration", "6", "--runs", "1", "--warmup", "0"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                // The row's processes: the flood, or wrap and CMD.
+                let row = wait_for(Duration::from_secs(30), marker, || {
+                    let pids = if marker == "flood" {
+                        children_of(bench.id())
+                    } else {
+                        processes_with_arg(marker)
+                    };
+                    (!pids.is_empty()).then_some(pids)
+                });
+                bench.kill().unwrap();
+                bench.wait().unwrap();
+                wait_for(Duration::from_secs(3), marker, || {
+                    row.iter().all(|&pid| !running(pid)).then_some(())
+                });
+            })
+        })
+        .collect();
+    for case in killed {
+        case.join().unwrap();
+    }
+}

@@ -390,21 +390,42 @@ fn sizes_that_do_not_fit_are_bounded() {
     );
 }
 
-/// Ctrl-Z gives the terminal back (main screen, cooked mode, cursor) and stops the process;
-/// SIGCONT (`fg`) takes it over again and the explorer draws on; q then exits restored.
+/// The state letter of process `pid` (`T` stopped), from /proc.
+fn state(pid: u32) -> Option<char> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim().chars().next()))
+        .flatten()
+}
+
+/// Ctrl-Z under a shell with job control gives the terminal back (main screen, cooked mode,
+/// cursor) and stops the process; the shell's `fg` takes it over again and the explorer draws
+/// on; q then exits restored.
 #[test]
-fn ctrl_z_suspends_and_resumes() {
-    use rustix::process::{Pid, Signal, kill_process};
-    let running = start(&[("SCENE", "sparse")], &[]);
+fn ctrl_z_suspends_and_fg_resumes() {
+    // bash with job control: flushlab is a foreground job in its own group, bash (its parent,
+    // same session) resumes it with `fg` a second after it stopped.
+    let script = "set -m; \"$0\"; sleep 1.5; fg";
+    let running = start_program(
+        Path::new("/bin/bash"),
+        &[("SCENE", "sparse")],
+        &[
+            "-c".as_ref(),
+            script.as_ref(),
+            env!("CARGO_BIN_EXE_flushlab").as_ref(),
+        ],
+    );
+    let shell = running.child.id();
+    let pid = wait_for(Duration::from_secs(5), "flushlab under bash", || {
+        std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse::<u32>()
+            .ok()
+    });
     std::thread::sleep(Duration::from_millis(700));
     std::io::Write::write_all(&mut &running.pty.master, b"\x1a").unwrap();
-    let pid = running.child.id();
-    let state = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim().chars().next()))
-            .flatten()
-    };
     wait_for(Duration::from_secs(5), "not stopped", || {
         (state(pid) == Some('T')).then_some(())
     });
@@ -416,7 +437,9 @@ fn ctrl_z_suspends_and_resumes() {
             .contains(rustix::termios::LocalModes::ICANON),
         "left in raw mode while stopped"
     );
-    kill_process(Pid::from_raw(pid as i32).unwrap(), Signal::CONT).unwrap();
+    wait_for(Duration::from_secs(5), "fg did not resume it", || {
+        (state(pid) != Some('T')).then_some(())
+    });
     std::thread::sleep(Duration::from_millis(500));
     std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
     let run = running.finish(Duration::from_secs(10));
@@ -433,6 +456,28 @@ fn ctrl_z_suspends_and_resumes() {
         2,
         "left on suspend and at exit"
     );
+}
+
+/// A session leader (`xterm -e flushlab`, `ssh -t`, a program under wrap) has no shell that
+/// could resume it: Ctrl-Z (and SIGTSTP) leaves it running and says why, as vim and less do,
+/// instead of stopping it for good. q still quits, restored.
+#[test]
+fn ctrl_z_never_stops_a_session_leader_for_good() {
+    use rustix::process::Signal;
+    let running = start(&[("SCENE", "sparse")], &[]);
+    let pid = running.child.id();
+    std::thread::sleep(Duration::from_millis(700));
+    std::io::Write::write_all(&mut &running.pty.master, b"\x1a").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    running.signal(Signal::TSTP);
+    std::thread::sleep(Duration::from_millis(700));
+    assert_ne!(state(pid), Some('T'), "stopped with nobody to resume it");
+    std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
+    let run = running.finish(Duration::from_secs(10));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let (screen, _) = screens(&run.output);
+    assert!(screen.contains("not suspended"), "{screen}");
 }
 
 /// The ceilings run in a terminal too, and q ends them there (raw mode makes Ctrl-C a key).

@@ -104,7 +104,9 @@ impl RunSpec {
             // model; wrap ends it when the duration is over.
             Subject::Command(external) => {
                 command
-                    .args(["wrap", "--duration"])
+                    .args(["wrap", "--exit-with-parent"])
+                    .arg(std::process::id().to_string())
+                    .arg("--duration")
                     .arg(format!("{}", self.duration.as_secs_f64()))
                     .arg("--size")
                     .arg(format!("{}x{}", self.size.0, self.size.1))
@@ -126,6 +128,8 @@ impl RunSpec {
             }
             command
                 .args(["--capacity", &self.capacity.to_string()])
+                .arg("--exit-with-parent")
+                .arg(std::process::id().to_string())
                 .arg("--duration")
                 .arg(format!("{}", self.duration.as_secs_f64()))
                 .arg("--report")

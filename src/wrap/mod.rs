@@ -57,6 +57,11 @@ pub struct WrapArgs {
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
+    /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
+    /// parent: a bench's `--command` row must not outlive a bench that was killed.
+    #[arg(long, hide = true, value_name = "PID")]
+    pub exit_with_parent: Option<i32>,
+
     /// The program to run, and its arguments (after `--`)
     #[arg(
         required = true,
@@ -136,6 +141,9 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     }
     let interactive = args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout());
     let signal = crate::terminal_session::watch_termination_signals()?;
+    if let Some(parent) = args.exit_with_parent {
+        crate::terminal_session::end_with_parent(parent)?;
+    }
     let (measured, ended_by_wrap) = measure(&args, &resolved, interactive, &signal)?;
     let report = report(&args, measured);
     complain(&report.summary());

@@ -56,11 +56,17 @@ pub struct Running {
     pub termios_before: rustix::termios::Termios,
 }
 
+/// Runs flushlab as the session leader of a new pty.
 pub fn start(envs: &[(&str, &str)], args: &[&std::ffi::OsStr]) -> Running {
+    start_program(Path::new(env!("CARGO_BIN_EXE_flushlab")), envs, args)
+}
+
+/// Runs `program` (a shell that runs flushlab) as the session leader of a new pty.
+pub fn start_program(program: &Path, envs: &[(&str, &str)], args: &[&std::ffi::OsStr]) -> Running {
     let pty = Pty::open(COLS, ROWS).unwrap();
     let termios_before = pty.slave_termios().unwrap();
     let child = pty
-        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
+        .spawn(program, |cmd| {
             cmd.envs(envs.iter().copied()).args(args);
         })
         .unwrap();
