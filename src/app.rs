@@ -94,7 +94,10 @@ pub struct App {
     pub show_help: bool,
     pub tour: Option<Tour>,
     pub tour_step: Duration,
+    /// The HUD drawn: [`Self::hud_wanted`] where it fits ([`crate::hud::fit`]).
     pub hud: HudLayout,
+    /// The HUD the user chose (`v`, `--hud`).
+    pub hud_wanted: HudLayout,
     /// A one-line message for the user, e.g. why a key did nothing.
     pub status: Option<String>,
     pub quit: bool,
@@ -114,6 +117,7 @@ impl App {
             tour: None,
             tour_step: Duration::from_secs(2),
             hud: HudLayout::Full,
+            hud_wanted: HudLayout::Full,
             status: None,
             quit: false,
             suspend: false,
@@ -183,7 +187,10 @@ impl App {
             }
             Action::ToggleSync => self.sync = !self.sync,
             Action::NextScene => self.scene = self.scene.next(),
-            Action::ToggleHud => self.hud = self.hud.other(),
+            Action::ToggleHud => {
+                self.hud_wanted = self.hud.other();
+                self.hud = self.hud_wanted;
+            }
             Action::Tour => self.start_tour(now),
             Action::ToggleHelp => self.show_help = !self.show_help,
             Action::Back if self.show_help => self.show_help = false,

@@ -28,16 +28,6 @@ impl HudLayout {
         }
     }
 
-    /// The layout that leaves most of a `cols`×`rows` screen to the scene while still fitting
-    /// the panel: full from 100x40 up, compact below.
-    pub fn for_size(cols: u16, rows: u16) -> HudLayout {
-        if cols >= 100 && rows >= 40 {
-            HudLayout::Full
-        } else {
-            HudLayout::Compact
-        }
-    }
-
     pub fn other(self) -> HudLayout {
         match self {
             HudLayout::Compact => HudLayout::Full,

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -292,22 +292,28 @@ use tracing_appender::non_blocking::ErrorCounter;
 /// the stream, and the first error. The libraries swallow write errors (tracing prints one
 /// line to stderr per failed event, env_logger and tracing-appender's worker say nothing) and
 /// tracing-appender's guard gives up on queued lines at exit: this is how flood knows.
+///
+/// The counts cost two atomic additions a write (no lock: measured, a mutex took 12% of
+/// tracing's lines/s): lines delivered in the high 48 bits of one word and lines in the write
+/// under way in the low 16, so that [`Delivery::close`] reads both at one instant.
 #[derive(Debug, Default)]
 struct Delivery {
-    counts: Mutex<Counts>,
+    counts: AtomicU64,
+    closed: AtomicBool,
     failed: AtomicBool,
     first_error: Mutex<Option<io::Error>>,
 }
 
-/// Kept under one lock, never held during a write: a closed delivery's figures are final.
+/// Bits of [`Delivery::counts`] that hold the lines in flight.
+const IN_FLIGHT_BITS: u32 = 16;
+
+/// The final figures of a closed [`Delivery`].
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
     /// Lines in returned writes.
     delivered: u64,
-    /// Lines in the write under way (one writer thread: at most one write).
+    /// Lines in the write under way when it closed (one writer thread: at most one write).
     in_flight: u64,
-    /// Closed: the figures were taken, later writes are refused.
-    closed: bool,
 }
 
 /// A copy of an `io::Error` (which is not `Clone`): its errno, or its kind and words.
@@ -319,10 +325,6 @@ fn copy_error(e: &io::Error) -> io::Error {
 }
 
 impl Delivery {
-    fn counts(&self) -> std::sync::MutexGuard<'_, Counts> {
-        self.counts.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn fail(&self, e: &io::Error) {
         let mut first = self.first_error.lock().unwrap_or_else(|p| p.into_inner());
         first.get_or_insert_with(|| copy_error(e));
@@ -340,51 +342,53 @@ impl Delivery {
             .map_or_else(|| io::Error::other("the log writer failed"), copy_error))
     }
 
-    /// Takes the final figures: a write begun later is refused, so no line arrives that the
-    /// figures do not count (the one in flight may or may not).
+    /// Takes the final figures: a write that had not begun is refused from now on, so no line
+    /// arrives that the figures do not count (the one in flight may or may not).
     fn close(&self) -> Counts {
-        let mut counts = self.counts();
-        counts.closed = true;
-        *counts
+        self.closed.store(true, Ordering::SeqCst);
+        let counts = self.counts.load(Ordering::SeqCst);
+        Counts {
+            delivered: counts >> IN_FLIGHT_BITS,
+            in_flight: counts & ((1 << IN_FLIGHT_BITS) - 1),
+        }
     }
 }
 
-/// A stream a logging library writes to, counting into a [`Delivery`].
-struct Witnessed<W> {
+/// A stream a logging library writes to, counting into a [`Delivery`] (owned by the worker
+/// thread of tracing-appender, borrowed by tracing's per-event writer).
+struct Witnessed<W, D: std::ops::Deref<Target = Delivery>> {
     inner: W,
-    delivery: Arc<Delivery>,
+    delivery: D,
 }
 
-impl<W: Write> Write for Witnessed<W> {
+impl<W: Write, D: std::ops::Deref<Target = Delivery>> Write for Witnessed<W, D> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let lines = |bytes: &[u8]| bytes.iter().filter(|&&b| b == b'\n').count() as u64;
-        {
-            let mut counts = self.delivery.counts();
-            if counts.closed {
-                return Err(io::Error::other("flood has ended: this line is lost"));
-            }
-            counts.in_flight = lines(buf);
+        let delivery = &*self.delivery;
+        let flying = lines(buf).min((1 << IN_FLIGHT_BITS) - 1);
+        // In flight first, then the look at `closed`: either close() sees this write, or this
+        // write sees it closed.
+        delivery.counts.fetch_add(flying, Ordering::SeqCst);
+        if delivery.closed.load(Ordering::SeqCst) {
+            delivery.counts.fetch_sub(flying, Ordering::SeqCst);
+            return Err(io::Error::other("flood has ended: this line is lost"));
         }
         let written = self.inner.write(buf);
-        let mut counts = self.delivery.counts();
-        counts.in_flight = 0;
-        match written {
-            Ok(n) => {
-                counts.delivered += lines(&buf[..n]);
-                Ok(n)
+        let landed = written.as_ref().map_or(0, |&n| lines(&buf[..n]));
+        // Landed lines in, this write's in-flight out, in one step.
+        delivery.counts.fetch_add(
+            (landed << IN_FLIGHT_BITS).wrapping_sub(flying),
+            Ordering::SeqCst,
+        );
+        written.inspect_err(|e| {
+            if e.kind() != io::ErrorKind::Interrupted {
+                delivery.fail(e);
             }
-            Err(e) => {
-                drop(counts);
-                if e.kind() != io::ErrorKind::Interrupted {
-                    self.delivery.fail(&e);
-                }
-                Err(e)
-            }
-        }
+        })
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if self.delivery.counts().closed {
+        if self.delivery.closed.load(Ordering::SeqCst) {
             return Ok(());
         }
         self.inner.flush().inspect_err(|e| self.delivery.fail(e))
@@ -395,12 +399,12 @@ impl<W: Write> Write for Witnessed<W> {
 struct WitnessedStdout(Arc<Delivery>);
 
 impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for WitnessedStdout {
-    type Writer = Witnessed<io::Stdout>;
+    type Writer = Witnessed<io::Stdout, &'a Delivery>;
 
     fn make_writer(&'a self) -> Self::Writer {
         Witnessed {
             inner: io::stdout(),
-            delivery: Arc::clone(&self.0),
+            delivery: &self.0,
         }
     }
 }

@@ -119,6 +119,33 @@ impl Hud {
     }
 }
 
+/// The layout drawn on a `cols`×`rows` screen: the one wanted, unless the full panel would
+/// cover more than a third of the screen's cells — then compact, so that the measured scene is
+/// always most of the screen, whatever the size was when the run started.
+pub fn fitting(wanted: HudLayout, cols: u16, rows: u16) -> HudLayout {
+    let screen = Rect::new(0, 0, cols, rows);
+    let covered = hud_area(HudLayout::Full, screen).area();
+    if wanted == HudLayout::Full && covered * 3 <= screen.area() {
+        HudLayout::Full
+    } else {
+        HudLayout::Compact
+    }
+}
+
+/// The condition `app` draws its next frame under on a `cols`×`rows` screen, its HUD fitted to
+/// that size first (after every resize and every key). Says so when the size, not the user,
+/// chose the compact HUD.
+pub fn fit(app: &mut App, cols: u16, rows: u16) -> crate::condition::Condition {
+    let layout = fitting(app.hud_wanted, cols, rows);
+    if layout != app.hud && layout != app.hud_wanted {
+        app.status = Some(format!(
+            "compact HUD: the full one would cover over a third of {cols}x{rows}"
+        ));
+    }
+    app.hud = layout;
+    app.condition(cols, rows)
+}
+
 /// What the HUD covers of `area`: a function of the screen size and the layout alone.
 pub fn hud_area(layout: HudLayout, area: Rect) -> Rect {
     let (width, height) = match layout {
@@ -686,7 +713,8 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         .block(
             Block::bordered()
                 .border_type(BorderType::Rounded)
-                .title(" keys and figures · Esc closes "),
+                .title(" keys and figures · Esc closes ")
+                .title_bottom(" measurement paused while help is open "),
         )
         .style(Style::new().fg(Color::White).bg(Color::Rgb(30, 30, 60)))
         .render(popup, buf);
@@ -838,6 +866,29 @@ mod tests {
     #[test]
     fn hud_compact_80x24() {
         insta::assert_snapshot!(figures(80, 24, HudLayout::Compact));
+    }
+
+    #[test]
+    fn the_full_hud_is_drawn_only_where_it_leaves_two_thirds_to_the_scene() {
+        for (cols, rows, expected) in [
+            (200, 60, HudLayout::Full),
+            (120, 40, HudLayout::Compact),
+            (80, 24, HudLayout::Compact),
+            (60, 20, HudLayout::Compact),
+        ] {
+            assert_eq!(fitting(HudLayout::Full, cols, rows), expected, "{cols}x{rows}");
+            assert_eq!(fitting(HudLayout::Compact, cols, rows), HudLayout::Compact);
+            // Whatever is drawn, the scene keeps most of the screen.
+            let drawn = fitting(HudLayout::Full, cols, rows);
+            let covered = hud_area(drawn, Rect::new(0, 0, cols, rows)).area();
+            assert!(covered * 2 < cols as u32 * rows as u32, "{cols}x{rows}");
+        }
+        // Asked for (`v`) where it does not fit: compact, and the user is told why.
+        let mut app = app(Buffering::Line, HudLayout::Compact);
+        app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
+        assert_eq!(fit(&mut app, 80, 24).hud, HudLayout::Compact);
+        assert!(app.status.as_deref().is_some_and(|s| s.contains("compact HUD")));
+        assert_eq!(fit(&mut app, 200, 60).hud, HudLayout::Full);
     }
 
     #[test]

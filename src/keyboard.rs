@@ -83,7 +83,9 @@ impl Keyboard {
             {
                 // A hung-up terminal: the same EIO its output side gives, so the run ends as
                 // one whose reader went away (exit 3), wherever it noticed.
-                return Err(rustix::io::Errno::IO.into());
+                return Err(crate::outcome::mark_reader_gone(
+                    rustix::io::Errno::IO.into(),
+                ));
             }
             // Raw mode: a read returns what is there, at least one byte, without waiting.
             let n = match rustix::io::read(fd, &mut buf) {

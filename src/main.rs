@@ -5,8 +5,22 @@ use flushlab::outcome::{Outcome, reader_gone_in};
 use clap::{CommandFactory, Parser};
 use flushlab::cli::{Cli, Command};
 
-fn main() -> ExitCode {
+/// Runs before `main`, before Rust's runtime puts /dev/null on a closed standard fd: which
+/// ones were closed (`>&-`) can only be seen here.
+#[cfg(target_os = "linux")]
+#[used]
+#[allow(unsafe_code)]
+// SAFETY: the function makes three fcntl(2) calls and one atomic store; it needs nothing of
+// Rust's runtime, which is not set up yet.
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STANDARD_FDS: extern "C" fn() = note_closed_standard_fds;
+
+#[cfg(target_os = "linux")]
+extern "C" fn note_closed_standard_fds() {
     flushlab::outcome::note_closed_standard_fds();
+}
+
+fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -26,6 +26,8 @@ pub struct MeasuredOutput {
     mode: Mode,
     condition: Condition,
     open: OpenWriter,
+    /// Frames are drawn but counted to no mode (the help is open).
+    paused: bool,
 }
 
 impl MeasuredOutput {
@@ -44,6 +46,7 @@ impl MeasuredOutput {
             mode,
             condition,
             open,
+            paused: false,
         })
     }
 
@@ -109,11 +112,37 @@ impl MeasuredOutput {
         (&self.meters, self.renderer.buffer_mut())
     }
 
-    /// Sends the frame (and `trailer` in the same flush) and counts it. Returns whether the
-    /// figures on show changed (a window closed).
+    /// Sends the frame (and `trailer` in the same flush) and counts it, unless paused. Returns
+    /// whether the figures on show changed (a window closed).
     pub fn present(&mut self, trailer: &[u8]) -> io::Result<bool> {
         let cells = self.renderer.present_with(trailer)?;
+        if self.paused {
+            return Ok(false);
+        }
         Ok(self.meters.frame_done(cells, Instant::now()))
+    }
+
+    /// Pauses or resumes the measurement: while paused (the help open), frames are drawn and
+    /// counted to no mode, so an overlay never changes a mode's bytes a frame. The segment is
+    /// closed first (its writer flushed, as on a switch) and starts afresh on resuming.
+    pub fn pause(&mut self, paused: bool) -> io::Result<()> {
+        if paused == self.paused {
+            return Ok(());
+        }
+        self.renderer.set_writer((self.open)(self.mode)?)?;
+        if paused {
+            self.meters.end_segment(self.mode, self.condition);
+        } else {
+            self.meters.skip_pause();
+            // The first frame after the help redraws what the help covered: every cell.
+            self.renderer.resize(area(self.condition));
+        }
+        self.paused = paused;
+        Ok(())
+    }
+
+    pub fn paused(&self) -> bool {
+        self.paused
     }
 
     /// Sends a pre-encoded frame of `cells` cells in writes of at most `chunk` bytes, and counts

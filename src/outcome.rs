@@ -116,26 +116,16 @@ impl std::error::Error for ReaderGone {
 /// Which of fds 0, 1 and 2 were closed when flushlab started (bit `fd`).
 static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
 
-/// Run first thing in `main`. Before `main`, Rust's runtime puts /dev/null, opened read-write,
-/// on a standard fd that whoever started flushlab closed (`>&-`), so that no file flushlab
-/// opens takes its number; but then output sent there looks delivered. A /dev/null opened
-/// read-write is that stand-in (a shell's `>/dev/null` opens it write-only, `</dev/null`
-/// read-only): such an fd is remembered as closed, and output sent to it is a reader gone.
+/// Notes which of fds 0, 1 and 2 are closed. Must run before Rust's runtime starts `main`: the
+/// runtime then puts /dev/null on a closed standard fd (so that no file flushlab opens takes
+/// its number), after which output sent there would look delivered and `>&-` could not be told
+/// from `>/dev/null`. The binary runs it from `.init_array`; output sent to a stream noted
+/// closed is a reader gone.
 pub fn note_closed_standard_fds() {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
-    let null = std::fs::metadata("/dev/null").map(|m| m.rdev()).ok();
-    let (stdin, stdout, stderr) = (io::stdin(), io::stdout(), io::stderr());
-    let fds = [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()];
+    use rustix::stdio::{stderr, stdin, stdout};
     let mut closed = 0;
-    for (i, fd) in fds.into_iter().enumerate() {
-        let stand_in = rustix::fs::fstat(fd).is_ok_and(|st| {
-            Some(st.st_rdev) == null
-                && rustix::fs::FileType::from_raw_mode(st.st_mode)
-                    == rustix::fs::FileType::CharacterDevice
-        }) && rustix::fs::fcntl_getfl(fd)
-            .is_ok_and(|fl| fl & rustix::fs::OFlags::ACCMODE == rustix::fs::OFlags::RDWR);
-        if stand_in {
+    for (i, fd) in [stdin(), stdout(), stderr()].into_iter().enumerate() {
+        if rustix::io::fcntl_getfd(fd) == Err(rustix::io::Errno::BADF) {
             closed |= 1 << i;
         }
     }
@@ -159,7 +149,8 @@ pub fn closed_at_start(name: &str) -> io::Error {
     )
 }
 
-/// Marks an error from writing flushlab's own stdout or stderr as [`ReaderGone`] when it is one.
+/// Marks an error from flushlab's own stdout or stderr, or its terminal (a write, or a read of
+/// the keys: a hung-up terminal), as [`ReaderGone`] when it is one.
 pub fn mark_reader_gone(e: io::Error) -> io::Error {
     if reader_gone(&e) {
         io::Error::new(e.kind(), ReaderGone(e))
@@ -172,6 +163,7 @@ pub fn mark_reader_gone(e: io::Error) -> io::Error {
 pub fn reader_gone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
         || e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error())
+        || e.get_ref().is_some_and(|inner| inner.is::<ReaderGone>())
 }
 
 /// Whether an error (of any layer) was a write to flushlab's own output whose reader went away

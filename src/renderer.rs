@@ -16,6 +16,8 @@ use ratatui::crossterm::{
 };
 use ratatui::layout::Rect;
 
+use crate::outcome::mark_reader_gone;
+
 pub type BoxedWriter = Box<dyn Write + Send>;
 
 pub struct Renderer {
@@ -60,7 +62,13 @@ impl Renderer {
 
     /// Like [`Renderer::present`], with `trailer` (a query to the terminal, say) queued after the
     /// frame and sent in the same flush.
+    /// Its errors, as every write's here, are marked when the reader went away
+    /// ([`mark_reader_gone`]): this is flushlab's own output.
     pub fn present_with(&mut self, trailer: &[u8]) -> io::Result<usize> {
+        self.send_frame(trailer).map_err(mark_reader_gone)
+    }
+
+    fn send_frame(&mut self, trailer: &[u8]) -> io::Result<usize> {
         let writer = &mut self.backend;
         if self.sync {
             queue!(writer, BeginSynchronizedUpdate)?;
@@ -91,7 +99,7 @@ impl Renderer {
     /// Replaces the writer after flushing the old one. What the terminal shows is unchanged, so
     /// the next frame is still a diff: switching never restarts the terminal.
     pub fn set_writer(&mut self, writer: BoxedWriter) -> io::Result<()> {
-        Backend::flush(&mut self.backend)?;
+        Backend::flush(&mut self.backend).map_err(mark_reader_gone)?;
         let old = std::mem::replace(&mut self.backend, CrosstermBackend::new(writer));
         // Dropping waits for a writer thread's frame in flight, so frames stay in order.
         drop(old);
@@ -100,13 +108,15 @@ impl Renderer {
 
     /// Writes bytes outside the frame (screen setup), flushed at once.
     pub fn write_now(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.backend.write_all(bytes)?;
-        Backend::flush(&mut self.backend)
+        self.backend
+            .write_all(bytes)
+            .and_then(|()| Backend::flush(&mut self.backend))
+            .map_err(mark_reader_gone)
     }
 
     /// Flushes and drops the writer, waiting for any frame in flight.
     pub fn finish(mut self) -> io::Result<()> {
-        Backend::flush(&mut self.backend)
+        Backend::flush(&mut self.backend).map_err(mark_reader_gone)
     }
 }
 

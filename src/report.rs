@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::accounting::Accounting;
+use crate::condition::Condition;
 use crate::figures::Figures;
 use crate::meters::Totals;
 use crate::scene::Scene;
@@ -21,6 +22,8 @@ pub struct ModeReport {
     /// Bytes; `null` unless the buffering is `block`. For `ceiling/transport`, the size of
     /// each write.
     pub capacity: Option<usize>,
+    /// What the frames were drawn under: rows of different conditions did different work.
+    pub condition: Condition,
     #[serde(flatten)]
     pub figures: Figures,
     pub cells_per_frame: f64,
@@ -28,12 +31,13 @@ pub struct ModeReport {
 
 impl ModeReport {
     /// `name` is the mode's, or the ceiling's a mode stood in for.
-    pub fn new(name: String, mode: Mode, t: &Totals) -> Self {
+    pub fn new(name: String, mode: Mode, condition: Condition, t: &Totals) -> Self {
         ModeReport {
             mode: name,
             stream: mode.stream,
             buffering: mode.buffering,
             capacity: (mode.buffering == Buffering::Block).then_some(mode.capacity),
+            condition,
             figures: t.figures(),
             cells_per_frame: t.cells_per_frame(),
         }

@@ -185,7 +185,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let mode = cli.mode();
     let mut app = App::new(mode, cli.scene, cli.sync);
     app.tour_step = cli.tour_seconds;
-    app.hud = cli.hud.unwrap_or(HudLayout::for_size(cols, rows));
+    app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
     if terminal {
         let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
         if (cols, rows) != (size.ws_col, size.ws_row) {
@@ -210,7 +210,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         },
     };
 
-    let condition = app.condition(cols, rows);
+    let condition = crate::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
     let (outcome, meters) = match cli.ceiling {
         Some(Ceiling::Transport) => {
@@ -282,7 +282,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let modes: Vec<ModeReport> = meters
         .rows
         .iter()
-        .map(|row| ModeReport::new(name(row), row.mode, &row.totals))
+        .map(|row| ModeReport::new(name(row), row.mode, row.condition, &row.totals))
         .collect();
     // Rows of different conditions did different work: the summary says which is which.
     let conditions = meters
@@ -382,7 +382,7 @@ fn frame_loop(
                     for key in keys {
                         app.apply(key.into(), frame_start);
                         // Each key takes effect at once: ten presses are ten switches.
-                        out.switch(app.mode, app.condition(cols, rows))?;
+                        out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
                     }
                 }
                 Err(e) => {
@@ -422,7 +422,8 @@ fn frame_loop(
             }
         }
         let tour_over = app.tick(frame_start);
-        out.switch(app.mode, app.condition(cols, rows))?;
+        out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
+        out.pause(app.show_help)?;
         if tour_over {
             app.status = Some(verdict(out.meters(), out.condition()));
         }

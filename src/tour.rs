@@ -151,8 +151,8 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let session = TerminalSession::enter(stream)?;
     let mut keyboard = Keyboard::open()?;
     let mut app = App::new(modes[0], args.frame.scene, args.frame.sync);
-    app.hud = args.hud.unwrap_or(HudLayout::for_size(cols, rows));
-    let condition = app.condition(cols, rows);
+    app.hud_wanted = args.hud.unwrap_or(HudLayout::Full);
+    let condition = crate::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
     let mut out = MeasuredOutput::open(modes[0], condition)?;
     let mut outcome = Outcome::Finished;

@@ -225,7 +225,9 @@ fn a_panic_restores_the_terminal_and_reports_on_the_main_screen() {
 fn switching_modes_keeps_the_terminal_and_builds_the_table() {
     let report = scratch("switching.json");
     let _ = std::fs::remove_file(&report);
-    let running = start(
+    // A size the full HUD (and its table) fits: at 80x24 it would cover the scene.
+    let running = start_at(
+        (200, 60),
         &[("SCENE", "sparse"), ("HUD", "full")],
         &["--report".as_ref(), report.as_os_str()],
     );
@@ -242,7 +244,7 @@ fn switching_modes_keeps_the_terminal_and_builds_the_table() {
     let text = String::from_utf8_lossy(&run.output);
     // The alternate screen is entered once: switching never restarts the terminal.
     assert_eq!(text.matches("\x1b[?1049h").count(), 1);
-    let (last_frame, _) = screens(&run.output);
+    let (last_frame, _) = screens_at(&run.output, (200, 60));
     for mode in [
         "stdout/line",
         "stdout/block:8KiB",
@@ -515,4 +517,91 @@ fn esc_closes_the_help_and_the_app_runs_on() {
     let (last_frame, _) = screens(&run.output);
     assert!(!last_frame.contains("Esc closes"), "{last_frame}");
     assert!(last_frame.contains("why:"), "{last_frame}");
+}
+
+/// Keys, then waits: `(bytes to type, seconds to wait after)`, into a running explorer.
+fn play(running: &Running, script: &[(&[u8], f64)]) {
+    for (keys, wait) in script {
+        std::io::Write::write_all(&mut &running.pty.master, keys).unwrap();
+        std::thread::sleep(Duration::from_secs_f64(*wait));
+    }
+}
+
+/// The report's row of `mode` drawn at `cols`×`rows`.
+fn row<'a>(report: &'a Value, mode: &str, cols: u64, rows: u64) -> &'a Value {
+    report["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["mode"] == mode && r["condition"]["cols"] == cols && r["condition"]["rows"] == rows
+        })
+        .unwrap_or_else(|| panic!("no {mode} row at {cols}x{rows}: {report}"))
+}
+
+/// As a user in a resizable terminal: the explorer starts at 200x60 with the full HUD, the
+/// window shrinks to 80x24, then `e`, `o`, `q`. The HUD follows the size (compact: the full one
+/// would cover the screen), so both rows draw most of the screen's cells a frame, and stderr()
+/// stays far slower than stdout() — the lesson never inverts.
+#[test]
+fn a_resize_never_inverts_the_lesson() {
+    let report = scratch("resize-lesson.json");
+    let running = start(&[], &["--report".as_ref(), report.as_os_str()]);
+    std::thread::sleep(Duration::from_millis(300));
+    running.pty.resize(200, 60).unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    running.pty.resize(80, 24).unwrap();
+    play(
+        &running,
+        &[(b"", 0.5), (b"e", 3.0), (b"o", 3.0), (b"q", 0.0)],
+    );
+    let run = running.finish(Duration::from_secs(20));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let (raw, line) = (
+        row(&report, "stderr/raw", 80, 24),
+        row(&report, "stdout/line", 80, 24),
+    );
+    for r in [raw, line] {
+        assert_eq!(r["condition"]["hud"], "compact", "{r}");
+        let cells = r["cells_per_frame"].as_f64().unwrap();
+        assert!(cells >= 0.5 * 80.0 * 24.0, "{cells} cells a frame: {r}");
+    }
+    let fps = |r: &Value| r["fps"].as_f64().unwrap();
+    assert!(fps(raw) < fps(line) / 3.0, "raw {raw}\nline {line}");
+}
+
+/// The help drawn over the scene is not measured: 3 s of help open in stderr/raw change
+/// nothing in its bytes a frame, which stay those of stdout/line (every mode draws the same
+/// cells); the overlay says measurement is paused.
+#[test]
+fn help_is_never_measured() {
+    let report = scratch("help-unmeasured.json");
+    let running = start(&[], &["--report".as_ref(), report.as_os_str()]);
+    play(
+        &running,
+        &[
+            (b"", 2.0),
+            (b"e", 1.5),
+            (b"h", 3.0),
+            (b"h", 1.5),
+            (b"q", 0.0),
+        ],
+    );
+    let run = running.finish(Duration::from_secs(20));
+    assert_eq!(run.code, Some(0));
+    let text = String::from_utf8_lossy(&run.output);
+    assert!(text.contains("measurement paused"), "the help says so");
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let per_frame = |mode| {
+        row(&report, mode, 80, 24)["bytes_per_frame"]
+            .as_f64()
+            .unwrap()
+    };
+    let (raw, line) = (per_frame("stderr/raw"), per_frame("stdout/line"));
+    assert!(
+        (raw / line - 1.0).abs() < 0.03,
+        "stderr/raw {raw} B/frame, stdout/line {line}"
+    );
 }

@@ -486,17 +486,32 @@ fn a_report_to_dev_stdout_that_is_a_file_is_appended_not_renamed_over() {
 
 #[test]
 fn wrap_stopped_as_a_job_gives_the_terminal_back_until_it_continues() {
-    let running = wrapped(&["sleep", "20"]);
-    let pid = rustix::process::Pid::from_child(&running.child);
+    // bash with job control, as a user's shell: wrap is its foreground job, stopped by
+    // `kill -TSTP`; bash's `fg` continues it 1.5 s later. (A session leader is never stopped:
+    // nothing could continue it.)
+    let script = "set -m; \"$0\" wrap -- sleep 20; sleep 1.5; fg";
+    let running = common::start_program(
+        std::path::Path::new("/bin/bash"),
+        &[],
+        &[
+            "-c".as_ref(),
+            script.as_ref(),
+            env!("CARGO_BIN_EXE_flushlab").as_ref(),
+        ],
+    );
+    let shell = running.child.id();
+    let wrap = common::wait_for(Duration::from_secs(5), "wrap under bash", || {
+        let children =
+            std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).ok()?;
+        let pid: i32 = children.split_whitespace().next()?.parse().ok()?;
+        rustix::process::Pid::from_raw(pid)
+    });
     let state = || {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).unwrap();
-        stat.rsplit_once(')')
-            .unwrap()
-            .1
-            .trim_start()
-            .chars()
-            .next()
-            .unwrap()
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", wrap.as_raw_nonzero()))
+            .unwrap_or_default();
+        stat.rsplit_once(')').map_or(' ', |(_, rest)| {
+            rest.trim_start().chars().next().unwrap_or(' ')
+        })
     };
     let cooked = |termios: &rustix::termios::Termios| {
         termios
@@ -506,17 +521,16 @@ fn wrap_stopped_as_a_job_gives_the_terminal_back_until_it_continues() {
     common::wait_for(Duration::from_secs(5), "wrap to take the terminal", || {
         (!cooked(&running.pty.slave_termios().unwrap())).then_some(())
     });
-    running.signal(rustix::process::Signal::TSTP);
+    rustix::process::kill_process(wrap, rustix::process::Signal::TSTP).unwrap();
     common::wait_for(Duration::from_secs(5), "wrap to stop", || {
         (state() == 'T').then_some(())
     });
     let stopped = running.pty.slave_termios().unwrap();
-    assert_eq!(stopped.local_modes, running.termios_before.local_modes);
-    running.signal(rustix::process::Signal::CONT);
-    common::wait_for(Duration::from_secs(5), "wrap to take it again", || {
-        (!cooked(&running.pty.slave_termios().unwrap())).then_some(())
+    assert!(cooked(&stopped), "left raw while stopped");
+    common::wait_for(Duration::from_secs(5), "fg to continue wrap", || {
+        (state() != 'T' && !cooked(&running.pty.slave_termios().unwrap())).then_some(())
     });
-    running.signal(rustix::process::Signal::TERM);
+    rustix::process::kill_process(wrap, rustix::process::Signal::TERM).unwrap();
     let run = running.finish(Duration::from_secs(10));
     assert_eq!(run.code, Some(143));
     assert_eq!(

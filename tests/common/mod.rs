@@ -61,9 +61,32 @@ pub fn start(envs: &[(&str, &str)], args: &[&std::ffi::OsStr]) -> Running {
     start_program(Path::new(env!("CARGO_BIN_EXE_flushlab")), envs, args)
 }
 
+/// Runs flushlab as the session leader of a new pty of `cols`×`rows`.
+pub fn start_at(
+    (cols, rows): (u16, u16),
+    envs: &[(&str, &str)],
+    args: &[&std::ffi::OsStr],
+) -> Running {
+    spawn_in_pty(
+        (cols, rows),
+        Path::new(env!("CARGO_BIN_EXE_flushlab")),
+        envs,
+        args,
+    )
+}
+
 /// Runs `program` (a shell that runs flushlab) as the session leader of a new pty.
 pub fn start_program(program: &Path, envs: &[(&str, &str)], args: &[&std::ffi::OsStr]) -> Running {
-    let pty = Pty::open(COLS, ROWS).unwrap();
+    spawn_in_pty((COLS, ROWS), program, envs, args)
+}
+
+fn spawn_in_pty(
+    (cols, rows): (u16, u16),
+    program: &Path,
+    envs: &[(&str, &str)],
+    args: &[&std::ffi::OsStr],
+) -> Running {
+    let pty = Pty::open(cols, rows).unwrap();
     let termios_before = pty.slave_termios().unwrap();
     let child = pty
         .spawn(program, |cmd| {
@@ -130,12 +153,17 @@ pub fn run_in_pty(envs: &[(&str, &str)], extra_args: &[&str], limit: Duration) -
 /// The screen as it was just before flushlab left the alternate screen, and the parser after
 /// everything: the screen the user gets back.
 pub fn screens(output: &[u8]) -> (String, vt100::Parser) {
+    screens_at(output, (COLS, ROWS))
+}
+
+/// [`screens`] of a `cols`×`rows` terminal.
+pub fn screens_at(output: &[u8], (cols, rows): (u16, u16)) -> (String, vt100::Parser) {
     let leave = output
         .windows(LEAVE_ALT_SCREEN.len())
         .rposition(|w| w == LEAVE_ALT_SCREEN)
         .expect("flushlab never left the alternate screen");
     let size = |n| std::num::NonZeroU16::new(n).unwrap();
-    let mut parser = vt100::Parser::new(size(ROWS), size(COLS), 0);
+    let mut parser = vt100::Parser::new(size(rows), size(cols), 0);
     parser.process(&output[..leave]);
     let last_frame = parser.screen().contents();
     parser.process(&output[leave..]);
