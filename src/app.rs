@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::condition::{Condition, HudLayout};
-use crate::meters::Meters;
+use crate::meters::{Meters, Totals, per};
 use crate::scene::Scene;
 use crate::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
 use crate::writer_mode::{Buffering, Mode, Stream};
@@ -100,6 +100,8 @@ pub struct App {
     pub hud_wanted: HudLayout,
     /// A one-line message for the user, e.g. why a key did nothing.
     pub status: Option<String>,
+    /// The message on show and since when ([`App::expire_status`]).
+    status_since: Option<(String, Instant)>,
     pub quit: bool,
     /// Set by Ctrl-Z; the runner suspends and clears it.
     pub suspend: bool,
@@ -119,9 +121,25 @@ impl App {
             hud: HudLayout::Full,
             hud_wanted: HudLayout::Full,
             status: None,
+            status_since: None,
             quit: false,
             suspend: false,
             reachable: [true, true],
+        }
+    }
+
+    /// A message is true when it is said, not minutes later: each one goes after
+    /// [`STATUS_LIFETIME`]. Called once a frame; a new message starts its own time.
+    pub fn expire_status(&mut self, now: Instant) {
+        match (&self.status, &self.status_since) {
+            (Some(status), Some((shown, since))) if status == shown => {
+                if now.saturating_duration_since(*since) >= STATUS_LIFETIME {
+                    self.status = None;
+                    self.status_since = None;
+                }
+            }
+            (Some(status), _) => self.status_since = Some((status.clone(), now)),
+            (None, _) => self.status_since = None,
         }
     }
 
@@ -242,11 +260,59 @@ impl App {
     }
 }
 
-/// The fastest and the slowest mode measured under `condition`, as one sentence. Rows of other
-/// conditions are never compared with these: they did other work per frame.
+/// How long a status message stays on show.
+pub const STATUS_LIFETIME: Duration = Duration::from_secs(8);
+
+/// `a` against `b` as the lesson says it: "N× the frames for M× less CPU" (or more CPU).
+fn against(a: &Totals, b: &Totals) -> String {
+    let frames = per(a.fps(), b.fps());
+    let cpu = |t: &Totals| t.figures().cpu_ms_per_frame().unwrap_or(0.0);
+    let (cpu_a, cpu_b) = (cpu(a), cpu(b));
+    let cost = if cpu_a > 0.0 && cpu_b >= cpu_a {
+        format!("{:.1}x less CPU", cpu_b / cpu_a)
+    } else if cpu_b > 0.0 {
+        format!("{:.1}x more CPU", cpu_a / cpu_b)
+    } else {
+        "CPU unknown".to_owned()
+    };
+    format!("{frames:.1}x the frames for {cost}")
+}
+
+/// The tour's verdict under `condition`: std's `stdout()` against `stderr()`, and the best mode
+/// against `stdout()`, each as frames and CPU a frame. Rows of other conditions are never
+/// compared with these: they did other work per frame.
 pub fn verdict(meters: &Meters, condition: Condition) -> String {
     let rows: Vec<_> = meters.rows_under(condition).collect();
     let others = meters.rows.len() - rows.len();
+    let find = |stream: Stream, buffering: Buffering| {
+        rows.iter()
+            .find(|r| r.mode.stream == stream && r.mode.buffering == buffering)
+    };
+    let aside = if others > 0 {
+        format!(" ({others} row(s) under other conditions not compared)")
+    } else {
+        String::new()
+    };
+    let best = rows
+        .iter()
+        .max_by(|a, b| a.totals.fps().total_cmp(&b.totals.fps()));
+    if let (Some(out), Some(err)) = (
+        find(Stream::Stdout, Buffering::Line),
+        find(Stream::Stderr, Buffering::Raw),
+    ) {
+        let mut said = format!(
+            "tour done: stdout() is {} of stderr()",
+            against(&out.totals, &err.totals)
+        );
+        if let Some(best) = best.filter(|b| b.mode.key() != out.mode.key()) {
+            said += &format!(
+                "; {} is {} of stdout()",
+                best.mode,
+                against(&best.totals, &out.totals)
+            );
+        }
+        return format!("{said} — {condition}{aside}");
+    }
     let best = rows
         .iter()
         .max_by(|a, b| a.totals.fps().total_cmp(&b.totals.fps()));
@@ -277,6 +343,68 @@ mod tests {
 
     fn key(code: KeyCode) -> Action {
         KeyEvent::new(code, KeyModifiers::NONE).into()
+    }
+
+    #[test]
+    fn a_status_message_goes_after_its_lifetime_and_a_new_one_starts_afresh() {
+        let mut app = App::new(
+            Mode::new(Stream::Stdout, Buffering::Line, DEFAULT_CAPACITY),
+            Scene::Full,
+            false,
+        );
+        let t0 = Instant::now();
+        app.status = Some("block capacity 8KiB".into());
+        app.expire_status(t0);
+        app.expire_status(t0 + STATUS_LIFETIME / 2);
+        assert!(app.status.is_some());
+        app.status = Some("sync on".into());
+        app.expire_status(t0 + STATUS_LIFETIME);
+        assert_eq!(
+            app.status.as_deref(),
+            Some("sync on"),
+            "a new message, a new lifetime"
+        );
+        app.expire_status(t0 + STATUS_LIFETIME * 2);
+        assert_eq!(app.status, None);
+    }
+
+    #[test]
+    fn the_verdict_names_stdout_against_stderr_and_the_best_against_stdout() {
+        use crate::meters::{CpuTimes, ModeRow};
+        let condition = App::new(
+            Mode::new(Stream::Stdout, Buffering::Line, DEFAULT_CAPACITY),
+            Scene::Full,
+            false,
+        )
+        .condition(80, 24);
+        let row = |stream, buffering, frames: u64, cpu_ms: u64| ModeRow {
+            condition,
+            mode: Mode::new(stream, buffering, DEFAULT_CAPACITY).key(),
+            totals: Totals {
+                frames,
+                seconds: 1.0,
+                cpu: CpuTimes {
+                    user: Duration::from_millis(cpu_ms),
+                    kernel: Duration::ZERO,
+                },
+                ..Totals::default()
+            },
+        };
+        let mut meters = Meters::new();
+        meters.rows = vec![
+            row(Stream::Stdout, Buffering::Line, 150, 900),
+            row(Stream::Stderr, Buffering::Raw, 3, 900),
+            row(Stream::Stdout, Buffering::Thread, 300, 900),
+        ];
+        let said = verdict(&meters, condition);
+        assert!(
+            said.contains("stdout() is 50.0x the frames for 50.0x less CPU of stderr()"),
+            "{said}"
+        );
+        assert!(
+            said.contains("stdout/thread is 2.0x the frames for 2.0x less CPU of stdout()"),
+            "{said}"
+        );
     }
 
     #[test]

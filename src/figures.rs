@@ -25,6 +25,61 @@ pub struct Figures {
     pub user_seconds: f64,
     #[serde(default)]
     pub kernel_seconds: f64,
+    /// Where a frame's wall time went, on the thread that draws the frames; `null` where the
+    /// thread's scheduler statistics are not available, and in results written before.
+    #[serde(default)]
+    pub time_split: Option<TimeSplit>,
+}
+
+/// A frame's wall time, split (milliseconds a frame; the parts add up to the frame's wall
+/// time). Measured on the thread that draws the frames: two `Instant::now()` a frame, and the
+/// thread's scheduler statistics and CPU times read once a second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeSplit {
+    /// Building it: the scene and the HUD painted into ratatui's buffer.
+    pub build_ms: f64,
+    /// User CPU outside building: ratatui's diff, crossterm's escape sequences, std's buffers.
+    pub encode_ms: f64,
+    /// Kernel CPU: mostly inside write(2).
+    pub kernel_ms: f64,
+    /// Runnable but not running: waiting for a core (the reader and the writer share them).
+    pub cpu_wait_ms: f64,
+    /// Asleep, not by choice: blocked in write(2) until the reader takes the bytes — the
+    /// terminal is the limit.
+    pub reader_wait_ms: f64,
+    /// Asleep by choice: a frame-rate cap's pause.
+    pub idle_ms: f64,
+}
+
+impl TimeSplit {
+    pub fn total_ms(&self) -> f64 {
+        self.build_ms
+            + self.encode_ms
+            + self.kernel_ms
+            + self.cpu_wait_ms
+            + self.reader_wait_ms
+            + self.idle_ms
+    }
+
+    /// The parts, named as the HUD and the tables name them, in drawing order.
+    pub fn parts(&self) -> [(&'static str, f64); 6] {
+        [
+            ("build", self.build_ms),
+            ("encode", self.encode_ms),
+            ("kernel", self.kernel_ms),
+            ("cpu wait", self.cpu_wait_ms),
+            ("reader wait", self.reader_wait_ms),
+            ("idle", self.idle_ms),
+        ]
+    }
+
+    /// Whether waiting for the reader is the largest part: the terminal, not the writer, is
+    /// then the limit.
+    pub fn reader_bound(&self) -> bool {
+        self.parts()
+            .iter()
+            .all(|&(name, ms)| name == "reader wait" || ms < self.reader_wait_ms)
+    }
 }
 
 impl Figures {

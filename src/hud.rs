@@ -185,13 +185,14 @@ enum Part {
     Sparkline,
     Counts,
     Costs,
+    Split,
     Setup,
     Table,
     Status,
     Keys,
 }
 
-fn full_sections(inner: u16) -> [(Part, u16, u8); 11] {
+fn full_sections(inner: u16) -> [(Part, u16, u8); 12] {
     [
         (Part::Expression, expression_lines(inner), 8),
         (Part::Why, WHY_LINES, 5),
@@ -200,6 +201,7 @@ fn full_sections(inner: u16) -> [(Part, u16, u8); 11] {
         (Part::Sparkline, 1, 2),
         (Part::Counts, 1, 7),
         (Part::Costs, 1, 6),
+        (Part::Split, 1, 5),
         (Part::Setup, 1, 3),
         (Part::Table, TABLE_ROWS + 2, 0),
         (Part::Status, 1, 1),
@@ -244,6 +246,16 @@ const WHY_LINES: u16 = 2;
 /// second's): what a newcomer needs to read the numbers above it.
 pub fn why(mode: Mode, meters: &Meters) -> String {
     let window = meters.window.unwrap_or_default();
+    if let Some(split) = window.time_split().filter(|s| s.reader_bound())
+        && meters.window.is_some()
+    {
+        let cpu = window.figures().cpu_ms_per_frame().unwrap_or_default();
+        return format!(
+            "why: the terminal is the limit — {} of each frame waits for it to read, whatever \
+             the writer; what still differs between the modes is CPU: {cpu:.1} ms a frame here",
+            percent(split.reader_wait_ms / split.total_ms().max(f64::MIN_POSITIVE)),
+        );
+    }
     let writes = shown(meters, window.writes_per_frame(), count);
     let per_write = shown(meters, window.bytes_per_write(), bytes);
     let frame = shown(meters, window.bytes_per_frame(), bytes);
@@ -349,7 +361,7 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
     // Who stays when the screen is short: by priority, the frame rate last to go.
     let sections = full_sections(inner.width);
     let mut room = inner.height;
-    let mut heights = [0u16; 11];
+    let mut heights = [0u16; 12];
     let mut order: Vec<usize> = (0..sections.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(sections[i].2));
     for i in order {
@@ -385,6 +397,7 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
             Part::Sparkline => render_sparkline(meters, rect, buf),
             Part::Counts => counts_line(meters).render(rect, buf),
             Part::Costs => costs_line(meters).render(rect, buf),
+            Part::Split => split_line(meters, rect.width).render(rect, buf),
             Part::Setup => setup_line(app, meters, area)
                 .fg(Color::Gray)
                 .render(rect, buf),
@@ -419,9 +432,12 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
     );
     let window = meters.window.unwrap_or_default();
     let figures = format!(
-        "flushlab · {} · {} fps · {} writes/f · {}/f · kernel {} · h help",
+        "flushlab · {} · {} fps · CPU {} ms/f · {} writes/f · {}/f · kernel {} · h help",
         app.mode,
         shown(meters, Some(window.fps()), count),
+        shown(meters, window.figures().cpu_ms_per_frame(), |v| format!(
+            "{v:.1}"
+        )),
         shown(meters, window.writes_per_frame(), count),
         shown(meters, window.bytes_per_frame(), bytes),
         shown(meters, Some(window.kernel_share()), percent),
@@ -466,6 +482,18 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The gauge's colour tells slow from fast: red below 10 fps (a slideshow), yellow below 30
+/// (visibly choppy), green from there.
+pub fn gauge_colour(fps: f64) -> Color {
+    if fps < 10.0 {
+        Color::Red
+    } else if fps < 30.0 {
+        Color::Yellow
+    } else {
+        Color::Green
+    }
+}
+
 /// 0..=1 of the gauge for `fps`: logarithmic, 1 fps at 0, 10,000 at 1.
 pub fn log_position(fps: f64) -> f64 {
     (fps.max(1.0).log10() / DECADES).clamp(0.0, 1.0)
@@ -478,7 +506,11 @@ fn render_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
             Gauge::default()
                 .ratio(log_position(fps))
                 .label(format!("{} fps", count(fps)))
-                .gauge_style(Style::new().fg(Color::Green).bg(Color::Rgb(40, 40, 40)))
+                .gauge_style(
+                    Style::new()
+                        .fg(gauge_colour(fps))
+                        .bg(Color::Rgb(40, 40, 40)),
+                )
                 .render(area, buf);
         }
         None => Line::from("measuring… (figures update once a second)")
@@ -532,7 +564,10 @@ fn shown(meters: &Meters, value: Option<f64>, format: fn(f64) -> String) -> Stri
 fn counts_line(meters: &Meters) -> Line<'static> {
     let window = meters.window.unwrap_or_default();
     Line::from(vec![
-        Span::raw(format!("frames {}", thousands(meters.sampled_frames()))),
+        Span::raw(format!(
+            "frames (all modes) {}",
+            thousands(meters.sampled_frames())
+        )),
         Span::raw(format!(
             "   writes/frame {}",
             shown(meters, window.writes_per_frame(), count)
@@ -554,10 +589,60 @@ fn costs_line(meters: &Meters) -> Line<'static> {
         Span::raw("   kernel ").add_modifier(Modifier::BOLD),
         Span::raw(shown(meters, Some(window.kernel_share()), percent)).bold(),
         Span::raw(format!(
+            "   CPU {} ms/f",
+            shown(meters, window.figures().cpu_ms_per_frame(), |v| format!(
+                "{v:.2}"
+            ))
+        )),
+        Span::raw(format!(
             "   cells/frame {}",
             shown(meters, Some(window.cells_per_frame()), count)
         )),
     ])
+}
+
+/// Colours of the time split's parts, in [`TimeSplit::parts`]'s order.
+const SPLIT_COLOURS: [Color; 6] = [
+    Color::LightBlue,
+    Color::Cyan,
+    Color::LightRed,
+    Color::Magenta,
+    Color::Yellow,
+    Color::DarkGray,
+];
+
+/// A frame's wall time as one stacked bar, and its legend: what each part took, in ms.
+fn split_line(meters: &Meters, width: u16) -> Line<'static> {
+    let Some(split) = meters
+        .window
+        .and_then(|w| w.time_split())
+        .filter(|s| s.total_ms() > 0.0)
+    else {
+        return Line::from("frame time: –").fg(Color::Gray);
+    };
+    let bar_width = usize::from(width / 5).clamp(8, 24);
+    let mut spans = vec![Span::raw("frame ")];
+    let mut used = 0;
+    let parts = split.parts();
+    for (i, &(_, ms)) in parts.iter().enumerate() {
+        // Cells by cumulative share, so the bar is always exactly its width.
+        let upto: f64 = parts[..=i].iter().map(|p| p.1).sum();
+        let end = ((upto / split.total_ms()) * bar_width as f64).round() as usize;
+        let cells = end.saturating_sub(used);
+        used += cells;
+        if cells > 0 && ms > 0.0 {
+            spans.push(Span::raw("█".repeat(cells)).fg(SPLIT_COLOURS[i]));
+        }
+    }
+    spans.push(Span::raw(" "));
+    for (i, &(name, ms)) in parts.iter().enumerate() {
+        if ms >= 0.005 || name == "reader wait" {
+            spans.push(Span::raw(format!(" {name} ")).fg(SPLIT_COLOURS[i]));
+            spans.push(Span::raw(format!("{ms:.2}")));
+        }
+    }
+    spans.push(Span::raw(" ms"));
+    Line::from(spans)
 }
 
 fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
@@ -585,8 +670,10 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
     let rows: Vec<_> = meters.rows_under(condition).collect();
     let others = meters.rows.len() - rows.len();
     let room = usize::from(rect.height.saturating_sub(2));
-    let header = Row::new(["mode", "fps", "writes/f", "bytes/f", "kernel", "frames"])
-        .style(Style::new().bold().underlined());
+    let header = Row::new([
+        "mode", "fps", "CPU ms/f", "writes/f", "bytes/f", "kernel", "frames",
+    ])
+    .style(Style::new().bold().underlined());
     let body = rows[rows.len().saturating_sub(room)..].iter().map(|row| {
         let style = if row.mode == app.mode.key() {
             Style::new().fg(Color::LightGreen)
@@ -597,6 +684,7 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
     });
     let widths = [
         Constraint::Length(20),
+        Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(10),
         Constraint::Length(10),
@@ -644,6 +732,7 @@ fn table_row(mode: &str, t: &Totals) -> Row<'static> {
     Row::new([
         mode.to_owned(),
         count(t.fps()),
+        or_dash(t.figures().cpu_ms_per_frame(), |v| format!("{v:.2}")),
         or_dash(t.writes_per_frame(), count),
         or_dash(t.bytes_per_frame(), bytes),
         percent(t.kernel_share()),
@@ -688,6 +777,14 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         (
             "cells/frame",
             "terminal cells the frame changed (what ratatui sent)",
+        ),
+        (
+            "CPU ms/f",
+            "CPU time (user + kernel, all threads) a frame costs",
+        ),
+        (
+            "frame",
+            "its wall time: build · encode · kernel · cpu wait · reader wait",
         ),
     ];
     let text: Vec<Line> = lines
@@ -772,6 +869,19 @@ mod tests {
                 kernel: Duration::from_millis(750),
             },
             cells: frames * 1920,
+            // The frame loop's thread: 0.6 s of the second on a CPU, 0.1 s of it building.
+            thread: Some(crate::meters::ThreadTimes {
+                on_cpu: Duration::from_millis(600),
+                cpu_wait: Duration::from_millis(50),
+                cpu: CpuTimes {
+                    user: Duration::from_millis(150),
+                    kernel: Duration::from_millis(450),
+                },
+            }),
+            phases: crate::meters::Phases {
+                build: Duration::from_millis(100),
+                idle: Duration::ZERO,
+            },
         }
     }
 
@@ -876,7 +986,11 @@ mod tests {
             (80, 24, HudLayout::Compact),
             (60, 20, HudLayout::Compact),
         ] {
-            assert_eq!(fitting(HudLayout::Full, cols, rows), expected, "{cols}x{rows}");
+            assert_eq!(
+                fitting(HudLayout::Full, cols, rows),
+                expected,
+                "{cols}x{rows}"
+            );
             assert_eq!(fitting(HudLayout::Compact, cols, rows), HudLayout::Compact);
             // Whatever is drawn, the scene keeps most of the screen.
             let drawn = fitting(HudLayout::Full, cols, rows);
@@ -887,7 +1001,11 @@ mod tests {
         let mut app = app(Buffering::Line, HudLayout::Compact);
         app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
         assert_eq!(fit(&mut app, 80, 24).hud, HudLayout::Compact);
-        assert!(app.status.as_deref().is_some_and(|s| s.contains("compact HUD")));
+        assert!(
+            app.status
+                .as_deref()
+                .is_some_and(|s| s.contains("compact HUD"))
+        );
         assert_eq!(fit(&mut app, 200, 60).hud, HudLayout::Full);
     }
 

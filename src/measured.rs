@@ -13,7 +13,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use crate::condition::Condition;
-use crate::meters::Meters;
+use crate::meters::{Meters, Phases};
 use crate::renderer::{BoxedWriter, Renderer};
 use crate::writer_mode::{self, Mode};
 
@@ -120,6 +120,13 @@ impl MeasuredOutput {
             return Ok(false);
         }
         Ok(self.meters.frame_done(cells, Instant::now()))
+    }
+
+    /// What the frame loop measured of the frame it is drawing ([`Phases`]), counted with it.
+    pub fn add_phases(&mut self, phases: Phases) {
+        if !self.paused {
+            self.meters.add_phases(phases);
+        }
     }
 
     /// Pauses or resumes the measurement: while paused (the help open), frames are drawn and

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::accounting::{IoCounters, IoProbe};
 use crate::condition::Condition;
-use crate::figures::Figures;
+use crate::figures::{Figures, TimeSplit};
 use crate::writer_mode::Mode;
 
 /// CPU time of the whole process so far, from getrusage(RUSAGE_SELF).
@@ -47,6 +47,77 @@ impl CpuTimes {
     }
 }
 
+/// The calling thread's time so far: on a CPU and waiting for one (the scheduler's own
+/// accounting, `/proc/thread-self/schedstat`, nanoseconds), and its user and kernel CPU
+/// (getrusage(RUSAGE_THREAD), which splits the on-CPU time between the two).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThreadTimes {
+    pub on_cpu: Duration,
+    pub cpu_wait: Duration,
+    pub cpu: CpuTimes,
+}
+
+impl ThreadTimes {
+    /// `None` where the scheduler's statistics are not available (not Linux, no schedstat).
+    pub fn now() -> Option<ThreadTimes> {
+        let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
+        let (on_cpu, cpu_wait) = (fields.next()??, fields.next()??);
+        Some(ThreadTimes {
+            on_cpu: Duration::from_nanos(on_cpu),
+            cpu_wait: Duration::from_nanos(cpu_wait),
+            cpu: CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_THREAD),
+        })
+    }
+
+    fn since(self, start: ThreadTimes) -> ThreadTimes {
+        ThreadTimes {
+            on_cpu: self.on_cpu.saturating_sub(start.on_cpu),
+            cpu_wait: self.cpu_wait.saturating_sub(start.cpu_wait),
+            cpu: CpuTimes {
+                user: self.cpu.user.saturating_sub(start.cpu.user),
+                kernel: self.cpu.kernel.saturating_sub(start.cpu.kernel),
+            },
+        }
+    }
+
+    fn add(&mut self, other: ThreadTimes) {
+        self.on_cpu += other.on_cpu;
+        self.cpu_wait += other.cpu_wait;
+        self.cpu.user += other.cpu.user;
+        self.cpu.kernel += other.cpu.kernel;
+    }
+}
+
+/// Whether the time split is measured (on unless `--no-time-split`, which exists to measure
+/// what measuring it costs).
+static TIME_SPLIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Turns the time split's measurement on or off for the whole process.
+pub fn time_split(on: bool) {
+    TIME_SPLIT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the frame loop times its phases.
+pub fn timing() -> bool {
+    TIME_SPLIT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Wall time the frame loop spent in two of its phases, summed over frames: building frames,
+/// and pausing by choice (a frame-rate cap).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    pub build: Duration,
+    pub idle: Duration,
+}
+
+impl Phases {
+    fn add(&mut self, other: Phases) {
+        self.build += other.build;
+        self.idle += other.idle;
+    }
+}
+
 /// The largest resident set this process has had, in KiB (Linux counts `ru_maxrss` in KiB).
 pub fn peak_rss_kib() -> u64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
@@ -60,6 +131,8 @@ pub struct Sample {
     pub frames: u64,
     pub io: Option<IoCounters>,
     pub cpu: CpuTimes,
+    /// The sampling thread's times: the frame loop's, since it samples.
+    pub thread: Option<ThreadTimes>,
 }
 
 impl Sample {
@@ -70,6 +143,7 @@ impl Sample {
             frames,
             io: probe.read(),
             cpu: CpuTimes::now(),
+            thread: if timing() { ThreadTimes::now() } else { None },
         }
     }
 }
@@ -84,11 +158,17 @@ pub struct Totals {
     pub cpu: CpuTimes,
     /// Terminal cells the frames sent (those ratatui's diff found changed).
     pub cells: u64,
+    /// The frame loop's thread, when its times could be read.
+    pub thread: Option<ThreadTimes>,
+    /// Filled in by the meters from what the frame loop told them.
+    pub phases: Phases,
 }
 
 impl Totals {
     pub fn between(start: &Sample, end: &Sample) -> Totals {
         Totals {
+            thread: start.thread.zip(end.thread).map(|(a, b)| b.since(a)),
+            phases: Phases::default(),
             frames: end.frames - start.frames,
             seconds: (end.at - start.at).as_secs_f64(),
             io: start.io.zip(end.io).map(|(a, b)| b.since(a)),
@@ -110,6 +190,46 @@ impl Totals {
         self.cpu.user += other.cpu.user;
         self.cpu.kernel += other.cpu.kernel;
         self.cells += other.cells;
+        self.thread = self.thread.zip(other.thread).map(|(mut a, b)| {
+            a.add(b);
+            a
+        });
+        self.phases.add(other.phases);
+    }
+
+    /// Where the frames' wall time went (see [`TimeSplit`]): the thread's time on a CPU is
+    /// building (measured), then user and kernel CPU in the proportion getrusage gives; its
+    /// time runnable is waiting for a CPU; the rest of the wall time, asleep, is the cap's
+    /// pause (measured) or, inside write(2), waiting for the reader.
+    pub fn time_split(&self) -> Option<TimeSplit> {
+        let thread = self.thread?;
+        if self.frames == 0 {
+            return None;
+        }
+        let ms = |d: f64| d * 1000.0 / self.frames as f64;
+        let on_cpu = thread.on_cpu.as_secs_f64();
+        let (user, kernel) = (
+            thread.cpu.user.as_secs_f64(),
+            thread.cpu.kernel.as_secs_f64(),
+        );
+        let kernel_part = if user + kernel > 0.0 {
+            on_cpu * kernel / (user + kernel)
+        } else {
+            0.0
+        };
+        let build = self.phases.build.as_secs_f64();
+        let encode = (on_cpu - kernel_part - build).max(0.0);
+        let cpu_wait = thread.cpu_wait.as_secs_f64();
+        let idle = self.phases.idle.as_secs_f64();
+        let reader_wait = (self.seconds - build - encode - kernel_part - cpu_wait - idle).max(0.0);
+        Some(TimeSplit {
+            build_ms: ms(build),
+            encode_ms: ms(encode),
+            kernel_ms: ms(kernel_part),
+            cpu_wait_ms: ms(cpu_wait),
+            reader_wait_ms: ms(reader_wait),
+            idle_ms: ms(idle),
+        })
     }
 
     pub fn fps(&self) -> f64 {
@@ -154,11 +274,13 @@ impl Totals {
             kernel_share: self.kernel_share(),
             user_seconds: self.cpu.user.as_secs_f64(),
             kernel_seconds: self.cpu.kernel.as_secs_f64(),
+            time_split: self.time_split(),
         }
     }
 }
 
-fn per(x: f64, y: f64) -> f64 {
+/// `x / y`, or 0 when there is nothing to divide by.
+pub fn per(x: f64, y: f64) -> f64 {
     if y > 0.0 { x / y } else { 0.0 }
 }
 
@@ -182,6 +304,8 @@ pub struct Meters {
     frames: u64,
     cells_in_window: u64,
     cells_in_segment: u64,
+    phases_in_window: Phases,
+    phases_in_segment: Phases,
     window_start: Sample,
     segment_start: Sample,
     /// The last closed window; `None` until one second has passed in the current mode.
@@ -204,6 +328,8 @@ impl Meters {
             frames: 0,
             cells_in_window: 0,
             cells_in_segment: 0,
+            phases_in_window: Phases::default(),
+            phases_in_segment: Phases::default(),
             window_start: start,
             segment_start: start,
             window: None,
@@ -234,6 +360,12 @@ impl Meters {
         self.window_start.io.is_some()
     }
 
+    /// Adds what the frame loop measured of one frame: building it, and a cap's pause.
+    pub fn add_phases(&mut self, phases: Phases) {
+        self.phases_in_window.add(phases);
+        self.phases_in_segment.add(phases);
+    }
+
     /// Counts a frame that sent `cells` cells. Returns true when a window closed, i.e. when the
     /// HUD's figures changed.
     pub fn frame_done(&mut self, cells: usize, now: Instant) -> bool {
@@ -246,6 +378,7 @@ impl Meters {
         let end = Sample::now(&self.probe, self.frames);
         let mut window = Totals::between(&self.window_start, &end);
         window.cells = std::mem::take(&mut self.cells_in_window);
+        window.phases = std::mem::take(&mut self.phases_in_window);
         if self.fps_history.len() == FPS_HISTORY {
             self.fps_history.pop_front();
         }
@@ -262,6 +395,8 @@ impl Meters {
         let end = Sample::now(&self.probe, self.frames);
         let mut segment = Totals::between(&self.segment_start, &end);
         segment.cells = std::mem::take(&mut self.cells_in_segment);
+        segment.phases = std::mem::take(&mut self.phases_in_segment);
+        self.phases_in_window = Phases::default();
         let key = mode.key();
         match self
             .rows
@@ -296,6 +431,8 @@ impl Meters {
         self.window_start = now;
         self.cells_in_segment = 0;
         self.cells_in_window = 0;
+        self.phases_in_segment = Phases::default();
+        self.phases_in_window = Phases::default();
         self.window = None;
         self.generation += 1;
     }
@@ -330,6 +467,40 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn the_time_split_adds_up_to_the_wall_time() {
+        // 10 frames in 1 s: 0.3 s on a CPU (a third of it in the kernel), 0.1 s waiting for a
+        // core, 0.2 s of it building; 0.1 s paused by a cap; the rest asleep in write(2).
+        let t = Totals {
+            frames: 10,
+            seconds: 1.0,
+            thread: Some(ThreadTimes {
+                on_cpu: Duration::from_millis(300),
+                cpu_wait: Duration::from_millis(100),
+                cpu: CpuTimes {
+                    user: Duration::from_millis(200),
+                    kernel: Duration::from_millis(100),
+                },
+            }),
+            phases: Phases {
+                build: Duration::from_millis(150),
+                idle: Duration::from_millis(100),
+            },
+            ..Totals::default()
+        };
+        let split = t.time_split().unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(split.build_ms, 15.0), "{split:?}");
+        assert!(close(split.kernel_ms, 10.0), "{split:?}");
+        assert!(close(split.encode_ms, 5.0), "{split:?}");
+        assert!(close(split.cpu_wait_ms, 10.0), "{split:?}");
+        assert!(close(split.idle_ms, 10.0), "{split:?}");
+        assert!(close(split.reader_wait_ms, 50.0), "{split:?}");
+        assert!(close(split.total_ms(), 100.0), "{split:?}");
+        assert!(split.reader_bound());
+        assert_eq!(Totals::default().time_split(), None);
+    }
+
+    #[test]
     fn totals_derive_rates_and_never_divide_by_zero() {
         let t = Totals {
             frames: 4,
@@ -343,6 +514,7 @@ mod tests {
                 kernel: Duration::from_millis(100),
             },
             cells: 80,
+            ..Totals::default()
         };
         assert_eq!(t.fps(), 2.0);
         assert_eq!(t.writes_per_frame(), Some(10.0));

@@ -20,6 +20,7 @@ use crate::hud::Hud;
 use crate::keyboard::Keyboard;
 use crate::measured::{MeasuredOutput, OpenWriter};
 use crate::meters::ModeRow;
+use crate::meters::Phases;
 use crate::outcome::{Outcome, reader_gone};
 use crate::report::{ModeReport, Report};
 use crate::scene::Scene;
@@ -95,6 +96,10 @@ pub struct RunArgs {
     /// outlive a bench that was killed (SIGKILL leaves it no chance to kill its children).
     #[arg(long, hide = true, value_name = "PID")]
     pub exit_with_parent: Option<i32>,
+
+    /// Do not time the frames' phases (the time split): for measuring what timing them costs.
+    #[arg(long, hide = true)]
+    pub no_time_split: bool,
 }
 
 /// How the loop is driven, decided once before it starts.
@@ -210,6 +215,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         },
     };
 
+    crate::meters::time_split(!cli.no_time_split);
     let condition = crate::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
     let (outcome, meters) = match cli.ceiling {
@@ -421,6 +427,7 @@ fn frame_loop(
                 app.status = Some(too_large(size.ws_col, size.ws_row));
             }
         }
+        app.expire_status(frame_start);
         let tour_over = app.tick(frame_start);
         out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
         out.pause(app.show_help)?;
@@ -430,7 +437,14 @@ fn frame_loop(
 
         let area = out.area();
         let (meters, canvas) = out.canvas();
+        let building = crate::meters::timing().then(Instant::now);
         hud.paint_frame(app, meters, meters.frames(), area, canvas);
+        if let Some(building) = building {
+            out.add_phases(Phases {
+                build: building.elapsed(),
+                idle: Duration::ZERO,
+            });
+        }
         if out.present(&[])? && orphaned(settings.parent) {
             break Outcome::Signal(1);
         }
@@ -439,6 +453,7 @@ fn frame_loop(
             panic!("injected panic at frame {frames}");
         }
         if let Some(budget) = frame_budget {
+            let pausing = Instant::now();
             // Asleep in slices, so that keys and signals still end a slow-capped run at once.
             while signal.load(Ordering::Relaxed) == 0 {
                 let left = budget.saturating_sub(frame_start.elapsed());
@@ -452,6 +467,10 @@ fn frame_loop(
                     None => std::thread::sleep(slice),
                 }
             }
+            out.add_phases(Phases {
+                build: Duration::ZERO,
+                idle: pausing.elapsed(),
+            });
         }
     };
     Ok(outcome)

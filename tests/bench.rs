@@ -635,3 +635,82 @@ fn no_row_outlives_a_killed_bench() {
         case.join().unwrap();
     }
 }
+
+/// Where a frame's time goes, checked by its shape: in a drained pty, stderr()'s frames are
+/// mostly kernel time (thousands of write(2)s); behind a 2 MB/s reader, one write a frame waits
+/// for the reader most of the frame. The parts add up to the frame's wall time, and the
+/// frame loop's on-CPU parts (its thread's scheduler statistics) agree with the process's CPU
+/// time (getrusage) within 15% where the loop is the only busy thread.
+#[test]
+fn the_time_split_shows_where_each_frame_goes() {
+    let dir = scratch("time-split");
+    let json = dir.join("results.json");
+    let out = quick_bench(
+        &json,
+        &[
+            "--modes",
+            "stderr/raw,stdout/frame",
+            "--sink",
+            "pty",
+            "--reader",
+            "drain,throttle:2MB/s",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = read_json(&json);
+    let run = |mode: &str, reader: &str| {
+        results["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["mode"] == mode && r["reader"] == reader)
+            .map(|r| r["runs"][0].clone())
+            .unwrap_or_else(|| panic!("no {mode} {reader}: {results}"))
+    };
+    for (mode, reader) in [
+        ("stderr/raw", "drain"),
+        ("stdout/frame", "drain"),
+        ("stderr/raw", "throttle:2MB/s"),
+        ("stdout/frame", "throttle:2MB/s"),
+    ] {
+        let r = run(mode, reader);
+        let split = &r["time_split"];
+        let part = |name: &str| split[name].as_f64().unwrap();
+        let parts = [
+            "build_ms",
+            "encode_ms",
+            "kernel_ms",
+            "cpu_wait_ms",
+            "reader_wait_ms",
+            "idle_ms",
+        ];
+        let sum: f64 = parts.iter().map(|p| part(p)).sum();
+        let frame_ms = 1000.0 / r["fps"].as_f64().unwrap();
+        assert!(
+            (sum / frame_ms - 1.0).abs() < 0.05,
+            "{mode} {reader}: {sum} of {frame_ms}: {r}"
+        );
+        let on_cpu = (part("build_ms") + part("encode_ms") + part("kernel_ms"))
+            * r["frames"].as_f64().unwrap()
+            / 1000.0;
+        let process = r["user_seconds"].as_f64().unwrap() + r["kernel_seconds"].as_f64().unwrap();
+        assert!(
+            (on_cpu / process - 1.0).abs() < 0.15,
+            "{mode} {reader}: the loop's {on_cpu} s on a CPU, the process's {process} s: {r}"
+        );
+    }
+    let raw = run("stderr/raw", "drain");
+    let kernel = raw["time_split"]["kernel_ms"].as_f64().unwrap();
+    for other in ["build_ms", "encode_ms", "reader_wait_ms", "idle_ms"] {
+        assert!(kernel > raw["time_split"][other].as_f64().unwrap(), "{raw}");
+    }
+    let throttled = run("stdout/frame", "throttle:2MB/s");
+    let frame_ms = 1000.0 / throttled["fps"].as_f64().unwrap();
+    let waiting = throttled["time_split"]["reader_wait_ms"].as_f64().unwrap();
+    assert!(waiting > 0.5 * frame_ms, "{throttled}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

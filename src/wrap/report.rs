@@ -107,6 +107,8 @@ pub fn figures(
         },
         user_seconds: cpu.user.as_secs_f64(),
         kernel_seconds: cpu.kernel.as_secs_f64(),
+        // Another program's threads are not flushlab's to time.
+        time_split: None,
     })
 }
 

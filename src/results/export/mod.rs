@@ -81,6 +81,7 @@ pub(crate) mod fixture {
                 kernel_share: 0.25,
                 user_seconds: 0.75,
                 kernel_seconds: 0.25,
+                time_split: None,
             },
             peak_rss_kib: 9_000,
             p50_ns: None,
