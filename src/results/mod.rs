@@ -8,7 +8,7 @@ pub mod plot;
 pub mod statistics;
 
 use self::statistics::{NOISY, Spread, median};
-use crate::figures::{Figures, PerSecond};
+use crate::figures::{Figures, PerSecond, TimeSplit};
 use crate::subject::{FloodWriter, Subject};
 use crate::units::format_capacity;
 use crate::writer_mode::Buffering;
@@ -65,6 +65,9 @@ pub struct Row {
     /// what a frame costs whatever the machine's speed did meanwhile.
     #[serde(default)]
     pub cpu_ms_per_frame: Option<f64>,
+    /// Where a frame's time went: each part the median of the runs' (ms a frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_split: Option<TimeSplit>,
     pub peak_rss_kib: Option<u64>,
     /// Median of the runs' confirmed ("shown") FPS, where measured.
     pub shown_fps: Option<f64>,
@@ -92,6 +95,7 @@ impl Row {
             bytes_per_write: None,
             kernel_share: None,
             cpu_ms_per_frame: None,
+            time_split: None,
             peak_rss_kib: None,
             shown_fps: None,
             per_second: None,
@@ -117,6 +121,16 @@ impl Row {
         self.bytes_per_write = median(runs().filter_map(|r| r.bytes_per_write));
         self.kernel_share = median(runs().map(|r| r.kernel_share));
         self.cpu_ms_per_frame = median(runs().filter_map(Figures::cpu_ms_per_frame));
+        let splits = || runs().filter_map(|r| r.time_split);
+        let part = |of: fn(&TimeSplit) -> f64| median(splits().map(|s| of(&s)));
+        self.time_split = part(|s| s.build_ms).map(|build_ms| TimeSplit {
+            build_ms,
+            encode_ms: part(|s| s.encode_ms).unwrap_or_default(),
+            kernel_ms: part(|s| s.kernel_ms).unwrap_or_default(),
+            cpu_wait_ms: part(|s| s.cpu_wait_ms).unwrap_or_default(),
+            reader_wait_ms: part(|s| s.reader_wait_ms).unwrap_or_default(),
+            idle_ms: part(|s| s.idle_ms).unwrap_or_default(),
+        });
         let runs = &self.runs;
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));

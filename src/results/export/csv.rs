@@ -6,7 +6,7 @@ use crate::results::BenchResults;
 /// One line per row, summary figures only (the raw runs are in the JSON).
 pub struct CsvExporter;
 
-const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second";
+const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms";
 
 impl Exporter for CsvExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
@@ -34,7 +34,12 @@ impl Exporter for CsvExporter {
                 // Only for another program's rows whose frames are unknown.
                 num(row.per_second.map(|p| p.bytes_per_second)),
                 num(row.per_second.and_then(|p| p.writes_per_second)),
-            ];
+                num(row.cpu_ms_per_frame),
+            ]
+            .into_iter()
+            // Where a frame's time went, in TimeSplit::parts' order.
+            .chain((0..6).map(|i| num(row.time_split.map(|s| s.parts()[i].1))))
+            .collect::<Vec<_>>();
             writeln!(out, "{}", fields.join(","))?;
         }
         Ok(out.into_bytes())

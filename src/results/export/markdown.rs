@@ -219,6 +219,50 @@ impl Exporter for MarkdownExporter {
                 left_out.join(", ")
             )?;
         }
+        let split: Vec<String> = results
+            .results
+            .iter()
+            .filter_map(|row| {
+                let split = row.time_split?;
+                let parts: Vec<String> = split
+                    .parts()
+                    .iter()
+                    .map(|(_, ms)| format!("{ms:.2}"))
+                    .collect();
+                Some(format!(
+                    "| {} | {} | {} | {} |",
+                    results.name(row.subject),
+                    cell(&row.size),
+                    cell(&row.reader),
+                    parts.join(" | ")
+                ))
+            })
+            .collect();
+        if !split.is_empty() {
+            let names: Vec<&str> = crate::figures::TimeSplit::default()
+                .parts()
+                .iter()
+                .map(|(name, _)| *name)
+                .collect();
+            let header = format!("| mode | size | reader | {} |", names.join(" | "));
+            let fits = |line: &String| self.width.is_none_or(|w| line.chars().count() <= w);
+            if fits(&header) && split.iter().all(fits) {
+                writeln!(
+                    out,
+                    "\nWhere a frame's time goes (ms a frame, median of the runs; the frame \
+                     loop's thread):\n\n{header}\n|---|---|---|{}",
+                    "---:|".repeat(names.len())
+                )?;
+                for line in split {
+                    writeln!(out, "{line}")?;
+                }
+            } else {
+                writeln!(
+                    out,
+                    "\n(Where a frame's time goes, too wide here: in the exports.)"
+                )?;
+            }
+        }
         let alike = results.indistinguishable();
         if !alike.is_empty() {
             let names: Vec<String> = alike
