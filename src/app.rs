@@ -24,7 +24,9 @@ pub enum Action {
     ToggleHud,
     Tour,
     ToggleHelp,
-    /// Esc: closes the help if it is open, quits otherwise.
+    /// The table of every mode measured under the current condition, over the scene.
+    ToggleTable,
+    /// Esc: closes the help (or the table) if it is open, quits otherwise.
     Back,
     /// Give the terminal back and stop, as Ctrl-Z does to any program (`fg` resumes).
     Suspend,
@@ -69,6 +71,7 @@ impl From<KeyEvent> for Action {
             KeyCode::Char('v') => Action::ToggleHud,
             KeyCode::Char('t') => Action::Tour,
             KeyCode::Char('h') | KeyCode::Char('?') => Action::ToggleHelp,
+            KeyCode::Char('m') => Action::ToggleTable,
             KeyCode::Char('q') => Action::Quit,
             KeyCode::Esc => Action::Back,
             _ => Action::Nothing,
@@ -92,6 +95,8 @@ pub struct App {
     pub scene: Scene,
     pub sync: bool,
     pub show_help: bool,
+    /// The table of modes drawn over the scene (`m`, and at the end of a tour).
+    pub show_table: bool,
     pub tour: Option<Tour>,
     pub tour_step: Duration,
     /// The HUD drawn: [`Self::hud_wanted`] where it fits ([`crate::hud::fit`]).
@@ -116,6 +121,7 @@ impl App {
             scene,
             sync,
             show_help: false,
+            show_table: false,
             tour: None,
             tour_step: Duration::from_secs(2),
             hud: HudLayout::Full,
@@ -211,7 +217,13 @@ impl App {
             }
             Action::Tour => self.start_tour(now),
             Action::ToggleHelp => self.show_help = !self.show_help,
+            // Open during a tour it would pause the tour's measurement: it opens at the end.
+            Action::ToggleTable if self.tour.is_some() => {
+                self.status = Some("the table opens when the tour ends".to_owned());
+            }
+            Action::ToggleTable => self.show_table = !self.show_table,
             Action::Back if self.show_help => self.show_help = false,
+            Action::Back if self.show_table => self.show_table = false,
             Action::Quit | Action::Back => self.quit = true,
             Action::Suspend => self.suspend = true,
             Action::Nothing => {}

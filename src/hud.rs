@@ -29,7 +29,7 @@ const FULL_WIDTH: u16 = 100;
 /// Rows the full HUD's table keeps for modes, visited or not.
 pub const TABLE_ROWS: u16 = 10;
 /// The key legend, one binding per item: lines break between items, never inside one.
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "spc next",
     "o/e stdout()/stderr()",
     "r/l/b/f/w buffering",
@@ -38,6 +38,7 @@ const KEYS: [&str; 11] = [
     "s scene",
     "v HUD",
     "t tour",
+    "m table",
     "h help",
     "q quit",
     "",
@@ -79,6 +80,9 @@ impl Hud {
     ) {
         app.scene.paint(frame, area, buf);
         self.paint_hud(app, meters, area, buf);
+        if app.show_table {
+            render_table_overlay(app, meters, area, buf);
+        }
         if app.show_help {
             render_help(area, buf);
         }
@@ -447,7 +451,9 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
         height: 1,
         ..hud
     };
-    Line::from(figures).bold().render(row(hud.y), buf);
+    Line::from(fitted(&figures, hud.width))
+        .bold()
+        .render(row(hud.y), buf);
     if hud.height > 1 {
         let [gauge, scale] = row(hud.y + 1).layout(&ratatui::layout::Layout::horizontal([
             Constraint::Fill(1),
@@ -480,6 +486,31 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
             text.render(row(y), buf);
         }
     }
+}
+
+/// `text` in `width` columns: whole when it fits, else cut after the last ` · ` that leaves
+/// room for "…", never in the middle of a figure.
+fn fitted(text: &str, width: u16) -> String {
+    let width = usize::from(width);
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut kept = String::new();
+    for (i, piece) in text.split(" · ").enumerate() {
+        let next = if i == 0 {
+            piece.to_owned()
+        } else {
+            format!("{kept} · {piece}")
+        };
+        if next.chars().count() + 2 > width {
+            break;
+        }
+        kept = next;
+    }
+    if kept.is_empty() {
+        kept = text.chars().take(width.saturating_sub(1)).collect();
+    }
+    kept + " …"
 }
 
 /// The gauge's colour tells slow from fast: red below 10 fps (a slideshow), yellow below 30
@@ -663,18 +694,85 @@ fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
     ))
 }
 
-/// The rows measured under the current condition (the newest, if more than fit), and how many
-/// rows other conditions hold: those are never compared with these.
+/// Every mode measured under the current condition, over the scene (`m`; opened at the end of a
+/// tour): at any size where the HUD has no room for its table.
+fn render_table_overlay(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
+    let condition = app.condition(area.width, area.height);
+    let rows = meters.rows_under(condition).count() as u16;
+    let width = 80.min(area.width);
+    // Header, rows, the notes line, the status (the tour's verdict), the border.
+    let height = (rows.max(1) + 6).min(area.height);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    Clear.render(popup, buf);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .title(" modes under this condition · m or Esc closes ")
+        .title_bottom(" measurement paused while the table is open ")
+        .style(Style::new().fg(Color::White).bg(Color::Rgb(20, 40, 30)));
+    let inner = block.inner(popup);
+    block.render(popup, buf);
+    let table = Rect {
+        height: inner.height.saturating_sub(1),
+        ..inner
+    };
+    render_table(app, meters, area, table, buf);
+    if let Some(message) = &app.status
+        && inner.height > 1
+    {
+        Paragraph::new(format!("▸ {message}"))
+            .fg(Color::Yellow)
+            .render(
+                Rect {
+                    y: inner.bottom() - 1,
+                    height: 1,
+                    ..inner
+                },
+                buf,
+            );
+    }
+}
+
+/// The rows measured under the current condition, and how many rows other conditions hold:
+/// those are never compared with these. When more rows were measured than fit, none is
+/// dropped silently: std's `stdout()` and `stderr()` and the current mode stay, then the most
+/// recent, and the table says how many are folded away.
 fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Buffer) {
     let condition = app.condition(area.width, area.height);
-    let rows: Vec<_> = meters.rows_under(condition).collect();
-    let others = meters.rows.len() - rows.len();
+    let all: Vec<_> = meters.rows_under(condition).collect();
+    let others = meters.rows.len() - all.len();
     let room = usize::from(rect.height.saturating_sub(2));
+    let kept: Vec<_> = if all.len() <= room {
+        all.clone()
+    } else {
+        let first = |r: &&crate::meters::ModeRow| {
+            r.mode.buffering == r.mode.stream.std_buffering() || r.mode.key() == app.mode.key()
+        };
+        let mut kept: Vec<_> = all.iter().copied().filter(first).take(room).collect();
+        for row in all.iter().rev() {
+            if kept.len() >= room {
+                break;
+            }
+            if !kept.iter().any(|k| std::ptr::eq(*k, *row)) {
+                kept.push(row);
+            }
+        }
+        // In the order they were visited.
+        all.iter()
+            .copied()
+            .filter(|r| kept.iter().any(|k| std::ptr::eq(*k, *r)))
+            .collect()
+    };
+    let folded = all.len() - kept.len();
     let header = Row::new([
         "mode", "fps", "CPU ms/f", "writes/f", "bytes/f", "kernel", "frames",
     ])
     .style(Style::new().bold().underlined());
-    let body = rows[rows.len().saturating_sub(room)..].iter().map(|row| {
+    let body = kept.iter().map(|row| {
         let style = if row.mode == app.mode.key() {
             Style::new().fg(Color::LightGreen)
         } else {
@@ -696,21 +794,28 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
         ..rect
     };
     Widget::render(Table::new(body, widths).header(header), table_area, buf);
-    let note = if rows.is_empty() {
+    let mut notes = Vec::new();
+    if folded > 0 {
+        notes.push(format!(
+            "{folded} more row(s) folded (m shows all; the report has all)"
+        ));
+    }
+    if others > 0 {
+        notes.push(format!(
+            "{others} under other conditions (scene, size, sync, HUD): not compared"
+        ));
+    }
+    let note = if all.is_empty() {
         "modes appear here as you leave them (space, t for a tour)".to_owned()
-    } else if others > 0 {
-        format!(
-            "{others} more row(s) under other conditions (scene, size, sync, HUD): not compared"
-        )
     } else {
-        String::new()
+        notes.join("; ")
     };
     let note_area = Rect {
         y: rect.bottom() - 1,
         height: 1,
         ..rect
     };
-    if rows.is_empty() {
+    if all.is_empty() {
         Line::from(note).italic().render(
             Rect {
                 y: rect.y + 1,
@@ -751,6 +856,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
         ("+ / -", "block capacity ×2 / ÷2 (64 B .. 1 MiB)"),
         ("y s v", "sync output (DEC 2026) · scene · HUD compact/full"),
         ("t", "tour: every mode in turn, then the table"),
+        ("m", "the table of every mode measured here, over the scene"),
         ("^Z", "suspend, terminal given back (fg resumes)"),
         ("q, ^C", "quit"),
         ("Esc, h, ?", "close this help"),
@@ -1111,10 +1217,43 @@ mod tests {
             "{screen}"
         );
         assert!(!screen.contains("stdout/line"), "{screen}");
-        assert!(
-            screen.contains("1 more row(s) under other conditions"),
-            "{screen}"
+        assert!(screen.contains("1 under other conditions"), "{screen}");
+    }
+
+    #[test]
+    fn rows_that_do_not_fit_are_folded_never_dropped_silently() {
+        use crate::meters::ModeRow;
+        let mut app = app(Buffering::Block, HudLayout::Compact);
+        let condition = app.condition(80, 24);
+        let mut meters = meters(condition);
+        meters.rows = Mode::all(crate::writer_mode::DEFAULT_CAPACITY)
+            .map(|mode| ModeRow {
+                condition,
+                mode: mode.key(),
+                totals: totals(50, 100, 1000),
+            })
+            .collect();
+        // The HUD's table with room for 4 rows: std's two handles and the current mode stay.
+        let mut buf = Buffer::empty(Rect::new(0, 0, 80, 6));
+        render_table(
+            &app,
+            &meters,
+            Rect::new(0, 0, 80, 24),
+            Rect::new(0, 0, 80, 6),
+            &mut buf,
         );
+        let shown = text(&buf);
+        for mode in ["stdout/line", "stderr/raw", "stderr/block:8KiB"] {
+            assert!(shown.contains(mode), "{mode}: {shown}");
+        }
+        assert!(shown.contains("6 more row(s) folded"), "{shown}");
+        // The overlay (m, and the end of a tour) shows all ten at 80x24.
+        app.show_table = true;
+        let screen = text(&render(&app, &meters, 80, 24));
+        for mode in Mode::all(crate::writer_mode::DEFAULT_CAPACITY) {
+            assert!(screen.contains(&mode.key().to_string()), "{mode}: {screen}");
+        }
+        assert!(!screen.contains("folded"), "{screen}");
     }
 
     #[test]

@@ -430,9 +430,11 @@ fn frame_loop(
         app.expire_status(frame_start);
         let tour_over = app.tick(frame_start);
         out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
-        out.pause(app.show_help)?;
+        out.pause(app.show_help || app.show_table)?;
         if tour_over {
             app.status = Some(verdict(out.meters(), out.condition()));
+            // Every mode's row, whatever room the HUD has: the tour's answer.
+            app.show_table = true;
         }
 
         let area = out.area();

@@ -605,3 +605,35 @@ fn help_is_never_measured() {
         "stderr/raw {raw} B/frame, stdout/line {line}"
     );
 }
+
+/// At 80x24, where the HUD is compact and has no table, a tour ends with every mode's row on
+/// screen: the table opens over the scene (and `m` closes it).
+#[test]
+fn a_tour_at_80x24_ends_with_all_ten_rows_on_screen() {
+    let running = start(
+        &[("SCENE", "sparse")],
+        &["--tour-seconds".as_ref(), "0.4".as_ref()],
+    );
+    play(&running, &[(b"", 0.5), (b"t", 6.5)]);
+    // Still on show after the tour: the screen as it is now, before quitting.
+    play(&running, &[(b"q", 0.0)]);
+    let run = running.finish(Duration::from_secs(20));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let (last_frame, _) = screens(&run.output);
+    for mode in [
+        "stdout/raw",
+        "stdout/line",
+        "stdout/block:8KiB",
+        "stdout/frame",
+        "stdout/thread",
+        "stderr/raw",
+        "stderr/line",
+        "stderr/block:8KiB",
+        "stderr/frame",
+        "stderr/thread",
+    ] {
+        assert!(last_frame.contains(mode), "{mode} missing:\n{last_frame}");
+    }
+    assert!(last_frame.contains("tour done"), "{last_frame}");
+}
