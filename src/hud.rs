@@ -694,20 +694,24 @@ fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
     ))
 }
 
+/// A `width`×`height` box in the middle of `area`, no larger than it: where overlays go.
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let (width, height) = (width.min(area.width), height.min(area.height));
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
 /// Every mode measured under the current condition, over the scene (`m`; opened at the end of a
 /// tour): at any size where the HUD has no room for its table.
 fn render_table_overlay(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
     let condition = app.condition(area.width, area.height);
     let rows = meters.rows_under(condition).count() as u16;
-    let width = 80.min(area.width);
     // Header, rows, the notes line, the status (the tour's verdict), the border.
-    let height = (rows.max(1) + 6).min(area.height);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let popup = centered(area, 80, rows.max(1) + 6);
     Clear.render(popup, buf);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
@@ -902,14 +906,7 @@ fn render_help(area: Rect, buf: &mut Buffer) {
             ])
         })
         .collect();
-    let width = 78.min(area.width);
-    let height = (text.len() as u16 + 2).min(area.height);
-    let popup = Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    };
+    let popup = centered(area, 78, text.len() as u16 + 2);
     Clear.render(popup, buf);
     Paragraph::new(text)
         .wrap(Wrap { trim: false })
