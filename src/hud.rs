@@ -563,9 +563,18 @@ fn render_scale(area: Rect, buf: &mut Buffer) {
         return;
     }
     let last = f64::from(area.width - 1);
-    for (i, label) in SCALE.iter().enumerate() {
+    // A label that would touch the one before it is left out (the last, "10k fps", always
+    // stays: it names the unit), so that no two ever run together ("100    110k fps").
+    let mut placed: Vec<(u16, &str)> = Vec::new();
+    for (i, label) in SCALE.iter().enumerate().rev() {
         let at = (i as f64 / DECADES * last).round() as u16;
         let x = at.min(area.width.saturating_sub(label.chars().count() as u16));
+        let end = x + label.chars().count() as u16;
+        if placed.iter().all(|&(other, _)| end < other) {
+            placed.push((x, label));
+        }
+    }
+    for (x, label) in placed {
         buf.set_string(area.x + x, area.y, label, Style::new().fg(Color::DarkGray));
     }
 }
@@ -1081,6 +1090,19 @@ mod tests {
         insta::assert_snapshot!(figures(80, 24, HudLayout::Compact));
     }
 
+    /// Both layouts at the sizes people use, whatever `fit` would choose there.
+    #[test]
+    fn hud_at_every_size_in_both_layouts() {
+        for (width, height) in [(60, 20), (120, 40), (200, 60)] {
+            for layout in [HudLayout::Compact, HudLayout::Full] {
+                insta::assert_snapshot!(
+                    format!("hud_{}_{width}x{height}", layout.name()),
+                    figures(width, height, layout)
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_full_hud_is_drawn_only_where_it_leaves_two_thirds_to_the_scene() {
         for (cols, rows, expected) in [
@@ -1110,6 +1132,23 @@ mod tests {
                 .is_some_and(|s| s.contains("compact HUD"))
         );
         assert_eq!(fit(&mut app, 200, 60).hud, HudLayout::Full);
+    }
+
+    #[test]
+    fn the_scale_labels_never_run_together() {
+        for width in 12..=120 {
+            let mut buf = Buffer::empty(Rect::new(0, 0, width, 1));
+            render_scale(Rect::new(0, 0, width, 1), &mut buf);
+            let line = text(&buf);
+            // Every label shown stands apart: split at spaces, each piece is a label.
+            for piece in line.split_whitespace() {
+                assert!(
+                    SCALE.iter().any(|l| l.split(' ').any(|w| w == piece)),
+                    "{width}: {piece:?} in {line:?}"
+                );
+            }
+            assert!(line.contains("10k fps"), "{width}: {line:?}");
+        }
     }
 
     #[test]
