@@ -755,6 +755,10 @@ fn render_table_overlay(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer
 /// dropped silently: std's `stdout()` and `stderr()` and the current mode stay, then the most
 /// recent, and the table says how many are folded away.
 fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Buffer) {
+    // A header and a note at least; an overlay on a tiny screen may not have them.
+    if rect.height < 2 || rect.width == 0 {
+        return;
+    }
     let condition = app.condition(area.width, area.height);
     let all: Vec<_> = meters.rows_under(condition).collect();
     let others = meters.rows.len() - all.len();
@@ -1132,6 +1136,22 @@ mod tests {
                 .is_some_and(|s| s.contains("compact HUD"))
         );
         assert_eq!(fit(&mut app, 200, 60).hud, HudLayout::Full);
+    }
+
+    #[test]
+    fn overlays_survive_any_size() {
+        for layout in [HudLayout::Compact, HudLayout::Full] {
+            let mut app = app(Buffering::Raw, layout);
+            app.show_table = true;
+            app.show_help = true;
+            app.status = Some("tour done".into());
+            for width in 0..=20 {
+                for height in 0..=12 {
+                    let meters = meters(app.condition(width, height));
+                    render(&app, &meters, width, height);
+                }
+            }
+        }
     }
 
     #[test]
