@@ -47,8 +47,9 @@ pub enum Command {
     /// ~/.local/share/bash-completion/completions/flushlab`.
     Completions(CompletionsArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
-    /// own modes: bytes, write(2) calls, frames (from sync markers or idle gaps), and what to
-    /// change. Interactive in a terminal; headless with --duration or when stdout is not one.
+    /// own modes: bytes, write(2) calls, frames (from sync markers or cursor restarts, else
+    /// unknown), and what to change. Interactive in a terminal; headless with --duration or
+    /// when stdout is not one.
     Wrap(crate::wrap::WrapArgs),
 }
 

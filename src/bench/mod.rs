@@ -74,7 +74,7 @@ pub struct BenchArgs {
 
     /// Another program as a row, measured through `flushlab wrap`, NAME=COMMAND ARGS…
     /// (repeatable; arguments split at spaces, `sh -c '…'` for more): "my TUI vs stdout() vs
-    /// BufWriter" in one table. Its frames must be findable (sync markers or idle gaps).
+    /// BufWriter" in one table. Where wrap cannot find its frames, its row is per second.
     #[arg(long = "command", value_name = "NAME=CMD", value_parser = crate::subject::parse_command)]
     pub commands: Vec<Subject>,
 
