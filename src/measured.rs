@@ -107,11 +107,6 @@ impl MeasuredOutput {
         Ok(suspended)
     }
 
-    /// The meters (for the HUD) and the buffer to paint the next frame into: every cell.
-    pub fn canvas(&mut self) -> (&Meters, &mut Buffer) {
-        (&self.meters, self.renderer.buffer_mut())
-    }
-
     /// Sends the frame (and `trailer` in the same flush) and counts it, unless paused. Returns
     /// whether the figures on show changed (a window closed).
     pub fn present(&mut self, trailer: &[u8]) -> io::Result<bool> {
@@ -120,6 +115,19 @@ impl MeasuredOutput {
             return Ok(false);
         }
         Ok(self.meters.frame_done(cells, Instant::now()))
+    }
+
+    /// Builds the next frame: `paint` draws into the buffer (with the meters to show), and
+    /// the time it takes is the frame's `build` phase of the time split.
+    pub fn build_frame(&mut self, paint: impl FnOnce(&Meters, &mut Buffer)) {
+        let building = crate::meters::timing().then(Instant::now);
+        paint(&self.meters, self.renderer.buffer_mut());
+        if let Some(building) = building {
+            self.add_phases(Phases {
+                build: building.elapsed(),
+                idle: std::time::Duration::ZERO,
+            });
+        }
     }
 
     /// What the frame loop measured of the frame it is drawing ([`Phases`]), counted with it.

@@ -438,15 +438,9 @@ fn frame_loop(
         }
 
         let area = out.area();
-        let (meters, canvas) = out.canvas();
-        let building = crate::meters::timing().then(Instant::now);
-        hud.paint_frame(app, meters, meters.frames(), area, canvas);
-        if let Some(building) = building {
-            out.add_phases(Phases {
-                build: building.elapsed(),
-                idle: Duration::ZERO,
-            });
-        }
+        out.build_frame(|meters, canvas| {
+            hud.paint_frame(app, meters, meters.frames(), area, canvas)
+        });
         if out.present(&[])? && orphaned(settings.parent) {
             break Outcome::Signal(1);
         }

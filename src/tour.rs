@@ -224,8 +224,9 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
                 break 'modes;
             }
             let area = out.area();
-            let (meters, canvas) = out.canvas();
-            hud.paint_frame(&app, meters, meters.frames(), area, canvas);
+            out.build_frame(|meters, canvas| {
+                hud.paint_frame(&app, meters, meters.frames(), area, canvas)
+            });
             frames += 1;
             let ask = frames % args.cpr_every == 0;
             out.present(if ask { CPR } else { &[] })?;
