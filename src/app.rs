@@ -103,6 +103,9 @@ pub struct App {
     pub hud: HudLayout,
     /// The HUD the user chose (`v`, `--hud`).
     pub hud_wanted: HudLayout,
+    /// What [`Self::hud`] was fitted for (wanted, cols, rows): fitting is done again only when
+    /// one of them changes, never per frame.
+    pub hud_fitted_for: Option<(HudLayout, u16, u16)>,
     /// A one-line message for the user, e.g. why a key did nothing.
     pub status: Option<String>,
     /// The message on show and since when ([`App::expire_status`]).
@@ -126,6 +129,7 @@ impl App {
             tour_step: Duration::from_secs(2),
             hud: HudLayout::Full,
             hud_wanted: HudLayout::Full,
+            hud_fitted_for: None,
             status: None,
             status_since: None,
             quit: false,
@@ -214,6 +218,8 @@ impl App {
             Action::ToggleHud => {
                 self.hud_wanted = self.hud.other();
                 self.hud = self.hud_wanted;
+                // Fitted again, and told why when the size says no.
+                self.hud_fitted_for = None;
             }
             Action::Tour => self.start_tour(now),
             Action::ToggleHelp => self.show_help = !self.show_help,

@@ -140,6 +140,12 @@ pub fn fitting(wanted: HudLayout, cols: u16, rows: u16) -> HudLayout {
 /// that size first (after every resize and every key). Says so when the size, not the user,
 /// chose the compact HUD.
 pub fn fit(app: &mut App, cols: u16, rows: u16) -> crate::condition::Condition {
+    // Called every frame; the layout's geometry (every mode's expression measured) only when
+    // the size or the wish changed.
+    if app.hud_fitted_for == Some((app.hud_wanted, cols, rows)) {
+        return app.condition(cols, rows);
+    }
+    app.hud_fitted_for = Some((app.hud_wanted, cols, rows));
     let layout = fitting(app.hud_wanted, cols, rows);
     if layout != app.hud && layout != app.hud_wanted {
         app.status = Some(format!(
@@ -1136,6 +1142,13 @@ mod tests {
                 .is_some_and(|s| s.contains("compact HUD"))
         );
         assert_eq!(fit(&mut app, 200, 60).hud, HudLayout::Full);
+        // Asked again where it does not fit: told again.
+        app.status = None;
+        fit(&mut app, 80, 24);
+        app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
+        app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
+        assert_eq!(fit(&mut app, 80, 24).hud, HudLayout::Compact);
+        assert!(app.status.is_some());
     }
 
     #[test]
