@@ -49,6 +49,37 @@ pub struct TimeSplit {
     pub reader_wait_ms: f64,
     /// Asleep by choice: a frame-rate cap's pause.
     pub idle_ms: f64,
+    /// In the thread modes, the writer thread's frame beside the painter's (whose
+    /// `reader_wait_ms` is then its wait for the writer thread to take the frame); absent in
+    /// the other modes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<WriterSplit>,
+}
+
+/// The writer thread's wall time a frame (milliseconds; the parts add up to the frame's wall
+/// time): it writes frame N while the painter builds frame N+1.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriterSplit {
+    /// On a CPU: copying the frame into the kernel, inside write(2).
+    pub on_cpu_ms: f64,
+    /// Runnable, waiting for a core.
+    pub cpu_wait_ms: f64,
+    /// Asleep until the painter hands over the next frame: the painter is the limit.
+    pub frame_wait_ms: f64,
+    /// Asleep inside write(2) until the reader takes the bytes: the terminal is the limit.
+    pub reader_wait_ms: f64,
+}
+
+impl WriterSplit {
+    /// The parts, named as the HUD names them.
+    pub fn parts(&self) -> [(&'static str, f64); 4] {
+        [
+            ("on cpu", self.on_cpu_ms),
+            ("cpu wait", self.cpu_wait_ms),
+            ("frame wait", self.frame_wait_ms),
+            ("reader wait", self.reader_wait_ms),
+        ]
+    }
 }
 
 impl TimeSplit {
@@ -73,12 +104,25 @@ impl TimeSplit {
         ]
     }
 
-    /// Whether waiting for the reader is the largest part: the terminal, not the writer, is
-    /// then the limit.
+    /// Whether waiting for the reader is the largest part of the thread that writes (the
+    /// writer thread's, in the thread modes): the terminal, not the writer, is then the limit.
     pub fn reader_bound(&self) -> bool {
-        self.parts()
-            .iter()
-            .all(|&(name, ms)| name == "reader wait" || ms < self.reader_wait_ms)
+        self.reader_share()
+            .is_some_and(|(share, largest)| largest && share > 0.0)
+    }
+
+    /// What share of the writing thread's frame waits for the reader, and whether that is its
+    /// largest part.
+    pub fn reader_share(&self) -> Option<(f64, bool)> {
+        let (wait, parts): (f64, Vec<f64>) = match &self.writer {
+            Some(w) => (w.reader_wait_ms, w.parts().iter().map(|p| p.1).collect()),
+            None => (
+                self.reader_wait_ms,
+                self.parts().iter().map(|p| p.1).collect(),
+            ),
+        };
+        let total: f64 = parts.iter().sum();
+        (total > 0.0).then(|| (wait / total, parts.iter().all(|&ms| ms <= wait)))
     }
 }
 

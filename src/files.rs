@@ -281,12 +281,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     still_as_checked(path)?;
     match target(path)? {
         Target::Stream(1) => crate::outcome::print(bytes),
-        Target::Stream(_) => {
-            let mut err = io::stderr().lock();
-            err.write_all(bytes)
-                .and_then(|()| err.flush())
-                .map_err(crate::outcome::mark_reader_gone)
-        }
+        Target::Stream(_) => crate::outcome::print_aside(bytes),
         Target::InPlace { fifo } => open_in_place(path, fifo)?.write_all(bytes),
         Target::Replace { at } => {
             replace(&at, bytes)?;
@@ -337,6 +332,61 @@ fn replace(at: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = rustix::fs::unlinkat(&dir, tmp.as_os_str(), AtFlags::empty());
     }
     result
+}
+
+/// Where an output flag sends its bytes: standard output (`-`, as every Unix tool spells it)
+/// or a file. Parsed once, from the flag's value; nothing downstream compares a path with "-".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Destination {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Destination {
+    /// The flags' value parser: `-` is standard output, an empty value is refused.
+    pub fn parse(text: &str) -> Result<Destination, String> {
+        match text {
+            "" => Err("an empty path: give a file, or - for standard output".to_owned()),
+            "-" => Ok(Destination::Stdout),
+            path => Ok(Destination::File(PathBuf::from(path))),
+        }
+    }
+
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Destination::Stdout)
+    }
+
+    /// The file, when it is one.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Destination::Stdout => None,
+            Destination::File(path) => Some(path),
+        }
+    }
+
+    /// [`check_writable`] for a file; standard output is always there to try.
+    pub fn check(&self) -> io::Result<()> {
+        self.file().map_or(Ok(()), check_writable)
+    }
+
+    /// The whole output: [`write_atomically`] for a file, one write to standard output (a
+    /// reader that left is marked so, see [`crate::outcome::print`]).
+    pub fn write(&self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Destination::Stdout => crate::outcome::print(bytes),
+            Destination::File(path) => write_atomically(path, bytes),
+        }
+    }
+}
+
+impl std::fmt::Display for Destination {
+    /// As the user gave it: `-`, or the path.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Destination::Stdout => f.write_str("-"),
+            Destination::File(path) => path.display().fmt(f),
+        }
+    }
 }
 
 /// Checks, before any measuring, that `path` can be written, and changes nothing there: a

@@ -4,7 +4,6 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -79,9 +78,10 @@ pub struct FloodArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub rate: Option<u64>,
 
-    /// Also write the results as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
+    /// Also write the results as JSON to this file (`-` = stdout, for a writer that logs to
+    /// stderr; the summary then on stderr too).
+    #[arg(long, value_name = "FILE", value_parser = crate::files::Destination::parse)]
+    pub report: Option<crate::files::Destination>,
 
     /// End (as on SIGTERM) when this process is no longer our parent: a bench's flood row must
     /// not outlive a bench that was killed.
@@ -595,6 +595,20 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         stream.say_reader_gone(&e);
         return Ok(Outcome::ReaderGone);
     }
+    if let Some(destination) = &args.report {
+        if destination.is_stdout() && stream == Stream::Stdout {
+            crate::outcome::complain(&format!(
+                "flood: --report - and --writer {} both use stdout: give --report a file, or \
+                 a writer that logs to stderr (eprintln, env-logger)",
+                args.writer.name()
+            ));
+            return Ok(Outcome::BadInput);
+        }
+        if let Err(e) = destination.check() {
+            crate::outcome::complain(&format!("flood: --report '{destination}': {e}"));
+            return Ok(Outcome::BadInput);
+        }
+    }
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
     if let Some(parent) = args.exit_with_parent {
@@ -723,12 +737,19 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         rate: args.rate,
         outcome: outcome.describe(),
     };
-    stream.other().write_line(&report.summary_line());
-    if let Some(path) = &args.report {
+    // The summary goes to the stream the lines did not use, unless the report is there.
+    let aside = if args.report.as_ref().is_some_and(|d| d.is_stdout()) {
+        Stream::Stderr
+    } else {
+        stream.other()
+    };
+    aside.write_line(&report.summary_line());
+    if let Some(destination) = &args.report {
         let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
-        crate::files::write_atomically(path, &json)
-            .with_context(|| format!("writing the report to {}", path.display()))?;
+        destination
+            .write(&json)
+            .with_context(|| format!("writing the report to {destination}"))?;
     }
     Ok(outcome)
 }

@@ -49,7 +49,9 @@ impl<W: Write> Drop for FrameWriter<W> {
 /// Collects a frame like [`FrameWriter`], and on `flush` hands it to a writer thread, so that
 /// writing frame N overlaps painting frame N+1. At most one frame is in flight: `flush` waits
 /// for the previous frame's write before handing over the next, which keeps memory at two
-/// frames and lets a slow reader slow the painter down instead of queueing without bound.
+/// frames and lets a slow reader slow the painter down instead of queueing without bound. (A
+/// third buffer was measured and bought nothing: the painter waits ~2% of its frame for the
+/// writer thread; see docs/results/time-split.md.)
 ///
 /// A write error on the thread is returned by the next `flush`. Dropping waits for the frame in
 /// flight, so bytes written after the drop (like the terminal's restore sequence) come after it.
@@ -70,7 +72,13 @@ impl ThreadWriter {
         let thread = thread::Builder::new()
             .name("flushlab-writer".into())
             .spawn(move || {
-                for mut frame in frames {
+                let clock =
+                    crate::timing::timing().then(crate::timing::Registration::on_this_thread);
+                let next = || match &clock {
+                    Some(clock) => clock.waiting(|| frames.recv()),
+                    None => frames.recv(),
+                };
+                while let Ok(mut frame) = next() {
                     let result = inner.write_all(&frame).and_then(|()| inner.flush());
                     frame.clear();
                     let failed = result.is_err();

@@ -211,7 +211,7 @@ fn full_sections(inner: u16) -> [(Part, u16, u8); 12] {
         (Part::Sparkline, 1, 2),
         (Part::Counts, 1, 7),
         (Part::Costs, 1, 6),
-        (Part::Split, 1, 5),
+        (Part::Split, 2, 5),
         (Part::Setup, 1, 3),
         (Part::Table, TABLE_ROWS + 2, 0),
         (Part::Status, 1, 1),
@@ -256,14 +256,17 @@ const WHY_LINES: u16 = 2;
 /// second's): what a newcomer needs to read the numbers above it.
 pub fn why(mode: Mode, meters: &Meters) -> String {
     let window = meters.window.unwrap_or_default();
-    if let Some(split) = window.time_split().filter(|s| s.reader_bound())
+    if let Some((share, _)) = window
+        .time_split()
+        .filter(|s| s.reader_bound())
+        .and_then(|s| s.reader_share())
         && meters.window.is_some()
     {
         let cpu = window.figures().cpu_ms_per_frame().unwrap_or_default();
         return format!(
             "why: the terminal is the limit — {} of each frame waits for it to read, whatever \
              the writer; what still differs between the modes is CPU: {cpu:.1} ms a frame here",
-            percent(split.reader_wait_ms / split.total_ms().max(f64::MIN_POSITIVE)),
+            percent(share),
         );
     }
     let writes = shown(meters, window.writes_per_frame(), count);
@@ -405,9 +408,13 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
             Part::Gauge => render_gauge(meters, rect, buf),
             Part::Scale => render_scale(rect, buf),
             Part::Sparkline => render_sparkline(meters, rect, buf),
-            Part::Counts => counts_line(meters).render(rect, buf),
-            Part::Costs => costs_line(meters).render(rect, buf),
-            Part::Split => split_line(meters, rect.width).render(rect, buf),
+            Part::Counts => counts_line(meters, rect.width).render(rect, buf),
+            Part::Costs => costs_line(meters, rect.width).render(rect, buf),
+            Part::Split => Paragraph::new(vec![
+                split_line(app.mode, meters, rect.width),
+                writer_line(app.mode, meters, rect.width),
+            ])
+            .render(rect, buf),
             Part::Setup => setup_line(app, meters, area)
                 .fg(Color::Gray)
                 .render(rect, buf),
@@ -607,44 +614,85 @@ fn shown(meters: &Meters, value: Option<f64>, format: fn(f64) -> String) -> Stri
     }
 }
 
-fn counts_line(meters: &Meters) -> Line<'static> {
+fn counts_line(meters: &Meters, width: u16) -> Line<'static> {
     let window = meters.window.unwrap_or_default();
-    Line::from(vec![
-        Span::raw(format!(
-            "frames (all modes) {}",
-            thousands(meters.sampled_frames())
-        )),
-        Span::raw(format!(
-            "   writes/frame {}",
-            shown(meters, window.writes_per_frame(), count)
-        )),
-        Span::raw(format!(
-            "   bytes/frame {}",
-            shown(meters, window.bytes_per_frame(), bytes)
-        )),
-    ])
+    fit_groups(
+        vec![
+            vec![Span::raw(format!(
+                "frames (all modes) {}",
+                thousands(meters.sampled_frames())
+            ))],
+            vec![Span::raw(format!(
+                "   writes/frame {}",
+                shown(meters, window.writes_per_frame(), count)
+            ))],
+            vec![Span::raw(format!(
+                "   bytes/frame {}",
+                shown(meters, window.bytes_per_frame(), bytes)
+            ))],
+        ],
+        None,
+        width,
+    )
 }
 
-fn costs_line(meters: &Meters) -> Line<'static> {
+fn costs_line(meters: &Meters, width: u16) -> Line<'static> {
     let window = meters.window.unwrap_or_default();
-    Line::from(vec![
-        Span::raw(format!(
-            "bytes/write {}",
-            shown(meters, window.bytes_per_write(), count)
-        )),
-        Span::raw("   kernel ").add_modifier(Modifier::BOLD),
-        Span::raw(shown(meters, Some(window.kernel_share()), percent)).bold(),
-        Span::raw(format!(
-            "   CPU {} ms/f",
-            shown(meters, window.figures().cpu_ms_per_frame(), |v| format!(
-                "{v:.2}"
-            ))
-        )),
-        Span::raw(format!(
-            "   cells/frame {}",
-            shown(meters, Some(window.cells_per_frame()), count)
-        )),
-    ])
+    fit_groups(
+        vec![
+            vec![Span::raw(format!(
+                "bytes/write {}",
+                shown(meters, window.bytes_per_write(), count)
+            ))],
+            vec![
+                Span::raw("   kernel ").add_modifier(Modifier::BOLD),
+                Span::raw(shown(meters, Some(window.kernel_share()), percent)).bold(),
+            ],
+            vec![Span::raw(format!(
+                "   CPU {} ms/f",
+                shown(meters, window.figures().cpu_ms_per_frame(), |v| format!(
+                    "{v:.2}"
+                ))
+            ))],
+            vec![Span::raw(format!(
+                "   cells/frame {}",
+                shown(meters, Some(window.cells_per_frame()), count)
+            ))],
+        ],
+        None,
+        width,
+    )
+}
+
+/// The groups of spans that fit in `width` columns, whole, in order, then `tail`; when some
+/// did not fit, " …" says so. A figure is never cut in half.
+fn fit_groups(
+    groups: Vec<Vec<Span<'static>>>,
+    tail: Option<Span<'static>>,
+    width: u16,
+) -> Line<'static> {
+    let columns = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    let tail_width = tail.as_ref().map_or(0, Span::width);
+    let all = groups.iter().map(|g| columns(g)).sum::<usize>() + tail_width;
+    let mut room = usize::from(width);
+    // Where something will be cut, room is kept for the " …" that says so.
+    let reserve = if all > room { 2 } else { 0 } + tail_width;
+    let mut spans = Vec::new();
+    let mut cut = false;
+    for group in groups {
+        let needed = columns(&group);
+        if cut || needed + reserve > room {
+            cut = true;
+            continue;
+        }
+        room -= needed;
+        spans.extend(group);
+    }
+    if cut {
+        spans.push(Span::raw(" …"));
+    }
+    spans.extend(tail);
+    Line::from(spans)
 }
 
 /// Colours of the time split's parts, in [`TimeSplit::parts`]'s order.
@@ -657,8 +705,10 @@ const SPLIT_COLOURS: [Color; 6] = [
     Color::DarkGray,
 ];
 
-/// A frame's wall time as one stacked bar, and its legend: what each part took, in ms.
-fn split_line(meters: &Meters, width: u16) -> Line<'static> {
+/// A frame's wall time on the painting thread as one stacked bar, and its legend: what each
+/// part took, in ms. In the thread modes the painter never waits for the reader itself: its
+/// wait is for the writer thread to take the frame.
+fn split_line(mode: Mode, meters: &Meters, width: u16) -> Line<'static> {
     let Some(split) = meters
         .window
         .and_then(|w| w.time_split())
@@ -666,29 +716,71 @@ fn split_line(meters: &Meters, width: u16) -> Line<'static> {
     else {
         return Line::from("frame time: –").fg(Color::Gray);
     };
+    let mut parts = split.parts();
+    if mode.buffering == Buffering::Thread {
+        parts[4].0 = "writer wait";
+    }
+    stacked_bar("frame ", &parts, &SPLIT_COLOURS, width)
+}
+
+/// The writer thread's frame in the thread modes (on a CPU, waiting for one, for the next
+/// frame, for the reader); in the other modes, that there is none.
+fn writer_line(mode: Mode, meters: &Meters, width: u16) -> Line<'static> {
+    if mode.buffering != Buffering::Thread {
+        return Line::from("writer thread: none, the painting thread writes").fg(Color::DarkGray);
+    }
+    let Some(writer) = meters
+        .window
+        .and_then(|w| w.time_split())
+        .and_then(|s| s.writer)
+    else {
+        return Line::from("writer thread: –").fg(Color::Gray);
+    };
+    stacked_bar("writer", &writer.parts(), &WRITER_COLOURS, width)
+}
+
+/// Colours of the writer thread's parts, in [`crate::figures::WriterSplit::parts`]'s order:
+/// the same colour as the painter's part of the same kind.
+const WRITER_COLOURS: [Color; 4] = [
+    Color::LightRed,
+    Color::Magenta,
+    Color::DarkGray,
+    Color::Yellow,
+];
+
+/// `label`, a bar of `parts` (cells by cumulative share, so that it is always exactly its
+/// width) and their legend in ms; fitted to `width`.
+fn stacked_bar(
+    label: &str,
+    parts: &[(&'static str, f64)],
+    colours: &[Color],
+    width: u16,
+) -> Line<'static> {
+    let total: f64 = parts.iter().map(|p| p.1).sum();
     let bar_width = usize::from(width / 5).clamp(8, 24);
-    let mut spans = vec![Span::raw("frame ")];
+    let mut spans = vec![Span::raw(format!("{label} "))];
     let mut used = 0;
-    let parts = split.parts();
-    for (i, &(_, ms)) in parts.iter().enumerate() {
-        // Cells by cumulative share, so the bar is always exactly its width.
-        let upto: f64 = parts[..=i].iter().map(|p| p.1).sum();
-        let end = ((upto / split.total_ms()) * bar_width as f64).round() as usize;
+    let mut upto = 0.0;
+    for (&(_, ms), &colour) in parts.iter().zip(colours) {
+        upto += ms;
+        let end = ((upto / total.max(f64::MIN_POSITIVE)) * bar_width as f64).round() as usize;
         let cells = end.saturating_sub(used);
         used += cells;
         if cells > 0 && ms > 0.0 {
-            spans.push(Span::raw("█".repeat(cells)).fg(SPLIT_COLOURS[i]));
+            spans.push(Span::raw("█".repeat(cells)).fg(colour));
         }
     }
     spans.push(Span::raw(" "));
-    for (i, &(name, ms)) in parts.iter().enumerate() {
-        if ms >= 0.005 || name == "reader wait" {
-            spans.push(Span::raw(format!(" {name} ")).fg(SPLIT_COLOURS[i]));
-            spans.push(Span::raw(format!("{ms:.2}")));
+    let mut groups = vec![spans];
+    for (&(name, ms), &colour) in parts.iter().zip(colours) {
+        if ms >= 0.005 || name.ends_with("reader wait") {
+            groups.push(vec![
+                Span::raw(format!(" {name} ")).fg(colour),
+                Span::raw(format!("{ms:.2}")),
+            ]);
         }
     }
-    spans.push(Span::raw(" ms"));
-    Line::from(spans)
+    fit_groups(groups, Some(Span::raw(" ms")), width)
 }
 
 fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
@@ -791,27 +883,32 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
             .collect()
     };
     let folded = all.len() - kept.len();
-    let header = Row::new([
-        "mode", "fps", "CPU ms/f", "writes/f", "bytes/f", "kernel", "frames",
-    ])
-    .style(Style::new().bold().underlined());
+    // Columns, last given up first where the table is narrower than all of them (never a
+    // header cut in half).
+    let columns = TABLE_COLUMNS
+        .iter()
+        .scan(0u16, |used, (_, width)| {
+            *used += width + 1;
+            Some(*used)
+        })
+        .take_while(|used| *used <= rect.width + 1)
+        .count()
+        .max(1);
+    let header = Row::new(TABLE_COLUMNS[..columns].iter().map(|(name, _)| *name))
+        .style(Style::new().bold().underlined());
     let body = kept.iter().map(|row| {
         let style = if row.mode == app.mode.key() {
             Style::new().fg(Color::LightGreen)
         } else {
             Style::new()
         };
-        table_row(&row.mode.to_string(), &row.totals).style(style)
+        let mut cells = table_cells(&row.mode.to_string(), &row.totals).to_vec();
+        cells.truncate(columns);
+        Row::new(cells).style(style)
     });
-    let widths = [
-        Constraint::Length(20),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(10),
-        Constraint::Length(10),
-        Constraint::Length(7),
-        Constraint::Length(8),
-    ];
+    let widths = TABLE_COLUMNS[..columns]
+        .iter()
+        .map(|(_, width)| Constraint::Length(*width));
     let table_area = Rect {
         height: rect.height.saturating_sub(1),
         ..rect
@@ -831,7 +928,7 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
     let note = if all.is_empty() {
         "modes appear here as you leave them (space, t for a tour)".to_owned()
     } else {
-        notes.join("; ")
+        fitted(&notes.join(" · "), rect.width)
     };
     let note_area = Rect {
         y: rect.bottom() - 1,
@@ -855,9 +952,21 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
     }
 }
 
-fn table_row(mode: &str, t: &Totals) -> Row<'static> {
+/// The mode table's columns and their widths, in the order they are given up from the end.
+const TABLE_COLUMNS: [(&str, u16); 7] = [
+    ("mode", 20),
+    ("fps", 8),
+    ("CPU ms/f", 8),
+    ("writes/f", 10),
+    ("bytes/f", 10),
+    ("kernel", 7),
+    ("frames", 8),
+];
+
+/// A row of the mode table, in [`TABLE_COLUMNS`]' order.
+fn table_cells(mode: &str, t: &Totals) -> [String; 7] {
     let or_dash = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
-    Row::new([
+    [
         mode.to_owned(),
         count(t.fps()),
         or_dash(t.figures().cpu_ms_per_frame(), |v| format!("{v:.2}")),
@@ -865,7 +974,7 @@ fn table_row(mode: &str, t: &Totals) -> Row<'static> {
         or_dash(t.bytes_per_frame(), bytes),
         percent(t.kernel_share()),
         thousands(t.frames),
-    ])
+    ]
 }
 
 fn render_help(area: Rect, buf: &mut Buffer) {
@@ -1004,6 +1113,7 @@ mod tests {
                 build: Duration::from_millis(100),
                 idle: Duration::ZERO,
             },
+            writer: None,
         }
     }
 
@@ -1072,6 +1182,37 @@ mod tests {
             sentences.push(format!("{mode}: {why}"));
         }
         insta::assert_snapshot!(sentences.join("\n"));
+    }
+
+    /// In the thread modes the painter's wait is for the writer thread, and the writer
+    /// thread's own frame is drawn beside it; when the writer mostly waits for the reader, the
+    /// terminal is named as the limit.
+    #[test]
+    fn thread_modes_show_the_writer_threads_frame() {
+        let thread = app(Buffering::Thread, HudLayout::Full);
+        let app = &thread;
+        let mut meters = meters(app.condition(200, 60));
+        let mut window = meters.window.unwrap();
+        // 160 frames in a second: the writer thread 0.2 s on a CPU, 0.1 s waiting for frames,
+        // the rest (0.7 s) asleep in write(2).
+        window.writer = Some(crate::timing::WriterTimes {
+            on_cpu: Duration::from_millis(200),
+            cpu_wait: Duration::ZERO,
+            frame_wait: Duration::from_millis(100),
+        });
+        meters.window = Some(window);
+        let shown = text(&render(app, &meters, 200, 60));
+        assert!(shown.contains("writer wait"), "{shown}");
+        let writer = shown
+            .lines()
+            .find(|l| l.contains("writer ") && l.contains("frame wait"))
+            .unwrap_or_else(|| panic!("no writer line: {shown}"));
+        assert!(writer.contains("reader wait 4.38"), "{writer}");
+        assert!(why(app.mode, &meters).contains("terminal is the limit — 70%"));
+        // Another mode has no writer thread, and says so.
+        let frame = self::app(Buffering::Frame, HudLayout::Full);
+        let shown = text(&render(&frame, &meters, 200, 60));
+        assert!(shown.contains("writer thread: none"), "{shown}");
     }
 
     #[test]

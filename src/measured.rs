@@ -120,7 +120,7 @@ impl MeasuredOutput {
     /// Builds the next frame: `paint` draws into the buffer (with the meters to show), and
     /// the time it takes is the frame's `build` phase of the time split.
     pub fn build_frame(&mut self, paint: impl FnOnce(&Meters, &mut Buffer)) {
-        let building = crate::meters::timing().then(Instant::now);
+        let building = crate::timing::timing().then(Instant::now);
         paint(&self.meters, self.renderer.buffer_mut());
         if let Some(building) = building {
             self.add_phases(Phases {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::accounting::{IoCounters, IoProbe};
 use crate::condition::Condition;
-use crate::figures::{Figures, TimeSplit};
+use crate::figures::{Figures, TimeSplit, WriterSplit};
 use crate::writer_mode::Mode;
 
 /// CPU time of the whole process so far, from getrusage(RUSAGE_SELF).
@@ -60,12 +60,10 @@ pub struct ThreadTimes {
 impl ThreadTimes {
     /// `None` where the scheduler's statistics are not available (not Linux, no schedstat).
     pub fn now() -> Option<ThreadTimes> {
-        let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-        let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
-        let (on_cpu, cpu_wait) = (fields.next()??, fields.next()??);
+        let (on_cpu, cpu_wait) = crate::sys::own_schedstat()?;
         Some(ThreadTimes {
-            on_cpu: Duration::from_nanos(on_cpu),
-            cpu_wait: Duration::from_nanos(cpu_wait),
+            on_cpu,
+            cpu_wait,
             cpu: CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_THREAD),
         })
     }
@@ -87,20 +85,6 @@ impl ThreadTimes {
         self.cpu.user += other.cpu.user;
         self.cpu.kernel += other.cpu.kernel;
     }
-}
-
-/// Whether the time split is measured (on unless `--no-time-split`, which exists to measure
-/// what measuring it costs).
-static TIME_SPLIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Turns the time split's measurement on or off for the whole process.
-pub fn time_split(on: bool) {
-    TIME_SPLIT.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether the frame loop times its phases.
-pub fn timing() -> bool {
-    TIME_SPLIT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Wall time the frame loop spent in two of its phases, summed over frames: building frames,
@@ -133,6 +117,8 @@ pub struct Sample {
     pub cpu: CpuTimes,
     /// The sampling thread's times: the frame loop's, since it samples.
     pub thread: Option<ThreadTimes>,
+    /// The writer threads' (thread modes).
+    pub writer: Option<crate::timing::WriterTimes>,
 }
 
 impl Sample {
@@ -143,7 +129,16 @@ impl Sample {
             frames,
             io: probe.read(),
             cpu: CpuTimes::now(),
-            thread: if timing() { ThreadTimes::now() } else { None },
+            thread: if crate::timing::timing() {
+                ThreadTimes::now()
+            } else {
+                None
+            },
+            writer: if crate::timing::timing() {
+                crate::timing::now()
+            } else {
+                None
+            },
         }
     }
 }
@@ -160,6 +155,8 @@ pub struct Totals {
     pub cells: u64,
     /// The frame loop's thread, when its times could be read.
     pub thread: Option<ThreadTimes>,
+    /// The writer threads' (thread modes), when their times could be read.
+    pub writer: Option<crate::timing::WriterTimes>,
     /// Filled in by the meters from what the frame loop told them.
     pub phases: Phases,
 }
@@ -168,6 +165,7 @@ impl Totals {
     pub fn between(start: &Sample, end: &Sample) -> Totals {
         Totals {
             thread: start.thread.zip(end.thread).map(|(a, b)| b.since(a)),
+            writer: start.writer.zip(end.writer).map(|(a, b)| b.since(a)),
             phases: Phases::default(),
             frames: end.frames - start.frames,
             seconds: (end.at - start.at).as_secs_f64(),
@@ -191,6 +189,10 @@ impl Totals {
         self.cpu.kernel += other.cpu.kernel;
         self.cells += other.cells;
         self.thread = self.thread.zip(other.thread).map(|(mut a, b)| {
+            a.add(b);
+            a
+        });
+        self.writer = self.writer.zip(other.writer).map(|(mut a, b)| {
             a.add(b);
             a
         });
@@ -229,6 +231,19 @@ impl Totals {
             cpu_wait_ms: ms(cpu_wait),
             reader_wait_ms: ms(reader_wait),
             idle_ms: ms(idle),
+            writer: self.writer.filter(|w| !w.on_cpu.is_zero()).map(|w| {
+                let (on_cpu, cpu_wait, frame_wait) = (
+                    w.on_cpu.as_secs_f64(),
+                    w.cpu_wait.as_secs_f64(),
+                    w.frame_wait.as_secs_f64(),
+                );
+                WriterSplit {
+                    on_cpu_ms: ms(on_cpu),
+                    cpu_wait_ms: ms(cpu_wait),
+                    frame_wait_ms: ms(frame_wait),
+                    reader_wait_ms: ms((self.seconds - on_cpu - cpu_wait - frame_wait).max(0.0)),
+                }
+            }),
         })
     }
 

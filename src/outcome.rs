@@ -94,6 +94,19 @@ pub fn print(bytes: &[u8]) -> io::Result<()> {
         .map_err(mark_reader_gone)
 }
 
+/// Writes a result for people (a table) to stderr, where stdout carries a machine format
+/// (`--export-json -`): the same care as [`print`].
+pub fn print_aside(bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    if was_closed(2) {
+        return Err(closed_at_start("stderr"));
+    }
+    let mut err = io::stderr().lock();
+    err.write_all(bytes)
+        .and_then(|()| err.flush())
+        .map_err(mark_reader_gone)
+}
+
 /// The reader of flushlab's own output went away while flushlab wrote to it. Only a write to
 /// stdout or stderr is marked so: the same errno from reading a file (`/proc/self/mem` gives
 /// EIO) is an input that could not be read, not a reader that left.

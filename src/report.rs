@@ -1,7 +1,6 @@
 //! What a run measured, as one line of text per mode and as JSON.
 
 use std::io;
-use std::path::Path;
 
 use serde::Serialize;
 
@@ -85,14 +84,11 @@ pub struct Report {
 }
 
 impl Report {
-    /// Writes the JSON to `path` as [`crate::files::write_atomically`] does: a reader never
-    /// sees half a report, and a device stays a device. `-` is stdout.
-    pub fn write_json(&self, path: &Path) -> io::Result<()> {
+    /// Writes the JSON to `destination` (see [`crate::files::Destination::write`]): a reader
+    /// never sees half a report, and a device stays a device.
+    pub fn write_json(&self, destination: &crate::files::Destination) -> io::Result<()> {
         let mut json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         json.push(b'\n');
-        if path == Path::new("-") {
-            return crate::outcome::print(&json);
-        }
-        crate::files::write_atomically(path, &json)
+        destination.write(&json)
     }
 }

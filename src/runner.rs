@@ -4,7 +4,6 @@
 
 use std::io;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -75,9 +74,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
     pub tour_seconds: Duration,
 
-    /// Also write the summary as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
+    /// Also write the summary as JSON to this file (`-` = stdout, when the frames go to
+    /// stderr).
+    #[arg(long, value_name = "FILE", value_parser = crate::files::Destination::parse)]
+    pub report: Option<crate::files::Destination>,
 
     /// How much of the screen the HUD takes [default: full from 100x40, else compact]
     #[arg(long, env = "HUD", value_enum)]
@@ -164,14 +164,18 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
     // A report that cannot be written is refused before anything is measured.
-    if let Some(path) = cli
-        .report
-        .as_deref()
-        .filter(|p| *p != std::path::Path::new("-"))
-        && let Err(e) = crate::files::check_writable(path)
-    {
-        crate::outcome::complain(&format!("--report '{}': {e}", path.display()));
-        return Ok(Outcome::BadInput);
+    if let Some(destination) = &cli.report {
+        if destination.is_stdout() && stream == Stream::Stdout {
+            crate::outcome::complain(
+                "--report - and STREAM=stdout both use stdout: give --report a file, or draw \
+                 on stderr (STREAM=stderr)",
+            );
+            return Ok(Outcome::BadInput);
+        }
+        if let Err(e) = destination.check() {
+            crate::outcome::complain(&format!("--report '{destination}': {e}"));
+            return Ok(Outcome::BadInput);
+        }
     }
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
@@ -215,7 +219,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         },
     };
 
-    crate::meters::time_split(!cli.no_time_split);
+    crate::timing::time_split(!cli.no_time_split);
     let condition = crate::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
     let (outcome, meters) = match cli.ceiling {
@@ -304,15 +308,21 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         modes.len()
     };
+    // The summary goes to the stream the frames did not use, unless the report is there.
+    let aside = if cli.report.as_ref().is_some_and(|d| d.is_stdout()) {
+        Stream::Stderr
+    } else {
+        stream.other()
+    };
     for (line, row) in modes.iter().zip(&meters.rows).take(summaries) {
         let summary = line.summary_line();
-        stream.other().write_line(&if conditions > 1 {
+        aside.write_line(&if conditions > 1 {
             format!("{summary} [{}]", row.condition)
         } else {
             summary
         });
     }
-    if let Some(path) = &cli.report {
+    if let Some(destination) = &cli.report {
         // The last row measured (the only one of a headless run); of the transport ceiling's
         // write sizes, the fastest: that is the ceiling.
         let last = match cli.ceiling {
@@ -341,8 +351,8 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             modes,
         };
         report
-            .write_json(path)
-            .with_context(|| format!("writing the report to {}", path.display()))?;
+            .write_json(destination)
+            .with_context(|| format!("writing the report to {destination}"))?;
     }
     Ok(outcome)
 }

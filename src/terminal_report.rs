@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use crate::files::write_atomically;
-use crate::outcome::{Outcome, print};
+use crate::files::Destination;
+use crate::outcome::{Outcome, complain, print};
 use crate::results::export::{markdown_cell, or_dash};
 use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
@@ -20,12 +20,13 @@ pub struct ReportArgs {
     pub results: Vec<PathBuf>,
 
     /// Write the table here as well as to stdout.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub markdown: Option<Destination>,
 
-    /// Write a chart of every row (grouped by terminal) as SVG.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
+    /// Write a chart of every row (grouped by terminal) as SVG (`-` = stdout, the table then
+    /// on stderr).
+    #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
+    pub plot: Option<Destination>,
 }
 
 /// The name a result file's rows go by: the terminal's own answer, its $TERM_PROGRAM or $TERM,
@@ -109,28 +110,60 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("{} is not a flushlab result file", path.display()))?;
         all.push(results);
     }
+    if args.markdown.as_ref().is_some_and(Destination::is_stdout)
+        && args.plot.as_ref().is_some_and(Destination::is_stdout)
+    {
+        complain("report: --markdown and --plot are both '-': one destination each");
+        return Ok(Outcome::BadInput);
+    }
     let table = pivot(&all);
     // Names come from files others send: no byte of them reaches the terminal as a command.
-    print(crate::units::printable(&table).as_bytes())?;
-    if let Some(path) = &args.markdown {
-        write_atomically(path, table.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
+    let shown = crate::units::printable(&table);
+    if [&args.markdown, &args.plot]
+        .into_iter()
+        .flatten()
+        .any(Destination::is_stdout)
+    {
+        crate::outcome::print_aside(shown.as_bytes())?;
+    } else {
+        print(shown.as_bytes())?;
     }
-    if let Some(path) = &args.plot {
+    if let Some(destination) = &args.markdown {
+        let bytes = if destination.is_stdout() {
+            &shown
+        } else {
+            &table
+        };
+        destination
+            .write(bytes.as_bytes())
+            .with_context(|| format!("writing {destination}"))?;
+    }
+    if let Some(destination) = &args.plot {
         // Every row of every file in one chart, each row named after its terminal.
         let mut merged = all[0].clone();
         merged.results = all
             .iter()
             .flat_map(|r| {
-                let name = terminal_name(r);
+                let terminal = r.terminal.as_ref().and_then(TerminalIdentity::name);
                 r.results.iter().cloned().map(move |mut row| {
-                    row.reader = name.clone();
+                    // The terminal's name where it answered, else what the bench read with.
+                    row.reader = terminal
+                        .clone()
+                        .unwrap_or_else(|| format!("{} {}", row.sink, row.reader));
                     row
                 })
             })
             .collect();
-        merged.settings.readers = all.iter().map(terminal_name).collect();
-        plot::write_svg(&merged, path).with_context(|| format!("writing {}", path.display()))?;
+        merged.settings.readers = Vec::new();
+        for row in &merged.results {
+            if !merged.settings.readers.contains(&row.reader) {
+                merged.settings.readers.push(row.reader.clone());
+            }
+        }
+        let svg = crate::results::export::Exporter::serialize(&plot::SvgPlot, &merged)?;
+        destination
+            .write(&svg)
+            .with_context(|| format!("writing {destination}"))?;
     }
     Ok(Outcome::Finished)
 }

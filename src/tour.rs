@@ -10,19 +10,19 @@
 
 use std::collections::VecDeque;
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 
 use crate::app::{Action, App};
 use crate::condition::HudLayout;
+use crate::files::Destination;
 use crate::frame_args::FrameArgs;
 use crate::hud::Hud;
 use crate::keyboard::{Input, Keyboard};
 use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
-use crate::outcome::{Outcome, complain, print};
+use crate::outcome::{Outcome, complain};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use crate::subject::{Subject, parse_subjects};
@@ -64,13 +64,28 @@ pub struct TourArgs {
     #[arg(long, value_enum)]
     pub hud: Option<HudLayout>,
 
-    /// Write the results as JSON (the `flushlab bench` format, with the terminal's identity).
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
+    /// Write the results as JSON (the `flushlab bench` format, with the terminal's identity;
+    /// `-` = stdout, after the terminal is restored, the table then on stderr).
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_json: Option<Destination>,
 
     /// Write the table as Markdown (`-` = stdout).
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_markdown: Option<Destination>,
+}
+
+impl TourArgs {
+    fn exports(&self) -> Vec<Export> {
+        let json = self.export_json.clone().map(|destination| Export {
+            exporter: Box::new(JsonExporter) as Box<dyn Exporter>,
+            destination,
+        });
+        let markdown = self.export_markdown.clone().map(|destination| Export {
+            exporter: Box::<MarkdownExporter>::default(),
+            destination,
+        });
+        json.into_iter().chain(markdown).collect()
+    }
 }
 
 /// Queries in flight, oldest first: the mode and the frame count each one follows.
@@ -132,14 +147,15 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    for path in [&args.export_json, &args.export_markdown]
-        .into_iter()
-        .flatten()
+    let exports = args.exports();
+    if let Err(why) = crate::results::export::distinct(&exports, "--export-json, --export-markdown")
     {
-        if path != std::path::Path::new("-")
-            && let Err(e) = crate::files::check_writable(path)
-        {
-            complain(&format!("tour: cannot write '{}': {e}", path.display()));
+        complain(&format!("tour: {why}"));
+        return Ok(Outcome::BadInput);
+    }
+    for export in &exports {
+        if let Err(e) = export.check() {
+            complain(&format!("tour: {e}"));
             return Ok(Outcome::BadInput);
         }
     }
@@ -313,20 +329,10 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
             })
             .collect(),
     };
-    print(&MarkdownExporter::for_stdout().serialize(&results)?)?;
-    let exports = [
-        args.export_json.clone().map(|path| Export {
-            exporter: Box::new(JsonExporter) as Box<dyn Exporter>,
-            path,
-        }),
-        args.export_markdown.clone().map(|path| Export {
-            exporter: Box::<MarkdownExporter>::default(),
-            path,
-        }),
-    ];
-    for export in exports.into_iter().flatten() {
+    for export in &exports {
         export.write_file(&results)?;
     }
+    crate::results::export::deliver(&results, &exports)?;
     Ok(outcome)
 }
 

@@ -132,6 +132,17 @@ pub fn bytes(v: f64) -> String {
     }
 }
 
+/// `2.19 ms`, `424 ms`, `1.2 s`: a duration given in milliseconds, three figures at most.
+pub fn milliseconds(ms: f64) -> String {
+    match ms {
+        ms if !ms.is_finite() => "–".to_owned(),
+        ms if ms >= 1000.0 => format!("{:.1} s", ms / 1000.0),
+        ms if ms >= 100.0 => format!("{ms:.0} ms"),
+        ms if ms >= 10.0 => format!("{ms:.1} ms"),
+        ms => format!("{ms:.2} ms"),
+    }
+}
+
 pub fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
 }
@@ -194,6 +205,15 @@ mod tests {
         for bad in ["-1", "0", "nan", "inf", "five", ""] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn milliseconds_read_at_any_magnitude() {
+        assert_eq!(milliseconds(2.186), "2.19 ms");
+        assert_eq!(milliseconds(42.44), "42.4 ms");
+        assert_eq!(milliseconds(424.2), "424 ms");
+        assert_eq!(milliseconds(2614.8), "2.6 s");
+        assert_eq!(milliseconds(f64::NAN), "–");
     }
 
     #[test]

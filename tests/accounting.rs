@@ -98,3 +98,133 @@ fn an_unknown_accounting_is_refused_with_the_choices() {
         "{stderr}"
     );
 }
+
+/// The syscall number of write(2): what /proc/PID/task/TID/syscall starts with while the thread
+/// is asleep inside it.
+#[cfg(target_arch = "x86_64")]
+const WRITE: &str = "1";
+#[cfg(target_arch = "aarch64")]
+const WRITE: &str = "64";
+
+/// The time split's "reader wait" is checked against the kernel, not against flushlab: while a
+/// headless run writes into a pipe the test reads slowly (or quickly), the test samples what
+/// the writing thread is doing every 2 ms (`/proc/PID/task/TID/syscall`: asleep in write(2),
+/// or running). The share of samples asleep in write(2) and the report's share of the frame
+/// spent waiting for the reader agree within 0.15, for the frame loop (frame mode) and for the
+/// writer thread (thread mode), behind a slow reader and a fast one.
+#[test]
+fn the_reader_wait_is_the_time_the_kernel_sees_the_writer_asleep_in_write() {
+    use std::io::Read;
+    for (buffering, slow) in [
+        ("frame", true),
+        ("thread", true),
+        ("frame", false),
+        ("thread", false),
+    ] {
+        let report = scratch(&format!("reader-wait-{buffering}-{slow}.json"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("--report")
+            .arg(&report)
+            .envs([
+                ("STREAM", "stdout"),
+                ("BUFFERING", buffering),
+                ("DURATION", "2"),
+                ("SIZE", "80x24"),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let mut pipe = child.stdout.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 16 * 1024];
+            // Slow: 16 KiB every 10 ms, ~1.6 MB/s; fast: as fast as it comes.
+            while pipe.read(&mut buf).is_ok_and(|n| n > 0) {
+                if slow {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
+        });
+        // The thread that writes to the pipe: the frame loop (the main thread), or the writer
+        // thread it starts.
+        let writer = || -> Option<String> {
+            if buffering == "frame" {
+                return Some(pid.to_string());
+            }
+            std::fs::read_dir(format!("/proc/{pid}/task"))
+                .ok()?
+                .flatten()
+                .find(|task| {
+                    std::fs::read_to_string(task.path().join("comm"))
+                        .is_ok_and(|comm| comm.trim() == "flushlab-writer")
+                })
+                .map(|task| task.file_name().to_string_lossy().into_owned())
+        };
+        let (mut asleep_in_write, mut samples) = (0u32, 0u32);
+        let started = std::time::Instant::now();
+        // The first half second is the run's set-up; the report's figures are of the whole run.
+        while child.try_wait().unwrap().is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            if started.elapsed() < std::time::Duration::from_millis(300) {
+                continue;
+            }
+            let Some(tid) = writer() else { continue };
+            let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall"))
+            else {
+                continue;
+            };
+            samples += 1;
+            if syscall.split_whitespace().next() == Some(WRITE) {
+                asleep_in_write += 1;
+            }
+        }
+        reader.join().unwrap();
+        let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        std::fs::remove_file(&report).unwrap();
+        let split = &run["time_split"];
+        let (wait, total) = if buffering == "thread" {
+            let w = &split["writer"];
+            let parts = [
+                "on_cpu_ms",
+                "cpu_wait_ms",
+                "frame_wait_ms",
+                "reader_wait_ms",
+            ];
+            (
+                w["reader_wait_ms"].as_f64().unwrap(),
+                parts.iter().map(|p| w[p].as_f64().unwrap()).sum::<f64>(),
+            )
+        } else {
+            let parts = [
+                "build_ms",
+                "encode_ms",
+                "kernel_ms",
+                "cpu_wait_ms",
+                "reader_wait_ms",
+                "idle_ms",
+            ];
+            (
+                split["reader_wait_ms"].as_f64().unwrap(),
+                parts
+                    .iter()
+                    .map(|p| split[p].as_f64().unwrap())
+                    .sum::<f64>(),
+            )
+        };
+        let kernel = f64::from(asleep_in_write) / f64::from(samples.max(1));
+        let flushlab = wait / total;
+        eprintln!(
+            "{buffering} slow={slow}: kernel {kernel:.2} ({samples} samples), flushlab {flushlab:.2}"
+        );
+        assert!(samples > 100, "{buffering}: {samples} samples");
+        assert!(
+            (kernel - flushlab).abs() < 0.15,
+            "{buffering} slow={slow}: the kernel saw the writer asleep in write(2) {kernel:.2} of \
+             the time, flushlab says {flushlab:.2}: {run}"
+        );
+        if slow {
+            assert!(flushlab > 0.5, "{buffering}: {run}");
+        }
+    }
+}

@@ -476,7 +476,12 @@ fn ctrl_z_never_stops_a_session_leader_for_good() {
     assert_ne!(state(pid), Some('T'), "stopped with nobody to resume it");
     std::io::Write::write_all(&mut &running.pty.master, b"q").unwrap();
     let run = running.finish(Duration::from_secs(10));
-    assert_eq!(run.code, Some(0));
+    assert_eq!(
+        run.code,
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.output[run.output.len().saturating_sub(600)..])
+    );
     assert_restored(&run);
     let (screen, _) = screens(&run.output);
     assert!(screen.contains("not suspended"), "{screen}");

@@ -9,7 +9,7 @@ pub mod executor;
 pub mod reader;
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -19,8 +19,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, Sink, run_once};
 use self::reader::{ReaderModel, parse_reader};
+use crate::files::Destination;
 use crate::frame_args::FrameArgs;
-use crate::outcome::{Outcome, complain, print};
+use crate::outcome::{Outcome, complain};
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::plot;
 use crate::results::{BenchResults, Machine, Row, Settings};
@@ -91,21 +92,22 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub frame: FrameArgs,
 
-    /// Write all results as JSON, after every run (`-` = stdout, at the end).
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
+    /// Write all results as JSON, after every run (`-` = stdout, at the end; the table then
+    /// goes to stderr).
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_json: Option<Destination>,
 
     /// Write one line per row as CSV, after every run (`-` = stdout, at the end).
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_csv: Option<Destination>,
 
     /// Write the table as Markdown, after every run (`-` = stdout, at the end).
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_markdown: Option<Destination>,
 
-    /// An SVG chart of FPS per mode and write(2) calls per frame.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
+    /// An SVG chart of FPS, write(2) calls and the time split per row (`-` = stdout).
+    #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
+    pub plot: Option<Destination>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -233,17 +235,18 @@ impl BenchArgs {
 
     fn exports(&self) -> Vec<Export> {
         let mut exports = Vec::new();
-        let mut add = |path: &Option<PathBuf>, exporter: Box<dyn Exporter>| {
-            if let Some(path) = path {
+        let mut add = |destination: &Option<Destination>, exporter: Box<dyn Exporter>| {
+            if let Some(destination) = destination {
                 exports.push(Export {
                     exporter,
-                    path: path.clone(),
+                    destination: destination.clone(),
                 });
             }
         };
         add(&self.export_json, Box::new(JsonExporter));
         add(&self.export_csv, Box::new(CsvExporter));
         add(&self.export_markdown, Box::<MarkdownExporter>::default());
+        add(&self.plot, Box::new(plot::SvgPlot));
         exports
     }
 }
@@ -307,27 +310,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         settings: args.settings(),
         results: Vec::new(),
     };
-    // One file for two exports: the last would overwrite the others.
-    let destinations: Vec<&PathBuf> = exports
-        .iter()
-        .map(|e| &e.path)
-        .chain(&args.plot)
-        .filter(|p| p.as_os_str() != "-")
-        .collect();
-    let same = |a: &Path, b: &Path| {
-        a == b
-            || std::fs::canonicalize(a)
-                .is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
-    };
-    if let Some(twice) = destinations
-        .iter()
-        .enumerate()
-        .find_map(|(i, p)| destinations[..i].iter().any(|q| same(p, q)).then_some(p))
-    {
-        complain(&format!(
-            "bench: '{}' is given to two of --export-json, --export-csv, --export-markdown, --plot: one file each",
-            twice.display()
-        ));
+    if let Err(why) = crate::results::export::distinct(
+        &exports,
+        "--export-json, --export-csv, --export-markdown, --plot",
+    ) {
+        complain(&format!("bench: {why}"));
         return Ok(Outcome::BadInput);
     }
     // Refuse unwritable destinations before spending minutes measuring.
@@ -340,12 +327,6 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     }
 
     let binary = std::env::current_exe().context("finding flushlab's own binary")?;
-    if let Some(path) = &args.plot
-        && let Err(e) = crate::files::check_writable(path)
-    {
-        complain(&format!("bench: cannot write '{}': {e}", path.display()));
-        return Ok(Outcome::BadInput);
-    }
     let scratch =
         crate::files::Scratch::new("flushlab-bench").context("creating a scratch directory")?;
     let mut cells = args.cells(&binary, scratch.path());
@@ -396,15 +377,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     progress.finish_and_clear();
     drop(scratch);
 
-    // The chart first: a reader of stdout that goes away must not cost the files.
-    if let Some(path) = &args.plot {
-        plot::write_svg(&results, path)
-            .with_context(|| format!("writing the plot {}", path.display()))?;
-    }
-    print(&MarkdownExporter::for_stdout().serialize(&results)?)?;
-    for export in &exports {
-        export.write_stdout(&results)?;
-    }
+    crate::results::export::deliver(&results, &exports)?;
     if let Some(warning) = results.noise_warning() {
         complain(&format!("bench: {warning}"));
     }

@@ -8,7 +8,7 @@ pub mod plot;
 pub mod statistics;
 
 use self::statistics::{NOISY, Spread, median};
-use crate::figures::{Figures, PerSecond, TimeSplit};
+use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
 use crate::subject::{FloodWriter, Subject};
 use crate::units::format_capacity;
 use crate::writer_mode::Buffering;
@@ -130,6 +130,16 @@ impl Row {
             cpu_wait_ms: part(|s| s.cpu_wait_ms).unwrap_or_default(),
             reader_wait_ms: part(|s| s.reader_wait_ms).unwrap_or_default(),
             idle_ms: part(|s| s.idle_ms).unwrap_or_default(),
+            writer: {
+                let writers = || splits().filter_map(|s| s.writer);
+                let part = |of: fn(&WriterSplit) -> f64| median(writers().map(|w| of(&w)));
+                part(|w| w.on_cpu_ms).map(|on_cpu_ms| WriterSplit {
+                    on_cpu_ms,
+                    cpu_wait_ms: part(|w| w.cpu_wait_ms).unwrap_or_default(),
+                    frame_wait_ms: part(|w| w.frame_wait_ms).unwrap_or_default(),
+                    reader_wait_ms: part(|w| w.reader_wait_ms).unwrap_or_default(),
+                })
+            },
         });
         let runs = &self.runs;
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
@@ -517,7 +527,7 @@ mod tests {
         results.results[3].summarize();
         let warning = results.noise_warning().unwrap();
         assert!(
-            warning.starts_with("1 of 4 rows varied by more than 25%"),
+            warning.starts_with("1 of 5 rows varied by more than 25%"),
             "{warning}"
         );
         assert!(warning.contains("stdout/frame at 200x60"), "{warning}");

@@ -1,8 +1,6 @@
 //! An SVG chart of the results: FPS per row (median bar, min–max whisker) beside write(2) calls
 //! per frame on a log axis, one horizontal bar per row so that long mode names stay readable.
 
-use std::path::Path;
-
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
@@ -14,11 +12,13 @@ const CEILING: RGBColor = RGBColor(150, 150, 150);
 const STDOUT: RGBColor = RGBColor(40, 110, 200);
 const STDERR: RGBColor = RGBColor(220, 110, 40);
 
-/// Writes the chart to `path` (see [`crate::files::write_atomically`]).
-pub fn write_svg(results: &BenchResults, path: &Path) -> anyhow::Result<()> {
-    let svg = svg(results)?;
-    crate::files::write_atomically(path, svg.as_bytes())?;
-    Ok(())
+/// The chart as an exporter, so that it goes where any export goes.
+pub struct SvgPlot;
+
+impl super::export::Exporter for SvgPlot {
+    fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
+        Ok(svg(results)?.into_bytes())
+    }
 }
 
 /// The chart as SVG text: pure, like the exporters.
@@ -33,7 +33,9 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     anyhow::ensure!(!rows.is_empty(), "no results to plot");
     let n = rows.len();
     let height = 120 + ROW_HEIGHT * n as u32;
-    let root = SVGBackend::with_string(out, (1400, height)).into_drawing_area();
+    let with_split = rows.iter().any(|r| r.time_split.is_some());
+    let width = if with_split { 1900 } else { 1400 };
+    let root = SVGBackend::with_string(out, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let settings = &results.settings;
     let title = format!(
@@ -48,10 +50,21 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let unit = &settings.unit;
     let root = root.titled(&title, ("sans-serif", 20))?;
     let (left, right) = root.split_horizontally(800);
+    let (right, split_area) = right.split_horizontally(600);
+    // Every row named by all that tells it apart: its reader and sink too where they vary.
+    let varies = |of: fn(&super::Row) -> &str| rows.iter().any(|r| of(r) != of(&rows[0]));
+    let (readers, sinks) = (varies(|r| &r.reader), varies(|r| &r.sink));
     let label = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
             rows.get(*i).map_or_else(String::new, |r| {
-                format!("{} {}", results.name(r.subject), r.size)
+                let mut label = format!("{} {}", results.name(r.subject), r.size);
+                if sinks {
+                    label += &format!(" {}", r.sink);
+                }
+                if readers {
+                    label += &format!(" {}", r.reader);
+                }
+                label
             })
         }
         SegmentValue::Last => String::new(),
@@ -140,7 +153,99 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
         bar.set_margin(4, 4, 0, 0);
         Some(bar)
     }))?;
+    if with_split {
+        draw_split(results, &split_area)?;
+    }
     root.present()?;
+    Ok(())
+}
+
+/// RGB of the time split's parts, in [`crate::figures::TimeSplit::parts`]'s order: the HUD's
+/// colours.
+const SPLIT: [RGBColor; 6] = [
+    RGBColor(90, 140, 255),
+    RGBColor(0, 170, 190),
+    RGBColor(230, 90, 90),
+    RGBColor(180, 60, 180),
+    RGBColor(230, 175, 0),
+    RGBColor(170, 170, 170),
+];
+
+/// Each row's frame as one bar of 100%, in the split's parts (the painting thread's), with the
+/// frame's wall time in ms beside it: where the time goes, whatever the row's speed.
+fn draw_split<DB: DrawingBackend>(
+    results: &BenchResults,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let rows = &results.results;
+    let n = rows.len();
+    let y = |i: usize| n - 1 - i;
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            "where a frame's time goes (share; ms a frame at the end)",
+            ("sans-serif", 16),
+        )
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(10)
+        .build_cartesian_2d(0.0..1.7f64, (0..n).into_segmented())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|_| String::new())
+        .x_labels(6)
+        .x_label_formatter(&|v| {
+            if *v <= 1.0 {
+                format!("{:.0}%", v * 100.0)
+            } else {
+                String::new()
+            }
+        })
+        .draw()?;
+    let names = crate::figures::TimeSplit::default().parts();
+    for (part, (name, _)) in names.iter().enumerate() {
+        let colour = SPLIT[part];
+        chart
+            .draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+                let split = r.time_split?;
+                let parts = split.parts();
+                let total = split.total_ms();
+                if total <= 0.0 {
+                    return None;
+                }
+                let from: f64 = parts[..part].iter().map(|p| p.1).sum::<f64>() / total;
+                let to = from + parts[part].1 / total;
+                let mut bar = Rectangle::new(
+                    [
+                        (from, SegmentValue::Exact(y(i))),
+                        (to, SegmentValue::Exact(y(i) + 1)),
+                    ],
+                    colour.filled(),
+                );
+                bar.set_margin(4, 4, 0, 0);
+                Some(bar)
+            }))?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
+    }
+    chart.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+        let total = r.time_split?.total_ms();
+        Some(Text::new(
+            crate::units::milliseconds(total),
+            (1.02, SegmentValue::CenterOf(y(i))),
+            ("sans-serif", 13),
+        ))
+    }))?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
     Ok(())
 }
 
@@ -169,5 +274,15 @@ mod tests {
             );
         }
         assert!(svg.starts_with("<svg"));
+        // The time split's panel: its legend, and each row's frame time.
+        for (name, _) in crate::figures::TimeSplit::default().parts() {
+            assert!(svg.contains(name), "{name} missing from the legend");
+        }
+        let thread = results
+            .results
+            .iter()
+            .find(|r| r.subject.to_string() == "stdout/thread");
+        let total = thread.and_then(|r| r.time_split).unwrap().total_ms();
+        assert!(svg.contains(&crate::units::milliseconds(total)));
     }
 }

@@ -13,7 +13,9 @@ pub mod tree;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::files::Destination;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -53,9 +55,9 @@ pub struct WrapArgs {
     #[arg(long, value_parser = parse_duration, default_value = "0.002")]
     pub frame_gap: Duration,
 
-    /// Also write the results as JSON to this file (`-` = stdout)
-    #[arg(long, value_name = "FILE")]
-    pub report: Option<PathBuf>,
+    /// Also write the results as JSON to this file (`-` = stdout, the summary then on stderr)
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub report: Option<Destination>,
 
     /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
     /// parent: a bench's `--command` row must not outlive a bench that was killed.
@@ -133,10 +135,10 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         ));
         return Ok(Outcome::NotFound);
     };
-    if let Some(path) = args.report.as_deref().filter(|p| *p != Path::new("-"))
-        && let Err(e) = crate::files::check_writable(path)
+    if let Some(destination) = &args.report
+        && let Err(e) = destination.check()
     {
-        complain(&format!("wrap: --report '{}': {e}", path.display()));
+        complain(&format!("wrap: --report '{destination}': {e}"));
         return Ok(Outcome::BadInput);
     }
     let interactive = args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout());
@@ -147,15 +149,12 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let (measured, ended_by_wrap) = measure(&args, &resolved, interactive, &signal)?;
     let report = report(&args, measured);
     complain(&report.summary());
-    if let Some(path) = &args.report {
+    if let Some(destination) = &args.report {
         let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
-        if path == Path::new("-") {
-            crate::outcome::print(&json)?;
-        } else {
-            crate::files::write_atomically(path, &json)
-                .with_context(|| format!("writing the report to {}", path.display()))?;
-        }
+        destination
+            .write(&json)
+            .with_context(|| format!("writing the report to {destination}"))?;
     }
     let outcome = match signal.load(Ordering::Relaxed) {
         0 if ended_by_wrap => Outcome::Finished,

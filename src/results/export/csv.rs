@@ -6,7 +6,7 @@ use crate::results::BenchResults;
 /// One line per row, summary figures only (the raw runs are in the JSON).
 pub struct CsvExporter;
 
-const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms";
+const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms,writer_on_cpu_ms,writer_cpu_wait_ms,writer_frame_wait_ms,writer_reader_wait_ms";
 
 impl Exporter for CsvExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
@@ -39,6 +39,13 @@ impl Exporter for CsvExporter {
             .into_iter()
             // Where a frame's time went, in TimeSplit::parts' order.
             .chain((0..6).map(|i| num(row.time_split.map(|s| s.parts()[i].1))))
+            // The writer thread's, in WriterSplit::parts' order (thread modes only).
+            .chain((0..4).map(|i| {
+                num(row
+                    .time_split
+                    .and_then(|s| s.writer)
+                    .map(|w| w.parts()[i].1))
+            }))
             .collect::<Vec<_>>();
             writeln!(out, "{}", fields.join(","))?;
         }

@@ -57,6 +57,38 @@ fn rate(v: f64) -> String {
     }
 }
 
+impl MarkdownExporter {
+    /// A table of a split's parts, one line a row, under `intro`; where it does not fit the
+    /// width, a line that says so. Nothing when no row has the split.
+    fn parts_table(
+        &self,
+        out: &mut impl std::fmt::Write,
+        intro: &str,
+        parts: &[(&str, f64)],
+        lines: &[String],
+    ) -> std::fmt::Result {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = parts.iter().map(|(name, _)| *name).collect();
+        let header = format!("| mode | size | reader | {} |", names.join(" | "));
+        let fits = |line: &String| self.width.is_none_or(|w| line.chars().count() <= w);
+        if fits(&header) && lines.iter().all(fits) {
+            writeln!(
+                out,
+                "\n{intro}:\n\n{header}\n|---|---|---|{}",
+                "---:|".repeat(names.len())
+            )?;
+            for line in lines {
+                writeln!(out, "{line}")?;
+            }
+        } else {
+            writeln!(out, "\n({intro}: too wide here, in the exports.)")?;
+        }
+        Ok(())
+    }
+}
+
 impl Exporter for MarkdownExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
         let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
@@ -219,50 +251,39 @@ impl Exporter for MarkdownExporter {
                 left_out.join(", ")
             )?;
         }
-        let split: Vec<String> = results
+        let named = |row: &crate::results::Row, parts: &[(&str, f64)]| {
+            let parts: Vec<String> = parts.iter().map(|(_, ms)| format!("{ms:.2}")).collect();
+            format!(
+                "| {} | {} | {} | {} |",
+                results.name(row.subject),
+                cell(&row.size),
+                cell(&row.reader),
+                parts.join(" | ")
+            )
+        };
+        let painter: Vec<String> = results
             .results
             .iter()
-            .filter_map(|row| {
-                let split = row.time_split?;
-                let parts: Vec<String> = split
-                    .parts()
-                    .iter()
-                    .map(|(_, ms)| format!("{ms:.2}"))
-                    .collect();
-                Some(format!(
-                    "| {} | {} | {} | {} |",
-                    results.name(row.subject),
-                    cell(&row.size),
-                    cell(&row.reader),
-                    parts.join(" | ")
-                ))
-            })
+            .filter_map(|row| Some(named(row, &row.time_split?.parts())))
             .collect();
-        if !split.is_empty() {
-            let names: Vec<&str> = crate::figures::TimeSplit::default()
-                .parts()
-                .iter()
-                .map(|(name, _)| *name)
-                .collect();
-            let header = format!("| mode | size | reader | {} |", names.join(" | "));
-            let fits = |line: &String| self.width.is_none_or(|w| line.chars().count() <= w);
-            if fits(&header) && split.iter().all(fits) {
-                writeln!(
-                    out,
-                    "\nWhere a frame's time goes (ms a frame, median of the runs; the frame \
-                     loop's thread):\n\n{header}\n|---|---|---|{}",
-                    "---:|".repeat(names.len())
-                )?;
-                for line in split {
-                    writeln!(out, "{line}")?;
-                }
-            } else {
-                writeln!(
-                    out,
-                    "\n(Where a frame's time goes, too wide here: in the exports.)"
-                )?;
-            }
-        }
+        self.parts_table(
+            &mut out,
+            "Where a frame's time goes (ms a frame, median of the runs; the frame loop's \
+             thread — in the thread modes its reader wait is its wait for the writer thread)",
+            &crate::figures::TimeSplit::default().parts(),
+            &painter,
+        )?;
+        let writer: Vec<String> = results
+            .results
+            .iter()
+            .filter_map(|row| Some(named(row, &row.time_split?.writer?.parts())))
+            .collect();
+        self.parts_table(
+            &mut out,
+            "The writer thread's frame in the thread modes (ms a frame, median of the runs)",
+            &crate::figures::WriterSplit::default().parts(),
+            &writer,
+        )?;
         let alike = results.indistinguishable();
         if !alike.is_empty() {
             let names: Vec<String> = alike

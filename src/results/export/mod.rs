@@ -5,55 +5,89 @@ mod csv;
 mod json;
 mod markdown;
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-
 pub use self::csv::CsvExporter;
 pub use self::json::JsonExporter;
 pub use self::markdown::{MarkdownExporter, cell as markdown_cell};
 use super::BenchResults;
-use crate::files::write_atomically;
+use crate::files::{Destination, write_atomically};
 
 pub trait Exporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>>;
 }
 
-/// An exporter and where its output goes; `-` is stdout, written once at the end.
+/// An exporter and where its output goes: a file (written after every run) or standard
+/// output (written once, at the end).
 pub struct Export {
     pub exporter: Box<dyn Exporter>,
-    pub path: PathBuf,
+    pub destination: Destination,
 }
 
 impl Export {
-    pub fn to_stdout(&self) -> bool {
-        self.path == Path::new("-")
-    }
-
     /// Writes the current results to the file (not stdout): called after every run, so a late
     /// failure loses nothing.
     pub fn write_file(&self, results: &BenchResults) -> anyhow::Result<()> {
-        if self.to_stdout() {
+        let Destination::File(path) = &self.destination else {
             return Ok(());
-        }
+        };
         let bytes = self.exporter.serialize(results)?;
-        write_atomically(&self.path, &bytes)
-            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", self.path.display()))
+        write_atomically(path, &bytes)
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", path.display()))
     }
 
     /// Refuses, before any measuring, a destination that cannot be written; writes nothing.
     pub fn check(&self) -> anyhow::Result<()> {
-        if self.to_stdout() {
-            return Ok(());
-        }
-        crate::files::check_writable(&self.path)
-            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", self.path.display()))
+        self.destination
+            .check()
+            .map_err(|e| anyhow::anyhow!("cannot write '{}': {e}", self.destination))
     }
 
+    /// Writes the results to standard output, when that is the destination.
     pub fn write_stdout(&self, results: &BenchResults) -> anyhow::Result<()> {
-        if self.to_stdout() {
-            io::stdout().write_all(&self.exporter.serialize(results)?)?;
+        if self.destination.is_stdout() {
+            self.destination.write(&self.exporter.serialize(results)?)?;
         }
         Ok(())
+    }
+}
+
+/// The end of a command that measured `results`: the table for people on stdout (on stderr
+/// when stdout carries one of the `exports`, so that `| jq` reads only JSON), then the export
+/// whose destination is stdout. Files were written by [`Export::write_file`].
+pub fn deliver(results: &BenchResults, exports: &[Export]) -> anyhow::Result<()> {
+    let table = MarkdownExporter::for_stdout().serialize(results)?;
+    if exports.iter().any(|e| e.destination.is_stdout()) {
+        crate::outcome::print_aside(&table)?;
+    } else {
+        crate::outcome::print(&table)?;
+    }
+    for export in exports {
+        export.write_stdout(results)?;
+    }
+    Ok(())
+}
+
+/// Refuses two exports to one destination (the last would overwrite the others, or two
+/// formats would run together on stdout); `flags` names the flags, for the message.
+pub fn distinct(exports: &[Export], flags: &str) -> Result<(), String> {
+    let same = |a: &Destination, b: &Destination| match (a, b) {
+        (Destination::Stdout, Destination::Stdout) => true,
+        (Destination::File(a), Destination::File(b)) => {
+            a == b
+                || std::fs::canonicalize(a)
+                    .is_ok_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+        }
+        _ => false,
+    };
+    let destinations: Vec<&Destination> = exports.iter().map(|e| &e.destination).collect();
+    match destinations
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| destinations[..i].iter().any(|e| same(d, e)).then_some(d))
+    {
+        Some(twice) => Err(format!(
+            "'{twice}' is given to two of {flags}: one destination each"
+        )),
+        None => Ok(()),
     }
 }
 
@@ -88,6 +122,7 @@ pub(crate) mod fixture {
                     cpu_wait_ms: 0.1,
                     reader_wait_ms: (1000.0 / fps - 3.8).max(0.0),
                     idle_ms: 0.0,
+                    writer: None,
                 }),
             },
             peak_rss_kib: 9_000,
@@ -99,7 +134,7 @@ pub(crate) mod fixture {
         }
     }
 
-    /// Fixed results: two ceilings, two modes (one with a failed run), one size.
+    /// Fixed results: two ceilings, three modes (one with a failed run), one size.
     pub fn results() -> BenchResults {
         let mut rows = vec![
             Row::new(
@@ -126,6 +161,12 @@ pub(crate) mod fixture {
                 "drain".into(),
                 "pty".into(),
             ),
+            Row::new(
+                Subject::Mode(Stream::Stdout, Buffering::Thread),
+                "200x60".into(),
+                "drain".into(),
+                "pty".into(),
+            ),
         ];
         rows[0].runs = vec![run(260.0, 0.0), run(250.0, 0.0), run(270.0, 0.0)];
         rows[1].runs = vec![run(410.0, 1.0), run(400.0, 1.0), run(420.0, 1.0)];
@@ -135,6 +176,21 @@ pub(crate) mod fixture {
             output: "last words".into(),
         }];
         rows[3].runs = vec![run(130.0, 1.0), run(140.0, 1.0), run(120.0, 1.0)];
+        // The thread mode's writer thread: 0.4 ms a frame on a CPU, 1.5 waiting for frames.
+        rows[4].runs = [180.0, 190.0, 170.0]
+            .map(|fps| {
+                let mut run = run(fps, 1.0);
+                if let Some(split) = &mut run.figures.time_split {
+                    split.writer = Some(crate::figures::WriterSplit {
+                        on_cpu_ms: 0.4,
+                        cpu_wait_ms: 0.1,
+                        frame_wait_ms: 1.5,
+                        reader_wait_ms: 1000.0 / fps - 2.0,
+                    });
+                }
+                run
+            })
+            .into();
         for row in &mut rows {
             row.summarize();
         }
