@@ -73,7 +73,11 @@ fn every_output_flag_writes_only_its_format_to_stdout() {
     let report = flushlab(&dir, &[], &["report", file, "--plot", "-"]);
     assert!(report.status.success());
     assert!(report.stdout.starts_with(b"<svg"));
-    let both = flushlab(&dir, &[], &["report", file, "--plot", "-", "--markdown", "-"]);
+    let both = flushlab(
+        &dir,
+        &[],
+        &["report", file, "--plot", "-", "--markdown", "-"],
+    );
     assert_eq!(both.status.code(), Some(2));
 
     // The headless run and the flood: the report on stdout when the output is on stderr.
@@ -86,7 +90,9 @@ fn every_output_flag_writes_only_its_format_to_stdout() {
     let flood = flushlab(
         &dir,
         &[],
-        &["flood", "--writer", "eprintln", "--lines", "1000", "--report", "-"],
+        &[
+            "flood", "--writer", "eprintln", "--lines", "1000", "--report", "-",
+        ],
     );
     assert_eq!(json(&flood, "flood --report -")["writer"], "eprintln");
     // Where stdout already carries the frames or the lines, `-` is refused in one line.

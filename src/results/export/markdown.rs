@@ -285,15 +285,28 @@ impl Exporter for MarkdownExporter {
             &writer,
         )?;
         let alike = results.indistinguishable();
+        let varies = |of: fn(&crate::results::Row) -> &str| {
+            results
+                .results
+                .iter()
+                .any(|r| of(r) != of(&results.results[0]))
+        };
+        let (sinks, readers) = (varies(|r| &r.sink), varies(|r| &r.reader));
         if !alike.is_empty() {
             let names: Vec<String> = alike
                 .iter()
                 .map(|(a, b)| {
+                    // Named by all that tells the pair apart from the others.
+                    let mut at = a.size.clone();
+                    for (varies, what) in [(sinks, &a.sink), (readers, &a.reader)] {
+                        if varies {
+                            at = format!("{at}, {what}");
+                        }
+                    }
                     format!(
-                        "{} ≈ {} ({})",
+                        "{} ≈ {} ({at})",
                         results.name(a.subject),
                         results.name(b.subject),
-                        a.size
                     )
                 })
                 .collect();
