@@ -4,6 +4,7 @@
 //! serialized.
 
 use std::fmt;
+use std::sync::Arc;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -89,29 +90,23 @@ impl FloodWriter {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Subject {
     Mode(Stream, Buffering),
     Ceiling(Ceiling),
     /// A writer of the log-flood workload (`flushlab flood`).
     Flood(FloodWriter),
-    /// Another program, measured through `flushlab wrap` (`bench --command NAME=CMD`).
-    Command(&'static ExternalCommand),
+    /// Another program, measured through `flushlab wrap` (`bench --command NAME=CMD`): shared,
+    /// since every row and run of it names it.
+    Command(Arc<ExternalCommand>),
 }
 
-/// A program the bench measures beside the modes: `--command NAME=CMD ARGS…`. Made once per
-/// process from the flags and never freed, so that a subject stays a plain `Copy` value.
+/// A program the bench measures beside the modes: `--command NAME=CMD ARGS…`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct ExternalCommand {
     pub name: String,
     /// The program and its arguments; empty when read back from a results file.
     pub argv: Vec<String>,
-}
-
-impl ExternalCommand {
-    fn leak(name: String, argv: Vec<String>) -> &'static ExternalCommand {
-        Box::leak(Box::new(ExternalCommand { name, argv }))
-    }
 }
 
 /// Parses `--command NAME=CMD ARGS…` (arguments split at spaces; `sh -c '…'` for anything
@@ -134,10 +129,10 @@ pub fn parse_command(text: &str) -> Result<Subject, String> {
     if argv.is_empty() {
         return Err(format!("no command after {name}="));
     }
-    Ok(Subject::Command(ExternalCommand::leak(
-        name.to_owned(),
+    Ok(Subject::Command(Arc::new(ExternalCommand {
+        name: name.to_owned(),
         argv,
-    )))
+    })))
 }
 
 impl Subject {
@@ -170,20 +165,20 @@ impl Subject {
             .chain(Subject::flood_writers())
     }
 
-    pub fn is_ceiling(self) -> bool {
+    pub fn is_ceiling(&self) -> bool {
         matches!(self, Subject::Ceiling(_))
     }
 
     /// Whether its rows do the modes' work (the same frame): another program's do not, and no
     /// ratio compares them.
-    pub fn draws_the_frame(self) -> bool {
+    pub fn draws_the_frame(&self) -> bool {
         !matches!(self, Subject::Command(_))
     }
 
     /// The stream whose file descriptor the subject writes to.
-    pub fn stream(self) -> Stream {
+    pub fn stream(&self) -> Stream {
         match self {
-            Subject::Mode(stream, _) => stream,
+            Subject::Mode(stream, _) => *stream,
             Subject::Command(_) => Stream::Stdout,
             Subject::Flood(FloodWriter::Eprintln | FloodWriter::EnvLogger) => Stream::Stderr,
             Subject::Ceiling(_) | Subject::Flood(_) => Stream::Stdout,
@@ -191,7 +186,7 @@ impl Subject {
     }
 
     /// What a plot colours it by: its stream, or `ceiling`.
-    pub fn family(self) -> &'static str {
+    pub fn family(&self) -> &'static str {
         match self {
             Subject::Ceiling(_) => "ceiling",
             Subject::Flood(_) => "flood",
@@ -203,12 +198,14 @@ impl Subject {
     /// The subject one exact name stands for (`stderr/raw`, `ceiling/cpu`, `flood/per-byte`).
     pub fn from_name(name: &str) -> Option<Subject> {
         if let Some(command) = name.strip_prefix("cmd/") {
+            // Read back from results: the name alone (the command line is not kept).
             return parse_command(&format!("{command}=?"))
                 .ok()
                 .map(|s| match s {
-                    Subject::Command(c) => {
-                        Subject::Command(ExternalCommand::leak(c.name.clone(), vec![]))
-                    }
+                    Subject::Command(c) => Subject::Command(Arc::new(ExternalCommand {
+                        name: c.name.clone(),
+                        argv: Vec::new(),
+                    })),
                     other => other,
                 });
         }

@@ -54,8 +54,8 @@ pub fn pivot(all: &[BenchResults]) -> String {
     for results in all {
         for row in &results.results {
             if !modes.contains(&row.subject) {
-                modes.push(row.subject);
-                names.push(results.name(row.subject));
+                modes.push(row.subject.clone());
+                names.push(results.name(&row.subject));
             }
         }
     }

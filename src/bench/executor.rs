@@ -87,7 +87,7 @@ impl RunSpec {
         }
         // The children count writes the way the bench was told to.
         command.env("ACCOUNTING", crate::accounting::accounting().name());
-        match self.subject {
+        match &self.subject {
             Subject::Flood(writer) => {
                 command.args(["flood", "--writer", writer.name()]);
             }

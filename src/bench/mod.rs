@@ -154,7 +154,7 @@ impl BenchArgs {
         } else {
             self.modes.concat()
         };
-        for s in chosen.into_iter().chain(self.commands.iter().copied()) {
+        for s in chosen.into_iter().chain(self.commands.iter().cloned()) {
             if !subjects.contains(&s) {
                 subjects.push(s);
             }
@@ -206,7 +206,7 @@ impl BenchArgs {
             for (sink, reader) in self.targets() {
                 for subject in self.subjects() {
                     let row = Row::new(
-                        subject,
+                        subject.clone(),
                         format!("{}x{}", size.0, size.1),
                         reader.map_or_else(|| "none".to_owned(), |r| r.to_string()),
                         sink.name().to_owned(),
@@ -251,155 +251,181 @@ impl BenchArgs {
     }
 }
 
-pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
-    let subjects = args.subjects();
-    if let Some(wrong) = subjects
-        .iter()
-        .find(|s| matches!(s, Subject::Flood(_)) != (args.workload == Workload::Flood))
-    {
-        complain(&format!(
-            "bench: '{wrong}' is not part of the {} workload (choose --workload {})",
-            args.workload.name(),
-            args.workload.other().name(),
-        ));
-        return Ok(Outcome::BadInput);
-    }
-    for command in &args.commands {
-        if let Subject::Command(external) = command
-            && crate::files::find_program(external.argv[0].as_ref()).is_none()
+/// A bench the flags describe, validated: every check that can refuse them is made by
+/// [`BenchArgs::plan`], none while measuring.
+pub struct BenchPlan {
+    args: BenchArgs,
+    exports: Vec<Export>,
+}
+
+impl BenchArgs {
+    /// The flags as a plan, or the one line that says why they cannot be one (ripgrep's
+    /// `HiArgs::from_low_args`). Checks destinations too, writing nothing: an interrupted
+    /// re-run must not wipe the results already there.
+    pub fn plan(self) -> Result<BenchPlan, String> {
+        let flood = self.workload == Workload::Flood;
+        if let Some(wrong) = self
+            .subjects()
+            .iter()
+            .find(|s| matches!(s, Subject::Flood(_)) != flood)
         {
-            complain(&format!(
-                "bench: --command {}: '{}' is not a command (not found, or not executable)",
-                external.name,
-                crate::units::printable(&external.argv[0])
+            return Err(format!(
+                "'{wrong}' is not part of the {} workload (choose --workload {})",
+                self.workload.name(),
+                self.workload.other().name(),
             ));
-            return Ok(Outcome::BadInput);
         }
-    }
-    let names: Vec<&str> = args
-        .commands
-        .iter()
-        .filter_map(|c| match c {
-            Subject::Command(external) => Some(external.name.as_str()),
-            _ => None,
+        let mut names: Vec<&str> = Vec::new();
+        for command in &self.commands {
+            let Subject::Command(external) = command else {
+                continue;
+            };
+            if crate::files::find_program(external.argv[0].as_ref()).is_none() {
+                return Err(format!(
+                    "--command {}: '{}' is not a command (not found, or not executable)",
+                    external.name,
+                    crate::units::printable(&external.argv[0])
+                ));
+            }
+            if names.contains(&external.name.as_str()) {
+                return Err(format!(
+                    "--command {0}=…: two rows named cmd/{0}; give each --command its own NAME",
+                    external.name
+                ));
+            }
+            names.push(&external.name);
+        }
+        if flood && !self.commands.is_empty() {
+            return Err("--command rows draw frames: they belong to --workload tui".to_owned());
+        }
+        if !flood && (self.work.is_some() || self.rate.is_some()) {
+            return Err(
+                "--work and --rate shape the flood's requests: add --workload flood".to_owned(),
+            );
+        }
+        let exports = self.exports();
+        crate::results::export::distinct(
+            &exports,
+            "--export-json, --export-csv, --export-markdown, --plot",
+        )?;
+        for export in &exports {
+            export.check().map_err(|e| e.to_string())?;
+        }
+        Ok(BenchPlan {
+            args: self,
+            exports,
         })
-        .collect();
-    if let Some(twice) = names
-        .iter()
-        .enumerate()
-        .find_map(|(i, n)| names[..i].contains(n).then_some(n))
-    {
-        complain(&format!(
-            "bench: --command {twice}=…: two rows named cmd/{twice}; give each --command its own NAME"
-        ));
-        return Ok(Outcome::BadInput);
     }
-    if args.workload == Workload::Flood && !args.commands.is_empty() {
-        complain("bench: --command rows draw frames: they belong to --workload tui");
-        return Ok(Outcome::BadInput);
-    }
-    if args.workload != Workload::Flood && (args.work.is_some() || args.rate.is_some()) {
-        complain("bench: --work and --rate shape the flood's requests: add --workload flood");
-        return Ok(Outcome::BadInput);
-    }
-    let exports = args.exports();
-    let mut results = BenchResults {
-        flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
-        machine: Machine::this(),
-        terminal: None,
-        settings: args.settings(),
-        results: Vec::new(),
-    };
-    if let Err(why) = crate::results::export::distinct(
-        &exports,
-        "--export-json, --export-csv, --export-markdown, --plot",
-    ) {
-        complain(&format!("bench: {why}"));
-        return Ok(Outcome::BadInput);
-    }
-    // Refuse unwritable destinations before spending minutes measuring.
-    // Checked, not written: an interrupted re-run must not wipe the results already there.
-    for export in &exports {
-        if let Err(e) = export.check() {
-            complain(&format!("bench: {e}"));
-            return Ok(Outcome::BadInput);
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
+    match args.plan() {
+        Ok(plan) => plan.run(),
+        Err(why) => {
+            complain(&format!("bench: {why}"));
+            Ok(Outcome::BadInput)
         }
+    }
+}
+
+impl BenchPlan {
+    /// Measures every row, writing the file exports after every run, then the table and the
+    /// exports to stdout, and says what went wrong.
+    pub fn run(self) -> anyhow::Result<Outcome> {
+        let mut results = BenchResults {
+            flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
+            machine: Machine::this(),
+            terminal: None,
+            settings: self.args.settings(),
+            results: Vec::new(),
+        };
+        // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current
+        // child; what was measured is kept, printed and exported.
+        let interrupt = crate::terminal_session::watch_termination_signals()
+            .context("installing the signal handlers")?;
+        self.measure(&mut results, &interrupt)?;
+        crate::results::export::deliver(&results, &self.exports)?;
+        if let Some(warning) = results.noise_warning() {
+            complain(&format!("bench: {warning}"));
+        }
+        for warning in results.ceiling_warnings() {
+            complain(&format!("bench: {warning}"));
+        }
+        let signal = interrupt.load(Ordering::Relaxed);
+        if signal != 0 {
+            let done: usize = results.results.iter().map(|r| r.runs.len()).sum();
+            complain(&format!(
+                "bench: interrupted after {done} counted run(s); the table and exports hold them"
+            ));
+            return Ok(Outcome::Signal(signal));
+        }
+        let failed: usize = results.results.iter().map(|r| r.failed_runs.len()).sum();
+        if failed > 0 {
+            complain(&format!(
+                "bench: {failed} run(s) failed; see failed_runs in the JSON export"
+            ));
+            return Ok(Outcome::Failed);
+        }
+        Ok(Outcome::Finished)
     }
 
-    let binary = std::env::current_exe().context("finding flushlab's own binary")?;
-    let scratch =
-        crate::files::Scratch::new("flushlab-bench").context("creating a scratch directory")?;
-    let mut cells = args.cells(&binary, scratch.path());
-    let steps = plan(cells.len(), args.warmup, args.runs);
-    let progress = progress_bar(steps.len() as u64);
-    // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current child; what
-    // was measured is kept, printed and exported.
-    let interrupt = crate::terminal_session::watch_termination_signals()
-        .context("installing the signal handlers")?;
-    for step in steps {
-        let (row, spec) = &mut cells[step.row];
-        progress.set_message(match step.round {
-            Some(round) => format!("{} {} · round {round}/{}", row.subject, row.size, args.runs),
-            None => format!("{} {} · warm-up", row.subject, row.size),
-        });
-        let outcome = run_once(spec, &interrupt);
-        if interrupt.load(Ordering::Relaxed) != 0 {
-            break;
-        }
-        match outcome {
-            Ok(run) if step.round.is_some() => row.runs.push(run),
-            Ok(_) => {}
-            Err(failure) => {
-                // `complain`, not `eprintln!`: a stderr that is a closed pipe is no panic.
-                progress.suspend(|| {
-                    complain(&format!(
-                        "bench: {} at {}: {}",
-                        row.subject, row.size, failure.reason
-                    ));
-                });
-                row.failed_runs.push(failure);
+    /// Every step of the plan, each a child run; `results` holds every row measured so far,
+    /// and the file exports are rewritten after each run, so that a late failure (or Ctrl-C)
+    /// loses nothing already measured.
+    fn measure(
+        &self,
+        results: &mut BenchResults,
+        interrupt: &std::sync::atomic::AtomicUsize,
+    ) -> anyhow::Result<()> {
+        let args = &self.args;
+        let binary = std::env::current_exe().context("finding flushlab's own binary")?;
+        let scratch =
+            crate::files::Scratch::new("flushlab-bench").context("creating a scratch directory")?;
+        let mut cells = args.cells(&binary, scratch.path());
+        let steps = plan(cells.len(), args.warmup, args.runs);
+        let progress = progress_bar(steps.len() as u64);
+        for step in steps {
+            let (row, spec) = &mut cells[step.row];
+            progress.set_message(match step.round {
+                Some(round) => {
+                    format!("{} {} · round {round}/{}", row.subject, row.size, args.runs)
+                }
+                None => format!("{} {} · warm-up", row.subject, row.size),
+            });
+            let outcome = run_once(spec, interrupt);
+            if interrupt.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            match outcome {
+                Ok(run) if step.round.is_some() => row.runs.push(run),
+                Ok(_) => {}
+                Err(failure) => {
+                    // `complain`, not `eprintln!`: a stderr that is a closed pipe is no panic.
+                    progress.suspend(|| {
+                        complain(&format!(
+                            "bench: {} at {}: {}",
+                            row.subject, row.size, failure.reason
+                        ));
+                    });
+                    row.failed_runs.push(failure);
+                }
+            }
+            progress.inc(1);
+            row.summarize();
+            results.results = cells
+                .iter()
+                .map(|(row, _)| row)
+                .filter(|row| !row.runs.is_empty() || !row.failed_runs.is_empty())
+                .cloned()
+                .collect();
+            results.compute_ratios();
+            for export in &self.exports {
+                export.write_file(results)?;
             }
         }
-        progress.inc(1);
-        row.summarize();
-        // After every run, so that a late failure (or Ctrl-C) loses nothing already measured.
-        results.results = cells
-            .iter()
-            .map(|(row, _)| row)
-            .filter(|row| !row.runs.is_empty() || !row.failed_runs.is_empty())
-            .cloned()
-            .collect();
-        results.compute_ratios();
-        for export in &exports {
-            export.write_file(&results)?;
-        }
+        progress.finish_and_clear();
+        Ok(())
     }
-    progress.finish_and_clear();
-    drop(scratch);
-
-    crate::results::export::deliver(&results, &exports)?;
-    if let Some(warning) = results.noise_warning() {
-        complain(&format!("bench: {warning}"));
-    }
-    for warning in results.ceiling_warnings() {
-        complain(&format!("bench: {warning}"));
-    }
-    let signal = interrupt.load(Ordering::Relaxed);
-    if signal != 0 {
-        let done: usize = results.results.iter().map(|r| r.runs.len()).sum();
-        complain(&format!(
-            "bench: interrupted after {done} counted run(s); the table and exports hold them"
-        ));
-        return Ok(Outcome::Signal(signal));
-    }
-    let failed: usize = results.results.iter().map(|r| r.failed_runs.len()).sum();
-    if failed > 0 {
-        complain(&format!(
-            "bench: {failed} run(s) failed; see failed_runs in the JSON export"
-        ));
-        return Ok(Outcome::Failed);
-    }
-    Ok(Outcome::Finished)
 }
 
 /// One child run, in the order the bench makes them.

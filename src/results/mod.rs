@@ -313,7 +313,7 @@ impl BenchResults {
 
     /// A subject as the tables name it: a block row carries the capacity it ran with, as in
     /// the explorer (`stdout/block:8KiB`).
-    pub fn name(&self, subject: Subject) -> String {
+    pub fn name(&self, subject: &Subject) -> String {
         match subject {
             Subject::Mode(_, Buffering::Block) | Subject::Flood(FloodWriter::Block) => {
                 format!("{subject}:{}", format_capacity(self.settings.capacity))
@@ -335,7 +335,7 @@ impl BenchResults {
             noisy.len(),
             self.results.len(),
             (NOISY - 1.0) * 100.0,
-            self.name(worst.subject),
+            self.name(&worst.subject),
             worst.size,
             crate::units::count(fps.min),
             crate::units::count(fps.max),
@@ -368,10 +368,10 @@ impl BenchResults {
                 warnings.push(format!(
                     "A CEILING WAS BEATEN: {} at {} made {} fps, {} made {} (runs spread {}): \
                      the method or the machine is wrong; do not trust the ratios to it",
-                    self.name(row.subject),
+                    self.name(&row.subject),
                     row.size,
                     crate::units::count(fps.median),
-                    self.name(ceiling.subject),
+                    self.name(&ceiling.subject),
                     crate::units::count(limit.median),
                     crate::units::count(spread),
                 ));

@@ -57,7 +57,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let label = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
             rows.get(*i).map_or_else(String::new, |r| {
-                let mut label = format!("{} {}", results.name(r.subject), r.size);
+                let mut label = format!("{} {}", results.name(&r.subject), r.size);
                 if sinks {
                     label += &format!(" {}", r.sink);
                 }
@@ -69,7 +69,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
         }
         SegmentValue::Last => String::new(),
     };
-    let color = |subject: Subject| match subject.family() {
+    let color = |subject: &Subject| match subject.family() {
         "ceiling" => CEILING,
         "stderr" => STDERR,
         _ => STDOUT,
@@ -104,7 +104,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
                 (0.0, SegmentValue::Exact(y(i))),
                 (f.median, SegmentValue::Exact(y(i) + 1)),
             ],
-            color(r.subject).filled(),
+            color(&r.subject).filled(),
         );
         bar.set_margin(4, 4, 0, 0);
         Some(bar)
@@ -148,7 +148,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
                 (0.5, SegmentValue::Exact(y(i))),
                 (w, SegmentValue::Exact(y(i) + 1)),
             ],
-            color(r.subject).filled(),
+            color(&r.subject).filled(),
         );
         bar.set_margin(4, 4, 0, 0);
         Some(bar)

@@ -15,7 +15,7 @@ impl Exporter for CsvExporter {
         let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
         for row in &results.results {
             let fields = [
-                field(&results.name(row.subject)),
+                field(&results.name(&row.subject)),
                 field(&row.size),
                 field(&row.reader),
                 field(&row.sink),

@@ -123,7 +123,7 @@ impl Exporter for MarkdownExporter {
                     format!(" ({} failed)", row.failed_runs.len())
                 };
                 let cells = [
-                    results.name(row.subject),
+                    results.name(&row.subject),
                     cell(&row.size),
                     cell(&row.sink),
                     cell(&row.reader),
@@ -255,7 +255,7 @@ impl Exporter for MarkdownExporter {
             let parts: Vec<String> = parts.iter().map(|(_, ms)| format!("{ms:.2}")).collect();
             format!(
                 "| {} | {} | {} | {} |",
-                results.name(row.subject),
+                results.name(&row.subject),
                 cell(&row.size),
                 cell(&row.reader),
                 parts.join(" | ")
@@ -305,8 +305,8 @@ impl Exporter for MarkdownExporter {
                     }
                     format!(
                         "{} ≈ {} ({at})",
-                        results.name(a.subject),
-                        results.name(b.subject),
+                        results.name(&a.subject),
+                        results.name(&b.subject),
                     )
                 })
                 .collect();
