@@ -95,7 +95,7 @@ pub fn print(bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Writes a result for people (a table) to stderr, where stdout carries a machine format
-/// (`--export-json -`): the same care as [`print`].
+/// (`--export-json -`): the same care as [`print()`].
 pub fn print_aside(bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     if was_closed(2) {

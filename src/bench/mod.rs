@@ -2,8 +2,9 @@
 //! same way, with the two ceilings beside them.
 //!
 //! Split like hyperfine: this module schedules (sizes × subjects, warm-up, rounds of runs,
-//! exports after each run), [`executor`] runs one child, [`statistics`] summarises,
-//! [`results`] is the plain data the [`export`]ers and the [`plot`] read.
+//! exports after each run), [`executor`] runs one child, [`crate::results::statistics`]
+//! summarises, [`crate::results`] is the plain data the [`crate::results::export`]ers and the
+//! [`crate::results::plot`] read.
 
 pub mod executor;
 pub mod reader;

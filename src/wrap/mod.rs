@@ -3,7 +3,7 @@
 //! (by a reader model when headless, copied to the user's terminal when interactive). Its frames
 //! are found from what it draws ([`frames`], on the cursor model of [`screen`]), its write(2)
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
-//! says what to change in its own language ([`diagnose`]); [`report`] holds the results.
+//! says what to change in its own language ([`mod@diagnose`]); [`mod@report`] holds the results.
 
 pub mod diagnose;
 pub mod frames;
