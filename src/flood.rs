@@ -722,7 +722,7 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         line_bytes: LINE_BYTES,
         write_calls: io.map(|io| io.write_calls),
         bytes_written: io.map(|io| io.bytes),
-        peak_rss_kib: crate::meters::peak_rss_kib(),
+        peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
         latency_samples: latency.count(),
         p50_ns: latency.percentile(0.5),
         p99_ns: latency.percentile(0.99),

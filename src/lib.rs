@@ -10,6 +10,7 @@ pub mod bench;
 pub mod ceiling;
 pub mod cli;
 pub mod condition;
+pub mod embed;
 pub mod figures;
 pub mod files;
 pub mod flood;

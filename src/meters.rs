@@ -21,29 +21,17 @@ pub struct CpuTimes {
 
 impl CpuTimes {
     pub fn now() -> Self {
-        CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        CpuTimes::of(crate::sys::Usage::Process)
     }
 
     /// CPU time of the children this process has reaped (and of the children they reaped).
     pub fn children() -> Self {
-        CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        CpuTimes::of(crate::sys::Usage::Children)
     }
 
-    fn of(who: nix::sys::resource::UsageWho) -> Self {
-        use nix::sys::resource::getrusage;
-        let to_duration = |tv: nix::sys::time::TimeVal| {
-            Duration::new(
-                tv.tv_sec().max(0) as u64,
-                (tv.tv_usec().max(0) as u32) * 1000,
-            )
-        };
-        match getrusage(who) {
-            Ok(usage) => CpuTimes {
-                user: to_duration(usage.user_time()),
-                kernel: to_duration(usage.system_time()),
-            },
-            Err(_) => CpuTimes::default(),
-        }
+    fn of(who: crate::sys::Usage) -> Self {
+        let (user, kernel) = crate::sys::cpu_time(who);
+        CpuTimes { user, kernel }
     }
 }
 
@@ -64,7 +52,7 @@ impl ThreadTimes {
         Some(ThreadTimes {
             on_cpu,
             cpu_wait,
-            cpu: CpuTimes::of(nix::sys::resource::UsageWho::RUSAGE_THREAD),
+            cpu: CpuTimes::of(crate::sys::Usage::Thread),
         })
     }
 
@@ -100,12 +88,6 @@ impl Phases {
         self.build += other.build;
         self.idle += other.idle;
     }
-}
-
-/// The largest resident set this process has had, in KiB (Linux counts `ru_maxrss` in KiB).
-pub fn peak_rss_kib() -> u64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
-        .map_or(0, |usage| usage.max_rss().max(0) as u64)
 }
 
 /// A reading of every counter at one instant.

@@ -345,7 +345,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             rows: end.rows,
             total_frames: meters.frames(),
             terminal,
-            peak_rss_kib: crate::meters::peak_rss_kib(),
+            peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
             accounting: crate::accounting::accounting(),
             last,
             modes,

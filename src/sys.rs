@@ -1,13 +1,17 @@
-//! The scheduler's own accounting of a thread, read where Linux keeps it. Other platforms get
-//! `None`, and the figures that need it are left out.
+//! What the kernel accounts for a process and its threads — CPU time, the scheduler's
+//! statistics, the thread's id — read in one place. Where Linux's `/proc` is missing the
+//! scheduler's figures are `None`, and the figures that need them are left out.
 
 use std::time::Duration;
 
 /// A thread's time so far on a CPU and runnable but waiting for one, from its `schedstat`
 /// (nanoseconds; `path` is `/proc/thread-self/schedstat` or `/proc/self/task/TID/schedstat`).
 pub fn schedstat(path: &str) -> Option<(Duration, Duration)> {
-    let stat = std::fs::read_to_string(path).ok()?;
-    let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
+    parse_schedstat(&std::fs::read_to_string(path).ok()?)
+}
+
+fn parse_schedstat(text: &str) -> Option<(Duration, Duration)> {
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
     let (on_cpu, cpu_wait) = (fields.next()??, fields.next()??);
     Some((Duration::from_nanos(on_cpu), Duration::from_nanos(cpu_wait)))
 }
@@ -15,6 +19,71 @@ pub fn schedstat(path: &str) -> Option<(Duration, Duration)> {
 /// The calling thread's own [`schedstat`].
 pub fn own_schedstat() -> Option<(Duration, Duration)> {
     schedstat("/proc/thread-self/schedstat")
+}
+
+/// One thread's `schedstat`, opened once and re-read with one `pread` a reading: for callers
+/// that read it every frame. `/proc/thread-self` is resolved when opened, so the readings are
+/// those of the thread that opened it, whichever thread reads.
+#[derive(Debug)]
+pub struct SchedstatFile(std::fs::File);
+
+impl SchedstatFile {
+    /// The calling thread's; `None` where the kernel keeps no scheduler statistics.
+    pub fn of_this_thread() -> Option<SchedstatFile> {
+        let file = std::fs::File::open("/proc/thread-self/schedstat").ok()?;
+        let file = SchedstatFile(file);
+        file.read().map(|_| file)
+    }
+
+    /// (on a CPU, runnable waiting for one), so far.
+    pub fn read(&self) -> Option<(Duration, Duration)> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 128];
+        let n = self.0.read_at(&mut buf, 0).ok()?;
+        parse_schedstat(std::str::from_utf8(&buf[..n]).ok()?)
+    }
+}
+
+/// Whose CPU time [`cpu_time`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Usage {
+    /// Every thread of this process.
+    Process,
+    /// The children this process has reaped (and the children they reaped).
+    Children,
+    /// The calling thread.
+    Thread,
+}
+
+/// User and kernel CPU time so far (getrusage(2)); zero where it cannot be read.
+pub fn cpu_time(of: Usage) -> (Duration, Duration) {
+    let to_duration = |tv: nix::sys::time::TimeVal| {
+        Duration::new(
+            tv.tv_sec().max(0) as u64,
+            (tv.tv_usec().max(0) as u32) * 1000,
+        )
+    };
+    nix::sys::resource::getrusage(who(of)).map_or((Duration::ZERO, Duration::ZERO), |usage| {
+        (
+            to_duration(usage.user_time()),
+            to_duration(usage.system_time()),
+        )
+    })
+}
+
+/// The largest resident set, in KiB (Linux counts `ru_maxrss` in KiB): of this process, or of
+/// the largest of the children it reaped.
+pub fn peak_rss_kib(of: Usage) -> u64 {
+    nix::sys::resource::getrusage(who(of)).map_or(0, |usage| usage.max_rss().max(0) as u64)
+}
+
+fn who(of: Usage) -> nix::sys::resource::UsageWho {
+    use nix::sys::resource::UsageWho;
+    match of {
+        Usage::Process => UsageWho::RUSAGE_SELF,
+        Usage::Children => UsageWho::RUSAGE_CHILDREN,
+        Usage::Thread => UsageWho::RUSAGE_THREAD,
+    }
 }
 
 /// The kernel's id of the calling thread.

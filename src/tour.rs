@@ -352,7 +352,7 @@ fn row(
     );
     row.runs.push(Run {
         figures: totals.figures(),
-        peak_rss_kib: crate::meters::peak_rss_kib(),
+        peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
         p50_ns: None,
         p99_ns: None,
         reader_bytes: 0,

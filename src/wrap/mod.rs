@@ -441,10 +441,7 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
                 writes_per_second: m.io.map(|io| per(io.write_calls)),
             },
             figures,
-            peak_rss_kib: nix::sys::resource::getrusage(
-                nix::sys::resource::UsageWho::RUSAGE_CHILDREN,
-            )
-            .map_or(0, |usage| usage.max_rss().max(0) as u64),
+            peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Children),
         },
         write_calls: m.io.map(|io| io.write_calls),
         bytes_written: m.io.map(|io| io.bytes),
