@@ -2,82 +2,13 @@
 
 use std::time::{Duration, Instant};
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-
 use crate::condition::{Condition, HudLayout};
 use crate::meters::{Meters, Totals, per};
 use crate::scene::Scene;
 use crate::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
 use crate::writer_mode::{Buffering, Mode, Stream};
 
-/// What a key asks for. Keys map to actions in one place ([`From<KeyEvent>`]), so the bindings
-/// can be tested without a terminal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    NextMode,
-    Stream(Stream),
-    Buffering(Buffering),
-    CapacityUp,
-    CapacityDown,
-    ToggleSync,
-    NextScene,
-    ToggleHud,
-    Tour,
-    ToggleHelp,
-    /// The table of every mode measured under the current condition, over the scene.
-    ToggleTable,
-    /// Esc: closes the help (or the table) if it is open, quits otherwise.
-    Back,
-    /// Give the terminal back and stop, as Ctrl-Z does to any program (`fg` resumes).
-    Suspend,
-    Quit,
-    /// An unbound key: ignored.
-    Nothing,
-}
-
-impl Action {
-    /// Whether the key ends a run that shows no help to close (a tour, a ceiling): q, Esc, ^C.
-    pub fn ends_run(self) -> bool {
-        matches!(self, Action::Quit | Action::Back)
-    }
-}
-
-impl From<KeyEvent> for Action {
-    fn from(key: KeyEvent) -> Self {
-        if key.kind == KeyEventKind::Release {
-            return Action::Nothing;
-        }
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return match key.code {
-                KeyCode::Char('c') => Action::Quit,
-                // Raw mode turns Ctrl-Z into a byte, not SIGTSTP: the app suspends itself.
-                KeyCode::Char('z') => Action::Suspend,
-                _ => Action::Nothing,
-            };
-        }
-        match key.code {
-            KeyCode::Char(' ') | KeyCode::Tab => Action::NextMode,
-            KeyCode::Char('o') => Action::Stream(Stream::Stdout),
-            KeyCode::Char('e') => Action::Stream(Stream::Stderr),
-            KeyCode::Char('r') => Action::Buffering(Buffering::Raw),
-            KeyCode::Char('l') => Action::Buffering(Buffering::Line),
-            KeyCode::Char('b') => Action::Buffering(Buffering::Block),
-            KeyCode::Char('f') => Action::Buffering(Buffering::Frame),
-            KeyCode::Char('w') => Action::Buffering(Buffering::Thread),
-            KeyCode::Char('+') | KeyCode::Char('=') => Action::CapacityUp,
-            KeyCode::Char('-') => Action::CapacityDown,
-            KeyCode::Char('y') => Action::ToggleSync,
-            KeyCode::Char('s') => Action::NextScene,
-            KeyCode::Char('v') => Action::ToggleHud,
-            KeyCode::Char('t') => Action::Tour,
-            KeyCode::Char('h') | KeyCode::Char('?') => Action::ToggleHelp,
-            KeyCode::Char('m') => Action::ToggleTable,
-            KeyCode::Char('q') => Action::Quit,
-            KeyCode::Esc => Action::Back,
-            _ => Action::Nothing,
-        }
-    }
-}
+pub use crate::keys::Action;
 
 /// Every mode in turn for a fixed time, then back to where the user was.
 #[derive(Clone, Debug)]
@@ -358,6 +289,7 @@ pub fn verdict(meters: &Meters, condition: Condition) -> String {
 mod tests {
     use super::*;
     use crate::writer_mode::DEFAULT_CAPACITY;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
     fn key(code: KeyCode) -> Action {
         KeyEvent::new(code, KeyModifiers::NONE).into()

@@ -29,20 +29,6 @@ const FULL_WIDTH: u16 = 100;
 /// Rows the full HUD's table keeps for modes, visited or not.
 pub const TABLE_ROWS: u16 = 10;
 /// The key legend, one binding per item: lines break between items, never inside one.
-const KEYS: [&str; 12] = [
-    "spc next",
-    "o/e stdout()/stderr()",
-    "r/l/b/f/w buffering",
-    "+/- cap",
-    "y sync",
-    "s scene",
-    "v HUD",
-    "t tour",
-    "m table",
-    "h help",
-    "q quit",
-    "",
-];
 /// The gauge's decades: 1 fps at the left end, 10,000 at the right.
 const DECADES: f64 = 4.0;
 const SCALE: [&str; 5] = ["1", "10", "100", "1k", "10k fps"];
@@ -344,7 +330,7 @@ fn why_text(mode: Mode, meters: &Meters, width: u16) -> Vec<Line<'static>> {
 fn key_lines(width: u16) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    for key in KEYS.iter().filter(|k| !k.is_empty()) {
+    for key in crate::keys::footer() {
         let joined = if line.is_empty() {
             key.to_string()
         } else {
@@ -978,20 +964,8 @@ fn table_cells(mode: &str, t: &Totals) -> [String; 7] {
 }
 
 fn render_help(area: Rect, buf: &mut Buffer) {
-    let lines = [
-        ("space, tab", "next mode (stream × buffering)"),
-        ("o / e", "std's stdout() (line) / stderr() (raw)"),
-        (
-            "r l b f w",
-            "raw · line (LineWriter) · block (BufWriter) · frame · thread",
-        ),
-        ("+ / -", "block capacity ×2 / ÷2 (64 B .. 1 MiB)"),
-        ("y s v", "sync output (DEC 2026) · scene · HUD compact/full"),
-        ("t", "tour: every mode in turn, then the table"),
-        ("m", "the table of every mode measured here, over the scene"),
-        ("^Z", "suspend, terminal given back (fg resumes)"),
-        ("q, ^C", "quit"),
-        ("Esc, h, ?", "close this help"),
+    let keys = crate::keys::BINDINGS.iter().map(|b| (b.shown, b.help));
+    let figures = [
         (
             "fps",
             "frames the writer took per second, over the last second",
@@ -1025,12 +999,12 @@ fn render_help(area: Rect, buf: &mut Buffer) {
             "its wall time: build · encode · kernel · cpu wait · reader wait",
         ),
     ];
-    let text: Vec<Line> = lines
-        .iter()
+    let text: Vec<Line> = keys
+        .chain(figures)
         .map(|(key, what)| {
             Line::from(vec![
                 Span::raw(format!("{key:>11}  ")).bold(),
-                Span::raw(*what),
+                Span::raw(what),
             ])
         })
         .collect();
@@ -1373,7 +1347,7 @@ mod tests {
     fn the_legend_never_breaks_a_binding() {
         for width in [20, 30, 50, 78, 98] {
             let lines = key_lines(width);
-            for key in KEYS.iter().filter(|k| !k.is_empty()) {
+            for key in crate::keys::footer() {
                 assert!(
                     lines.iter().any(|l| l.contains(key)),
                     "{key} broken at {width}: {lines:?}"

@@ -18,6 +18,7 @@ pub mod frame_args;
 pub mod frame_writer;
 pub mod hud;
 pub mod keyboard;
+pub mod keys;
 pub mod latency;
 pub mod measured;
 pub mod meters;
