@@ -147,9 +147,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
                 let terminal = r.terminal.as_ref().and_then(TerminalIdentity::name);
                 r.results.iter().cloned().map(move |mut row| {
                     // The terminal's name where it answered, else what the bench read with.
-                    row.reader = terminal
-                        .clone()
-                        .unwrap_or_else(|| format!("{} {}", row.sink, row.reader));
+                    if let Some(terminal) = &terminal {
+                        row.reader.clone_from(terminal);
+                    }
                     row
                 })
             })

@@ -38,26 +38,49 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let root = SVGBackend::with_string(out, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let settings = &results.settings;
-    let title = format!(
-        "flushlab bench · {} workload · {} · sink {} · reader {} · {} run(s) × {} s",
-        settings.workload,
-        settings.sizes.join(", "),
-        settings.sinks.join(", "),
-        settings.readers.join(", "),
-        settings.runs,
-        settings.duration_seconds
-    );
-    let unit = &settings.unit;
+    // A title that fits: more than three of a kind are counted (each row names its own).
+    let few = |items: &[String], what: &str| match items.len() {
+        0..=3 => format!("{what} {}", items.join(", ")),
+        n => format!("{n} {what}s"),
+    };
+    let mut parts = vec![
+        "flushlab".to_owned(),
+        format!("{} workload", settings.workload),
+    ];
+    // A log line has no terminal size.
+    if settings.unit != "line" {
+        parts.push(few(&settings.sizes, "size"));
+    }
+    parts.push(few(&settings.sinks, "sink"));
+    // A tour's rows are read by the terminal it ran in.
+    let reader = if settings.workload == "tour" {
+        "terminal"
+    } else {
+        "reader"
+    };
+    parts.push(few(&settings.readers, reader));
+    parts.push(format!(
+        "{} run(s) × {} s",
+        settings.runs, settings.duration_seconds
+    ));
+    let title = parts.join(" · ");
     let root = root.titled(&title, ("sans-serif", 20))?;
     let (left, right) = root.split_horizontally(800);
     let (right, split_area) = right.split_horizontally(600);
-    // Every row named by all that tells it apart: its reader and sink too where they vary.
+    // Every row named by all that tells it apart: its size, sink and reader where they vary.
     let varies = |of: fn(&super::Row) -> &str| rows.iter().any(|r| of(r) != of(&rows[0]));
-    let (readers, sinks) = (varies(|r| &r.reader), varies(|r| &r.sink));
+    let (sizes, readers, sinks) = (
+        varies(|r| &r.size),
+        varies(|r| &r.reader),
+        varies(|r| &r.sink),
+    );
     let label = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
             rows.get(*i).map_or_else(String::new, |r| {
-                let mut label = format!("{} {}", results.name(&r.subject), r.size);
+                let mut label = results.name(&r.subject);
+                if sizes {
+                    label += &format!(" {}", r.size);
+                }
                 if sinks {
                     label += &format!(" {}", r.sink);
                 }
@@ -69,42 +92,81 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
         }
         SegmentValue::Last => String::new(),
     };
-    let color = |subject: &Subject| match subject.family() {
+    draw_fps(results, &left, &label)?;
+    draw_writes(results, &right)?;
+    if with_split {
+        draw_split(results, &split_area)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// A row's bar colour: its stream's, or grey for a ceiling.
+fn colour(subject: &Subject) -> RGBColor {
+    colour_of(subject.family())
+}
+
+fn colour_of(family: &str) -> RGBColor {
+    match family {
         "ceiling" => CEILING,
         "stderr" => STDERR,
         _ => STDOUT,
-    };
-    // Row 0 at the top.
-    let y = |i: usize| n - 1 - i;
+    }
+}
 
-    let max_fps = rows
-        .iter()
-        .filter_map(|r| r.fps.map(|f| f.max))
-        .fold(1.0, f64::max)
-        * 1.1;
-    let mut fps = ChartBuilder::on(&left)
+/// Row 0 at the top: the axis counts from the bottom.
+fn from_top(i: usize, n: usize) -> usize {
+    n - 1 - i
+}
+
+/// Frames (or lines) a second, median bar and min–max whisker, on a log axis that starts
+/// below the slowest row (a raw stderr's 2 fps beside 2,000 stays visible), each bar labelled
+/// with its median; the rows named by `label`.
+fn draw_fps<DB: DrawingBackend>(
+    results: &BenchResults,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    label: &dyn Fn(&SegmentValue<usize>) -> String,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let rows = &results.results;
+    let n = rows.len();
+    let unit = &results.settings.unit;
+    let spreads = || rows.iter().filter_map(|r| r.fps);
+    // Room on the right for the labels and the legend.
+    let max = spreads().map(|f| f.max).fold(1.0, f64::max) * 12.0;
+    let min = spreads()
+        .map(|f| f.min)
+        .filter(|m| *m > 0.0)
+        .fold(max, f64::min)
+        / 2.0;
+    let start = min.min(max / 10.0);
+    let mut fps = ChartBuilder::on(area)
         .caption(
-            format!("{unit}s per second (median, min–max)"),
+            format!("{unit}s per second (median, min–max; log)"),
             ("sans-serif", 16),
         )
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(300)
-        .build_cartesian_2d(0.0..max_fps, (0..n).into_segmented())?;
+        .build_cartesian_2d((start..max).log_scale(), (0..n).into_segmented())?;
     fps.configure_mesh()
         .disable_y_mesh()
         .y_labels(n)
         .y_label_formatter(&|v| label(&flip(v, n)))
+        .x_label_formatter(&|v| crate::units::count(*v))
         .x_desc(format!("{unit}s/s"))
         .draw()?;
+    let y = |i: usize| from_top(i, n);
     fps.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
         let f = r.fps?;
         let mut bar = Rectangle::new(
             [
-                (0.0, SegmentValue::Exact(y(i))),
+                (start, SegmentValue::Exact(y(i))),
                 (f.median, SegmentValue::Exact(y(i) + 1)),
             ],
-            color(&r.subject).filled(),
+            colour(&r.subject).filled(),
         );
         bar.set_margin(4, 4, 0, 0);
         Some(bar)
@@ -119,13 +181,59 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
             BLACK.stroke_width(2),
         ))
     }))?;
+    fps.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+        let f = r.fps?;
+        Some(Text::new(
+            crate::units::count(f.median),
+            (f.max * 1.15, SegmentValue::CenterOf(y(i))),
+            ("sans-serif", 12),
+        ))
+    }))?;
+    // What the colours mean, for the kinds of row there are.
+    let mut families: Vec<&str> = Vec::new();
+    for row in rows {
+        if !families.contains(&row.subject.family()) {
+            families.push(row.subject.family());
+        }
+    }
+    for family in families {
+        let fill = colour_of(family);
+        fps.draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<usize>)>>())?
+            .label(family)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], fill.filled()));
+    }
+    fps.configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
 
-    let max_writes = rows
+/// write(2) calls a frame (or line), log axis from 0.01 (a BufWriter's share of a call a
+/// line), each bar labelled.
+fn draw_writes<DB: DrawingBackend>(
+    results: &BenchResults,
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let rows = &results.results;
+    let n = rows.len();
+    let unit = &results.settings.unit;
+    let least = rows
+        .iter()
+        .filter_map(|r| r.writes_per_frame)
+        .filter(|w| *w > 0.0)
+        .fold(0.5, f64::min)
+        / 2.0;
+    let most = rows
         .iter()
         .filter_map(|r| r.writes_per_frame)
         .fold(10.0, f64::max)
-        * 2.0;
-    let mut writes = ChartBuilder::on(&right)
+        * 4.0;
+    let mut writes = ChartBuilder::on(area)
         .caption(
             format!("write(2) calls per {unit} (log)"),
             ("sans-serif", 16),
@@ -133,30 +241,36 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
         .margin(10)
         .x_label_area_size(30)
         .y_label_area_size(10)
-        .build_cartesian_2d((0.5..max_writes).log_scale(), (0..n).into_segmented())?;
+        .build_cartesian_2d((least..most).log_scale(), (0..n).into_segmented())?;
     writes
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(n)
         .y_label_formatter(&|_| String::new())
+        .x_label_formatter(&|v| crate::units::count(*v))
         .x_desc(format!("writes/{unit}"))
         .draw()?;
+    let y = |i: usize| from_top(i, n);
     writes.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
-        let w = r.writes_per_frame.filter(|w| *w >= 0.5)?;
+        let w = r.writes_per_frame.filter(|w| *w > 0.0)?;
         let mut bar = Rectangle::new(
             [
-                (0.5, SegmentValue::Exact(y(i))),
+                (least, SegmentValue::Exact(y(i))),
                 (w, SegmentValue::Exact(y(i) + 1)),
             ],
-            color(&r.subject).filled(),
+            colour(&r.subject).filled(),
         );
         bar.set_margin(4, 4, 0, 0);
         Some(bar)
     }))?;
-    if with_split {
-        draw_split(results, &split_area)?;
-    }
-    root.present()?;
+    writes.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
+        let w = r.writes_per_frame.filter(|w| *w > 0.0)?;
+        Some(Text::new(
+            crate::units::count(w),
+            (w * 1.2, SegmentValue::CenterOf(y(i))),
+            ("sans-serif", 12),
+        ))
+    }))?;
     Ok(())
 }
 
@@ -182,7 +296,7 @@ where
 {
     let rows = &results.results;
     let n = rows.len();
-    let y = |i: usize| n - 1 - i;
+    let y = |i: usize| from_top(i, n);
     let mut chart = ChartBuilder::on(area)
         .caption(
             "where a frame's time goes (share; ms a frame at the end)",

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{Exporter, or_dash};
-use crate::results::BenchResults;
+use crate::results::{BenchResults, Row};
 use crate::units::{bytes, count, percent};
 
 /// The table a person reads, padded so that it reads as well in a terminal as rendered; the
@@ -91,88 +91,111 @@ impl MarkdownExporter {
 
 impl Exporter for MarkdownExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
-        let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
+        let mut out = String::new();
+        self.main_table(&mut out, results)?;
+        self.split_tables(&mut out, results)?;
+        notes(&mut out, results)?;
+        Ok(out.into_bytes())
+    }
+}
+
+/// The main table's header; `shown` adds the column only a tour has (what the terminal
+/// confirmed it showed).
+fn header(unit: &str, shown: bool) -> Vec<String> {
+    let mut header: Vec<String> = vec![
+        "mode".into(),
+        "size".into(),
+        "sink".into(),
+        "reader".into(),
+        format!("{unit}s/s median [min–max]"),
+        format!("writes/{unit}"),
+        format!("bytes/{unit}"),
+        "bytes/write".into(),
+        "kernel".into(),
+        format!("CPU ms/{unit}"),
+        "peak RSS".into(),
+        "× ceiling".into(),
+        "× fastest".into(),
+    ];
+    if shown {
+        header.insert(5, format!("shown {unit}s/s"));
+    }
+    header
+}
+
+/// One row of the main table, in [`header`]'s order.
+fn row_cells(results: &BenchResults, row: &Row, shown: bool) -> Vec<String> {
+    let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
+    let failed = if row.failed_runs.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} failed)", row.failed_runs.len())
+    };
+    let rate_cell = row.fps.map_or_else(
+        || match row.per_second {
+            // Another program whose frames are unknown: per second only.
+            Some(p) => format!(
+                "frames unknown: {}/s, {} write(2)/s{failed}",
+                bytes(p.bytes_per_second),
+                p.writes_per_second.map_or_else(|| "–".into(), count)
+            ),
+            None => format!("failed{failed}"),
+        },
+        // One run has no range to show.
+        |f| match row.runs.len() {
+            1 => format!("{}{failed}", rate(f.median)),
+            _ => format!(
+                "{} [{}–{}]{failed}",
+                rate(f.median),
+                rate(f.min),
+                rate(f.max)
+            ),
+        },
+    );
+    let mut cells = vec![
+        results.name(&row.subject),
+        cell(&row.size),
+        cell(&row.sink),
+        cell(&row.reader),
+        rate_cell,
+        or_dash(row.writes_per_frame, count),
+        or_dash(row.bytes_per_frame, bytes),
+        or_dash(row.bytes_per_write, bytes),
+        or_dash(row.kernel_share, percent),
+        or_dash(row.cpu_ms_per_frame, |v| format!("{v:.3}")),
+        row.peak_rss_kib
+            .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
+        ratio(row.ratio_to_ceiling),
+        ratio(row.ratio_to_fastest),
+    ];
+    if shown {
+        cells.insert(5, or_dash(row.shown_fps, rate));
+    }
+    cells
+}
+
+/// The widest cell of column `i`, header included.
+fn column_width(header: &[String], rows: &[Vec<String>], i: usize) -> usize {
+    rows.iter()
+        .map(|r| r[i].chars().count())
+        .chain([header[i].chars().count()])
+        .max()
+        .unwrap_or(0)
+}
+
+impl MarkdownExporter {
+    /// The table of every row, narrowed to the width (columns give way, and say so).
+    fn main_table(&self, out: &mut String, results: &BenchResults) -> anyhow::Result<()> {
         let unit = &results.settings.unit;
-        let mut header: Vec<String> = vec![
-            "mode".into(),
-            "size".into(),
-            "sink".into(),
-            "reader".into(),
-            format!("{unit}s/s median [min–max]"),
-            format!("writes/{unit}"),
-            format!("bytes/{unit}"),
-            "bytes/write".into(),
-            "kernel".into(),
-            format!("CPU ms/{unit}"),
-            "peak RSS".into(),
-            "× ceiling".into(),
-            "× fastest".into(),
-        ];
-        // Only a tour measures what the terminal confirmed it showed.
         let shown = results.results.iter().any(|r| r.shown_fps.is_some());
-        if shown {
-            header.insert(5, format!("shown {unit}s/s"));
-        }
+        let mut header = header(unit, shown);
         let rows: Vec<Vec<String>> = results
             .results
             .iter()
-            .map(|row| {
-                let failed = if row.failed_runs.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({} failed)", row.failed_runs.len())
-                };
-                let cells = [
-                    results.name(&row.subject),
-                    cell(&row.size),
-                    cell(&row.sink),
-                    cell(&row.reader),
-                    row.fps.map_or_else(
-                        || match row.per_second {
-                            // Another program whose frames are unknown: per second only.
-                            Some(p) => format!(
-                                "frames unknown: {}/s, {} write(2)/s{failed}",
-                                bytes(p.bytes_per_second),
-                                p.writes_per_second.map_or_else(|| "–".into(), count)
-                            ),
-                            None => format!("failed{failed}"),
-                        },
-                        // One run has no range to show.
-                        |f| match row.runs.len() {
-                            1 => format!("{}{failed}", rate(f.median)),
-                            _ => format!(
-                                "{} [{}–{}]{failed}",
-                                rate(f.median),
-                                rate(f.min),
-                                rate(f.max)
-                            ),
-                        },
-                    ),
-                    or_dash(row.writes_per_frame, count),
-                    or_dash(row.bytes_per_frame, bytes),
-                    or_dash(row.bytes_per_write, bytes),
-                    or_dash(row.kernel_share, percent),
-                    or_dash(row.cpu_ms_per_frame, |v| format!("{v:.3}")),
-                    row.peak_rss_kib
-                        .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
-                    ratio(row.ratio_to_ceiling),
-                    ratio(row.ratio_to_fastest),
-                ];
-                let mut cells = cells.to_vec();
-                if shown {
-                    cells.insert(5, or_dash(row.shown_fps, rate));
-                }
-                cells
-            })
+            .map(|row| row_cells(results, row, shown))
             .collect();
         let mut widths: Vec<usize> = (0..header.len())
-            .map(|i| {
-                rows.iter()
-                    .map(|r| r[i].chars().count())
-                    .chain([header[i].chars().count()])
-                    .max()
-                    .unwrap_or(0)
-            })
+            .map(|i| column_width(&header, &rows, i))
             .collect();
         // A column with nothing in it (ratios of a tour, which has no ceilings) is not shown.
         for (i, width) in widths.iter_mut().enumerate().skip(TEXT_COLUMNS) {
@@ -199,50 +222,10 @@ impl Exporter for MarkdownExporter {
             // Shorter words for the rate's header.
             if total(&widths) > limit {
                 header[TEXT_COLUMNS] = format!("{unit}s/s [min–max]");
-                widths[TEXT_COLUMNS] = rows
-                    .iter()
-                    .map(|r| r[TEXT_COLUMNS].chars().count())
-                    .chain([header[TEXT_COLUMNS].chars().count()])
-                    .max()
-                    .unwrap_or(0);
+                widths[TEXT_COLUMNS] = column_width(&header, &rows, TEXT_COLUMNS);
             }
         }
-        let line = |cells: &[String]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .filter(|(_, (_, w))| **w > 0)
-                .map(|(i, (c, w))| {
-                    let pad = w - c.chars().count();
-                    // Text left, numbers right.
-                    if i < TEXT_COLUMNS {
-                        format!("{c}{}", " ".repeat(pad))
-                    } else {
-                        format!("{}{c}", " ".repeat(pad))
-                    }
-                })
-                .collect();
-            format!("| {} |", padded.join(" | "))
-        };
-        let mut out = String::new();
-        writeln!(out, "{}", line(&header))?;
-        let rule: Vec<String> = widths
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| **w > 0)
-            .map(|(i, w)| {
-                if i < TEXT_COLUMNS {
-                    "-".repeat(w + 2)
-                } else {
-                    format!("{}:", "-".repeat(w + 1))
-                }
-            })
-            .collect();
-        writeln!(out, "|{}|", rule.join("|"))?;
-        for row in &rows {
-            writeln!(out, "{}", line(row))?;
-        }
+        write_table(out, &header, &rows, &widths)?;
         if !left_out.is_empty() {
             writeln!(
                 out,
@@ -251,7 +234,12 @@ impl Exporter for MarkdownExporter {
                 left_out.join(", ")
             )?;
         }
-        let named = |row: &crate::results::Row, parts: &[(&str, f64)]| {
+        Ok(())
+    }
+
+    /// Where each row's frame went: the frame loop's thread, then the writer thread's.
+    fn split_tables(&self, out: &mut String, results: &BenchResults) -> std::fmt::Result {
+        let named = |row: &Row, parts: &[(&str, f64)]| {
             let parts: Vec<String> = parts.iter().map(|(_, ms)| format!("{ms:.2}")).collect();
             format!(
                 "| {} | {} | {} | {} |",
@@ -267,7 +255,7 @@ impl Exporter for MarkdownExporter {
             .filter_map(|row| Some(named(row, &row.time_split?.parts())))
             .collect();
         self.parts_table(
-            &mut out,
+            out,
             "Where a frame's time goes (ms a frame, median of the runs; the frame loop's \
              thread — in the thread modes its reader wait is its wait for the writer thread)",
             &crate::figures::TimeSplit::default().parts(),
@@ -279,68 +267,116 @@ impl Exporter for MarkdownExporter {
             .filter_map(|row| Some(named(row, &row.time_split?.writer?.parts())))
             .collect();
         self.parts_table(
-            &mut out,
+            out,
             "The writer thread's frame in the thread modes (ms a frame, median of the runs)",
             &crate::figures::WriterSplit::default().parts(),
             &writer,
-        )?;
-        let alike = results.indistinguishable();
-        let varies = |of: fn(&crate::results::Row) -> &str| {
-            results
-                .results
-                .iter()
-                .any(|r| of(r) != of(&results.results[0]))
-        };
-        let (sinks, readers) = (varies(|r| &r.sink), varies(|r| &r.reader));
-        if !alike.is_empty() {
-            let names: Vec<String> = alike
-                .iter()
-                .map(|(a, b)| {
-                    // Named by all that tells the pair apart from the others.
-                    let mut at = a.size.clone();
-                    for (varies, what) in [(sinks, &a.sink), (readers, &a.reader)] {
-                        if varies {
-                            at = format!("{at}, {what}");
-                        }
+        )
+    }
+}
+
+/// `cells` padded to `widths` (a width of 0 leaves the column out): text left, numbers right.
+fn write_table(
+    out: &mut String,
+    header: &[String],
+    rows: &[Vec<String>],
+    widths: &[usize],
+) -> std::fmt::Result {
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .filter(|(_, (_, w))| **w > 0)
+            .map(|(i, (c, w))| {
+                let pad = w - c.chars().count();
+                if i < TEXT_COLUMNS {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        format!("| {} |", padded.join(" | "))
+    };
+    writeln!(out, "{}", line(header))?;
+    let rule: Vec<String> = widths
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w > 0)
+        .map(|(i, w)| {
+            if i < TEXT_COLUMNS {
+                "-".repeat(w + 2)
+            } else {
+                format!("{}:", "-".repeat(w + 1))
+            }
+        })
+        .collect();
+    writeln!(out, "|{}|", rule.join("|"))?;
+    for row in rows {
+        writeln!(out, "{}", line(row))?;
+    }
+    Ok(())
+}
+
+/// Under the tables: the rows the runs cannot tell apart, how and where it was measured, and
+/// the command.
+fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
+    let alike = results.indistinguishable();
+    let varies = |of: fn(&Row) -> &str| {
+        results
+            .results
+            .iter()
+            .any(|r| of(r) != of(&results.results[0]))
+    };
+    let (sinks, readers) = (varies(|r| &r.sink), varies(|r| &r.reader));
+    if !alike.is_empty() {
+        let names: Vec<String> = alike
+            .iter()
+            .map(|(a, b)| {
+                // Named by all that tells the pair apart from the others.
+                let mut at = a.size.clone();
+                for (varies, what) in [(sinks, &a.sink), (readers, &a.reader)] {
+                    if varies {
+                        at = format!("{at}, {what}");
                     }
-                    format!(
-                        "{} ≈ {} ({at})",
-                        results.name(&a.subject),
-                        results.name(&b.subject),
-                    )
-                })
-                .collect();
-            writeln!(
-                out,
-                "\nThe runs cannot tell these apart (their [min–max] overlap; no ratio between them means anything): {}.",
-                names.join(", ")
-            )?;
-        }
-        let s = &results.settings;
+                }
+                format!(
+                    "{} ≈ {} ({at})",
+                    results.name(&a.subject),
+                    results.name(&b.subject),
+                )
+            })
+            .collect();
         writeln!(
             out,
-            "\n{} workload: {} run(s) of {} s per row after {} warm-up{}; flushlab {} on {} ({} cores, {}).",
-            s.workload,
-            s.runs,
-            s.duration_seconds,
-            s.warmup,
-            if s.workload == "tui" {
-                format!(
-                    ", scene {}, sync {}",
-                    s.scene,
-                    if s.sync { "on" } else { "off" }
-                )
-            } else {
-                String::new()
-            },
-            results.flushlab_version,
-            results.machine.cpu_model,
-            results.machine.cores,
-            results.machine.kernel,
+            "\nThe runs cannot tell these apart (their [min–max] overlap; no ratio between them means anything): {}.",
+            names.join(", ")
         )?;
-        writeln!(out, "Command: `{}`", s.command)?;
-        Ok(out.into_bytes())
     }
+    let s = &results.settings;
+    writeln!(
+        out,
+        "\n{} workload: {} run(s) of {} s per row after {} warm-up{}; flushlab {} on {} ({} cores, {}).",
+        s.workload,
+        s.runs,
+        s.duration_seconds,
+        s.warmup,
+        if s.workload == "tui" {
+            format!(
+                ", scene {}, sync {}",
+                s.scene,
+                if s.sync { "on" } else { "off" }
+            )
+        } else {
+            String::new()
+        },
+        results.flushlab_version,
+        results.machine.cpu_model,
+        results.machine.cores,
+        results.machine.kernel,
+    )?;
+    writeln!(out, "Command: `{}`", s.command)
 }
 
 #[cfg(test)]
