@@ -19,7 +19,13 @@ pub struct AccountingArg {
     /// process, std's included, nothing per write) or counting (a layer under flushlab's own
     /// writer stacks; std's stdout() is then the same LineWriter over a dup of fd 1)
     /// [default: kernel where the kernel keeps the counters, else counting]
-    #[arg(long, env = "ACCOUNTING", value_enum)]
+    #[arg(
+        long,
+        env = "ACCOUNTING",
+        value_enum,
+        help_heading = "Advanced",
+        display_order = 1000
+    )]
     pub accounting: Option<Accounting>,
 }
 

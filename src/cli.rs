@@ -14,10 +14,11 @@ use crate::runner::RunArgs;
 #[derive(Debug, Parser)]
 #[command(
     name = "flushlab",
-    version,
+    version = VERSION,
     about,
     long_about,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -26,6 +27,28 @@ pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
 }
+
+/// `0.1.0 (commit 1a2b3c4d5e6f, x86_64-unknown-linux-gnu)`: which build this is.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("FLUSHLAB_COMMIT"),
+    ", ",
+    env!("FLUSHLAB_TARGET"),
+    ")"
+);
+
+/// What a newcomer runs first. Every example of every `--help` is a command line clap accepts
+/// (a test parses each).
+const EXAMPLES: &str = "\
+Examples:
+  flushlab                                    the explorer: e for stderr(), o for stdout(), h for the keys
+  flushlab tour                               every writer mode in this terminal, then the table
+  STREAM=stderr DURATION=5 flushlab           std's stderr() headless for 5 s (the summary on stdout)
+  flushlab --duration 2 --buffering block > /dev/null
+  flushlab bench                              every mode in fresh ptys, with the ceilings (~45 s)
+  flushlab wrap -- htop                       any program's output, measured (q in htop ends it)
+  flushlab flood --writer block > /dev/null   a million log lines through a BufWriter";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -103,6 +126,51 @@ pub fn validate_run(run: &RunArgs) -> Result<(), clap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Examples of the main help and of every subcommand's: each `flushlab …` line (up
+    /// to its description, a pipe or a redirection) is a command line clap accepts.
+    #[test]
+    fn every_example_in_the_help_parses() {
+        use clap::CommandFactory;
+        let top = Cli::command();
+        let helps = std::iter::once(&top)
+            .chain(top.get_subcommands())
+            .filter_map(|c| c.get_after_help().map(|h| h.to_string()));
+        let mut parsed = 0;
+        for help in helps {
+            for line in help.lines().map(str::trim) {
+                let Some(command) = line.split("  ").next() else {
+                    continue;
+                };
+                let command = command.replace(" 2>", " >");
+                let command = command.split(['|', '>']).next().unwrap_or_default().trim();
+                // Words, with a quoted one kept whole (`--command NAME='CMD ARGS'`).
+                let mut words: Vec<String> = Vec::new();
+                let mut quoted = false;
+                for word in command.split(' ') {
+                    if quoted {
+                        let last = words.last_mut().unwrap();
+                        last.push(' ');
+                        last.push_str(word);
+                    } else {
+                        words.push(word.to_owned());
+                    }
+                    if word.matches('\'').count() % 2 == 1 {
+                        quoted = !quoted;
+                    }
+                }
+                let words: Vec<String> = words.into_iter().map(|w| w.replace('\'', "")).collect();
+                if words.first().map(String::as_str) != Some("flushlab") {
+                    continue;
+                }
+                if let Err(e) = Cli::try_parse_from(&words) {
+                    panic!("{line}: {e}");
+                }
+                parsed += 1;
+            }
+        }
+        assert!(parsed >= 20, "only {parsed} examples found");
+    }
 
     /// Every option of every subcommand says what it does in plain text: no blank help, no
     /// rustdoc markup (links in backticks and brackets).

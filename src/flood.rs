@@ -32,7 +32,15 @@ pub enum OnFull {
     Drop,
 }
 
+const FLOODARGS_EXAMPLES: &str = "\
+Examples:
+  flushlab flood > /dev/null                        println!: one write(2) a line
+  flushlab flood --writer block > /dev/null          a BufWriter: one write(2) per 8 KiB
+  flushlab flood --writer thread --on-full drop --duration 2 > /dev/null
+  flushlab flood --writer eprintln --report - 2>/dev/null | python3 -m json.tool";
+
 #[derive(Debug, Args)]
+#[command(after_help = FLOODARGS_EXAMPLES)]
 pub struct FloodArgs {
     #[command(flatten)]
     pub accounting: crate::accounting::AccountingArg,

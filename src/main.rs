@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use flushlab::outcome::{Outcome, reader_gone_in};
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use flushlab::cli::{Cli, Command};
 
 /// Runs before `main`, before Rust's runtime puts /dev/null on a closed standard fd: which
@@ -21,10 +21,15 @@ extern "C" fn note_closed_standard_fds() {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => return usage_error(e),
+    };
+    let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
+    cli.run.from_env = from_env(&matches);
     if let Some(choice) = cli.accounting()
         && let Err(why) = flushlab::accounting::choose_accounting(choice)
     {
@@ -81,6 +86,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         Some(ContextValue::String(arg)) => Some(arg.clone()),
         _ => None,
     };
+    // clap's lines, joined into one: the error, then its tip as a clause of its own.
     let mut line = e
         .render()
         .to_string()
@@ -89,7 +95,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join(" ");
+        .join("; ");
     if let Some((arg, env)) = arg.as_deref().and_then(|arg| Some((arg, env_of(arg)?))) {
         line = line.replacen(&format!("'{arg}'"), &format!("'{arg}' (env {env})"), 1);
     }
@@ -101,7 +107,17 @@ fn usage_error(e: clap::Error) -> ExitCode {
             None => format!("{line}: give every argument as plain text"),
         };
     }
-    flushlab::outcome::complain(line.trim_start_matches("error: "));
+    if let Some((before, after)) = line.split_once("[possible values: ") {
+        line = format!("{before}possible values: {}", after.replacen(']', "", 1));
+    }
+    let help = match subcommand_given() {
+        Some(name) => format!("flushlab {name} --help"),
+        None => "flushlab --help".to_owned(),
+    };
+    flushlab::outcome::complain(&format!(
+        "{} (for more information, try '{help}')",
+        line.trim_start_matches("error: ")
+    ));
     Outcome::BadInput.into()
 }
 
@@ -119,17 +135,40 @@ fn non_utf8_env() -> Option<(String, String)> {
     })
 }
 
+/// The main command's settings that came from environment variables, as `NAME=value`.
+fn from_env(matches: &clap::ArgMatches) -> Vec<String> {
+    Cli::command()
+        .get_arguments()
+        .filter(|a| {
+            matches.value_source(a.get_id().as_str())
+                == Some(clap::parser::ValueSource::EnvVariable)
+        })
+        .filter_map(|a| {
+            let env = a.get_env()?.to_string_lossy().into_owned();
+            let value = std::env::var_os(&env)?;
+            Some(format!(
+                "{env}={}",
+                flushlab::units::printable(&value.to_string_lossy())
+            ))
+        })
+        .collect()
+}
+
+/// The subcommand named on the command line, if any.
+fn subcommand_given() -> Option<String> {
+    let names: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    std::env::args().skip(1).find(|a| names.contains(a))
+}
+
 /// The environment variable behind a flag as clap names it (`--stream <STREAM>`).
 fn env_of(arg: &str) -> Option<String> {
     let long = arg.strip_prefix("--")?.split(' ').next()?;
     let top = Cli::command();
     // The flag of the subcommand given, if any: `bench --duration` reads no DURATION.
-    let names: Vec<String> = top
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect();
-    let given = std::env::args().skip(1).find(|a| names.contains(a));
-    let command = match &given {
+    let command = match subcommand_given() {
         Some(name) => top.find_subcommand(name)?.clone(),
         None => top,
     };

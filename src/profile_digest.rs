@@ -16,7 +16,13 @@ use serde::Serialize;
 use crate::files::{InputKind, read_bounded, read_input};
 use crate::units::{percent, plain};
 
+const PROFILEARGS_EXAMPLES: &str = "\
+Examples:
+  scripts/record-profiles.sh --lower-paranoid stderr/raw stdout/frame
+  flushlab profile profiles/stderr-raw.json.gz profiles/stdout-frame.json.gz";
+
 #[derive(Debug, Args)]
+#[command(after_help = PROFILEARGS_EXAMPLES)]
 pub struct ProfileArgs {
     /// samply profiles (`.json.gz` or `.json`), e.g. profiles/*.json.gz
     #[arg(required = true, value_name = "PROFILE")]

@@ -42,16 +42,16 @@ impl ModeReport {
         }
     }
 
-    /// `stderr/raw: 12 frames in 1.02 s = 11.8 fps, 34,712 writes/frame, 67.0 kB/frame, 1.9 B/write, kernel 78%`
+    /// `stderr/raw: 12 frames in 1.02 s = 12 fps, 34,712 writes/frame, 67.0 kB/frame, 1.9 B/write, kernel 78%`
     pub fn summary_line(&self) -> String {
         let or_na = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "n/a".to_owned(), f);
         let figures = &self.figures;
         format!(
-            "{}: {} frames in {:.2} s = {:.1} fps, {} writes/frame, {}/frame, {}/write, kernel {}",
+            "{}: {} frames in {:.2} s = {} fps, {} writes/frame, {}/frame, {}/write, kernel {}",
             self.mode,
-            figures.frames,
+            crate::units::thousands(figures.frames),
             figures.seconds,
-            figures.fps,
+            count(figures.fps),
             or_na(figures.writes_per_frame, count),
             or_na(figures.bytes_per_frame, bytes),
             or_na(figures.bytes_per_write, bytes),

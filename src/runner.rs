@@ -88,6 +88,11 @@ pub struct RunArgs {
     #[arg(long, env = "CEILING", value_enum)]
     pub ceiling: Option<Ceiling>,
 
+    /// The settings that came from environment variables (`SIZE=80x24`), named in the summary:
+    /// a shell may export `SIZE` or `HUD` for other reasons. Filled by `main`.
+    #[arg(skip)]
+    pub from_env: Vec<String>,
+
     /// Panic after this many frames, to test that the terminal is restored.
     #[arg(long, hide = true)]
     pub inject_panic_at_frame: Option<u64>,
@@ -321,6 +326,12 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         } else {
             summary
         });
+    }
+    if summaries > 0 && !cli.from_env.is_empty() {
+        aside.write_line(&format!(
+            "settings from the environment: {}",
+            cli.from_env.join(", ")
+        ));
     }
     if let Some(destination) = &cli.report {
         // The last row measured (the only one of a headless run); of the transport ceiling's

@@ -13,7 +13,13 @@ use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
 use crate::subject::Subject;
 
+const REPORTARGS_EXAMPLES: &str = "\
+Examples:
+  flushlab report xterm.json tmux.json --markdown terminals.md --plot terminals.svg
+  flushlab report results.json --plot - > results.svg";
+
 #[derive(Debug, Args)]
+#[command(after_help = REPORTARGS_EXAMPLES)]
 pub struct ReportArgs {
     /// Result files written by `flushlab tour --export-json` (or `flushlab bench`).
     #[arg(required = true, value_name = "JSON")]

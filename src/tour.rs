@@ -36,7 +36,14 @@ const CPR: &[u8] = b"\x1b[6n";
 /// been, and the tour need not wait out the timeout for the queries a terminal ignores.
 const IDENTIFY: &[u8] = b"\x1b[?2026$p\x1b[>0q\x1b[>c\x1b[c";
 
+const TOURARGS_EXAMPLES: &str = "\
+Examples:
+  flushlab tour                              every mode for 3 s in this terminal, then the table
+  flushlab tour --seconds 1 --export-json my-terminal.json
+  flushlab report *.json --plot terminals.svg   several terminals' tours, merged";
+
 #[derive(Debug, Args)]
+#[command(after_help = TOURARGS_EXAMPLES)]
 pub struct TourArgs {
     #[command(flatten)]
     pub accounting: crate::accounting::AccountingArg,

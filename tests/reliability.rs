@@ -627,3 +627,46 @@ fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
         }
     }
 }
+
+/// A mistyped flag or subcommand is one line that keeps clap's suggestion and says where more
+/// help is (the subcommand's own --help); a setting that came from the environment is named
+/// in the summary, so that an exported `SIZE` never changes a run silently.
+#[test]
+fn usage_errors_suggest_and_environment_settings_are_named() {
+    let run = |args: &[&str], envs: &[(&str, &str)]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(args)
+            .envs(envs.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (args, suggestion, help) in [
+        (&["--sise", "3"][..], "'--size'", "'flushlab --help'"),
+        (&["bnech"], "'bench'", "'flushlab --help'"),
+        (
+            &["bench", "--sink", "bogus"],
+            "pty, pipe, file, null",
+            "'flushlab bench --help'",
+        ),
+    ] {
+        let out = run(args, &[]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert_eq!(said.trim().lines().count(), 1, "{args:?}: {said}");
+        assert!(said.contains(suggestion), "{args:?}: {said}");
+        assert!(said.contains(&format!("try {help}")), "{args:?}: {said}");
+    }
+    let out = run(
+        &["--duration", "0.2"],
+        &[("SIZE", "40x10"), ("HUD", "compact")],
+    );
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{summary}");
+    assert!(
+        summary.contains("settings from the environment: SIZE=40x10, HUD=compact"),
+        "{summary}"
+    );
+    let out = run(&["--duration", "0.2", "--size", "40x10"], &[]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("environment"));
+}

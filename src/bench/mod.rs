@@ -29,7 +29,17 @@ use crate::results::{BenchResults, Machine, Row, Settings};
 use crate::subject::{Subject, parse_subjects};
 use crate::units::{parse_duration, parse_size};
 
+const BENCHARGS_EXAMPLES: &str = "\
+Examples:
+  flushlab bench                                       std's handles, stdout's block, frame, thread, the ceilings
+  flushlab bench --modes all --size 200x60,80x24 --export-json r.json --plot r.svg
+  flushlab bench --reader throttle:2MB/s --modes stdout/line,stdout/frame
+  flushlab bench --export-json - | python3 -m json.tool   the JSON alone on stdout, the table on stderr
+  flushlab bench --command mytui='./target/release/mytui --demo'
+  flushlab bench --workload flood --sink pipe,null";
+
 #[derive(Debug, Args)]
+#[command(after_help = BENCHARGS_EXAMPLES)]
 pub struct BenchArgs {
     #[command(flatten)]
     pub accounting: crate::accounting::AccountingArg,

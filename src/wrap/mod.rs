@@ -35,7 +35,14 @@ use crate::outcome::{Outcome, complain};
 use crate::pty::Pty;
 use crate::units::{parse_duration, parse_size};
 
+const WRAPARGS_EXAMPLES: &str = "\
+Examples:
+  flushlab wrap -- htop                     interactive: the program runs as usual, measured
+  flushlab wrap --duration 3 -- cmatrix     headless, in a pty of its own, for 3 s
+  flushlab wrap --duration 3 --report - -- ls -lR /usr > r.json";
+
 #[derive(Debug, Args)]
+#[command(after_help = WRAPARGS_EXAMPLES)]
 pub struct WrapArgs {
     /// Run CMD headless for this many seconds, then end it (SIGTERM to its process group,
     /// SIGKILL 2 s later) [default: until CMD exits; headless when stdout is not a terminal]
