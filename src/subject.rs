@@ -247,6 +247,53 @@ impl<'de> Deserialize<'de> for Subject {
 const GROUPS: &str =
     "std, all, modes, ceilings, flood, stdout, stderr, raw, line, block, frame, thread";
 
+/// Every value one `--modes` item takes, as a shell completes it: the groups, then every
+/// subject's name (a test holds it to [`GROUPS`] and [`Subject::every`]).
+pub const MODE_NAMES: &[&str] = &[
+    "std",
+    "all",
+    "modes",
+    "ceilings",
+    "flood",
+    "stdout",
+    "stderr",
+    "raw",
+    "line",
+    "block",
+    "frame",
+    "thread",
+    "ceiling/cpu",
+    "ceiling/transport",
+    "stdout/raw",
+    "stdout/line",
+    "stdout/block",
+    "stdout/frame",
+    "stdout/thread",
+    "stderr/raw",
+    "stderr/line",
+    "stderr/block",
+    "stderr/frame",
+    "stderr/thread",
+    "flood/println",
+    "flood/eprintln",
+    "flood/lock",
+    "flood/block",
+    "flood/raw",
+    "flood/per-byte",
+    "flood/thread",
+    "flood/tracing",
+    "flood/tracing-non-blocking",
+    "flood/tracing-lossless",
+    "flood/env-logger",
+    "flood/none",
+];
+
+/// `--modes`' parser, with [`MODE_NAMES`] for shell completion.
+pub const MODES: crate::units::Completed<Vec<Subject>> = crate::units::Completed {
+    parse: parse_subjects,
+    names: MODE_NAMES,
+};
+
 /// The default matrix, the seed's question: std's `stdout()` against std's `stderr()`, what
 /// buffering buys on top (block, frame, thread), and the two ceilings. 7 rows.
 pub fn std_lesson() -> Vec<Subject> {
@@ -295,6 +342,22 @@ pub fn parse_subjects(text: &str) -> Result<Vec<Subject>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn completion_offers_every_name_modes_takes() {
+        let every: Vec<String> = GROUPS
+            .split(", ")
+            .map(str::to_owned)
+            .chain(Subject::every().map(|s| s.to_string()))
+            .collect();
+        assert_eq!(
+            MODE_NAMES,
+            every.iter().map(String::as_str).collect::<Vec<_>>()
+        );
+        for name in MODE_NAMES {
+            assert!(parse_subjects(name).is_ok(), "{name}");
+        }
+    }
 
     #[test]
     fn names_round_trip() {

@@ -53,7 +53,7 @@ pub struct TourArgs {
     pub seconds: Duration,
 
     /// Modes to visit, comma-separated (stdout/raw, stderr/block, …) [default: every mode]
-    #[arg(long, value_delimiter = ',', value_parser = parse_subjects)]
+    #[arg(long, value_delimiter = ',', value_parser = crate::subject::MODES, hide_possible_values = true)]
     pub modes: Vec<Vec<Subject>>,
 
     /// Ask the terminal for the cursor position every this many frames.

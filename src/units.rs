@@ -1,8 +1,41 @@
 //! Numbers as flushlab reads and writes them: sizes, durations, capacities and rates parsed from
-//! flags, and counts, bytes and shares formatted for people. A leaf: it imports nothing of the
-//! crate, so every room can use it without tying itself to another.
+//! flags (and completed by a shell: [`Completed`]), and counts, bytes and shares formatted for
+//! people. A leaf: it imports nothing of the crate, so every room can use it without tying
+//! itself to another.
 
 use std::time::Duration;
+
+/// A flag's parser with the names a shell completes it with: `parse` reads the value (and
+/// makes the errors), `names` lists what `flushlab completions` offers (`--modes`, `--reader`
+/// take free-form values, so clap cannot know them).
+#[derive(Clone, Copy)]
+pub struct Completed<T> {
+    pub parse: fn(&str) -> Result<T, String>,
+    pub names: &'static [&'static str],
+}
+
+impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Completed<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.names
+                .iter()
+                .map(|name| clap::builder::PossibleValue::new(*name)),
+        ))
+    }
+}
 
 /// The smallest and largest block capacity the `+`/`-` keys and `--capacity` accept.
 pub const MIN_CAPACITY: usize = 64;

@@ -182,36 +182,14 @@ fn the_reader_wait_is_the_time_the_kernel_sees_the_writer_asleep_in_write() {
         reader.join().unwrap();
         let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
         std::fs::remove_file(&report).unwrap();
-        let split = &run["time_split"];
-        let (wait, total) = if buffering == "thread" {
-            let w = &split["writer"];
-            let parts = [
-                "on_cpu_ms",
-                "cpu_wait_ms",
-                "frame_wait_ms",
-                "reader_wait_ms",
-            ];
-            (
-                w["reader_wait_ms"].as_f64().unwrap(),
-                parts.iter().map(|p| w[p].as_f64().unwrap()).sum::<f64>(),
-            )
-        } else {
-            let parts = [
-                "build_ms",
-                "encode_ms",
-                "kernel_ms",
-                "cpu_wait_ms",
-                "reader_wait_ms",
-                "idle_ms",
-            ];
-            (
-                split["reader_wait_ms"].as_f64().unwrap(),
-                parts
-                    .iter()
-                    .map(|p| split[p].as_f64().unwrap())
-                    .sum::<f64>(),
-            )
+        // Read with flushlab's own schema type: the parts, and their sum.
+        let split: flushlab::figures::TimeSplit =
+            serde_json::from_value(run["time_split"].clone()).unwrap();
+        let (wait, total) = match split.writer {
+            Some(w) => (w.reader_wait_ms, w.parts().iter().map(|p| p.1).sum::<f64>()),
+            None => (split.reader_wait_ms, split.total_ms()),
         };
+        assert_eq!(split.writer.is_some(), buffering == "thread", "{run}");
         let kernel = f64::from(asleep_in_write) / f64::from(samples.max(1));
         let flushlab = wait / total;
         eprintln!(

@@ -531,6 +531,14 @@ fn completion_scripts_are_generated_for_every_shell() {
         for sub in ["bench", "tour", "flood", "profile", "report"] {
             assert!(script.contains(sub), "{shell} lacks {sub}");
         }
+        // And, where the shell's generator completes values (bash, zsh, fish), the real values
+        // of the free-form flags, not file names: modes, readers (zsh escapes the colon of
+        // `throttle:2MB/s`), sinks.
+        if ["bash", "zsh", "fish"].contains(&shell) {
+            for value in ["stdout/thread", "flood/per-byte", "2MB/s", "pipe"] {
+                assert!(script.contains(value), "{shell} lacks {value}");
+            }
+        }
     }
     let bad = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args(["completions", "tcsh"])

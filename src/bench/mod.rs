@@ -19,7 +19,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, Sink, run_once};
-use self::reader::{ReaderModel, parse_reader};
+use self::reader::ReaderModel;
 use crate::files::Destination;
 use crate::frame_args::FrameArgs;
 use crate::outcome::{Outcome, complain};
@@ -54,7 +54,7 @@ pub struct BenchArgs {
     /// block, frame and thread, the ceilings: 7 rows), `all`, `modes`, `ceilings`, `flood`, a
     /// stream (`stdout`: its every buffering) or a buffering (`frame`: both streams)
     /// [default: std for tui, flood for flood]
-    #[arg(long, value_delimiter = ',', value_parser = parse_subjects)]
+    #[arg(long, value_delimiter = ',', value_parser = crate::subject::MODES, hide_possible_values = true)]
     pub modes: Vec<Vec<Subject>>,
 
     /// Terminal sizes, comma-separated COLSxROWS.
@@ -63,7 +63,7 @@ pub struct BenchArgs {
 
     /// How the terminal (or pipe) side is read, comma-separated: drain, vt, throttle:RATE
     /// (e.g. throttle:20MB/s). Each reader is a row of its own.
-    #[arg(long, value_delimiter = ',', value_parser = parse_reader, default_value = "drain")]
+    #[arg(long, value_delimiter = ',', value_parser = reader::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: Vec<ReaderModel>,
 
     /// What is behind the measured stream, comma-separated: pty, pipe, file, null. Files and

@@ -40,6 +40,12 @@ fn rate(bytes_per_second: u64) -> String {
 
 /// Parses `drain`, `vt` or `throttle:RATE`, where RATE is a number with a unit among B/s,
 /// KB/s, MB/s, GB/s (decimal) or KiB/s, MiB/s (binary), e.g. `throttle:20MB/s`.
+/// `--reader`'s parser, with the values a shell completes (a throttle's rate is an example).
+pub const READERS: crate::units::Completed<ReaderModel> = crate::units::Completed {
+    parse: parse_reader,
+    names: &["drain", "vt", "throttle:2MB/s", "throttle:20MB/s"],
+};
+
 pub fn parse_reader(text: &str) -> Result<ReaderModel, String> {
     let bad_rate = || {
         "expected throttle:RATE with RATE like 20MB/s, 512KB/s, 1MiB/s or 100B/s (more than 0)"

@@ -28,7 +28,7 @@ use self::frames::FrameFinder;
 use self::report::{WrapReport, WriteScope};
 use self::tree::Tree;
 use crate::accounting::IoCounters;
-use crate::bench::reader::{ReaderModel, consume, parse_reader};
+use crate::bench::reader::{ReaderModel, consume};
 use crate::figures::{PerSecond, WrapRun};
 use crate::meters::CpuTimes;
 use crate::outcome::{Outcome, complain};
@@ -54,7 +54,7 @@ pub struct WrapArgs {
     pub size: (u16, u16),
 
     /// How the headless pty is read: drain, vt, throttle:RATE (a slow terminal)
-    #[arg(long, value_parser = parse_reader, default_value = "drain")]
+    #[arg(long, value_parser = crate::bench::reader::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: ReaderModel,
 
     /// A pause at least this long (seconds) before each frame confirms frames found from the
