@@ -46,6 +46,8 @@ pub struct App {
     pub suspend: bool,
     /// Which streams reach the terminal on screen; only those can be switched to.
     pub reachable: [bool; 2],
+    /// The step of `flushlab lesson` on screen (`None` outside a lesson).
+    pub lesson: Option<usize>,
 }
 
 impl App {
@@ -66,6 +68,7 @@ impl App {
             quit: false,
             suspend: false,
             reachable: [true, true],
+            lesson: None,
         }
     }
 
@@ -95,6 +98,15 @@ impl App {
         }
     }
 
+    /// Shows a lesson's step `step`: its mode and sync, and the table at the last step.
+    pub fn go_to_step(&mut self, step: usize) {
+        let at = step.min(crate::lesson::STEPS.len() - 1);
+        self.lesson = Some(at);
+        self.mode = crate::lesson::mode(at, self.mode.capacity);
+        self.sync = crate::lesson::STEPS[at].sync;
+        self.show_table = at == crate::lesson::STEPS.len() - 1;
+    }
+
     fn can_reach(&self, stream: Stream) -> bool {
         self.reachable[stream as usize]
     }
@@ -114,6 +126,13 @@ impl App {
             self.status = Some("tour stopped: you chose a mode".to_owned());
         }
         match action {
+            Action::NextMode | Action::NextStep if self.lesson.is_some() => {
+                self.go_to_step(crate::lesson::next(self.lesson.unwrap_or_default()));
+            }
+            Action::PreviousStep if self.lesson.is_some() => {
+                self.go_to_step(crate::lesson::previous(self.lesson.unwrap_or_default()));
+            }
+            Action::NextStep | Action::PreviousStep => {}
             Action::NextMode => {
                 let mut next = self.mode.next();
                 while !self.can_reach(next.stream) {

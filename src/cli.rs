@@ -28,6 +28,24 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
+const LESSON_EXAMPLES: &str = "\
+Examples:
+  flushlab lesson              from the first step
+  flushlab lesson --step 4     from BufWriter
+  flushlab lesson --steps      the steps, one a line";
+
+/// `flushlab lesson`'s flags.
+#[derive(Debug, clap::Args)]
+#[command(after_help = LESSON_EXAMPLES)]
+pub struct LessonArgs {
+    /// The step to start at, 1 to 9.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=9))]
+    pub step: Option<u16>,
+    /// List the steps and exit.
+    #[arg(long)]
+    pub steps: bool,
+}
+
 /// `0.1.0 (commit 1a2b3c4d5e6f, x86_64-unknown-linux-gnu)`: which build this is.
 const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -64,6 +82,11 @@ pub enum Command {
     /// Every writer mode in turn in this terminal, then the comparison: accepted FPS (writes
     /// returned) and shown FPS (confirmed by cursor-position round trips).
     Tour(crate::tour::TourArgs),
+    /// The story as a lesson for a room: std's stdout(), stderr()'s collapse, what a frame is
+    /// made of, BufWriter, one write a frame, the writer thread, synchronized output, the
+    /// terminal as the limit, the comparison — each step live, with its figures against
+    /// stdout()'s. Space or → next, ← back.
+    Lesson(LessonArgs),
     /// Merge tour results from several terminals into one terminals × modes table and chart.
     Report(crate::terminal_report::ReportArgs),
     /// Print a shell completion script: e.g. `flushlab completions bash >
@@ -89,7 +112,8 @@ impl Cli {
                 Command::Profile(_)
                 | Command::Report(_)
                 | Command::Completions(_)
-                | Command::Wrap(_),
+                | Command::Wrap(_)
+                | Command::Lesson(_),
             ) => None,
         }
     }

@@ -66,8 +66,19 @@ impl Hud {
     ) {
         app.scene.paint(frame, area, buf);
         self.paint_hud(app, meters, area, buf);
+        // In a lesson the caption keeps the bottom of the screen: overlays go above it.
+        let above = match app.lesson {
+            Some(step) => {
+                render_lesson(app, meters, step, area, buf);
+                Rect {
+                    height: area.height.saturating_sub(crate::lesson::PANEL_LINES),
+                    ..area
+                }
+            }
+            None => area,
+        };
         if app.show_table {
-            render_table_overlay(app, meters, area, buf);
+            render_table_overlay(app, meters, area, above, buf);
         }
         if app.show_help {
             render_help(area, buf);
@@ -800,11 +811,12 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 
 /// Every mode measured under the current condition, over the scene (`m`; opened at the end of a
 /// tour): at any size where the HUD has no room for its table.
-fn render_table_overlay(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
+/// The table of every mode measured on the `area` screen, in the middle of `within`.
+fn render_table_overlay(app: &App, meters: &Meters, area: Rect, within: Rect, buf: &mut Buffer) {
     let condition = app.condition(area.width, area.height);
     let rows = meters.rows_under(condition).count() as u16;
     // Header, rows, the notes line, the status (the tour's verdict), the border.
-    let popup = centered(area, 80, rows.max(1) + 6);
+    let popup = centered(within, 80, rows.max(1) + 6);
     Clear.render(popup, buf);
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
@@ -961,6 +973,53 @@ fn table_cells(mode: &str, t: &Totals) -> [String; 7] {
         percent(t.kernel_share()),
         thousands(t.frames),
     ]
+}
+
+/// A lesson's caption across the bottom of the screen: the step, its words, a gauge as wide as
+/// the screen (readable from the back of a room), the figures against `stdout()`'s, the keys.
+/// The same size at every step, so that every step draws the same scene cells.
+fn render_lesson(app: &App, meters: &Meters, step: usize, area: Rect, buf: &mut Buffer) {
+    let height = crate::lesson::PANEL_LINES.min(area.height);
+    if height < crate::lesson::PANEL_LINES || area.width < 20 {
+        return;
+    }
+    let panel = Rect {
+        y: area.bottom() - height,
+        height,
+        ..area
+    };
+    Clear.render(panel, buf);
+    buf.set_style(
+        panel,
+        Style::new().fg(Color::White).bg(Color::Rgb(16, 24, 48)),
+    );
+    let condition = app.condition(area.width, area.height);
+    let (head, tail) = crate::lesson::caption(step, app.mode, meters, condition, area.width);
+    let row = |i: u16| Rect {
+        y: panel.y + i,
+        height: 1,
+        ..panel
+    };
+    let mut y = 0;
+    for line in head {
+        line.render(row(y), buf);
+        y += 1;
+    }
+    let gauge = row(y);
+    render_gauge(
+        meters,
+        Rect {
+            x: gauge.x + 1,
+            width: gauge.width.saturating_sub(2),
+            ..gauge
+        },
+        buf,
+    );
+    y += 1;
+    for line in tail {
+        line.render(row(y), buf);
+        y += 1;
+    }
 }
 
 fn render_help(area: Rect, buf: &mut Buffer) {

@@ -5,7 +5,8 @@
 //! leaves the rest in the kernel until another key arrives: a fast typist or a test that sends
 //! ten thousand keys at once would find the later keys, `q` included, ignored (crossterm PR
 //! #1057). Here a level-triggered poll(2) is asked, and the terminal read until it is empty. The
-//! keys flushlab binds are plain bytes; escape sequences (arrows, function keys) are skipped.
+//! keys flushlab binds are plain bytes and the two arrows a lesson steps with; other escape
+//! sequences (function keys, the other arrows) are skipped.
 
 use std::fs::File;
 use std::io;
@@ -227,11 +228,12 @@ pub fn parse_input(bytes: &[u8]) -> Vec<Input> {
                     while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
                         i += 1;
                     }
-                    if let Some(reply) = bytes
-                        .get(i)
-                        .and_then(|&last| csi_reply(&bytes[start..i], last))
-                    {
-                        keys.push(reply);
+                    match (bytes.get(i), i == start) {
+                        // The plain arrows a lesson steps with (Ctrl+→ and the like are not).
+                        (Some(b'C'), true) => keys.push(key(KeyCode::Right)),
+                        (Some(b'D'), true) => keys.push(key(KeyCode::Left)),
+                        (Some(&last), _) => keys.extend(csi_reply(&bytes[start..i], last)),
+                        (None, _) => {}
                     }
                     i += 1;
                 }
@@ -267,6 +269,7 @@ pub fn parse_input(bytes: &[u8]) -> Vec<Input> {
                 )));
             }
             0x20..=0x7e => keys.push(key(KeyCode::Char(char::from(b)))),
+            0x7f => keys.push(key(KeyCode::Backspace)),
             _ => {}
         }
     }
@@ -308,6 +311,15 @@ mod tests {
                 Action::Quit,
                 Action::ToggleHelp
             ]
+        );
+    }
+
+    #[test]
+    fn the_plain_arrows_step_a_lesson_and_backspace_goes_back() {
+        use crate::keys::Action;
+        assert_eq!(
+            actions(b"\x1b[C\x1b[D\x7f"),
+            [Action::NextStep, Action::PreviousStep, Action::PreviousStep]
         );
     }
 

@@ -27,6 +27,10 @@ pub enum Action {
     Back,
     /// Give the terminal back and stop, as Ctrl-Z does to any program (`fg` resumes).
     Suspend,
+    /// The lesson's next step (space too, in a lesson).
+    NextStep,
+    /// The lesson's step before.
+    PreviousStep,
     Quit,
     /// An unbound key: ignored.
     Nothing,
@@ -46,6 +50,9 @@ pub enum Key {
     Ctrl(char),
     Tab,
     Esc,
+    Right,
+    Left,
+    Backspace,
 }
 
 /// One line of the help: the keys, what each does, and how the help and the footer name them.
@@ -63,7 +70,7 @@ pub struct Binding {
 use Key::{Char, Ctrl};
 
 /// Every key the explorer knows, in the help's order.
-pub const BINDINGS: [Binding; 11] = [
+pub const BINDINGS: [Binding; 12] = [
     Binding {
         keys: &[(Char(' '), Action::NextMode), (Key::Tab, Action::NextMode)],
         shown: "space, tab",
@@ -124,6 +131,16 @@ pub const BINDINGS: [Binding; 11] = [
         footer: "m table",
     },
     Binding {
+        keys: &[
+            (Key::Right, Action::NextStep),
+            (Key::Left, Action::PreviousStep),
+            (Key::Backspace, Action::PreviousStep),
+        ],
+        shown: "→ / ←, Backspace",
+        help: "a lesson's next / previous step (space goes on too)",
+        footer: "",
+    },
+    Binding {
         keys: &[(Ctrl('z'), Action::Suspend)],
         shown: "^Z",
         help: "suspend, terminal given back (fg resumes)",
@@ -162,6 +179,9 @@ pub fn action(event: KeyEvent) -> Action {
         KeyCode::Char(c) => Char(c),
         KeyCode::Tab => Key::Tab,
         KeyCode::Esc => Key::Esc,
+        KeyCode::Right => Key::Right,
+        KeyCode::Left => Key::Left,
+        KeyCode::Backspace => Key::Backspace,
         _ => return Action::Nothing,
     };
     BINDINGS
@@ -207,6 +227,9 @@ mod tests {
                     Ctrl(c) => format!("^{}", c.to_ascii_uppercase()),
                     Key::Tab => "tab".to_owned(),
                     Key::Esc => "Esc".to_owned(),
+                    Key::Right => "→".to_owned(),
+                    Key::Left => "←".to_owned(),
+                    Key::Backspace => "Backspace".to_owned(),
                 };
                 assert!(binding.shown.contains(&name), "{name} in {binding:?}");
             }

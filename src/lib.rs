@@ -20,6 +20,7 @@ pub mod hud;
 pub mod keyboard;
 pub mod keys;
 pub mod latency;
+pub mod lesson;
 pub mod measured;
 pub mod meters;
 pub mod outcome;

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use flushlab::outcome::{Outcome, reader_gone_in};
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::{CommandFactory, FromArgMatches, Parser};
 use flushlab::cli::{Cli, Command};
 
 /// Runs before `main`, before Rust's runtime puts /dev/null on a closed standard fd: which
@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Some(Command::Tour(args)) => flushlab::tour::run(args),
         Some(Command::Report(args)) => flushlab::terminal_report::run(args),
         Some(Command::Wrap(args)) => flushlab::wrap::run(args),
+        Some(Command::Lesson(args)) => lesson(args),
         Some(Command::Completions(args)) => {
             flushlab::outcome::print(&flushlab::cli::completions(args.shell))
                 .map(|()| Outcome::Finished)
@@ -68,6 +69,37 @@ fn main() -> ExitCode {
         }
     };
     outcome.into()
+}
+
+/// `flushlab lesson`: the explorer, at a step of the lesson, in this terminal.
+fn lesson(args: flushlab::cli::LessonArgs) -> anyhow::Result<Outcome> {
+    if args.steps {
+        flushlab::outcome::print(flushlab::lesson::list().as_bytes())?;
+        return Ok(Outcome::Finished);
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        flushlab::outcome::complain(
+            "lesson: stdout is not a terminal: the lesson draws in one (--steps lists the steps)",
+        );
+        return Ok(Outcome::BadInput);
+    }
+    // The explorer's settings as they would be without flags (the environment's included).
+    let mut run = match Cli::try_parse_from(["flushlab"]) {
+        Ok(cli) => cli.run,
+        Err(e) => {
+            let said = e.to_string();
+            flushlab::outcome::complain(&format!(
+                "lesson: {}",
+                said.lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ")
+            ));
+            return Ok(Outcome::BadInput);
+        }
+    };
+    run.lesson = Some(usize::from(args.step.unwrap_or(1)) - 1);
+    flushlab::runner::run(run)
 }
 
 /// Help and version go out as clap prints them; a usage error becomes one line that names the

@@ -93,6 +93,10 @@ pub struct RunArgs {
     #[arg(skip)]
     pub from_env: Vec<String>,
 
+    /// The step `flushlab lesson` starts at (0-based); `None` for the explorer.
+    #[arg(skip)]
+    pub lesson: Option<usize>,
+
     /// Panic after this many frames, to test that the terminal is restored.
     #[arg(long, hide = true)]
     pub inject_panic_at_frame: Option<u64>,
@@ -200,6 +204,11 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let mut app = App::new(mode, cli.scene, cli.sync);
     app.tour_step = cli.tour_seconds;
     app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
+    if let Some(step) = cli.lesson {
+        // The caption is the lesson's panel: the compact HUD leaves the scene room.
+        app.hud_wanted = HudLayout::Compact;
+        app.go_to_step(step);
+    }
     if terminal {
         let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
         if (cols, rows) != (size.ws_col, size.ws_row) {

@@ -89,13 +89,14 @@ fn shortened(command: &str) -> String {
     command
 }
 
-/// Whether the command takes over a terminal: the explorer or wrap without a duration, or the
-/// tour.
+/// Whether the command takes over a terminal: the explorer or wrap without a duration, the
+/// tour, or the lesson (but for its list of steps).
 fn interactive(command: &str) -> bool {
     let words: Vec<&str> = command.split_whitespace().collect();
     let subcommand = words.iter().skip_while(|w| w.contains('=')).nth(1).copied();
     match subcommand {
         Some("tour") => true,
+        Some("lesson") => !command.contains("--steps"),
         Some("wrap") => !command.contains("--duration"),
         Some(s) if !s.starts_with('-') => false,
         _ => !command.contains("DURATION=") && !command.contains("--duration"),
