@@ -84,26 +84,28 @@ pub fn complain(message: &str) {
 /// the caller returns, marked [`ReaderGone`], which `main` maps to [`Outcome::ReaderGone`], not
 /// a panic as `print!`'s.
 pub fn print(bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    if was_closed(1) {
-        return Err(closed_at_start("stdout"));
-    }
-    let mut out = io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(mark_reader_gone)
+    write_standard(1, bytes)
 }
 
 /// Writes a result for people (a table) to stderr, where stdout carries a machine format
 /// (`--export-json -`): the same care as [`print()`].
 pub fn print_aside(bytes: &[u8]) -> io::Result<()> {
+    write_standard(2, bytes)
+}
+
+/// All of `bytes` to fd 1 or 2 through std's handle, flushed; an error is marked as a reader
+/// gone, and a stream closed before flushlab started is said so.
+fn write_standard(fd: i32, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
-    if was_closed(2) {
-        return Err(closed_at_start("stderr"));
+    let (name, mut out): (&str, Box<dyn Write>) = match fd {
+        1 => ("stdout", Box::new(io::stdout().lock())),
+        _ => ("stderr", Box::new(io::stderr().lock())),
+    };
+    if was_closed(fd) {
+        return Err(closed_at_start(name));
     }
-    let mut err = io::stderr().lock();
-    err.write_all(bytes)
-        .and_then(|()| err.flush())
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
         .map_err(mark_reader_gone)
 }
 
