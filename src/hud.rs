@@ -37,7 +37,42 @@ const SCALE: [&str; 5] = ["1", "10", "100", "1k", "10k fps"];
 /// the help. Owns the HUD's cells as last laid out.
 #[derive(Debug, Default)]
 pub struct Hud {
-    cache: RefCell<Option<(HudKey, Buffer)>>,
+    cache: Layer<HudKey>,
+    /// A lesson's caption panel, laid out again only when what it shows changed.
+    lesson: Layer<(u64, usize, Mode, Rect)>,
+}
+
+/// Cells laid out once and copied into every frame until their key changes: what the HUD and
+/// a lesson's caption show changes once a second, the frame every few milliseconds.
+#[derive(Debug)]
+struct Layer<K>(RefCell<Option<(K, Buffer)>>);
+
+impl<K> Default for Layer<K> {
+    fn default() -> Self {
+        Layer(RefCell::new(None))
+    }
+}
+
+impl<K: PartialEq> Layer<K> {
+    /// Copies the cells laid out for `key` into `buf`, laying them out over `area` by `render`
+    /// first when the key changed.
+    fn paint(&self, key: K, area: Rect, render: impl FnOnce(&mut Buffer), buf: &mut Buffer) {
+        let mut cache = self.0.borrow_mut();
+        if !matches!(&*cache, Some((k, _)) if *k == key) {
+            let mut cells = Buffer::empty(area);
+            if !area.is_empty() {
+                render(&mut cells);
+            }
+            *cache = Some((key, cells));
+        }
+        if let Some((_, cells)) = &*cache {
+            for y in cells.area.top()..cells.area.bottom() {
+                for x in cells.area.left()..cells.area.right() {
+                    buf[(x, y)].clone_from(&cells[(x, y)]);
+                }
+            }
+        }
+    }
 }
 
 /// Everything the HUD shows. The layout, table and strings cost ~3% of a sparse frame's CPU
@@ -69,7 +104,10 @@ impl Hud {
         // In a lesson the caption keeps the bottom of the screen: overlays go above it.
         let above = match app.lesson {
             Some(step) => {
-                render_lesson(app, meters, step, area, buf);
+                let key = (meters.generation(), step, app.mode, area);
+                let panel = lesson_area(area);
+                let render = |cells: &mut Buffer| render_lesson(app, meters, step, area, cells);
+                self.lesson.paint(key, panel, render, buf);
                 Rect {
                     height: area.height.saturating_sub(crate::lesson::PANEL_LINES),
                     ..area
@@ -86,37 +124,20 @@ impl Hud {
     }
 
     fn paint_hud(&self, app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
-        let mut cache = self.cache.borrow_mut();
-        let fresh = matches!(&*cache, Some((k, _)) if k.meters == meters.generation()
-            && k.mode == app.mode && k.sync == app.sync && k.scene == app.scene
-            && k.layout == app.hud && k.area == area && k.status == app.status);
-        if !fresh {
-            let hud_area = hud_area(app.hud, area);
-            let mut hud = Buffer::empty(hud_area);
-            if !hud_area.is_empty() {
-                match app.hud {
-                    HudLayout::Full => render_full(app, meters, area, &mut hud),
-                    HudLayout::Compact => render_compact(app, meters, area, &mut hud),
-                }
-            }
-            let key = HudKey {
-                meters: meters.generation(),
-                mode: app.mode,
-                sync: app.sync,
-                scene: app.scene,
-                layout: app.hud,
-                area,
-                status: app.status.clone(),
-            };
-            *cache = Some((key, hud));
-        }
-        if let Some((_, hud)) = &*cache {
-            for y in hud.area.top()..hud.area.bottom() {
-                for x in hud.area.left()..hud.area.right() {
-                    buf[(x, y)].clone_from(&hud[(x, y)]);
-                }
-            }
-        }
+        let key = HudKey {
+            meters: meters.generation(),
+            mode: app.mode,
+            sync: app.sync,
+            scene: app.scene,
+            layout: app.hud,
+            area,
+            status: app.status.clone(),
+        };
+        let render = |hud: &mut Buffer| match app.hud {
+            HudLayout::Full => render_full(app, meters, area, hud),
+            HudLayout::Compact => render_compact(app, meters, area, hud),
+        };
+        self.cache.paint(key, hud_area(app.hud, area), render, buf);
     }
 }
 
@@ -975,19 +996,26 @@ fn table_cells(mode: &str, t: &Totals) -> [String; 7] {
     ]
 }
 
-/// A lesson's caption across the bottom of the screen: the step, its words, a gauge as wide as
-/// the screen (readable from the back of a room), the figures against `stdout()`'s, the keys.
-/// The same size at every step, so that every step draws the same scene cells.
-fn render_lesson(app: &App, meters: &Meters, step: usize, area: Rect, buf: &mut Buffer) {
-    let height = crate::lesson::PANEL_LINES.min(area.height);
-    if height < crate::lesson::PANEL_LINES || area.width < 20 {
-        return;
+/// Where a lesson's caption goes on the `area` screen: its bottom lines, or nowhere on a
+/// screen too small for it.
+fn lesson_area(area: Rect) -> Rect {
+    let height = crate::lesson::PANEL_LINES;
+    if area.height < height || area.width < 20 {
+        return Rect { height: 0, ..area };
     }
-    let panel = Rect {
+    Rect {
         y: area.bottom() - height,
         height,
         ..area
-    };
+    }
+}
+
+/// A lesson's caption, drawn into the panel's own cells (`buf` is the panel): the step, its
+/// words, a gauge as wide as the screen (readable from the back of a room), the figures against
+/// `stdout()`'s, the keys. The same size at every step, so that every step draws the same
+/// scene cells.
+fn render_lesson(app: &App, meters: &Meters, step: usize, area: Rect, buf: &mut Buffer) {
+    let panel = buf.area;
     Clear.render(panel, buf);
     buf.set_style(
         panel,

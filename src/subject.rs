@@ -248,7 +248,7 @@ const GROUPS: &str =
     "std, all, modes, ceilings, flood, stdout, stderr, raw, line, block, frame, thread";
 
 /// Every value one `--modes` item takes, as a shell completes it: the groups, then every
-/// subject's name (a test holds it to [`GROUPS`] and [`Subject::every`]).
+/// subject's name (a test holds it to the groups and to every subject).
 pub const MODE_NAMES: &[&str] = &[
     "std",
     "all",
