@@ -91,8 +91,66 @@ pub fn thread_id() -> i32 {
     rustix::thread::gettid().as_raw_nonzero().get()
 }
 
+/// A process's parent, process group and session, as `/proc/PID/stat` gives them in this
+/// PID namespace. An id is 0 where it lies outside the namespace (a container's harness, the
+/// session of `docker exec`): what getpgid(2) and getsid(2) return then too, which rustix's
+/// wrappers take for a non-zero pid, so they are not used for other processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessIds {
+    pub parent: i32,
+    pub group: i32,
+    pub session: i32,
+}
+
+/// `pid`'s [`ProcessIds`] (`None`: this process's); `None` once it is gone or without `/proc`.
+pub fn process_ids(pid: Option<i32>) -> Option<ProcessIds> {
+    let path = match pid {
+        Some(pid) => format!("/proc/{pid}/stat"),
+        None => "/proc/self/stat".to_owned(),
+    };
+    parse_stat_ids(&std::fs::read_to_string(path).ok()?)
+}
+
+/// `pid (comm) state ppid pgrp session …`; comm may hold spaces and ')', so the fields are
+/// counted from the last ')'.
+fn parse_stat_ids(stat: &str) -> Option<ProcessIds> {
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(1);
+    let mut next = || fields.next()?.parse::<i32>().ok().filter(|id| *id >= 0);
+    Some(ProcessIds {
+        parent: next()?,
+        group: next()?,
+        session: next()?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stat_ids_are_read_after_the_last_parenthesis() {
+        let stat = "42 (a) b (c)) S 7 42 3 34816 42 4194560 0";
+        let ids = super::parse_stat_ids(stat).unwrap();
+        assert_eq!(
+            ids,
+            super::ProcessIds {
+                parent: 7,
+                group: 42,
+                session: 3
+            }
+        );
+        assert_eq!(
+            super::parse_stat_ids("1 (init) S 0 0 0 0"),
+            Some(super::ProcessIds {
+                parent: 0,
+                group: 0,
+                session: 0
+            })
+        );
+        assert_eq!(super::parse_stat_ids("1 (x) S -1 2 3"), None);
+        assert_eq!(super::parse_stat_ids("garbage"), None);
+        let own = super::process_ids(None).unwrap();
+        assert_eq!(own.parent as u32, std::os::unix::process::parent_id());
+    }
+
     #[test]
     fn a_thread_that_spins_is_on_a_cpu() {
         let Some((before, _)) = super::own_schedstat() else {

@@ -70,27 +70,24 @@ impl Drop for TerminalSession {
 /// `flushlab wrap`) has no such ancestor: stopped, it would stay stopped for good. Ancestors are
 /// followed through /proc; other members of the group that are not ancestors are not looked at.
 pub fn resumable() -> bool {
-    use rustix::process::{Pid, getpgid, getpid, getsid};
-    let (Ok(group), Ok(session)) = (getpgid(None), getsid(None)) else {
+    use crate::sys::process_ids;
+    // Ids of 0 lie outside this PID namespace: nothing here can tell whether a shell waits there.
+    let Some(own) = process_ids(None).filter(|ids| ids.group > 0 && ids.session > 0) else {
         return false;
     };
-    let parent_of = |pid: Pid| -> Option<Pid> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero())).ok()?;
-        // pid (comm) state ppid …: the fields after the last ')'.
-        let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
-        Pid::from_raw(ppid.parse().ok()?)
-    };
-    let mut pid = getpid();
+    let mut ids = own;
     // A chain of ancestors is short; the bound guards against a /proc that lies.
     for _ in 0..64 {
-        let Some(parent) = parent_of(pid) else {
+        if ids.parent <= 0 {
+            return false;
+        }
+        let Some(parent) = process_ids(Some(ids.parent)) else {
             return false;
         };
-        match getpgid(Some(parent)) {
-            Ok(g) if g == group => pid = parent,
-            Ok(_) => return getsid(Some(parent)).is_ok_and(|s| s == session),
-            Err(_) => return false,
+        if parent.group != own.group {
+            return parent.session == own.session;
         }
+        ids = parent;
     }
     false
 }
