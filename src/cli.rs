@@ -82,6 +82,9 @@ pub enum Command {
     /// Every writer mode in turn in this terminal, then the comparison: accepted FPS (writes
     /// returned) and shown FPS (confirmed by cursor-position round trips).
     Tour(crate::tour::TourArgs),
+    /// How many frames a terminal actually paints: a terminal on an X server of flushlab's own
+    /// (Xvfb), its window watched; accepted and painted fps, skipped and torn frames, latency.
+    Paint(crate::paint::PaintArgs),
     /// The story as a lesson for a room: std's stdout(), stderr()'s collapse, what a frame is
     /// made of, BufWriter, one write a frame, the writer thread, synchronized output, the
     /// terminal as the limit, the comparison — each step live, with its figures against
@@ -113,7 +116,8 @@ impl Cli {
                 | Command::Report(_)
                 | Command::Completions(_)
                 | Command::Wrap(_)
-                | Command::Lesson(_),
+                | Command::Lesson(_)
+                | Command::Paint(_),
             ) => None,
         }
     }

@@ -207,6 +207,9 @@ pub enum InputKind {
     Results,
     /// The run report recorded beside a profile: ~1 kB.
     RunReport,
+    /// A painted run's frame times (`flushlab paint`): ~30 bytes a frame, 3 MB for 10 s at
+    /// 10,000 fps.
+    FrameLog,
 }
 
 impl InputKind {
@@ -215,6 +218,7 @@ impl InputKind {
             InputKind::Profile => 16 << 20,
             InputKind::Results => 4 << 20,
             InputKind::RunReport => 1 << 20,
+            InputKind::FrameLog => 64 << 20,
         }
     }
 }

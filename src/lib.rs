@@ -24,6 +24,7 @@ pub mod lesson;
 pub mod measured;
 pub mod meters;
 pub mod outcome;
+pub mod paint;
 pub mod profile_digest;
 pub mod pty;
 pub mod renderer;

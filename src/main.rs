@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Profile(args)) => flushlab::profile_digest::run(args),
         Some(Command::Flood(args)) => flushlab::flood::run(args),
         Some(Command::Tour(args)) => flushlab::tour::run(args),
+        Some(Command::Paint(args)) => flushlab::paint::run(args),
         Some(Command::Report(args)) => flushlab::terminal_report::run(args),
         Some(Command::Wrap(args)) => flushlab::wrap::run(args),
         Some(Command::Lesson(args)) => lesson(args),

@@ -109,6 +109,17 @@ pub struct RunArgs {
     /// Do not time the frames' phases (the time split): for measuring what timing them costs.
     #[arg(long, hide = true)]
     pub no_time_split: bool,
+
+    /// `flushlab paint`'s run inside a terminal: draw the calibration pattern, wait for
+    /// `FILE.go`, draw the frame marker and log each frame's write times to FILE.
+    #[arg(
+        long,
+        hide = true,
+        value_name = "FILE",
+        requires = "duration",
+        conflicts_with = "ceiling"
+    )]
+    pub paint_log: Option<std::path::PathBuf>,
 }
 
 /// How the loop is driven, decided once before it starts.
@@ -280,7 +291,15 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
                 }
                 None => MeasuredOutput::open(mode, condition)?,
             };
-            let outcome = frame_loop(&mut app, &hud, &mut out, &settings, &signal);
+            let stop = || signal.load(Ordering::Relaxed) != 0;
+            let mut probe = match &cli.paint_log {
+                Some(log) => Some(crate::paint::probe::Probe::start(log, stream, rows, stop)?),
+                None => None,
+            };
+            let outcome = frame_loop(&mut app, &hud, &mut out, &settings, &signal, probe.as_mut());
+            if let Some(probe) = probe {
+                probe.finish()?;
+            }
             let (meters, flushed) = out.finish();
             (outcome.and_then(|o| flushed.map(|()| o)), meters)
         }
@@ -383,6 +402,7 @@ fn frame_loop(
     out: &mut MeasuredOutput,
     settings: &LoopSettings,
     signal: &AtomicUsize,
+    mut probe: Option<&mut crate::paint::probe::Probe>,
 ) -> io::Result<Outcome> {
     let start = Instant::now();
     let mut keyboard = if settings.input {
@@ -397,6 +417,10 @@ fn frame_loop(
         None
     };
     let mut next_poll = start;
+    // The capped rate keeps to a clock of its own: each frame is due a budget after the last
+    // one was due, so the sleeps' wake-up delays do not add up (a 30 fps cap that slept a
+    // budget after each frame's start gave 29 on a busy machine).
+    let mut next_due = start;
     let frame_budget = settings
         .fps_cap
         .map(|fps| Duration::from_secs_f64(1.0 / fps));
@@ -468,10 +492,19 @@ fn frame_loop(
         }
 
         let area = out.area();
+        let frame = out.meters().frames();
         out.build_frame(|meters, canvas| {
-            hud.paint_frame(app, meters, meters.frames(), area, canvas)
+            hud.paint_frame(app, meters, frame, area, canvas);
+            if probe.is_some() {
+                crate::paint::marker::paint(frame, area, canvas);
+            }
         });
-        if out.present(&[])? && orphaned(settings.parent) {
+        let writing = probe.is_some().then(crate::sys::monotonic_ns);
+        let window_closed = out.present(&[])?;
+        if let (Some(probe), Some(start_ns)) = (probe.as_deref_mut(), writing) {
+            probe.record(frame, start_ns);
+        }
+        if window_closed && orphaned(settings.parent) {
             break Outcome::Signal(1);
         }
         let frames = out.meters().frames();
@@ -480,9 +513,14 @@ fn frame_loop(
         }
         if let Some(budget) = frame_budget {
             let pausing = Instant::now();
+            next_due += budget;
+            // Behind by more than a frame (a stall, a suspend): start afresh rather than burst.
+            if next_due + budget < pausing {
+                next_due = pausing;
+            }
             // Asleep in slices, so that keys and signals still end a slow-capped run at once.
             while signal.load(Ordering::Relaxed) == 0 {
-                let left = budget.saturating_sub(frame_start.elapsed());
+                let left = next_due.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     break;
                 }

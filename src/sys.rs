@@ -86,6 +86,14 @@ fn who(of: Usage) -> nix::sys::resource::UsageWho {
     }
 }
 
+/// CLOCK_MONOTONIC in nanoseconds: the clock the X server stamps its events with, so that
+/// flushlab's write times and a terminal's paint times can be compared (a vDSO call, no
+/// syscall).
+pub fn monotonic_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
 /// The kernel's id of the calling thread.
 pub fn thread_id() -> i32 {
     rustix::thread::gettid().as_raw_nonzero().get()

@@ -13,7 +13,10 @@ use serde_json::Value;
 
 /// Runs a flood into a pipe that is read to the end; returns the report and what arrived.
 fn flood(writer: &str, extra: &[&str]) -> (Value, String) {
-    let report = scratch(&format!("{writer}.json"));
+    // Tests run in parallel and two of them flood with the same writer: a report each.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let report = scratch(&format!("{writer}-{n}.json"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args(["flood", "--writer", writer, "--report"])
         .arg(&report)
@@ -22,20 +25,27 @@ fn flood(writer: &str, extra: &[&str]) -> (Value, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let flooded_stream: Box<dyn Read + Send> = if writer == "eprintln" {
-        Box::new(child.stderr.take().unwrap())
-    } else {
-        Box::new(child.stdout.take().unwrap())
+    let (stdout, stderr): (Box<dyn Read + Send>, Box<dyn Read + Send>) = (
+        Box::new(child.stdout.take().unwrap()),
+        Box::new(child.stderr.take().unwrap()),
+    );
+    let read = |mut source: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            source.read_to_string(&mut text).unwrap();
+            text
+        })
     };
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let mut source = flooded_stream;
-        source.read_to_string(&mut text).unwrap();
-        text
-    });
+    let (stdout, stderr) = (read(stdout), read(stderr));
     let status = child.wait().unwrap();
-    let text = reader.join().unwrap();
-    assert!(status.success(), "{writer}: {status}");
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    let (text, other) = if writer == "eprintln" {
+        (stderr, stdout)
+    } else {
+        (stdout, stderr)
+    };
+    // The other stream carries the summary, or why it failed.
+    assert!(status.success(), "{writer}: {status}: {}", other.trim_end());
     (
         serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap(),
         text,

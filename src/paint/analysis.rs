@@ -1,0 +1,232 @@
+//! From what was written (the run's frame log) and what was seen (the observer's reads) to the
+//! painted figures, with the checks that every result carries. Pure: no clock, no display.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::probe::FrameTime;
+use crate::latency::Histogram;
+
+/// One look at the window after a repaint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Read {
+    /// When the repaint's report arrived (CLOCK_MONOTONIC ns): the paint was at or before it.
+    pub at_ns: u64,
+    /// How long reading the two strips took: a frame shown for less is missed.
+    pub round_trip: Duration,
+    /// The frame number in the top and the bottom marker; `None` where the check failed.
+    pub top: Option<u32>,
+    pub bottom: Option<u32>,
+}
+
+/// What a terminal painted of what it accepted, one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Painted {
+    /// Frames written (accepted by the terminal: the writes returned), and per second.
+    pub accepted_frames: u64,
+    pub accepted_fps: f64,
+    /// Frames seen whole or in part in the bottom marker, and per second.
+    pub painted_frames: u64,
+    pub painted_fps: f64,
+    /// Accepted frames never seen painted.
+    pub skipped_share: f64,
+    /// Reads whose two markers named different frames, of the reads where both were readable.
+    pub torn_share: f64,
+    /// Repaints the observer read, and those where a marker was caught half painted.
+    pub reads: u64,
+    pub rejected_reads: u64,
+    /// From the start of a frame's write(2) to the report of the repaint that first showed it.
+    pub latency_p50_ms: Option<f64>,
+    pub latency_p99_ms: Option<f64>,
+    /// The observer's read round trip: paints shorter-lived than this can be missed.
+    pub read_p50_ms: Option<f64>,
+    pub read_p99_ms: Option<f64>,
+    /// Self-checks that failed (none in a sound run), and warnings about the figures.
+    pub failed_checks: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The painted figures of a run. Checks: every painted number was written; the bottom marker's
+/// number never goes backwards; painted ≤ accepted; no frame is painted before its write began.
+pub fn analyse(times: &[FrameTime], reads: &[Read]) -> Painted {
+    let mut painted = Painted {
+        accepted_frames: times.len() as u64,
+        reads: reads.len() as u64,
+        ..Painted::default()
+    };
+    let (Some(first), Some(last)) = (times.first(), times.last()) else {
+        painted
+            .failed_checks
+            .push("no frame was written".to_owned());
+        return painted;
+    };
+    let span = last.end_ns.saturating_sub(first.start_ns).max(1) as f64 / 1e9;
+    let written: HashMap<u32, u64> = times.iter().map(|t| (t.number, t.start_ns)).collect();
+
+    let mut first_seen: HashMap<u32, u64> = HashMap::new();
+    let (mut phantom, mut backwards, mut early) = (0u64, 0u64, 0u64);
+    let (mut both, mut torn) = (0u64, 0u64);
+    let mut previous: Option<u32> = None;
+    let mut round_trips = Histogram::default();
+    for read in reads {
+        round_trips.record(read.round_trip.as_nanos() as u64);
+        if read.top.is_none() || read.bottom.is_none() {
+            painted.rejected_reads += 1;
+        }
+        if let (Some(top), Some(bottom)) = (read.top, read.bottom) {
+            both += 1;
+            torn += u64::from(top != bottom);
+        }
+        let Some(number) = read.bottom else { continue };
+        let Some(&start_ns) = written.get(&number) else {
+            phantom += 1;
+            continue;
+        };
+        if previous.is_some_and(|p| number < p) {
+            backwards += 1;
+        }
+        previous = Some(number);
+        if read.at_ns < start_ns {
+            early += 1;
+        }
+        first_seen.entry(number).or_insert(read.at_ns);
+    }
+
+    let mut latency = Histogram::default();
+    for (number, seen) in &first_seen {
+        latency.record(seen.saturating_sub(written[number]));
+    }
+    painted.painted_frames = first_seen.len() as u64;
+    painted.accepted_fps = times.len() as f64 / span;
+    painted.painted_fps = painted.painted_frames as f64 / span;
+    painted.skipped_share = 1.0 - painted.painted_frames as f64 / times.len() as f64;
+    painted.torn_share = if both == 0 {
+        0.0
+    } else {
+        torn as f64 / both as f64
+    };
+    let percentile = |h: &Histogram, q| (h.count() > 0).then(|| ms(h.percentile(q)));
+    painted.latency_p50_ms = percentile(&latency, 0.5);
+    painted.latency_p99_ms = percentile(&latency, 0.99);
+    painted.read_p50_ms = percentile(&round_trips, 0.5);
+    painted.read_p99_ms = percentile(&round_trips, 0.99);
+
+    let checks = &mut painted.failed_checks;
+    if phantom > 0 {
+        checks.push(format!(
+            "{phantom} reads showed a frame number that was never written"
+        ));
+    }
+    if backwards > 0 {
+        checks.push(format!(
+            "the painted frame number went backwards {backwards} times"
+        ));
+    }
+    if painted.painted_frames > painted.accepted_frames {
+        checks.push("more frames painted than written".to_owned());
+    }
+    if early > 0 {
+        checks.push(format!(
+            "{early} reads showed a frame before its write began"
+        ));
+    }
+    if painted.painted_frames == 0 {
+        painted
+            .warnings
+            .push("no frame was seen painted".to_owned());
+    }
+    // A paint that lasts less than the read round trip can be missed by the observer, not
+    // skipped by the terminal.
+    if let Some(read) = painted.read_p50_ms
+        && painted.painted_fps > 0.0
+        && 1000.0 / painted.painted_fps < 2.0 * read
+    {
+        painted.warnings.push(format!(
+            "paints come every {:.1} ms, under twice the observer's read ({read:.1} ms): some skipped frames may be the observer's",
+            1000.0 / painted.painted_fps
+        ));
+    }
+    painted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(n: u32, every_ns: u64) -> Vec<FrameTime> {
+        (0..n)
+            .map(|i| FrameTime {
+                number: i,
+                start_ns: 1_000_000 + u64::from(i) * every_ns,
+                end_ns: 1_000_000 + u64::from(i) * every_ns + 100_000,
+            })
+            .collect()
+    }
+
+    fn read(at_ns: u64, top: Option<u32>, bottom: Option<u32>) -> Read {
+        Read {
+            at_ns,
+            round_trip: Duration::from_micros(500),
+            top,
+            bottom,
+        }
+    }
+
+    #[test]
+    fn every_other_frame_painted_is_half_skipped() {
+        let times = frames(100, 10_000_000); // 100 fps for a second
+        let reads: Vec<Read> = times
+            .iter()
+            .step_by(2)
+            .map(|t| read(t.end_ns + 2_000_000, Some(t.number), Some(t.number)))
+            .collect();
+        let p = analyse(&times, &reads);
+        assert_eq!((p.accepted_frames, p.painted_frames), (100, 50));
+        assert!((p.skipped_share - 0.5).abs() < 1e-9);
+        assert!((p.accepted_fps - 100.0).abs() < 1.5, "{}", p.accepted_fps);
+        assert!((p.painted_fps - 50.0).abs() < 1.0);
+        assert_eq!(p.torn_share, 0.0);
+        // 2.1 ms from the write's start, within the histogram's 3%.
+        let latency = p.latency_p50_ms.unwrap();
+        assert!((2.0..2.2).contains(&latency), "{latency}");
+        assert!(p.failed_checks.is_empty(), "{:?}", p.failed_checks);
+    }
+
+    #[test]
+    fn torn_and_half_painted_reads_are_counted_apart() {
+        let times = frames(10, 10_000_000);
+        let reads = [
+            read(times[1].end_ns, Some(2), Some(1)),
+            read(times[2].end_ns + 1, Some(2), Some(2)),
+            read(times[3].end_ns + 1, None, Some(3)),
+            read(times[4].end_ns + 1, Some(4), None),
+        ];
+        let p = analyse(&times, &reads);
+        assert_eq!(p.painted_frames, 3);
+        assert!((p.torn_share - 0.5).abs() < 1e-9);
+        assert_eq!(p.rejected_reads, 2);
+        assert!(p.failed_checks.is_empty(), "{:?}", p.failed_checks);
+    }
+
+    #[test]
+    fn impossible_reads_fail_the_checks() {
+        let times = frames(10, 10_000_000);
+        let reads = [
+            read(times[5].end_ns, Some(5), Some(5)),
+            read(times[6].end_ns, Some(3), Some(3)),
+            read(times[6].end_ns, Some(77), Some(77)),
+            read(times[8].start_ns - 1, Some(8), Some(8)),
+        ];
+        let failed = analyse(&times, &reads).failed_checks.join("; ");
+        assert!(failed.contains("never written"), "{failed}");
+        assert!(failed.contains("backwards"), "{failed}");
+        assert!(failed.contains("before its write began"), "{failed}");
+        assert!(analyse(&[], &[]).failed_checks[0].contains("no frame"));
+    }
+}

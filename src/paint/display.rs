@@ -1,0 +1,309 @@
+//! The processes a painted run needs: an X server of its own (Xvfb) and a terminal emulator on
+//! it, each in its own process group, stopped when dropped (every way out of `flushlab paint`
+//! but SIGKILL goes through a drop).
+//!
+//! The terminals' launch table is here, once: how each is told its size, its font and the
+//! command to run.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+/// A terminal emulator flushlab can launch on its X server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Terminal {
+    Xterm,
+    St,
+    Alacritty,
+    Kitty,
+    Urxvt,
+    Mlterm,
+}
+
+impl Terminal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Terminal::Xterm => "xterm",
+            Terminal::St => "st",
+            Terminal::Alacritty => "alacritty",
+            Terminal::Kitty => "kitty",
+            Terminal::Urxvt => "urxvt",
+            Terminal::Mlterm => "mlterm",
+        }
+    }
+
+    /// The program, and the Debian package that has it.
+    pub fn program(self) -> (&'static str, &'static str) {
+        match self {
+            Terminal::Xterm => ("xterm", "xterm"),
+            Terminal::St => ("stterm", "stterm"),
+            Terminal::Alacritty => ("alacritty", "alacritty"),
+            Terminal::Kitty => ("kitty", "kitty"),
+            Terminal::Urxvt => ("urxvt", "rxvt-unicode"),
+            Terminal::Mlterm => ("mlterm", "mlterm"),
+        }
+    }
+
+    /// The arguments that open a `cols`x`rows` window running `command`.
+    fn args(self, (cols, rows): (u16, u16), command: &[OsString]) -> Vec<OsString> {
+        let size = format!("{cols}x{rows}");
+        let mut args: Vec<OsString> = match self {
+            Terminal::Xterm => vec![
+                "-geometry".into(),
+                size.into(),
+                "-fa".into(),
+                "DejaVu Sans Mono".into(),
+                "-fs".into(),
+                "10".into(),
+                "-e".into(),
+            ],
+            Terminal::St => vec![
+                "-g".into(),
+                size.into(),
+                "-f".into(),
+                "DejaVu Sans Mono:size=10".into(),
+                "-e".into(),
+            ],
+            Terminal::Alacritty => vec![
+                "-o".into(),
+                format!("window.dimensions.columns={cols}").into(),
+                "-o".into(),
+                format!("window.dimensions.lines={rows}").into(),
+                "-o".into(),
+                "font.size=10".into(),
+                "-e".into(),
+            ],
+            Terminal::Kitty => vec![
+                "-o".into(),
+                format!("initial_window_width={cols}c").into(),
+                "-o".into(),
+                format!("initial_window_height={rows}c").into(),
+                "-o".into(),
+                "remember_window_size=no".into(),
+                "-o".into(),
+                "font_size=10".into(),
+            ],
+            Terminal::Urxvt => vec![
+                "-geometry".into(),
+                size.into(),
+                "-fn".into(),
+                "xft:DejaVu Sans Mono:size=10".into(),
+                "-e".into(),
+            ],
+            Terminal::Mlterm => vec![
+                "-g".into(),
+                size.into(),
+                "-w".into(),
+                "13".into(),
+                "-e".into(),
+            ],
+        };
+        args.extend(command.iter().cloned());
+        args
+    }
+}
+
+/// A child in its own process group, which is ended (TERM, then KILL after a second) and
+/// reaped when this is dropped.
+#[derive(Debug)]
+pub struct Group(Child);
+
+impl Group {
+    fn spawn(command: &mut Command) -> std::io::Result<Group> {
+        command.process_group(0).spawn().map(Group)
+    }
+
+    /// Whether it has exited (and was reaped).
+    pub fn exited(&mut self) -> bool {
+        !matches!(self.0.try_wait(), Ok(None))
+    }
+
+    /// Waits up to `limit` for it to exit.
+    pub fn wait(&mut self, limit: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if self.exited() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        use rustix::process::{Pid, Signal, kill_process_group};
+        if self.exited() {
+            return;
+        }
+        let Some(pid) = Pid::from_raw(self.0.id() as i32) else {
+            return;
+        };
+        let _ = kill_process_group(pid, Signal::TERM);
+        if !self.wait(Duration::from_secs(1)) {
+            let _ = kill_process_group(pid, Signal::KILL);
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// The program's path, or the one line that says which Debian package has it.
+fn installed(program: &str, package: &str) -> anyhow::Result<std::path::PathBuf> {
+    crate::files::find_program(program.as_ref()).with_context(|| {
+        format!("{program} is not installed (Debian package {package}: apt-get install {package})")
+    })
+}
+
+/// An X server of flushlab's own, on a display nobody uses.
+#[derive(Debug)]
+pub struct Xvfb {
+    pub display: String,
+    _server: Group,
+}
+
+impl Xvfb {
+    /// Starts Xvfb, which picks a free display itself (`-displayfd`: never someone else's),
+    /// with a screen large enough for a 200x60 terminal and a 1 ms scheduler interval: with the
+    /// default, the observer's reads queue behind the terminal's requests for 5–10 ms and miss
+    /// short-lived paints.
+    pub fn start() -> anyhow::Result<Xvfb> {
+        let program = installed("Xvfb", "xvfb")?;
+        let mut server = Group::spawn(
+            Command::new(program)
+                .args([
+                    "-displayfd",
+                    "1",
+                    "-screen",
+                    "0",
+                    "3840x2160x24",
+                    "-nolisten",
+                    "tcp",
+                    "-schedInterval",
+                    "1",
+                    "-noreset",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+        )
+        .context("starting Xvfb")?;
+        let stdout = server.0.stdout.take().context("Xvfb's stdout")?;
+        let number = read_display_number(stdout, Duration::from_secs(10))?;
+        Ok(Xvfb {
+            display: format!(":{number}"),
+            _server: server,
+        })
+    }
+
+    /// Starts `terminal` on this display, `cols`x`rows`, running `command` with `env`.
+    pub fn launch(
+        &self,
+        terminal: Terminal,
+        size: (u16, u16),
+        command: &[OsString],
+        env: &[(String, String)],
+    ) -> anyhow::Result<Group> {
+        let (program, package) = terminal.program();
+        let path = installed(program, package)?;
+        let mut launch = Command::new(path);
+        launch
+            .args(terminal.args(size, command))
+            .env("DISPLAY", &self.display)
+            // alacritty and kitty need OpenGL: Mesa's software renderer on Xvfb.
+            .env("LIBGL_ALWAYS_SOFTWARE", "1")
+            .env_remove("WAYLAND_DISPLAY")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for var in crate::runner::RunArgs::env_vars() {
+            if !env.iter().any(|(k, _)| *k == var) {
+                launch.env_remove(var);
+            }
+        }
+        Group::spawn(&mut launch).with_context(|| format!("starting {program}"))
+    }
+}
+
+/// The display number Xvfb writes on its `-displayfd` once it accepts connections.
+fn read_display_number(
+    mut from: std::process::ChildStdout,
+    limit: Duration,
+) -> anyhow::Result<u32> {
+    use std::os::fd::AsFd;
+    let start = Instant::now();
+    let mut text = Vec::new();
+    while !text.ends_with(b"\n") {
+        let left = limit.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            bail!("Xvfb did not start in {} s", limit.as_secs());
+        }
+        let fd = from.as_fd();
+        let mut fds = [rustix::event::PollFd::new(
+            &fd,
+            rustix::event::PollFlags::IN,
+        )];
+        let timeout = rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        });
+        if rustix::event::poll(&mut fds, Some(&timeout)).unwrap_or(0) == 0 {
+            continue;
+        }
+        let mut byte = [0u8; 16];
+        match from.read(&mut byte)? {
+            0 => bail!(
+                "Xvfb exited before it accepted connections (is another X server in the way?)"
+            ),
+            n => text.extend_from_slice(&byte[..n]),
+        }
+        if text.len() > 16 {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&text).trim().parse().map_err(|_| {
+        anyhow::anyhow!(
+            "Xvfb said {:?} where a display number was expected",
+            String::from_utf8_lossy(&text)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_terminal_runs_the_command_last_and_is_told_its_size() {
+        let command: Vec<OsString> = vec!["/bin/flushlab".into(), "--duration".into(), "1".into()];
+        for terminal in Terminal::value_variants() {
+            let args = terminal.args((80, 24), &command);
+            assert!(args.ends_with(&command), "{terminal:?}");
+            let text = args
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                text.contains("80") && text.contains("24"),
+                "{terminal:?}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_program_names_its_package() {
+        let e = installed("flushlab-no-such-terminal", "some-package")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Debian package some-package"), "{e}");
+    }
+}

@@ -1,0 +1,465 @@
+//! `flushlab paint`: how many frames a terminal actually puts on screen.
+//!
+//! Every terminal benchmark counts what a terminal accepts (its writes return) or parses; what
+//! a person sees is what it *paints*. `flushlab paint` starts an X server of its own (Xvfb),
+//! opens a terminal on it, runs flushlab's headless run in it with the frame marker on, and
+//! watches the window: after every repaint the X DAMAGE extension reports, it reads which frame
+//! the markers show. Per run: accepted fps (from the run's own frame log), painted fps,
+//! skipped and torn shares, and the latency from a frame's write(2) to its first paint.
+//!
+//! Rooms: [`marker`] (the codec, a leaf), [`probe`] (the run's side, inside the terminal),
+//! [`display`] (Xvfb and the terminals' launch table), [`observer`] (the X client),
+//! [`analysis`] (reads and frame times to figures, with the self-checks).
+
+pub mod analysis;
+pub mod display;
+pub mod marker;
+pub mod observer;
+pub mod probe;
+
+use std::ffi::OsString;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use crate::files::Destination;
+use crate::outcome::Outcome;
+use crate::subject::Subject;
+use crate::units::{parse_duration, parse_fps, parse_size};
+use analysis::Painted;
+use display::{Terminal, Xvfb};
+
+const EXAMPLES: &str = "\
+Examples:
+  flushlab paint                                    xterm, std's stdout() and one write a frame
+  flushlab paint --terminal xterm,st --size 80x24 --sync off,on
+  flushlab paint --fps-cap 30 --modes stdout/frame --duration 5
+  flushlab paint --export-json painted.json --export-markdown painted.md";
+
+/// `flushlab paint`'s flags.
+#[derive(Debug, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct PaintArgs {
+    /// Terminals, comma-separated.
+    #[arg(long, value_delimiter = ',', value_enum, default_value = "xterm")]
+    pub terminal: Vec<Terminal>,
+
+    /// Writer modes, comma-separated (stdout/line, stdout/frame, stderr/raw, …).
+    #[arg(long, value_delimiter = ',', value_parser = crate::subject::MODES, hide_possible_values = true, default_value = "stdout/line,stdout/frame")]
+    pub modes: Vec<Vec<Subject>>,
+
+    /// Terminal size COLSxROWS (at least 32 columns: the marker's).
+    #[arg(long, value_parser = parse_size, default_value = "80x24")]
+    pub size: (u16, u16),
+
+    /// Synchronized output (DEC 2026) around each frame: off, on, or both (`off,on`).
+    #[arg(long, value_delimiter = ',', value_parser = crate::units::parse_switch, default_value = "off")]
+    pub sync: Vec<bool>,
+
+    /// Seconds each run writes frames.
+    #[arg(long, value_parser = parse_duration, default_value = "3", allow_negative_numbers = true)]
+    pub duration: Duration,
+
+    /// Runs of each terminal × mode × sync.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
+
+    /// Frames per second at most (default: as fast as the writer allows).
+    #[arg(long, value_parser = parse_fps, allow_negative_numbers = true)]
+    pub fps_cap: Option<f64>,
+
+    /// What the frames show.
+    #[arg(long, value_enum, default_value_t = crate::scene::Scene::Full)]
+    pub scene: crate::scene::Scene,
+
+    /// Write the results as JSON to this file (`-` = stdout).
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_json: Option<Destination>,
+
+    /// Write the table as Markdown to this file (`-` = stdout).
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_markdown: Option<Destination>,
+
+    /// Do not read the window (accepted fps only): what the observer costs the terminal is the
+    /// difference to a run with it.
+    #[arg(long, help_heading = "Advanced")]
+    pub no_observer: bool,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PaintRun {
+    pub terminal: Terminal,
+    pub mode: Subject,
+    pub sync: bool,
+    pub cols: u16,
+    pub rows: u16,
+    /// Whether the window was read (`--no-observer`: not).
+    pub observed: bool,
+    /// The observer's CPU time (user + system) over the run's wall time: its share of a core.
+    pub observer_cpu_share: f64,
+    #[serde(flatten)]
+    pub painted: Painted,
+}
+
+/// Every run of a `flushlab paint`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PaintResults {
+    pub version: String,
+    pub duration_s: f64,
+    pub fps_cap: Option<f64>,
+    pub runs: Vec<PaintRun>,
+}
+
+/// The validated plan: what runs, in which order.
+#[derive(Debug)]
+struct Plan {
+    terminals: Vec<Terminal>,
+    modes: Vec<Subject>,
+    syncs: Vec<bool>,
+    size: (u16, u16),
+    duration: Duration,
+    runs: u32,
+    fps_cap: Option<f64>,
+    scene: crate::scene::Scene,
+    observe: bool,
+}
+
+impl PaintArgs {
+    fn plan(&self) -> Result<Plan, String> {
+        let modes: Vec<Subject> = self.modes.concat();
+        if let Some(other) = modes.iter().find(|m| !matches!(m, Subject::Mode(..))) {
+            return Err(format!(
+                "--modes: paint measures writer modes (stdout/line, stdout/frame, stderr/raw, …); '{other}' is not one"
+            ));
+        }
+        if self.size.0 < marker::CELLS || self.size.1 < 2 {
+            return Err(format!(
+                "--size {}x{}: paint needs at least {}x2 (the frame marker's cells)",
+                self.size.0,
+                self.size.1,
+                marker::CELLS
+            ));
+        }
+        if self.size.0 > 400 || self.size.1 > 150 {
+            return Err(format!(
+                "--size {}x{}: paint opens windows up to 400x150 (its screen is 3840x2160)",
+                self.size.0, self.size.1
+            ));
+        }
+        if self.duration.is_zero() || self.duration > Duration::from_secs(600) {
+            return Err(format!(
+                "--duration {}: from more than 0 to 600 seconds",
+                self.duration.as_secs_f64()
+            ));
+        }
+        let mut syncs = self.sync.clone();
+        syncs.dedup();
+        Ok(Plan {
+            terminals: self.terminal.clone(),
+            modes,
+            syncs,
+            size: self.size,
+            duration: self.duration,
+            runs: self.runs,
+            fps_cap: self.fps_cap,
+            scene: self.scene,
+            observe: !self.no_observer,
+        })
+    }
+}
+
+/// `flushlab paint`.
+pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
+    let plan = match args.plan() {
+        Ok(plan) => plan,
+        Err(message) => {
+            crate::outcome::complain(&format!("error: {message}"));
+            return Ok(Outcome::BadInput);
+        }
+    };
+    for destination in [&args.export_json, &args.export_markdown]
+        .into_iter()
+        .flatten()
+    {
+        destination
+            .check()
+            .with_context(|| format!("cannot write {destination}"))?;
+    }
+    let signal = crate::terminal_session::watch_termination_signals()?;
+    let results = match plan.measure(&signal) {
+        Ok(results) => results,
+        // Whatever was under way when the signal came stopped with it (its drops).
+        Err(_) if signal.load(Ordering::Relaxed) != 0 => {
+            return Ok(Outcome::Signal(signal.load(Ordering::Relaxed)));
+        }
+        Err(e) => return Err(e),
+    };
+    let table = markdown(&results);
+    let stdout_taken = [&args.export_json, &args.export_markdown]
+        .into_iter()
+        .flatten()
+        .any(Destination::is_stdout);
+    if stdout_taken {
+        crate::outcome::print_aside(table.as_bytes())?;
+    } else {
+        crate::outcome::print(table.as_bytes())?;
+    }
+    if let Some(destination) = &args.export_json {
+        destination.write(&serde_json::to_vec_pretty(&results)?)?;
+    }
+    if let Some(destination) = &args.export_markdown {
+        destination.write(table.as_bytes())?;
+    }
+    let failed: Vec<String> = results
+        .runs
+        .iter()
+        .flat_map(|r| {
+            r.painted
+                .failed_checks
+                .iter()
+                .map(move |c| format!("{} {}: {c}", r.terminal.name(), r.mode))
+        })
+        .collect();
+    for line in &failed {
+        crate::outcome::complain(&format!("self-check failed: {line}"));
+    }
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 if failed.is_empty() => Outcome::Finished,
+        0 => Outcome::Failed,
+        n => Outcome::Signal(n),
+    })
+}
+
+impl Plan {
+    fn measure(&self, signal: &AtomicUsize) -> anyhow::Result<PaintResults> {
+        let xvfb = Xvfb::start()?;
+        let scratch = crate::files::Scratch::new("flushlab-paint")?;
+        let mut runs = Vec::new();
+        'all: for _ in 0..self.runs {
+            for &terminal in &self.terminals {
+                for mode in &self.modes {
+                    for &sync in &self.syncs {
+                        if signal.load(Ordering::Relaxed) != 0 {
+                            break 'all;
+                        }
+                        let n = runs.len();
+                        runs.push(self.once(
+                            &xvfb,
+                            scratch.path(),
+                            n,
+                            terminal,
+                            mode,
+                            sync,
+                            signal,
+                        )?);
+                    }
+                }
+            }
+        }
+        Ok(PaintResults {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            duration_s: self.duration.as_secs_f64(),
+            fps_cap: self.fps_cap,
+            runs,
+        })
+    }
+
+    /// One run: the terminal opened, the run's calibration found, the window watched while the
+    /// run writes, then the run's frame log and the reads analysed.
+    #[allow(clippy::too_many_arguments)]
+    fn once(
+        &self,
+        xvfb: &Xvfb,
+        scratch: &std::path::Path,
+        n: usize,
+        terminal: Terminal,
+        mode: &Subject,
+        sync: bool,
+        signal: &AtomicUsize,
+    ) -> anyhow::Result<PaintRun> {
+        let Subject::Mode(stream, buffering) = *mode else {
+            bail!("paint measures writer modes, not {mode}");
+        };
+        let log = scratch.join(format!("frames-{n}.log"));
+        let report = scratch.join(format!("report-{n}.json"));
+        let exe = std::env::current_exe().context("finding flushlab's own binary")?;
+        let command: Vec<OsString> = vec![
+            exe.into(),
+            "--duration".into(),
+            format!("{}", self.duration.as_secs_f64()).into(),
+            "--paint-log".into(),
+            log.clone().into(),
+            "--report".into(),
+            report.clone().into(),
+        ];
+        let mut env = vec![
+            ("STREAM".to_owned(), stream.name().to_owned()),
+            ("BUFFERING".to_owned(), buffering.name().to_owned()),
+            ("SYNC".to_owned(), if sync { "1" } else { "0" }.to_owned()),
+            ("SCENE".to_owned(), self.scene.name().to_owned()),
+            ("HUD".to_owned(), "compact".to_owned()),
+        ];
+        if let Some(cap) = self.fps_cap {
+            env.push(("FPS_CAP".to_owned(), cap.to_string()));
+        }
+        let name = terminal.name();
+        let mut term = xvfb.launch(terminal, self.size, &command, &env)?;
+        let stopped = || signal.load(Ordering::Relaxed) != 0;
+        let observer = observer::Observer::connect(&xvfb.display)?;
+        let (window, strips) = {
+            let mut gone = || stopped() || term.exited();
+            let startup = Duration::from_secs(30);
+            let window = observer::wait_for(startup, &mut gone, || observer.terminal_window())?
+                .with_context(|| format!("{name} opened no window in {} s", startup.as_secs()))?;
+            let strips = observer::wait_for(startup, &mut gone, || observer.calibrate(window))?
+                .with_context(|| format!("{name} never showed the calibration pattern in {} s (does it draw 24-bit colour?)", startup.as_secs()))?;
+            (window, strips)
+        };
+        let watch = if self.observe {
+            Some(observer.watch(window)?)
+        } else {
+            None
+        };
+        let cpu_before = cpu_seconds();
+        let wall = std::time::Instant::now();
+        crate::files::write_atomically(&probe::go_file(&log), b"")?;
+        let limit = self.duration + Duration::from_secs(30);
+        let reads = match &watch {
+            Some(watch) => watch.reads(&strips, || {
+                stopped() || term.exited() || wall.elapsed() > limit
+            })?,
+            None => {
+                term.wait(limit);
+                Vec::new()
+            }
+        };
+        let observer_cpu_share =
+            (cpu_seconds() - cpu_before) / wall.elapsed().as_secs_f64().max(1e-9);
+        drop(watch);
+        if stopped() {
+            bail!("stopped");
+        }
+        if !term.wait(Duration::from_secs(5)) {
+            bail!("{name} did not close after the run");
+        }
+        let times = probe::read_log(&log)
+            .with_context(|| format!("the run in {name} wrote no frame log"))?;
+        let figures: RunSize = serde_json::from_slice(
+            &crate::files::read_input(&report, crate::files::InputKind::RunReport)
+                .with_context(|| format!("the run in {name} wrote no report"))?,
+        )
+        .with_context(|| format!("the run in {name} wrote a bad report"))?;
+        if (figures.cols, figures.rows) != self.size {
+            bail!(
+                "{name} opened at {}x{}, not {}x{}",
+                figures.cols,
+                figures.rows,
+                self.size.0,
+                self.size.1
+            );
+        }
+        let mut painted = analysis::analyse(&times, &reads);
+        if !self.observe {
+            // Nothing was read: no figure about paints, and no warning that none was seen.
+            painted.warnings.clear();
+        }
+        Ok(PaintRun {
+            terminal,
+            mode: mode.clone(),
+            sync,
+            cols: self.size.0,
+            rows: self.size.1,
+            observed: self.observe,
+            observer_cpu_share,
+            painted,
+        })
+    }
+}
+
+/// The part of the run's report paint reads: the size the run drew at.
+#[derive(Deserialize)]
+struct RunSize {
+    cols: u16,
+    rows: u16,
+}
+
+fn cpu_seconds() -> f64 {
+    let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Process);
+    (user + system).as_secs_f64()
+}
+
+/// The results as a Markdown table: a row per terminal × mode × sync × size, each figure the
+/// median of its runs with [min–max] where there were several.
+pub fn markdown(results: &PaintResults) -> String {
+    use crate::results::statistics::Spread;
+    use crate::units::{count, percent, printable};
+    let mut text = String::from(
+        "| terminal | mode | sync | size | runs | accepted fps | painted fps | skipped | torn | write→paint p50 | p99 | read p99 | observer CPU |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    let key = |r: &PaintRun| {
+        (
+            r.terminal,
+            r.mode.clone(),
+            r.sync,
+            r.cols,
+            r.rows,
+            r.observed,
+        )
+    };
+    let mut groups: Vec<Vec<&PaintRun>> = Vec::new();
+    for run in &results.runs {
+        match groups.iter_mut().find(|g| key(g[0]) == key(run)) {
+            Some(group) => group.push(run),
+            None => groups.push(vec![run]),
+        }
+    }
+    for group in &groups {
+        let first = group[0];
+        let cell =
+            |value: fn(&PaintRun) -> Option<f64>, show: &dyn Fn(f64) -> String| match Spread::of(
+                group.iter().filter_map(|r| value(r)),
+            ) {
+                None => "–".to_owned(),
+                Some(s) if group.len() == 1 || s.min == s.max => show(s.median),
+                Some(s) => format!("{} [{}–{}]", show(s.median), show(s.min), show(s.max)),
+            };
+        let ms = |v: f64| format!("{v:.1} ms");
+        let fps = |v: f64| count(v);
+        let share = |v: f64| percent(v);
+        text.push_str(&format!(
+            "| {} | {} | {} | {}x{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            first.terminal.name(),
+            printable(&first.mode.to_string()),
+            if first.sync { "on" } else { "off" },
+            first.cols,
+            first.rows,
+            group.len(),
+            cell(|r| Some(r.painted.accepted_fps), &fps),
+            if first.observed {
+                cell(|r| Some(r.painted.painted_fps), &fps)
+            } else {
+                "not read".to_owned()
+            },
+            cell(|r| r.observed.then_some(r.painted.skipped_share), &share),
+            cell(|r| r.observed.then_some(r.painted.torn_share), &share),
+            cell(|r| r.painted.latency_p50_ms, &ms),
+            cell(|r| r.painted.latency_p99_ms, &ms),
+            cell(|r| r.painted.read_p99_ms, &ms),
+            cell(|r| Some(r.observer_cpu_share), &share),
+        ));
+    }
+    for run in &results.runs {
+        for warning in &run.painted.warnings {
+            text.push_str(&format!(
+                "\n{} {}: {warning}\n",
+                run.terminal.name(),
+                run.mode
+            ));
+        }
+    }
+    text
+}

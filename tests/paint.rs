@@ -1,0 +1,213 @@
+//! `flushlab paint` end to end: a real terminal (xterm) on Xvfb, its window read back. The
+//! truth it is checked against is outside flushlab: a writer capped at 30 fps that the
+//! terminal keeps up with must be *seen painted* 30 times a second — counted from the pixels.
+//!
+//! Needs Xvfb and xterm (`.ci/run` installs them); elsewhere the tests say why they did not run,
+//! and under `CI=true` a missing program fails them.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn flushlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_flushlab"))
+}
+
+/// Whether Xvfb and xterm are here; under CI they must be.
+fn can_paint() -> bool {
+    let here = ["Xvfb", "xterm"].iter().all(|p| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+    });
+    assert!(
+        here || std::env::var_os("CI").is_none(),
+        "CI must have Xvfb and xterm (.ci/run installs them)"
+    );
+    if !here {
+        eprintln!("skipped: Xvfb or xterm is not installed");
+    }
+    here
+}
+
+#[test]
+fn a_30_fps_writer_is_painted_30_times_a_second_in_xterm() {
+    if !can_paint() {
+        return;
+    }
+    let json = common::scratch("painted-30.json");
+    let started = Instant::now();
+    let out = flushlab()
+        .args([
+            "paint",
+            "--terminal",
+            "xterm",
+            "--size",
+            "80x24",
+            "--modes",
+            "stdout/frame",
+            "--fps-cap",
+            "30",
+            "--duration",
+            "4",
+            "--export-json",
+        ])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+    let results: Value = common::read_json(&json);
+    let run = &results["runs"][0];
+    let f = |k: &str| run[k].as_f64().unwrap_or_else(|| panic!("{k} in {run}"));
+    assert_eq!(run["failed_checks"], Value::Array(vec![]), "{run}");
+    // The cap is kept by the writer (its own frame log)...
+    assert!((f("accepted_fps") - 30.0).abs() <= 1.0, "{run}");
+    // ...and every frame is seen on screen, read from the window's pixels.
+    assert!((f("painted_fps") - 30.0).abs() <= 1.0, "{run}");
+    assert!(f("painted_frames") <= f("accepted_frames"));
+    assert!(f("latency_p50_ms") >= 0.0 && f("latency_p99_ms") >= f("latency_p50_ms"));
+    assert!(f("reads") >= f("painted_frames"));
+    // The table went to stdout.
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("| xterm | stdout/frame | off | 80x24 | 1 | 30 | 30 | 0% |"),
+        "{table}"
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, names) in [
+        (&["--size", "20x10"][..], "20x10"),
+        (&["--modes", "ceiling/cpu"][..], "ceiling/cpu"),
+        (&["--terminal", "konsole"][..], "konsole"),
+        (&["--duration", "0"][..], "0"),
+        (&["--runs", "0"][..], "0"),
+    ] {
+        let out = flushlab()
+            .arg("paint")
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// The pids of `root`'s descendants, from /proc.
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        parents.push((pid, ppid));
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn sigterm_at_any_moment_leaves_no_xvfb_terminal_or_run() {
+    if !can_paint() {
+        return;
+    }
+    // Early (Xvfb starting, the terminal opening) and late (frames being watched).
+    for after in [
+        Duration::from_millis(150),
+        Duration::from_millis(700),
+        Duration::from_millis(2500),
+    ] {
+        let mut child = flushlab()
+            .args(["paint", "--duration", "10", "--modes", "stdout/frame"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(after);
+        let family = descendants(child.id());
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        let status = common::wait_for(Duration::from_secs(10), "paint ends on SIGTERM", || {
+            child.try_wait().unwrap()
+        });
+        assert!(!status.success(), "after {after:?}");
+        common::wait_for(Duration::from_secs(5), "its processes end with it", || {
+            family.iter().all(|&pid| !alive(pid)).then_some(())
+        });
+    }
+}
+
+#[test]
+fn a_terminal_that_is_not_installed_is_named_with_its_package() {
+    let missing = ["kitty", "alacritty", "st", "mlterm", "urxvt"]
+        .into_iter()
+        .find(|t| {
+            let program = match *t {
+                "st" => "stterm",
+                other => other,
+            };
+            !std::env::var_os("PATH")
+                .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+        });
+    let Some(terminal) = missing else {
+        eprintln!("skipped: every terminal is installed");
+        return;
+    };
+    if !can_paint() {
+        return;
+    }
+    let out = flushlab()
+        .args(["paint", "--terminal", terminal, "--duration", "1"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("Debian package"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
