@@ -79,6 +79,12 @@ pub struct TourArgs {
     /// Write the table as Markdown (`-` = stdout).
     #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
     pub export_markdown: Option<Destination>,
+
+    /// Also count the frames this terminal paints, read from its window (an X11 desktop:
+    /// `$DISPLAY`, and `$WINDOWID` or the window's `_NET_WM_PID`); elsewhere the tour says why
+    /// not and runs without.
+    #[arg(long)]
+    pub paint: bool,
 }
 
 impl TourArgs {
@@ -222,6 +228,13 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         keyboard.wait(Duration::from_millis(5));
     }
 
+    let (mut paint, paint_note) = match args.paint && outcome == Outcome::Finished {
+        true => match crate::paint::own::OwnWindow::start(rows, |bytes| out.write_now(bytes)) {
+            Ok(own) => (Some(own), None),
+            Err(why) => (None, Some(why)),
+        },
+        false => (None, None),
+    };
     // The meters start now: identifying the terminal is not part of the first mode.
     out.restart_meters();
     let mut confirmations = Confirmations {
@@ -247,12 +260,20 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
                 break 'modes;
             }
             let area = out.area();
+            let marker = paint.as_ref().map(|p| p.number());
             out.build_frame(|meters, canvas| {
-                hud.paint_frame(&app, meters, meters.frames(), area, canvas)
+                hud.paint_frame(&app, meters, meters.frames(), area, canvas);
+                if let Some(number) = marker {
+                    crate::paint::marker::paint(number, area, canvas);
+                }
             });
             frames += 1;
             let ask = frames % args.cpr_every == 0;
+            let writing = paint.is_some().then(crate::sys::monotonic_ns);
             out.present(if ask { CPR } else { &[] })?;
+            if let (Some(paint), Some(start_ns)) = (paint.as_mut(), writing) {
+                paint.record(index, start_ns);
+            }
             if ask {
                 confirmations.pending.push_back((index, frames));
             }
@@ -282,6 +303,10 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let (meters, flushed) = out.finish();
     drop(session);
     flushed?;
+    let painted = paint.map(|p| p.finish()).transpose()?;
+    if let Some(note) = paint_note {
+        complain(&note);
+    }
 
     let identity = TerminalIdentity {
         term: std::env::var("TERM").ok(),
@@ -320,6 +345,24 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
                 .join(" "),
         },
         terminal: Some(identity),
+        painted: painted
+            .map(|(segments, cpu_share)| {
+                segments
+                    .into_iter()
+                    .zip(&modes)
+                    .map(|(painted, mode)| crate::paint::PaintRun {
+                        terminal: terminal_name.clone(),
+                        mode: Subject::Mode(mode.stream, mode.buffering),
+                        sync: args.frame.sync,
+                        cols,
+                        rows,
+                        observed: true,
+                        observer_cpu_share: cpu_share,
+                        painted,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
         results: modes
             .iter()
             .enumerate()

@@ -211,3 +211,68 @@ fn a_terminal_that_is_not_installed_is_named_with_its_package() {
     assert!(stderr.contains("Debian package"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+/// `tour --paint` in a terminal on a desktop: the window is found from `$WINDOWID`, and each
+/// mode of the tour gets its painted figures, in the JSON and in the table.
+#[test]
+fn the_tour_reads_its_own_terminals_window() {
+    use flushlab::paint::display::{Terminal, Xvfb};
+    if !can_paint() {
+        return;
+    }
+    let json = common::scratch("tour-painted.json");
+    let xvfb = Xvfb::start().unwrap();
+    let command: Vec<std::ffi::OsString> = vec![
+        env!("CARGO_BIN_EXE_flushlab").into(),
+        "tour".into(),
+        "--paint".into(),
+        "--seconds".into(),
+        "1".into(),
+        "--modes".into(),
+        "stdout/frame,stdout/line".into(),
+        "--export-json".into(),
+        json.clone().into(),
+    ];
+    let mut xterm = xvfb
+        .launch(Terminal::Xterm, (80, 24), &command, &[])
+        .unwrap();
+    assert!(xterm.wait(Duration::from_secs(30)), "the tour did not end");
+    let results: Value = common::read_json(&json);
+    let painted = results["painted"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{results}"));
+    assert_eq!(painted.len(), 2, "{results}");
+    for (row, mode) in painted.iter().zip(["stdout/frame", "stdout/line"]) {
+        assert_eq!(row["mode"], mode);
+        assert_eq!(row["failed_checks"], Value::Array(vec![]), "{row}");
+        let painted = row["painted_fps"].as_f64().unwrap();
+        let accepted = row["accepted_fps"].as_f64().unwrap();
+        // xterm paints what it accepts: the fps the tour measured, seen on screen.
+        assert!(painted > 0.8 * accepted && painted <= accepted, "{row}");
+    }
+}
+
+#[test]
+fn the_tour_without_a_display_says_why_and_runs_without() {
+    let args: Vec<&std::ffi::OsStr> = [
+        "tour",
+        "--paint",
+        "--seconds",
+        "0.3",
+        "--modes",
+        "stdout/frame",
+    ]
+    .iter()
+    .map(std::ffi::OsStr::new)
+    .collect();
+    let run = common::start(&[("DISPLAY", "")], &args).finish(Duration::from_secs(20));
+    let output = String::from_utf8_lossy(&run.output);
+    assert_eq!(run.code, Some(0), "{output}");
+    assert!(
+        output.contains("painted frames need an X11 display"),
+        "{output}"
+    );
+    // The tour itself ran: its table is there.
+    assert!(output.contains("stdout/frame"), "{output}");
+    common::assert_restored(&run);
+}

@@ -349,6 +349,7 @@ impl BenchPlan {
             terminal: None,
             settings: self.args.settings(),
             results: Vec::new(),
+            painted: Vec::new(),
         };
         // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current
         // child; what was measured is kept, printed and exported.

@@ -48,6 +48,24 @@ pub struct Painted {
     pub warnings: Vec<String>,
 }
 
+/// One run's painted figures, with what was measured: a row of `flushlab paint`, or a mode of
+/// `flushlab tour --paint`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PaintRun {
+    /// The terminal: as launched (`xterm`), or as the tour identified it.
+    pub terminal: String,
+    pub mode: crate::subject::Subject,
+    pub sync: bool,
+    pub cols: u16,
+    pub rows: u16,
+    /// Whether the window was read (`--no-observer`: not).
+    pub observed: bool,
+    /// The observer's CPU time (user + system) over its wall time: its share of a core.
+    pub observer_cpu_share: f64,
+    #[serde(flatten)]
+    pub painted: Painted,
+}
+
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -155,6 +173,38 @@ pub fn analyse(times: &[FrameTime], reads: &[Read]) -> Painted {
     painted
 }
 
+/// The painted figures of each segment of one observation (the tour's modes, one after the
+/// other, frame numbers running on): a segment has its own frames, the reads that showed one of
+/// them, and the reads that decoded nothing while it was being written. The checks are of the
+/// whole observation, and every segment carries them.
+pub fn analyse_segments(segments: &[Vec<FrameTime>], reads: &[Read]) -> Vec<Painted> {
+    let whole: Vec<FrameTime> = segments.concat();
+    let checks = analyse(&whole, reads).failed_checks;
+    segments
+        .iter()
+        .enumerate()
+        .map(|(i, times)| {
+            let numbers: std::collections::HashSet<u32> = times.iter().map(|t| t.number).collect();
+            let from = times.first().map_or(u64::MAX, |t| t.start_ns);
+            let until = segments[i + 1..]
+                .iter()
+                .find_map(|s| s.first())
+                .map_or(u64::MAX, |t| t.start_ns);
+            let mine: Vec<Read> = reads
+                .iter()
+                .filter(|r| match r.bottom {
+                    Some(n) => numbers.contains(&n),
+                    None => (from..until).contains(&r.at_ns),
+                })
+                .copied()
+                .collect();
+            let mut painted = analyse(times, &mine);
+            painted.failed_checks = checks.clone();
+            painted
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +262,38 @@ mod tests {
         assert!((p.torn_share - 0.5).abs() < 1e-9);
         assert_eq!(p.rejected_reads, 2);
         assert!(p.failed_checks.is_empty(), "{:?}", p.failed_checks);
+    }
+
+    #[test]
+    fn segments_keep_their_own_frames_and_share_the_checks() {
+        let times = frames(20, 10_000_000);
+        let segments = vec![times[..10].to_vec(), times[10..].to_vec()];
+        // Every frame of the first segment painted, every other of the second; one read of a
+        // frame of the first after the second began, and one that decoded nothing.
+        let mut reads: Vec<Read> = times[..10]
+            .iter()
+            .map(|t| read(t.end_ns + 1, Some(t.number), Some(t.number)))
+            .collect();
+        reads.extend(
+            times[10..]
+                .iter()
+                .step_by(2)
+                .map(|t| read(t.end_ns + 1, Some(t.number), Some(t.number))),
+        );
+        reads.push(read(times[12].end_ns, Some(9), Some(9)));
+        reads.push(read(times[15].end_ns, None, None));
+        reads.sort_by_key(|r| r.at_ns);
+        let painted = analyse_segments(&segments, &reads);
+        assert_eq!(painted[0].painted_frames, 10);
+        assert_eq!(painted[1].painted_frames, 5);
+        assert_eq!(painted[1].rejected_reads, 1);
+        assert_eq!(painted[0].rejected_reads, 0);
+        // Frame 9 seen after frame 11: the number went backwards, in the whole observation.
+        assert!(
+            painted
+                .iter()
+                .all(|p| p.failed_checks.iter().any(|c| c.contains("backwards")))
+        );
     }
 
     #[test]

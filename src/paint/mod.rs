@@ -15,7 +15,9 @@ pub mod analysis;
 pub mod display;
 pub mod marker;
 pub mod observer;
+pub mod own;
 pub mod probe;
+pub mod table;
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,7 +31,7 @@ use crate::files::Destination;
 use crate::outcome::Outcome;
 use crate::subject::Subject;
 use crate::units::{parse_duration, parse_fps, parse_size};
-use analysis::Painted;
+pub use analysis::PaintRun;
 use display::{Terminal, Xvfb};
 
 const EXAMPLES: &str = "\
@@ -87,22 +89,6 @@ pub struct PaintArgs {
     /// difference to a run with it.
     #[arg(long, help_heading = "Advanced")]
     pub no_observer: bool,
-}
-
-/// What one run measured.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PaintRun {
-    pub terminal: Terminal,
-    pub mode: Subject,
-    pub sync: bool,
-    pub cols: u16,
-    pub rows: u16,
-    /// Whether the window was read (`--no-observer`: not).
-    pub observed: bool,
-    /// The observer's CPU time (user + system) over the run's wall time: its share of a core.
-    pub observer_cpu_share: f64,
-    #[serde(flatten)]
-    pub painted: Painted,
 }
 
 /// Every run of a `flushlab paint`.
@@ -198,7 +184,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e),
     };
-    let table = markdown(&results);
+    let table = table::markdown(&results.runs);
     let stdout_taken = [&args.export_json, &args.export_markdown]
         .into_iter()
         .flatten()
@@ -221,7 +207,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
             r.painted
                 .failed_checks
                 .iter()
-                .map(move |c| format!("{} {}: {c}", r.terminal.name(), r.mode))
+                .map(move |c| format!("{} {}: {c}", r.terminal, r.mode))
         })
         .collect();
     for line in &failed {
@@ -368,7 +354,7 @@ impl Plan {
             painted.warnings.clear();
         }
         Ok(PaintRun {
-            terminal,
+            terminal: terminal.name().to_owned(),
             mode: mode.clone(),
             sync,
             cols: self.size.0,
@@ -390,76 +376,4 @@ struct RunSize {
 fn cpu_seconds() -> f64 {
     let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Process);
     (user + system).as_secs_f64()
-}
-
-/// The results as a Markdown table: a row per terminal × mode × sync × size, each figure the
-/// median of its runs with [min–max] where there were several.
-pub fn markdown(results: &PaintResults) -> String {
-    use crate::results::statistics::Spread;
-    use crate::units::{count, percent, printable};
-    let mut text = String::from(
-        "| terminal | mode | sync | size | runs | accepted fps | painted fps | skipped | torn | write→paint p50 | p99 | read p99 | observer CPU |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-    );
-    let key = |r: &PaintRun| {
-        (
-            r.terminal,
-            r.mode.clone(),
-            r.sync,
-            r.cols,
-            r.rows,
-            r.observed,
-        )
-    };
-    let mut groups: Vec<Vec<&PaintRun>> = Vec::new();
-    for run in &results.runs {
-        match groups.iter_mut().find(|g| key(g[0]) == key(run)) {
-            Some(group) => group.push(run),
-            None => groups.push(vec![run]),
-        }
-    }
-    for group in &groups {
-        let first = group[0];
-        let cell =
-            |value: fn(&PaintRun) -> Option<f64>, show: &dyn Fn(f64) -> String| match Spread::of(
-                group.iter().filter_map(|r| value(r)),
-            ) {
-                None => "–".to_owned(),
-                Some(s) if group.len() == 1 || s.min == s.max => show(s.median),
-                Some(s) => format!("{} [{}–{}]", show(s.median), show(s.min), show(s.max)),
-            };
-        let ms = |v: f64| format!("{v:.1} ms");
-        let fps = |v: f64| count(v);
-        let share = |v: f64| percent(v);
-        text.push_str(&format!(
-            "| {} | {} | {} | {}x{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            first.terminal.name(),
-            printable(&first.mode.to_string()),
-            if first.sync { "on" } else { "off" },
-            first.cols,
-            first.rows,
-            group.len(),
-            cell(|r| Some(r.painted.accepted_fps), &fps),
-            if first.observed {
-                cell(|r| Some(r.painted.painted_fps), &fps)
-            } else {
-                "not read".to_owned()
-            },
-            cell(|r| r.observed.then_some(r.painted.skipped_share), &share),
-            cell(|r| r.observed.then_some(r.painted.torn_share), &share),
-            cell(|r| r.painted.latency_p50_ms, &ms),
-            cell(|r| r.painted.latency_p99_ms, &ms),
-            cell(|r| r.painted.read_p99_ms, &ms),
-            cell(|r| Some(r.observer_cpu_share), &share),
-        ));
-    }
-    for run in &results.runs {
-        for warning in &run.painted.warnings {
-            text.push_str(&format!(
-                "\n{} {}: {warning}\n",
-                run.terminal.name(),
-                run.mode
-            ));
-        }
-    }
-    text
 }

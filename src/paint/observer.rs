@@ -72,6 +72,61 @@ impl Observer {
         Ok(best.map(|(window, _)| window))
     }
 
+    /// The window of the terminal this process runs in, on a desktop: `$WINDOWID` (xterm,
+    /// urxvt, st, alacritty and kitty set it), else the window whose `_NET_WM_PID` is one of
+    /// this process's ancestors (looked for among the top-level windows and their children,
+    /// where a window manager put them in frames).
+    pub fn own_window(&self) -> anyhow::Result<Option<Window>> {
+        if let Some(id) = std::env::var("WINDOWID")
+            .ok()
+            .and_then(|w| w.trim().parse::<u32>().ok())
+            && self.conn.get_geometry(id)?.reply().is_ok()
+        {
+            return Ok(Some(id));
+        }
+        let mut ancestors = Vec::new();
+        let mut ids = crate::sys::process_ids(None);
+        while let Some(parent) = ids
+            .map(|i| i.parent)
+            .filter(|p| *p > 0 && ancestors.len() < 64)
+        {
+            ancestors.push(parent as u32);
+            ids = crate::sys::process_ids(Some(parent));
+        }
+        let atom = self.conn.intern_atom(true, b"_NET_WM_PID")?.reply()?.atom;
+        if atom == x11rb::NONE {
+            return Ok(None);
+        }
+        let top = self.conn.query_tree(self.root)?.reply()?.children;
+        let mut windows = top.clone();
+        for window in top {
+            if let Ok(tree) = self.conn.query_tree(window)?.reply() {
+                windows.extend(tree.children);
+            }
+        }
+        for window in windows {
+            let Ok(property) = self
+                .conn
+                .get_property(
+                    false,
+                    window,
+                    atom,
+                    x11rb::protocol::xproto::AtomEnum::CARDINAL,
+                    0,
+                    1,
+                )?
+                .reply()
+            else {
+                continue;
+            };
+            let pid = property.value32().and_then(|mut v| v.next());
+            if pid.is_some_and(|pid| ancestors.contains(&pid)) {
+                return Ok(Some(window));
+            }
+        }
+        Ok(None)
+    }
+
     /// Reads the whole window once and finds the calibration pattern in it; `None` while it is
     /// not (yet) on screen.
     pub fn calibrate(&self, window: Window) -> anyhow::Result<Option<Strips>> {
@@ -89,6 +144,30 @@ impl Observer {
             usize::from(width),
             usize::from(height),
         ))
+    }
+
+    /// Reads the markers after every repaint of `window` until `done`, on a thread of its own
+    /// (which owns this connection): the painter goes on drawing meanwhile.
+    pub fn read_on_a_thread(
+        self,
+        window: Window,
+        strips: Strips,
+        done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Observed>>> {
+        std::thread::Builder::new()
+            .name("paint-observer".into())
+            .spawn(move || {
+                let cpu = || {
+                    let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+                    (user + system).as_secs_f64()
+                };
+                let (started, cpu_before) = (Instant::now(), cpu());
+                let watch = self.watch(window)?;
+                let reads =
+                    watch.reads(&strips, || done.load(std::sync::atomic::Ordering::Relaxed))?;
+                let cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
+                Ok(Observed { reads, cpu_share })
+            })
     }
 
     /// Starts the damage reports of `window`.
@@ -111,6 +190,13 @@ impl Observer {
             damage: id,
         })
     }
+}
+
+/// What an observer thread saw, and the share of a core it took.
+#[derive(Debug)]
+pub struct Observed {
+    pub reads: Vec<Read>,
+    pub cpu_share: f64,
 }
 
 /// Damage reports of one window, armed.

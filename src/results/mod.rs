@@ -263,6 +263,9 @@ pub struct BenchResults {
     pub terminal: Option<TerminalIdentity>,
     pub settings: Settings,
     pub results: Vec<Row>,
+    /// Set by `flushlab tour --paint`: what the terminal painted of each mode.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub painted: Vec<crate::paint::PaintRun>,
 }
 
 /// The largest number a result file may hold: a petabyte, 10^15 fps. Anything larger (or

@@ -94,6 +94,10 @@ impl Exporter for MarkdownExporter {
         let mut out = String::new();
         self.main_table(&mut out, results)?;
         self.split_tables(&mut out, results)?;
+        if !results.painted.is_empty() {
+            out.push_str("\nWhat the terminal painted (read from its window):\n\n");
+            out.push_str(&crate::paint::table::markdown(&results.painted));
+        }
         notes(&mut out, results)?;
         Ok(out.into_bytes())
     }

@@ -202,6 +202,7 @@ pub(crate) mod fixture {
                 cpu_model: "Test CPU".into(),
             },
             terminal: None,
+            painted: Vec::new(),
             settings: Settings {
                 workload: "tui".into(),
                 unit: "frame".into(),

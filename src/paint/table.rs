@@ -1,0 +1,127 @@
+//! The painted figures as a Markdown table: a row per terminal × mode × sync × size, the
+//! median of its runs with [min–max]. `flushlab paint` prints it; the tour's Markdown export
+//! appends it when the tour read its window.
+
+use super::analysis::PaintRun;
+
+/// The results as a Markdown table: a row per terminal × mode × sync × size, each figure the
+/// median of its runs with [min–max] where there were several.
+pub fn markdown(runs: &[PaintRun]) -> String {
+    use crate::results::statistics::Spread;
+    use crate::units::{count, percent, printable};
+    let mut text = String::from(
+        "| terminal | mode | sync | size | runs | accepted fps | painted fps | skipped | torn | write→paint p50 | p99 | read p99 | observer CPU |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    let key = |r: &PaintRun| {
+        (
+            r.terminal.clone(),
+            r.mode.clone(),
+            r.sync,
+            r.cols,
+            r.rows,
+            r.observed,
+        )
+    };
+    let mut groups: Vec<Vec<&PaintRun>> = Vec::new();
+    for run in runs {
+        match groups.iter_mut().find(|g| key(g[0]) == key(run)) {
+            Some(group) => group.push(run),
+            None => groups.push(vec![run]),
+        }
+    }
+    for group in &groups {
+        let first = group[0];
+        let cell =
+            |value: fn(&PaintRun) -> Option<f64>, show: &dyn Fn(f64) -> String| match Spread::of(
+                group.iter().filter_map(|r| value(r)),
+            ) {
+                None => "–".to_owned(),
+                Some(s) if group.len() == 1 || s.min == s.max => show(s.median),
+                Some(s) => format!("{} [{}–{}]", show(s.median), show(s.min), show(s.max)),
+            };
+        let ms = |v: f64| format!("{v:.1} ms");
+        let fps = |v: f64| count(v);
+        let share = |v: f64| percent(v);
+        text.push_str(&format!(
+            "| {} | {} | {} | {}x{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            printable(&first.terminal),
+            printable(&first.mode.to_string()),
+            if first.sync { "on" } else { "off" },
+            first.cols,
+            first.rows,
+            group.len(),
+            cell(|r| Some(r.painted.accepted_fps), &fps),
+            if first.observed {
+                cell(|r| Some(r.painted.painted_fps), &fps)
+            } else {
+                "not read".to_owned()
+            },
+            cell(|r| r.observed.then_some(r.painted.skipped_share), &share),
+            cell(|r| r.observed.then_some(r.painted.torn_share), &share),
+            cell(|r| r.painted.latency_p50_ms, &ms),
+            cell(|r| r.painted.latency_p99_ms, &ms),
+            cell(|r| r.painted.read_p99_ms, &ms),
+            cell(|r| Some(r.observer_cpu_share), &share),
+        ));
+    }
+    for run in runs {
+        for warning in &run.painted.warnings {
+            text.push_str(&format!(
+                "\n{} {}: {warning}\n",
+                printable(&run.terminal),
+                run.mode
+            ));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::subject::Subject;
+    use crate::writer_mode::{Buffering, Stream};
+
+    fn run(terminal: &str, painted_fps: f64, observed: bool) -> PaintRun {
+        PaintRun {
+            terminal: terminal.to_owned(),
+            mode: Subject::Mode(Stream::Stdout, Buffering::Frame),
+            sync: false,
+            cols: 80,
+            rows: 24,
+            observed,
+            observer_cpu_share: 0.01,
+            painted: crate::paint::analysis::Painted {
+                accepted_fps: 300.0,
+                painted_fps,
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn runs_of_one_row_are_a_median_and_their_spread() {
+        let text = markdown(&[
+            run("st", 28.0, true),
+            run("st", 30.0, true),
+            run("st", 29.0, true),
+            run("x\u{1b}[2J", 1.0, false),
+        ]);
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| terminal"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        assert!(
+            rows[0].starts_with("| st | stdout/frame | off | 80x24 | 3 | 300 | 29 [28–30] |"),
+            "{}",
+            rows[0]
+        );
+        // A run whose window was not read has no painted figures, and a name is never a command.
+        assert!(
+            rows[1].contains("not read") && !rows[1].contains('\u{1b}'),
+            "{}",
+            rows[1]
+        );
+    }
+}
