@@ -232,16 +232,13 @@ impl Plan {
                         if signal.load(Ordering::Relaxed) != 0 {
                             break 'all;
                         }
-                        let n = runs.len();
-                        runs.push(self.once(
-                            &xvfb,
-                            scratch.path(),
-                            n,
+                        let files = RunFiles::numbered(scratch.path(), runs.len());
+                        let what = Cell {
                             terminal,
                             mode,
                             sync,
-                            signal,
-                        )?);
+                        };
+                        runs.push(self.once(&xvfb, files, what, signal)?);
                     }
                 }
             }
@@ -256,44 +253,16 @@ impl Plan {
 
     /// One run: the terminal opened, the run's calibration found, the window watched while the
     /// run writes, then the run's frame log and the reads analysed.
-    #[allow(clippy::too_many_arguments)]
     fn once(
         &self,
         xvfb: &Xvfb,
-        scratch: &std::path::Path,
-        n: usize,
-        terminal: Terminal,
-        mode: &Subject,
-        sync: bool,
+        files: RunFiles,
+        what: Cell<'_>,
         signal: &AtomicUsize,
     ) -> anyhow::Result<PaintRun> {
-        let Subject::Mode(stream, buffering) = *mode else {
-            bail!("paint measures writer modes, not {mode}");
-        };
-        let log = scratch.join(format!("frames-{n}.log"));
-        let report = scratch.join(format!("report-{n}.json"));
-        let exe = std::env::current_exe().context("finding flushlab's own binary")?;
-        let command: Vec<OsString> = vec![
-            exe.into(),
-            "--duration".into(),
-            format!("{}", self.duration.as_secs_f64()).into(),
-            "--paint-log".into(),
-            log.clone().into(),
-            "--report".into(),
-            report.clone().into(),
-        ];
-        let mut env = vec![
-            ("STREAM".to_owned(), stream.name().to_owned()),
-            ("BUFFERING".to_owned(), buffering.name().to_owned()),
-            ("SYNC".to_owned(), if sync { "1" } else { "0" }.to_owned()),
-            ("SCENE".to_owned(), self.scene.name().to_owned()),
-            ("HUD".to_owned(), "compact".to_owned()),
-        ];
-        if let Some(cap) = self.fps_cap {
-            env.push(("FPS_CAP".to_owned(), cap.to_string()));
-        }
-        let name = terminal.name();
-        let mut term = xvfb.launch(terminal, self.size, &command, &env)?;
+        let name = what.terminal.name();
+        let (command, env) = self.command(&what, &files)?;
+        let mut term = xvfb.launch(what.terminal, self.size, &command, &env)?;
         let stopped = || signal.load(Ordering::Relaxed) != 0;
         let observer = observer::Observer::connect(&xvfb.display)?;
         let (window, strips) = {
@@ -312,7 +281,7 @@ impl Plan {
         };
         let cpu_before = cpu_seconds();
         let wall = std::time::Instant::now();
-        crate::files::write_atomically(&probe::go_file(&log), b"")?;
+        crate::files::write_atomically(&probe::go_file(&files.log), b"")?;
         let limit = self.duration + Duration::from_secs(30);
         let reads = match &watch {
             Some(watch) => watch.reads(&strips, || {
@@ -332,37 +301,101 @@ impl Plan {
         if !term.wait(Duration::from_secs(5)) {
             bail!("{name} did not close after the run");
         }
-        let times = probe::read_log(&log)
-            .with_context(|| format!("the run in {name} wrote no frame log"))?;
-        let figures: RunSize = serde_json::from_slice(
-            &crate::files::read_input(&report, crate::files::InputKind::RunReport)
-                .with_context(|| format!("the run in {name} wrote no report"))?,
-        )
-        .with_context(|| format!("the run in {name} wrote a bad report"))?;
-        if (figures.cols, figures.rows) != self.size {
-            bail!(
-                "{name} opened at {}x{}, not {}x{}",
-                figures.cols,
-                figures.rows,
-                self.size.0,
-                self.size.1
-            );
-        }
+        let times = self.collect(name, &files)?;
         let mut painted = analysis::analyse(&times, &reads);
         if !self.observe {
             // Nothing was read: no figure about paints, and no warning that none was seen.
             painted.warnings.clear();
         }
         Ok(PaintRun {
-            terminal: terminal.name().to_owned(),
-            mode: mode.clone(),
-            sync,
+            terminal: name.to_owned(),
+            mode: what.mode.clone(),
+            sync: what.sync,
             cols: self.size.0,
             rows: self.size.1,
             observed: self.observe,
             observer_cpu_share,
             painted,
         })
+    }
+
+    /// The command the terminal runs (flushlab's headless run with its frame log), and its
+    /// environment.
+    fn command(
+        &self,
+        what: &Cell<'_>,
+        files: &RunFiles,
+    ) -> anyhow::Result<(Vec<OsString>, Environment)> {
+        let Subject::Mode(stream, buffering) = *what.mode else {
+            bail!("paint measures writer modes, not {}", what.mode);
+        };
+        let exe = std::env::current_exe().context("finding flushlab's own binary")?;
+        let command: Vec<OsString> = vec![
+            exe.into(),
+            "--duration".into(),
+            format!("{}", self.duration.as_secs_f64()).into(),
+            "--paint-log".into(),
+            files.log.clone().into(),
+            "--report".into(),
+            files.report.clone().into(),
+        ];
+        let mut env = vec![
+            ("STREAM".to_owned(), stream.name().to_owned()),
+            ("BUFFERING".to_owned(), buffering.name().to_owned()),
+            (
+                "SYNC".to_owned(),
+                if what.sync { "1" } else { "0" }.to_owned(),
+            ),
+            ("SCENE".to_owned(), self.scene.name().to_owned()),
+            ("HUD".to_owned(), "compact".to_owned()),
+        ];
+        if let Some(cap) = self.fps_cap {
+            env.push(("FPS_CAP".to_owned(), cap.to_string()));
+        }
+        Ok((command, env))
+    }
+
+    /// The run's frame times, once its report says it drew at the size asked.
+    fn collect(&self, name: &str, files: &RunFiles) -> anyhow::Result<Vec<probe::FrameTime>> {
+        let report = crate::files::read_input(&files.report, crate::files::InputKind::RunReport)
+            .with_context(|| format!("the run in {name} wrote no report"))?;
+        let size: RunSize = serde_json::from_slice(&report)
+            .with_context(|| format!("the run in {name} wrote a bad report"))?;
+        if (size.cols, size.rows) != self.size {
+            bail!(
+                "{name} opened at {}x{}, not {}x{}",
+                size.cols,
+                size.rows,
+                self.size.0,
+                self.size.1
+            );
+        }
+        probe::read_log(&files.log).with_context(|| format!("the run in {name} wrote no frame log"))
+    }
+}
+
+/// Variables set for the run in the terminal (the others of the run's are removed).
+type Environment = Vec<(String, String)>;
+
+/// What one run measures: a terminal, a mode, sync on or off.
+struct Cell<'a> {
+    terminal: Terminal,
+    mode: &'a Subject,
+    sync: bool,
+}
+
+/// Where one run's frame log and report go, in the scratch directory.
+struct RunFiles {
+    log: std::path::PathBuf,
+    report: std::path::PathBuf,
+}
+
+impl RunFiles {
+    fn numbered(scratch: &std::path::Path, n: usize) -> RunFiles {
+        RunFiles {
+            log: scratch.join(format!("frames-{n}.log")),
+            report: scratch.join(format!("report-{n}.json")),
+        }
     }
 }
 
