@@ -2,19 +2,21 @@
 # Runs `flushlab tour` inside each terminal emulator this machine has, headless under Xvfb, and
 # merges the results into one terminals x modes table and chart.
 #
-#   scripts/terminal-matrix.sh [--install] [--seconds N] [--size COLSxROWS] [--out DIR] [TERMINAL...]
+#   scripts/terminal-matrix.sh [--install] [--paint] [--seconds N] [--size COLSxROWS] [--out DIR] [TERMINAL...]
 #
 # TERMINAL: xterm urxvt st mlterm alacritty kitty foot tmux pty (default: all; missing ones are
 # skipped and listed). `pty` is the baseline: a bare pseudo-terminal drained by util-linux
 # `script`, which answers no queries. --install installs the Debian packages first (root).
 # Each tour checks inside its terminal that the size really is COLSxROWS before measuring.
-# Only processes this script started are stopped.
+# --paint adds the frames each X terminal painted (`flushlab paint`, sync off and on) as
+# DIR/paint.md and DIR/paint.json. Only processes this script started are stopped.
 set -euo pipefail
 
 die() { echo "terminal-matrix: $*" >&2; exit 1; }
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
 install=false
+paint=false
 seconds=2
 size=200x60
 out=results
@@ -22,11 +24,12 @@ terminals=()
 while (($#)); do
     case "$1" in
         --install) install=true ;;
+        --paint) paint=true ;;
         --seconds) seconds="${2:?--seconds needs N}"; shift ;;
         --size) size="${2:?--size needs COLSxROWS}"; shift ;;
         --out) out="${2:?--out needs DIR}"; shift ;;
         -h|--help) usage; exit 0 ;;
-        -*) die "unknown option '$1' (valid: --install, --seconds, --size, --out, --help)" ;;
+        -*) die "unknown option '$1' (valid: --install, --paint, --seconds, --size, --out, --help)" ;;
         *) terminals+=("$1") ;;
     esac
     shift
@@ -168,3 +171,18 @@ files=()
 for t in "${measured[@]}"; do files+=("$out/$t.json"); done
 echo "+ flushlab report (${measured[*]})"
 "$bin" report "${files[@]}" --markdown "$out/terminals.md" --plot "$out/terminals.svg"
+
+if $paint; then
+    painted=()
+    for t in "${measured[@]}"; do
+        case "$t" in xterm|st|alacritty|kitty|urxvt|mlterm) painted+=("$t") ;; esac
+    done
+    if ((${#painted[@]})); then
+        list="$(IFS=,; echo "${painted[*]}")"
+        echo "+ flushlab paint --terminal $list --size $size --sync off,on"
+        "$bin" paint --terminal "$list" --size "$size" --sync off,on --duration "$seconds" \
+            --export-json "$out/paint.json" --export-markdown "$out/paint.md"
+    else
+        echo "no X terminal was measured: nothing to paint"
+    fi
+fi
