@@ -41,7 +41,7 @@ pub fn go_file(log: &Path) -> PathBuf {
 
 impl Probe {
     /// Draws the calibration pattern on `stream` (a `rows`-row terminal) and waits until the
-    /// observer is ready; an error once it has waited [`OBSERVER_WAIT`] or `stop` says so.
+    /// observer is ready; an error once it has waited a minute or `stop` says so.
     pub fn start(
         log: &Path,
         stream: Stream,
