@@ -1085,6 +1085,10 @@ fn render_help(area: Rect, buf: &mut Buffer) {
             "frame",
             "its wall time: build · encode · kernel · cpu wait · reader wait",
         ),
+        (
+            "painted",
+            "frames the terminal put on screen: flushlab paint, tour --paint",
+        ),
     ];
     let text: Vec<Line> = keys
         .chain(figures)
