@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::files::Destination;
 use crate::outcome::{Outcome, complain, print};
+use crate::paint::PaintResults;
 use crate::results::export::{markdown_cell, or_dash};
 use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
@@ -21,7 +22,8 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = REPORTARGS_EXAMPLES)]
 pub struct ReportArgs {
-    /// Result files written by `flushlab tour --export-json` (or `flushlab bench`).
+    /// Result files written by `flushlab tour --export-json`, `flushlab bench` or `flushlab
+    /// paint`.
     #[arg(required = true, value_name = "JSON")]
     pub results: Vec<PathBuf>,
 
@@ -109,12 +111,24 @@ pub fn pivot(all: &[BenchResults]) -> String {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let mut all = Vec::new();
+    let mut painted = Vec::new();
     for path in &args.results {
         let bytes = crate::files::read_input(path, crate::files::InputKind::Results)
             .with_context(|| format!("reading {}", path.display()))?;
-        let results = BenchResults::from_json(&bytes)
-            .with_context(|| format!("{} is not a flushlab result file", path.display()))?;
-        all.push(results);
+        match BenchResults::from_json(&bytes) {
+            Ok(results) => {
+                painted.extend(results.painted.iter().cloned());
+                all.push(results);
+            }
+            Err(e) => match crate::results::from_sent_json::<PaintResults>(&bytes) {
+                Ok(paint) => painted.extend(paint.runs),
+                Err(_) => {
+                    return Err(
+                        e.context(format!("{} is not a flushlab result file", path.display()))
+                    );
+                }
+            },
+        }
     }
     if args.markdown.as_ref().is_some_and(Destination::is_stdout)
         && args.plot.as_ref().is_some_and(Destination::is_stdout)
@@ -122,7 +136,23 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
         complain("report: --markdown and --plot are both '-': one destination each");
         return Ok(Outcome::BadInput);
     }
-    let table = pivot(&all);
+    if all.is_empty() && args.plot.is_some() {
+        complain(
+            "report: --plot draws tour and bench results; `flushlab paint` results have only a table",
+        );
+        return Ok(Outcome::BadInput);
+    }
+    let mut table = if all.is_empty() {
+        String::new()
+    } else {
+        pivot(&all)
+    };
+    if !painted.is_empty() {
+        if !table.is_empty() {
+            table.push_str("\nWhat the terminals painted (read from their windows):\n\n");
+        }
+        table.push_str(&crate::paint::table::markdown(&painted));
+    }
     // Names come from files others send: no byte of them reaches the terminal as a command.
     let shown = crate::units::printable(&table);
     if [&args.markdown, &args.plot]

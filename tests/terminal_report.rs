@@ -255,3 +255,62 @@ fn result_files_are_bounded_and_unreadable_ones_are_named() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `flushlab paint` results merge too: a painted table, a row per terminal × mode × sync; a
+/// chart is refused in one line (paint results have none), and a hostile name stays text.
+#[test]
+fn paint_results_merge_into_a_painted_table() {
+    let report = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("report")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = report(&[
+        "docs/results/paint-80x24.json",
+        "docs/results/paint-200x60.json",
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for row in [
+        "| xterm | stdout/frame | off | 80x24 | 3 |",
+        "| kitty | stdout/frame | on | 200x60 | 3 |",
+    ] {
+        assert!(table.contains(row), "{row} in {table}");
+    }
+    let out = report(&["docs/results/paint-80x24.json", "--plot", "x.svg"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!Path::new("x.svg").exists());
+
+    let dir = common::scratch_dir("paint-report");
+    let hostile = dir.join("hostile.json");
+    let text = std::fs::read_to_string("docs/results/paint-80x24.json").unwrap();
+    std::fs::write(
+        &hostile,
+        text.replacen("\"xterm\"", "\"x\\u001b[2J|\\nrow\"", 1),
+    )
+    .unwrap();
+    let out = report(&[hostile.to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(!table.contains('\u{1b}'), "{table}");
+    let negative = dir.join("negative.json");
+    std::fs::write(
+        &negative,
+        text.replacen("\"torn_share\": ", "\"torn_share\": -", 1),
+    )
+    .unwrap();
+    let out = report(&[negative.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("torn_share"));
+}
