@@ -276,3 +276,45 @@ fn the_tour_without_a_display_says_why_and_runs_without() {
     assert!(output.contains("stdout/frame"), "{output}");
     common::assert_restored(&run);
 }
+
+/// A "terminal" that exits without opening a window (here: an `xterm` that is a shell script
+/// saying nothing): one line that says so, a failure exit, and no Xvfb left behind.
+#[test]
+fn a_terminal_that_never_opens_a_window_is_an_error_and_nothing_is_left() {
+    if !can_paint() {
+        return;
+    }
+    let dir = common::scratch_dir("fake-xterm");
+    let fake = dir.join("xterm");
+    std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut child = flushlab()
+        .args(["paint", "--duration", "1"])
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let family = descendants(child.id());
+    let status = common::wait_for(Duration::from_secs(20), "paint gives up", || {
+        child.try_wait().unwrap()
+    });
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success());
+    assert!(
+        stderr.contains("xterm exited before it opened a window"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    common::wait_for(Duration::from_secs(5), "Xvfb ends with paint", || {
+        family.iter().all(|&pid| !alive(pid)).then_some(())
+    });
+}

@@ -266,12 +266,26 @@ impl Plan {
         let stopped = || signal.load(Ordering::Relaxed) != 0;
         let observer = observer::Observer::connect(&xvfb.display)?;
         let (window, strips) = {
-            let mut gone = || stopped() || term.exited();
+            let exited = std::cell::Cell::new(false);
+            let mut gone = || {
+                exited.set(term.exited());
+                stopped() || exited.get()
+            };
             let startup = Duration::from_secs(30);
+            // What did not happen, and why: the terminal ended, or the wait did.
+            let ended = |did: &str, done: &str| match exited.get() {
+                true => format!("{name} exited before it {did}"),
+                false => format!("{name} has not {done} in {} s", startup.as_secs()),
+            };
             let window = observer::wait_for(startup, &mut gone, || observer.terminal_window())?
-                .with_context(|| format!("{name} opened no window in {} s", startup.as_secs()))?;
+                .with_context(|| ended("opened a window", "opened a window"))?;
             let strips = observer::wait_for(startup, &mut gone, || observer.calibrate(window))?
-                .with_context(|| format!("{name} never showed the calibration pattern in {} s (does it draw 24-bit colour?)", startup.as_secs()))?;
+                .with_context(|| {
+                    ended(
+                        "showed the calibration pattern",
+                        "shown the calibration pattern (does it draw 24-bit colour?)",
+                    )
+                })?;
             (window, strips)
         };
         let watch = if self.observe {
