@@ -81,6 +81,10 @@ pub struct PaintArgs {
     #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
     pub export_json: Option<Destination>,
 
+    /// Write the runs as CSV to this file, a line a run (`-` = stdout).
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    pub export_csv: Option<Destination>,
+
     /// Write the table as Markdown to this file (`-` = stdout).
     #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
     pub export_markdown: Option<Destination>,
@@ -167,10 +171,16 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::BadInput);
         }
     };
-    for destination in [&args.export_json, &args.export_markdown]
+    let exports: Vec<&Destination> = [&args.export_json, &args.export_csv, &args.export_markdown]
         .into_iter()
         .flatten()
-    {
+        .collect();
+    let flags = "--export-json, --export-csv, --export-markdown";
+    if let Err(why) = crate::results::export::distinct_destinations(&exports, flags) {
+        crate::outcome::complain(&format!("error: paint: {why}"));
+        return Ok(Outcome::BadInput);
+    }
+    for destination in exports {
         destination
             .check()
             .with_context(|| format!("cannot write {destination}"))?;
@@ -185,7 +195,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e),
     };
     let table = table::markdown(&results.runs);
-    let stdout_taken = [&args.export_json, &args.export_markdown]
+    let stdout_taken = [&args.export_json, &args.export_csv, &args.export_markdown]
         .into_iter()
         .flatten()
         .any(Destination::is_stdout);
@@ -196,6 +206,9 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(destination) = &args.export_json {
         destination.write(&serde_json::to_vec_pretty(&results)?)?;
+    }
+    if let Some(destination) = &args.export_csv {
+        destination.write(table::csv(&results.runs).as_bytes())?;
     }
     if let Some(destination) = &args.export_markdown {
         destination.write(table.as_bytes())?;

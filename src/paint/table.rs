@@ -76,6 +76,43 @@ pub fn markdown(runs: &[PaintRun]) -> String {
     text
 }
 
+/// The runs as CSV, a line a run (RFC 4180; empty where a figure is unknown).
+pub fn csv(runs: &[PaintRun]) -> String {
+    use crate::results::export::csv_field;
+    let mut text = String::from(
+        "terminal,mode,sync,cols,rows,observed,accepted_frames,accepted_fps,painted_frames,painted_fps,skipped_share,torn_share,reads,rejected_reads,latency_p50_ms,latency_p99_ms,read_p50_ms,read_p99_ms,observer_cpu_share,failed_checks\n",
+    );
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for r in runs {
+        let p = &r.painted;
+        let fields = [
+            csv_field(&r.terminal),
+            csv_field(&r.mode.to_string()),
+            r.sync.to_string(),
+            r.cols.to_string(),
+            r.rows.to_string(),
+            r.observed.to_string(),
+            p.accepted_frames.to_string(),
+            p.accepted_fps.to_string(),
+            p.painted_frames.to_string(),
+            p.painted_fps.to_string(),
+            p.skipped_share.to_string(),
+            p.torn_share.to_string(),
+            p.reads.to_string(),
+            p.rejected_reads.to_string(),
+            opt(p.latency_p50_ms),
+            opt(p.latency_p99_ms),
+            opt(p.read_p50_ms),
+            opt(p.read_p99_ms),
+            r.observer_cpu_share.to_string(),
+            csv_field(&p.failed_checks.join("; ")),
+        ];
+        text.push_str(&fields.join(","));
+        text.push('\n');
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +134,25 @@ mod tests {
                 ..Default::default()
             },
         }
+    }
+
+    #[test]
+    fn csv_has_a_line_a_run_and_quotes_what_needs_it() {
+        let text = csv(&[run("st", 28.0, true), run("a,\"b", 1.0, false)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let columns = lines[0].split(',').count();
+        assert_eq!(lines[1].split(',').count(), columns);
+        assert!(
+            lines[1].starts_with("st,stdout/frame,false,80,24,true,0,300,0,28,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].starts_with("\"a,\"\"b\",stdout/frame"),
+            "{}",
+            lines[2]
+        );
     }
 
     #[test]

@@ -54,7 +54,7 @@ impl Exporter for CsvExporter {
 }
 
 /// Quotes a text field when it holds a comma, quote or line break (RFC 4180).
-fn field(text: &str) -> String {
+pub fn field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

@@ -5,7 +5,7 @@ mod csv;
 mod json;
 mod markdown;
 
-pub use self::csv::CsvExporter;
+pub use self::csv::{CsvExporter, field as csv_field};
 pub use self::json::JsonExporter;
 pub use self::markdown::{MarkdownExporter, cell as markdown_cell};
 use super::BenchResults;
@@ -69,6 +69,12 @@ pub fn deliver(results: &BenchResults, exports: &[Export]) -> anyhow::Result<()>
 /// Refuses two exports to one destination (the last would overwrite the others, or two
 /// formats would run together on stdout); `flags` names the flags, for the message.
 pub fn distinct(exports: &[Export], flags: &str) -> Result<(), String> {
+    let destinations: Vec<&Destination> = exports.iter().map(|e| &e.destination).collect();
+    distinct_destinations(&destinations, flags)
+}
+
+/// [`distinct`] for destinations whatever writes them.
+pub fn distinct_destinations(destinations: &[&Destination], flags: &str) -> Result<(), String> {
     let same = |a: &Destination, b: &Destination| match (a, b) {
         (Destination::Stdout, Destination::Stdout) => true,
         (Destination::File(a), Destination::File(b)) => {
@@ -78,7 +84,6 @@ pub fn distinct(exports: &[Export], flags: &str) -> Result<(), String> {
         }
         _ => false,
     };
-    let destinations: Vec<&Destination> = exports.iter().map(|e| &e.destination).collect();
     match destinations
         .iter()
         .enumerate()
