@@ -136,12 +136,6 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
         complain("report: --markdown and --plot are both '-': one destination each");
         return Ok(Outcome::BadInput);
     }
-    if all.is_empty() && args.plot.is_some() {
-        complain(
-            "report: --plot draws tour and bench results; `flushlab paint` results have only a table",
-        );
-        return Ok(Outcome::BadInput);
-    }
     let mut table = if all.is_empty() {
         String::new()
     } else {
@@ -173,6 +167,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
         destination
             .write(bytes.as_bytes())
             .with_context(|| format!("writing {destination}"))?;
+    }
+    if let Some(destination) = args.plot.as_ref().filter(|_| all.is_empty()) {
+        // Only `flushlab paint` results: their own chart.
+        destination
+            .write(crate::paint::plot::svg(&painted)?.as_bytes())
+            .with_context(|| format!("writing {destination}"))?;
+        return Ok(Outcome::Finished);
     }
     if let Some(destination) = &args.plot {
         // Every row of every file in one chart, each row named after its terminal.

@@ -93,7 +93,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--duration", "0"][..], "0"),
         (&["--runs", "0"][..], "0"),
         (&["--export-json", "-", "--export-csv", "-"][..], "'-'"),
-        (&["--export-csv", "same.x", "--export-markdown", "same.x"][..], "same.x"),
+        (
+            &["--export-csv", "same.x", "--export-markdown", "same.x"][..],
+            "same.x",
+        ),
     ] {
         let out = flushlab()
             .arg("paint")

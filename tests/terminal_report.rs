@@ -256,8 +256,8 @@ fn result_files_are_bounded_and_unreadable_ones_are_named() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// `flushlab paint` results merge too: a painted table, a row per terminal × mode × sync; a
-/// chart is refused in one line (paint results have none), and a hostile name stays text.
+/// `flushlab paint` results merge too: a painted table, a row per terminal × mode × sync, and
+/// their chart; a hostile name stays text, a number out of range is named.
 #[test]
 fn paint_results_merge_into_a_painted_table() {
     let report = |args: &[&str]| {
@@ -283,11 +283,24 @@ fn paint_results_merge_into_a_painted_table() {
     ] {
         assert!(table.contains(row), "{row} in {table}");
     }
-    let out = report(&["docs/results/paint-80x24.json", "--plot", "x.svg"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(!Path::new("x.svg").exists());
-
     let dir = common::scratch_dir("paint-report");
+    let svg = dir.join("painted.svg");
+    let out = report(&[
+        "docs/results/paint-80x24.json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&svg)
+            .unwrap()
+            .contains("xterm stdout/frame 80x24")
+    );
+
     let hostile = dir.join("hostile.json");
     let text = std::fs::read_to_string("docs/results/paint-80x24.json").unwrap();
     std::fs::write(

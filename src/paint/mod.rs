@@ -16,6 +16,7 @@ pub mod display;
 pub mod marker;
 pub mod observer;
 pub mod own;
+pub mod plot;
 pub mod probe;
 pub mod table;
 
@@ -39,7 +40,7 @@ Examples:
   flushlab paint                                    xterm, std's stdout() and one write a frame
   flushlab paint --terminal xterm,st --size 80x24 --sync off,on
   flushlab paint --fps-cap 30 --modes stdout/frame --duration 5
-  flushlab paint --export-json painted.json --export-markdown painted.md";
+  flushlab paint --export-json painted.json --export-markdown painted.md --plot painted.svg";
 
 /// `flushlab paint`'s flags.
 #[derive(Debug, Args)]
@@ -84,6 +85,10 @@ pub struct PaintArgs {
     /// Write the runs as CSV to this file, a line a run (`-` = stdout).
     #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
     pub export_csv: Option<Destination>,
+
+    /// Draw accepted and painted fps as an SVG chart to this file (`-` = stdout).
+    #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
+    pub plot: Option<Destination>,
 
     /// Write the table as Markdown to this file (`-` = stdout).
     #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
@@ -171,11 +176,16 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::BadInput);
         }
     };
-    let exports: Vec<&Destination> = [&args.export_json, &args.export_csv, &args.export_markdown]
-        .into_iter()
-        .flatten()
-        .collect();
-    let flags = "--export-json, --export-csv, --export-markdown";
+    let exports: Vec<&Destination> = [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.plot,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let flags = "--export-json, --export-csv, --export-markdown, --plot";
     if let Err(why) = crate::results::export::distinct_destinations(&exports, flags) {
         crate::outcome::complain(&format!("error: paint: {why}"));
         return Ok(Outcome::BadInput);
@@ -195,10 +205,15 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e),
     };
     let table = table::markdown(&results.runs);
-    let stdout_taken = [&args.export_json, &args.export_csv, &args.export_markdown]
-        .into_iter()
-        .flatten()
-        .any(Destination::is_stdout);
+    let stdout_taken = [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.plot,
+    ]
+    .into_iter()
+    .flatten()
+    .any(Destination::is_stdout);
     if stdout_taken {
         crate::outcome::print_aside(table.as_bytes())?;
     } else {
@@ -212,6 +227,11 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(destination) = &args.export_markdown {
         destination.write(table.as_bytes())?;
+    }
+    if let Some(destination) = &args.plot
+        && !results.runs.is_empty()
+    {
+        destination.write(plot::svg(&results.runs)?.as_bytes())?;
     }
     let failed: Vec<String> = results
         .runs
