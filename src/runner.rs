@@ -249,40 +249,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let hud = Hud::default();
     let (outcome, meters) = match cli.ceiling {
         Some(Ceiling::Transport) => {
-            let frame = ceiling::encode_steady_frame(&app, &hud, condition);
-            let open: OpenWriter = match stream {
-                Stream::Stdout => {
-                    |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stdout.raw()?))))
-                }
-                Stream::Stderr => {
-                    |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stderr.raw()?))))
-                }
-            };
-            let mut out = MeasuredOutput::with_writers(mode, condition, open)?;
-            let cells = usize::from(cols) * usize::from(rows);
-            let duration = cli.duration.unwrap_or(Duration::MAX);
-            let parent = cli.exit_with_parent;
-            // Raw mode makes Ctrl-C a byte: keys are read once a second, when a window closes.
-            let keyboard =
-                std::cell::RefCell::new(settings.input.then(|| Keyboard::open().ok()).flatten());
-            let quit_key = || {
-                keyboard.borrow_mut().as_mut().is_some_and(|k| {
-                    k.pending()
-                        .is_ok_and(|keys| keys.into_iter().any(|key| Action::from(key).ends_run()))
-                })
-            };
-            let result =
-                ceiling::transport_loop(&mut out, &frame, cells, duration, &signal, || {
-                    if orphaned(parent) {
-                        Some(Outcome::Signal(1))
-                    } else if quit_key() {
-                        Some(Outcome::Quit)
-                    } else {
-                        None
-                    }
-                });
-            let (meters, flushed) = out.finish();
-            (result.and_then(|o| flushed.map(|()| o)), meters)
+            transport_ceiling(&cli, &app, &hud, condition, &settings, &signal)?
         }
         ceiling => {
             let mut out = match ceiling {
@@ -318,6 +285,21 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         }
     };
 
+    tell(&cli, outcome, &meters, &app, condition, terminal)?;
+    Ok(outcome)
+}
+
+/// Says what the run measured, after the terminal is restored: a summary line a row on the
+/// stream the frames did not use (unless the report is there), and the JSON report.
+fn tell(
+    cli: &RunArgs,
+    outcome: Outcome,
+    meters: &crate::meters::Meters,
+    app: &App,
+    condition: crate::condition::Condition,
+    terminal: bool,
+) -> anyhow::Result<()> {
+    let stream = cli.stream;
     let name = |row: &ModeRow| match cli.ceiling {
         Some(ceiling) => ceiling.name().to_owned(),
         None => row.mode.to_string(),
@@ -393,7 +375,49 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             .write_json(destination)
             .with_context(|| format!("writing the report to {destination}"))?;
     }
-    Ok(outcome)
+    Ok(())
+}
+
+/// The transport ceiling: one pre-encoded frame written over and over, as fast as the stream
+/// takes it, by a writer that spins instead of sleeping in write(2).
+fn transport_ceiling(
+    cli: &RunArgs,
+    app: &App,
+    hud: &Hud,
+    condition: crate::condition::Condition,
+    settings: &LoopSettings,
+    signal: &AtomicUsize,
+) -> anyhow::Result<(io::Result<Outcome>, crate::meters::Meters)> {
+    let (stream, mode) = (cli.stream, cli.mode());
+    let (cols, rows) = (condition.cols, condition.rows);
+    let frame = ceiling::encode_steady_frame(app, hud, condition);
+    let open: OpenWriter = match stream {
+        Stream::Stdout => |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stdout.raw()?)))),
+        Stream::Stderr => |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stderr.raw()?)))),
+    };
+    let mut out = MeasuredOutput::with_writers(mode, condition, open)?;
+    let cells = usize::from(cols) * usize::from(rows);
+    let duration = cli.duration.unwrap_or(Duration::MAX);
+    let parent = cli.exit_with_parent;
+    // Raw mode makes Ctrl-C a byte: keys are read once a second, when a window closes.
+    let keyboard = std::cell::RefCell::new(settings.input.then(|| Keyboard::open().ok()).flatten());
+    let quit_key = || {
+        keyboard.borrow_mut().as_mut().is_some_and(|k| {
+            k.pending()
+                .is_ok_and(|keys| keys.into_iter().any(|key| Action::from(key).ends_run()))
+        })
+    };
+    let result = ceiling::transport_loop(&mut out, &frame, cells, duration, signal, || {
+        if orphaned(parent) {
+            Some(Outcome::Signal(1))
+        } else if quit_key() {
+            Some(Outcome::Quit)
+        } else {
+            None
+        }
+    });
+    let (meters, flushed) = out.finish();
+    Ok((result.and_then(|o| flushed.map(|()| o)), meters))
 }
 
 fn frame_loop(
