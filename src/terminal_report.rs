@@ -145,7 +145,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
         if !table.is_empty() {
             table.push_str("\nWhat the terminals painted (read from their windows):\n\n");
         }
-        table.push_str(&crate::paint::table::markdown(&painted));
+        table.push_str(&crate::results::painted::markdown(&painted));
     }
     // Names come from files others send: no byte of them reaches the terminal as a command.
     let shown = crate::units::printable(&table);

@@ -4,10 +4,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::probe::FrameTime;
 use crate::latency::Histogram;
+pub use crate::results::painted::{PaintRun, Painted};
 
 /// One look at the window after a repaint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,51 +18,6 @@ pub struct Read {
     /// The frame number in the top and the bottom marker; `None` where the check failed.
     pub top: Option<u32>,
     pub bottom: Option<u32>,
-}
-
-/// What a terminal painted of what it accepted, one run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Painted {
-    /// Frames written (accepted by the terminal: the writes returned), and per second.
-    pub accepted_frames: u64,
-    pub accepted_fps: f64,
-    /// Frames seen whole or in part in the bottom marker, and per second.
-    pub painted_frames: u64,
-    pub painted_fps: f64,
-    /// Accepted frames never seen painted.
-    pub skipped_share: f64,
-    /// Reads whose two markers named different frames, of the reads where both were readable.
-    pub torn_share: f64,
-    /// Repaints the observer read, and those where a marker was caught half painted.
-    pub reads: u64,
-    pub rejected_reads: u64,
-    /// From the start of a frame's write(2) to the report of the repaint that first showed it.
-    pub latency_p50_ms: Option<f64>,
-    pub latency_p99_ms: Option<f64>,
-    /// The observer's read round trip: paints shorter-lived than this can be missed.
-    pub read_p50_ms: Option<f64>,
-    pub read_p99_ms: Option<f64>,
-    /// Self-checks that failed (none in a sound run), and warnings about the figures.
-    pub failed_checks: Vec<String>,
-    pub warnings: Vec<String>,
-}
-
-/// One run's painted figures, with what was measured: a row of `flushlab paint`, or a mode of
-/// `flushlab tour --paint`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PaintRun {
-    /// The terminal: as launched (`xterm`), or as the tour identified it.
-    pub terminal: String,
-    pub mode: crate::subject::Subject,
-    pub sync: bool,
-    pub cols: u16,
-    pub rows: u16,
-    /// Whether the window was read (`--no-observer`: not).
-    pub observed: bool,
-    /// The observer's CPU time (user + system) over its wall time: its share of a core.
-    pub observer_cpu_share: f64,
-    #[serde(flatten)]
-    pub painted: Painted,
 }
 
 fn ms(ns: u64) -> f64 {

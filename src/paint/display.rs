@@ -162,6 +162,19 @@ fn installed(program: &str, package: &str) -> anyhow::Result<std::path::PathBuf>
     })
 }
 
+/// The caller's variables a launched terminal keeps: where programs, configuration and fonts
+/// are, and the language.
+const KEPT: [&str; 8] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+];
+
 /// An X server of flushlab's own, on a display nobody uses.
 #[derive(Debug)]
 pub struct Xvfb {
@@ -203,7 +216,8 @@ impl Xvfb {
         })
     }
 
-    /// Starts `terminal` on this display, `cols`x`rows`, running `command` with `env`.
+    /// Starts `terminal` on this display, `cols`x`rows`, running `command` with `env` added to
+    /// the few variables it keeps of flushlab's: PATH, HOME, the language, XDG_RUNTIME_DIR.
     pub fn launch(
         &self,
         terminal: Terminal,
@@ -214,21 +228,23 @@ impl Xvfb {
         let (program, package) = terminal.program();
         let path = installed(program, package)?;
         let mut launch = Command::new(path);
+        // A known environment: what a terminal needs to start, nothing of the caller's
+        // settings (a `SIZE` or `HUD` exported for other reasons would change the run).
+        launch.env_clear();
+        for var in KEPT {
+            if let Some(value) = std::env::var_os(var) {
+                launch.env(var, value);
+            }
+        }
         launch
             .args(terminal.args(size, command))
             .env("DISPLAY", &self.display)
             // alacritty and kitty need OpenGL: Mesa's software renderer on Xvfb.
             .env("LIBGL_ALWAYS_SOFTWARE", "1")
-            .env_remove("WAYLAND_DISPLAY")
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        for var in crate::runner::RunArgs::env_vars() {
-            if !env.iter().any(|(k, _)| *k == var) {
-                launch.env_remove(var);
-            }
-        }
         Group::spawn(&mut launch).with_context(|| format!("starting {program}"))
     }
 }

@@ -18,7 +18,6 @@ pub mod observer;
 pub mod own;
 pub mod plot;
 pub mod probe;
-pub mod table;
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,9 +29,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::files::Destination;
 use crate::outcome::Outcome;
+pub use crate::results::painted::PaintRun;
 use crate::subject::Subject;
 use crate::units::{parse_duration, parse_fps, parse_size};
-pub use analysis::PaintRun;
 use display::{Terminal, Xvfb};
 
 const EXAMPLES: &str = "\
@@ -204,7 +203,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e),
     };
-    let table = table::markdown(&results.runs);
+    let table = crate::results::painted::markdown(&results.runs);
     let stdout_taken = [
         &args.export_json,
         &args.export_csv,
@@ -223,7 +222,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         destination.write(&serde_json::to_vec_pretty(&results)?)?;
     }
     if let Some(destination) = &args.export_csv {
-        destination.write(table::csv(&results.runs).as_bytes())?;
+        destination.write(crate::results::painted::csv(&results.runs).as_bytes())?;
     }
     if let Some(destination) = &args.export_markdown {
         destination.write(table.as_bytes())?;

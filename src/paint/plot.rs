@@ -5,7 +5,7 @@
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-use super::analysis::PaintRun;
+use crate::results::painted::PaintRun;
 use crate::results::statistics::median;
 
 const ROW_HEIGHT: u32 = 30;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod export;
+pub mod painted;
 pub mod plot;
 pub mod statistics;
 
@@ -265,7 +266,7 @@ pub struct BenchResults {
     pub results: Vec<Row>,
     /// Set by `flushlab tour --paint`: what the terminal painted of each mode.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub painted: Vec<crate::paint::PaintRun>,
+    pub painted: Vec<painted::PaintRun>,
 }
 
 /// The largest number a result file may hold: a petabyte, 10^15 fps. Anything larger (or
