@@ -189,11 +189,12 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         crate::outcome::complain(&format!("error: paint: {why}"));
         return Ok(Outcome::BadInput);
     }
-    for destination in exports {
+    for destination in &exports {
         destination
             .check()
             .with_context(|| format!("cannot write {destination}"))?;
     }
+    let stdout_taken = exports.iter().any(|d| d.is_stdout());
     let signal = crate::terminal_session::watch_termination_signals()?;
     let results = match plan.measure(&signal) {
         Ok(results) => results,
@@ -204,15 +205,6 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e),
     };
     let table = crate::results::painted::markdown(&results.runs);
-    let stdout_taken = [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.plot,
-    ]
-    .into_iter()
-    .flatten()
-    .any(Destination::is_stdout);
     if stdout_taken {
         crate::outcome::print_aside(table.as_bytes())?;
     } else {

@@ -20,24 +20,7 @@ struct Bar {
 }
 
 fn bars(runs: &[PaintRun]) -> Vec<Bar> {
-    let mut groups: Vec<Vec<&PaintRun>> = Vec::new();
-    let key = |r: &PaintRun| {
-        (
-            r.terminal.clone(),
-            r.mode.clone(),
-            r.sync,
-            r.cols,
-            r.rows,
-            r.observed,
-        )
-    };
-    for run in runs {
-        match groups.iter_mut().find(|g| key(g[0]) == key(run)) {
-            Some(group) => group.push(run),
-            None => groups.push(vec![run]),
-        }
-    }
-    groups
+    crate::results::painted::groups(runs)
         .iter()
         .map(|g| Bar {
             label: format!(

@@ -57,23 +57,7 @@ pub fn markdown(runs: &[PaintRun]) -> String {
     let mut text = String::from(
         "| terminal | mode | sync | size | runs | accepted fps | painted fps | skipped | torn | write→paint p50 | p99 | read p99 | observer CPU |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
-    let key = |r: &PaintRun| {
-        (
-            r.terminal.clone(),
-            r.mode.clone(),
-            r.sync,
-            r.cols,
-            r.rows,
-            r.observed,
-        )
-    };
-    let mut groups: Vec<Vec<&PaintRun>> = Vec::new();
-    for run in runs {
-        match groups.iter_mut().find(|g| key(g[0]) == key(run)) {
-            Some(group) => group.push(run),
-            None => groups.push(vec![run]),
-        }
-    }
+    let groups = groups(runs);
     for group in &groups {
         let first = group[0];
         let cell =
@@ -119,6 +103,29 @@ pub fn markdown(runs: &[PaintRun]) -> String {
         }
     }
     text
+}
+
+/// The runs grouped by what they measured (terminal, mode, sync, size, observed or not), in
+/// the order they first came: a group's runs are the rounds of one row.
+pub fn groups(runs: &[PaintRun]) -> Vec<Vec<&PaintRun>> {
+    let key = |r: &PaintRun| {
+        (
+            r.terminal.clone(),
+            r.mode.clone(),
+            r.sync,
+            r.cols,
+            r.rows,
+            r.observed,
+        )
+    };
+    let mut groups: Vec<Vec<&PaintRun>> = Vec::new();
+    for run in runs {
+        match groups.iter_mut().find(|g| key(g[0]) == key(run)) {
+            Some(group) => group.push(run),
+            None => groups.push(vec![run]),
+        }
+    }
+    groups
 }
 
 /// The runs as CSV, a line a run (RFC 4180; empty where a figure is unknown).
