@@ -196,36 +196,16 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     };
 
     // Identify the terminal: answered up to DA1's answer, or within the timeout.
-    out.write_now(IDENTIFY)?;
-    let (mut sync_status, mut version, mut attributes) = (None, None, None);
-    let asked = Instant::now();
-    let mut all_answered = false;
-    'identify: while asked.elapsed() < args.cpr_timeout && !all_answered {
-        for input in keyboard.pending_input()? {
-            if let Some(stop) = stopped(&input).or_else(signalled) {
-                outcome = stop;
-                break 'identify;
-            }
-            match input {
-                Input::PrivateMode { mode: 2026, status } => sync_status = Some(status),
-                Input::DeviceString(text) => {
-                    version = Some(text.trim_start_matches(">|").to_owned())
-                }
-                Input::DeviceAttributes {
-                    secondary: true,
-                    params,
-                } => attributes = Some(params),
-                Input::DeviceAttributes {
-                    secondary: false, ..
-                } => all_answered = true,
-                _ => {}
-            }
-        }
-        if let Some(stop) = signalled() {
-            outcome = stop;
-            break;
-        }
-        keyboard.wait(Duration::from_millis(5));
+    let (identity, stop) = identify(
+        &mut out,
+        &mut keyboard,
+        args.cpr_timeout,
+        (cols, rows),
+        &stopped,
+        &signalled,
+    )?;
+    if let Some(stop) = stop {
+        outcome = stop;
     }
 
     let (mut paint, paint_note) = match args.paint && outcome == Outcome::Finished {
@@ -308,6 +288,59 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         complain(&note);
     }
 
+    let confirmed = &confirmations.confirmed;
+    let results = tour_results(
+        &args, identity, &modes, &meters, condition, confirmed, painted,
+    );
+    for export in &exports {
+        export.write_file(&results)?;
+    }
+    crate::results::export::deliver(&results, &exports)?;
+    Ok(outcome)
+}
+
+/// Asks the terminal what it is (DECRQM 2026, XTVERSION, DA2, then DA1) and reads the answers
+/// until DA1's, or `timeout`; a quit key or a signal stops the wait and is returned.
+fn identify(
+    out: &mut MeasuredOutput,
+    keyboard: &mut Keyboard,
+    timeout: Duration,
+    (cols, rows): (u16, u16),
+    stopped: &dyn Fn(&Input) -> Option<Outcome>,
+    signalled: &dyn Fn() -> Option<Outcome>,
+) -> std::io::Result<(TerminalIdentity, Option<Outcome>)> {
+    out.write_now(IDENTIFY)?;
+    let (mut sync_status, mut version, mut attributes) = (None, None, None);
+    let asked = Instant::now();
+    let mut stopped_by = None;
+    let mut all_answered = false;
+    'identify: while asked.elapsed() < timeout && !all_answered {
+        for input in keyboard.pending_input()? {
+            if let Some(stop) = stopped(&input).or_else(signalled) {
+                stopped_by = Some(stop);
+                break 'identify;
+            }
+            match input {
+                Input::PrivateMode { mode: 2026, status } => sync_status = Some(status),
+                Input::DeviceString(text) => {
+                    version = Some(text.trim_start_matches(">|").to_owned())
+                }
+                Input::DeviceAttributes {
+                    secondary: true,
+                    params,
+                } => attributes = Some(params),
+                Input::DeviceAttributes {
+                    secondary: false, ..
+                } => all_answered = true,
+                _ => {}
+            }
+        }
+        if let Some(stop) = signalled() {
+            stopped_by = Some(stop);
+            break;
+        }
+        keyboard.wait(Duration::from_millis(5));
+    }
     let identity = TerminalIdentity {
         term: std::env::var("TERM").ok(),
         term_program: std::env::var("TERM_PROGRAM").ok(),
@@ -323,8 +356,23 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         }
         .to_owned(),
     };
+    Ok((identity, stopped_by))
+}
+
+/// The tour's results in the bench's format: a row a mode visited, the terminal's identity,
+/// and what it painted of each mode where `--paint` read its window.
+fn tour_results(
+    args: &TourArgs,
+    identity: TerminalIdentity,
+    modes: &[Mode],
+    meters: &crate::meters::Meters,
+    condition: crate::condition::Condition,
+    confirmed: &[Option<(u64, f64)>],
+    painted: Option<(Vec<crate::results::painted::Painted>, f64)>,
+) -> BenchResults {
+    let (cols, rows) = (identity.cols, identity.rows);
     let terminal_name = identity.name().unwrap_or_else(|| "unknown".to_owned());
-    let results = BenchResults {
+    BenchResults {
         flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
         machine: Machine::this(),
         settings: Settings {
@@ -349,7 +397,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
             .map(|(segments, cpu_share)| {
                 segments
                     .into_iter()
-                    .zip(&modes)
+                    .zip(modes)
                     .map(|(painted, mode)| crate::paint::PaintRun {
                         terminal: terminal_name.clone(),
                         mode: Subject::Mode(mode.stream, mode.buffering),
@@ -371,19 +419,14 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
                 Some(row(
                     mode,
                     totals,
-                    confirmations.confirmed.get(i).copied().flatten(),
+                    confirmed.get(i).copied().flatten(),
                     cols,
                     rows,
                     &terminal_name,
                 ))
             })
             .collect(),
-    };
-    for export in &exports {
-        export.write_file(&results)?;
     }
-    crate::results::export::deliver(&results, &exports)?;
-    Ok(outcome)
 }
 
 fn row(
