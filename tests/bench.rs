@@ -606,10 +606,14 @@ fn no_row_outlives_a_killed_bench() {
         .into_iter()
         .map(|(marker, args)| {
             std::thread::spawn(move || {
+                // A killed bench cannot remove its scratch directory: it makes it in a
+                // temporary directory of the test's, which the test removes.
+                let tmp = common::scratch_dir(&format!("killed-bench-{marker}"));
                 let mut bench = Command::new(env!("CARGO_BIN_EXE_flushlab"))
                     .arg("bench")
                     .args(args)
                     .args(["--duration", "6", "--runs", "1", "--warmup", "0"])
+                    .env("TMPDIR", &tmp)
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .spawn()
@@ -628,6 +632,7 @@ fn no_row_outlives_a_killed_bench() {
                 wait_for(Duration::from_secs(3), marker, || {
                     row.iter().all(|&pid| !running(pid)).then_some(())
                 });
+                std::fs::remove_dir_all(&tmp).unwrap();
             })
         })
         .collect();
