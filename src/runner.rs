@@ -252,16 +252,17 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             transport_ceiling(&cli, &app, &hud, condition, &settings, &signal)?
         }
         ceiling => {
+            // The wait for paint's observer comes before the meters start: it is no frame's.
+            let stop = || signal.load(Ordering::Relaxed) != 0;
+            let mut probe = match &cli.paint_log {
+                Some(log) => Some(crate::paint::probe::Probe::start(log, stream, rows, stop)?),
+                None => None,
+            };
             let mut out = match ceiling {
                 Some(_) => {
                     MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
                 }
                 None => MeasuredOutput::open(mode, condition)?,
-            };
-            let stop = || signal.load(Ordering::Relaxed) != 0;
-            let mut probe = match &cli.paint_log {
-                Some(log) => Some(crate::paint::probe::Probe::start(log, stream, rows, stop)?),
-                None => None,
             };
             let outcome = frame_loop(&mut app, &hud, &mut out, &settings, &signal, probe.as_mut());
             if let Some(probe) = probe {
