@@ -94,7 +94,7 @@ for mode in "${modes[@]}"; do
     trap 'rm -rf "$tmp"' EXIT
     inner="stty cols $cols rows $rows && STREAM=$stream BUFFERING=$buffering DURATION=$duration \
 exec '$samply' record --save-only --unstable-presymbolicate --rate $rate -o '$tmp/$name.json.gz' \
--- '$bin' --report '$tmp/$name.report.json'"
+-- '$bin' --export-json '$tmp/$name.report.json'"
     echo "+ $mode: samply record --rate $rate ... -- flushlab (STREAM=$stream BUFFERING=$buffering DURATION=$duration, ${cols}x${rows} pty)"
     # script drains the pty; only the end of what was shown is kept, to explain a failure.
     if ! script -q -e -c "$inner" /dev/null < /dev/null 2>&1 | tail -c 4000 > "$tmp/pty.out"; then

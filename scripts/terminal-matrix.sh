@@ -170,7 +170,7 @@ done
 files=()
 for t in "${measured[@]}"; do files+=("$out/$t.json"); done
 echo "+ flushlab report (${measured[*]})"
-"$bin" report "${files[@]}" --markdown "$out/terminals.md" --plot "$out/terminals.svg"
+"$bin" report "${files[@]}" --export-markdown "$out/terminals.md" --plot "$out/terminals.svg"
 
 if $paint; then
     painted=()

@@ -27,7 +27,7 @@ def main():
                 for on in (True, False):
                     env = dict(os.environ, DURATION=str(a.seconds), SIZE=a.size,
                                STREAM=stream, BUFFERING=buffering)
-                    args = [a.binary, "--report", report] + ([] if on else ["--no-time-split"])
+                    args = [a.binary, "--export-json", report] + ([] if on else ["--no-time-split"])
                     with open(os.devnull, "w") as null:
                         subprocess.run(args, env=env, stdout=null, stderr=null, check=True)
                     fps[(mode, on)].append(json.load(open(report))["fps"])

@@ -62,7 +62,7 @@ def own(path):
 
 def wrap(flushlab, size, seconds, command, tmp, envs=()):
     report = os.path.join(tmp, "report.json")
-    subprocess.run([flushlab, "wrap", "--size", size, "--duration", str(seconds), "--report",
+    subprocess.run([flushlab, "wrap", "--size", size, "--duration", str(seconds), "--export-json",
                     report, "--", "env", *envs, *command],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     with open(report) as f:
@@ -110,7 +110,7 @@ def overhead(flushlab, programs, size, tmp):
                            stdin=subprocess.DEVNULL, check=False)
             plain.append(own(frames_file))
             report = os.path.join(tmp, "r.json")
-            subprocess.run([flushlab, "wrap", "--size", size, "--report", report, "--", "env",
+            subprocess.run([flushlab, "wrap", "--size", size, "--export-json", report, "--", "env",
                             f"FRAMES={count}", f"FRAMES_FILE={frames_file}", *command],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
             wrapped.append(own(frames_file))

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -37,13 +37,13 @@ Examples:
   flushlab flood > /dev/null                        println!: one write(2) a line
   flushlab flood --writer block > /dev/null          a BufWriter: one write(2) per 8 KiB
   flushlab flood --writer thread --on-full drop --duration 2 > /dev/null
-  flushlab flood --writer eprintln --report - 2>/dev/null | python3 -m json.tool";
+  flushlab flood --writer eprintln --export-json - 2>/dev/null | python3 -m json.tool";
 
 #[derive(Debug, Args)]
 #[command(after_help = FLOODARGS_EXAMPLES)]
 pub struct FloodArgs {
     #[command(flatten)]
-    pub accounting: crate::accounting::AccountingArg,
+    pub accounting: crate::frame_args::AccountingArg,
 
     /// How each log line is written (println!, a locked stdout, a BufWriter, raw, per byte, a
     /// writer thread, …).
@@ -88,7 +88,7 @@ pub struct FloodArgs {
 
     /// Also write the results as JSON to this file (`-` = stdout, for a writer that logs to
     /// stderr; the summary then on stderr too).
-    #[arg(long, value_name = "FILE", value_parser = crate::files::Destination::parse)]
+    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = crate::files::Destination::parse)]
     pub report: Option<crate::files::Destination>,
 
     /// End (as on SIGTERM) when this process is no longer our parent: a bench's flood row must
@@ -597,94 +597,53 @@ struct Finished {
     in_flight: u64,
 }
 
-pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
+/// The stream the flood logs to, once its flags are checked: a usage error is the outcome.
+fn plan(args: &FloodArgs) -> Result<Stream, Outcome> {
     let stream = crate::subject::Subject::Flood(args.writer).stream();
     if let Some(e) = stream.closed_at_start() {
         stream.say_reader_gone(&e);
-        return Ok(Outcome::ReaderGone);
+        return Err(Outcome::ReaderGone);
     }
     if let Some(destination) = &args.report {
         if destination.is_stdout() && stream == Stream::Stdout {
             crate::outcome::complain(&format!(
-                "flood: --report - and --writer {} both use stdout: give --report a file, or \
+                "flood: --export-json - and --writer {} both use stdout: give --export-json a file, or \
                  a writer that logs to stderr (eprintln, env-logger)",
                 args.writer.name()
             ));
-            return Ok(Outcome::BadInput);
+            return Err(Outcome::BadInput);
         }
         if let Err(e) = destination.check() {
-            crate::outcome::complain(&format!("flood: --report '{destination}': {e}"));
-            return Ok(Outcome::BadInput);
+            crate::outcome::complain(&format!("flood: --export-json '{destination}': {e}"));
+            return Err(Outcome::BadInput);
         }
     }
+    Ok(stream)
+}
+
+pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
+    let stream = match plan(&args) {
+        Ok(stream) => stream,
+        Err(outcome) => return Ok(outcome),
+    };
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
     if let Some(parent) = args.exit_with_parent {
         crate::terminal_session::end_with_parent(parent)?;
     }
-    let limit = args.lines.unwrap_or(if args.duration.is_some() {
-        u64::MAX
-    } else {
-        1_000_000
-    });
-    let deadline = args.duration;
-
     let probe = IoProbe::open();
     let mut logger = Logger::open(&args)?;
-    let mut latency = Histogram::default();
     let before = Sample::now(&probe, 0);
-    let start = before.at;
-    let mut lines = 0;
-    let mut outcome = Outcome::Finished;
-    let interval = args.rate.map(|r| Duration::from_secs_f64(1.0 / r as f64));
-    let result: io::Result<()> = (|| {
-        while lines < limit {
-            // Clock and signals are looked at once per 1024 lines, not per line (at a fixed rate
-            // the clock is read for every request anyway).
-            if lines % 1024 == 0 || interval.is_some() {
-                if deadline.is_some_and(|d| start.elapsed() >= d) {
-                    break;
-                }
-                if let sig @ 1.. = signal.load(Ordering::Relaxed) {
-                    outcome = Outcome::Signal(sig);
-                    break;
-                }
-            }
-            if let Some(interval) = interval {
-                // Request `lines` is due at its slot whatever happened to the ones before it.
-                let due = start + interval * u32::try_from(lines).unwrap_or(u32::MAX);
-                while Instant::now() < due {
-                    std::hint::spin_loop();
-                }
-                if let Some(work) = args.work {
-                    busy(work);
-                }
-                logger.log(lines)?;
-                latency.record(due.elapsed().as_nanos() as u64);
-            } else {
-                if let Some(work) = args.work {
-                    busy(work);
-                }
-                if lines % args.sample_every == 0 {
-                    let t = Instant::now();
-                    logger.log(lines)?;
-                    latency.record(t.elapsed().as_nanos() as u64);
-                } else {
-                    logger.log(lines)?;
-                }
-            }
-            lines += 1;
-        }
-        Ok(())
-    })();
+    let mut logged = Logged {
+        lines: 0,
+        latency: Histogram::default(),
+        outcome: Outcome::Finished,
+    };
+    let result = logged.log(&args, &mut logger, &signal, before.at);
     let logging_ended = Instant::now();
     let finished = result.and_then(|()| logger.finish());
-    let after = Sample::now(&probe, lines);
-    let Finished {
-        dropped,
-        delivered,
-        in_flight,
-    } = match finished {
+    let after = Sample::now(&probe, logged.lines);
+    let finished = match finished {
         Ok(finished) => finished,
         Err(e) if reader_gone(&e) => {
             stream.say_reader_gone(&e);
@@ -695,23 +654,105 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Failed);
         }
     };
+    let mut totals = Totals::between(&before, &after);
+    // The rate is the hot loop's (a server's requests/s); flushing at exit is reported apart,
+    // its writes still counted.
+    totals.seconds = (logging_ended - before.at).as_secs_f64();
+    let finish_seconds = after
+        .at
+        .saturating_duration_since(logging_ended)
+        .as_secs_f64();
+    let report = flood_report(&args, stream, &logged, finished, totals, finish_seconds);
+    publish(&args, stream, &report)?;
+    Ok(logged.outcome)
+}
+
+/// What the hot loop logged: lines, the latency of the sampled calls, and why it stopped.
+struct Logged {
+    lines: u64,
+    latency: Histogram,
+    outcome: Outcome,
+}
+
+impl Logged {
+    /// Logs lines until `--lines`, `--duration` or a termination signal.
+    fn log(
+        &mut self,
+        args: &FloodArgs,
+        logger: &mut Logger,
+        signal: &AtomicUsize,
+        start: Instant,
+    ) -> io::Result<()> {
+        let limit = args.lines.unwrap_or(if args.duration.is_some() {
+            u64::MAX
+        } else {
+            1_000_000
+        });
+        let interval = args.rate.map(|r| Duration::from_secs_f64(1.0 / r as f64));
+        while self.lines < limit {
+            // Clock and signals are looked at once per 1024 lines, not per line (at a fixed rate
+            // the clock is read for every request anyway).
+            if self.lines.is_multiple_of(1024) || interval.is_some() {
+                if args.duration.is_some_and(|d| start.elapsed() >= d) {
+                    break;
+                }
+                if let sig @ 1.. = signal.load(Ordering::Relaxed) {
+                    self.outcome = Outcome::Signal(sig);
+                    break;
+                }
+            }
+            if let Some(interval) = interval {
+                // Request `lines` is due at its slot whatever happened to the ones before it.
+                let due = start + interval * u32::try_from(self.lines).unwrap_or(u32::MAX);
+                while Instant::now() < due {
+                    std::hint::spin_loop();
+                }
+                if let Some(work) = args.work {
+                    busy(work);
+                }
+                logger.log(self.lines)?;
+                self.latency.record(due.elapsed().as_nanos() as u64);
+            } else {
+                if let Some(work) = args.work {
+                    busy(work);
+                }
+                if self.lines.is_multiple_of(args.sample_every) {
+                    let t = Instant::now();
+                    logger.log(self.lines)?;
+                    self.latency.record(t.elapsed().as_nanos() as u64);
+                } else {
+                    logger.log(self.lines)?;
+                }
+            }
+            self.lines += 1;
+        }
+        Ok(())
+    }
+}
+
+fn flood_report(
+    args: &FloodArgs,
+    stream: Stream,
+    logged: &Logged,
+    finished: Finished,
+    mut totals: Totals,
+    finish_seconds: f64,
+) -> FloodReport {
     // Only flushlab's own dups carry the counting layer; the rest write through std's handles.
     let std_handle = !matches!(
         args.writer,
         FloodWriter::Block | FloodWriter::Raw | FloodWriter::PerByte | FloodWriter::Thread
     );
     let counted = !std_handle || std_handles_counted();
-    let mut totals = Totals::between(&before, &after);
     totals.io = totals.io.filter(|_| counted);
-    // The rate is the hot loop's (a server's requests/s); flushing at exit is reported apart,
-    // its writes still counted.
-    totals.seconds = (logging_ended - start).as_secs_f64();
-    let finish_seconds = after
-        .at
-        .saturating_duration_since(logging_ended)
-        .as_secs_f64();
     let io = totals.io;
-    let report = FloodReport {
+    let Finished {
+        dropped,
+        delivered,
+        in_flight,
+    } = finished;
+    let latency = &logged.latency;
+    FloodReport {
         writer: args.writer,
         stream,
         capacity: args.capacity,
@@ -722,7 +763,8 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         delivered,
         in_flight,
         lost: delivered.map_or(0, |d| {
-            lines
+            logged
+                .lines
                 .saturating_sub(dropped)
                 .saturating_sub(d)
                 .saturating_sub(in_flight)
@@ -743,8 +785,12 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         finish_seconds,
         work_seconds: args.work.map(|w| w.as_secs_f64()),
         rate: args.rate,
-        outcome: outcome.describe(),
-    };
+        outcome: logged.outcome.describe(),
+    }
+}
+
+/// The summary line, and the JSON report where `--export-json` says.
+fn publish(args: &FloodArgs, stream: Stream, report: &FloodReport) -> anyhow::Result<()> {
     // The summary goes to the stream the lines did not use, unless the report is there.
     let aside = if args.report.as_ref().is_some_and(|d| d.is_stdout()) {
         Stream::Stderr
@@ -753,11 +799,11 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     };
     aside.write_line(&report.summary_line());
     if let Some(destination) = &args.report {
-        let mut json = serde_json::to_vec_pretty(&report)?;
+        let mut json = serde_json::to_vec_pretty(report)?;
         json.push(b'\n');
         destination
             .write(&json)
             .with_context(|| format!("writing the report to {destination}"))?;
     }
-    Ok(outcome)
+    Ok(())
 }

@@ -19,7 +19,7 @@ use ratatui::widgets::{
 use crate::accounting::Accounting;
 use crate::app::App;
 use crate::condition::HudLayout;
-use crate::meters::{Meters, Totals};
+use crate::meters::{Meters, ModeRow, Totals};
 use crate::scene::Scene;
 use crate::units::{bytes, count, percent, thousands};
 use crate::writer_mode::{Buffering, Mode, Stream};
@@ -879,28 +879,7 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
     let condition = app.condition(area.width, area.height);
     let all: Vec<_> = meters.rows_under(condition).collect();
     let others = meters.rows.len() - all.len();
-    let room = usize::from(rect.height.saturating_sub(2));
-    let kept: Vec<_> = if all.len() <= room {
-        all.clone()
-    } else {
-        let first = |r: &&crate::meters::ModeRow| {
-            r.mode.buffering == r.mode.stream.std_buffering() || r.mode.key() == app.mode.key()
-        };
-        let mut kept: Vec<_> = all.iter().copied().filter(first).take(room).collect();
-        for row in all.iter().rev() {
-            if kept.len() >= room {
-                break;
-            }
-            if !kept.iter().any(|k| std::ptr::eq(*k, *row)) {
-                kept.push(row);
-            }
-        }
-        // In the order they were visited.
-        all.iter()
-            .copied()
-            .filter(|r| kept.iter().any(|k| std::ptr::eq(*k, *r)))
-            .collect()
-    };
+    let kept = rows_that_fit(&all, usize::from(rect.height.saturating_sub(2)), app);
     let folded = all.len() - kept.len();
     // Columns, last given up first where the table is narrower than all of them (never a
     // header cut in half).
@@ -933,21 +912,10 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
         ..rect
     };
     Widget::render(Table::new(body, widths).header(header), table_area, buf);
-    let mut notes = Vec::new();
-    if folded > 0 {
-        notes.push(format!(
-            "{folded} more row(s) folded (m shows all; the report has all)"
-        ));
-    }
-    if others > 0 {
-        notes.push(format!(
-            "{others} under other conditions (scene, size, sync, HUD): not compared"
-        ));
-    }
     let note = if all.is_empty() {
         "modes appear here as you leave them (space, t for a tour)".to_owned()
     } else {
-        fitted(&notes.join(" · "), rect.width)
+        fitted(&table_notes(folded, others), rect.width)
     };
     let note_area = Rect {
         y: rect.bottom() - 1,
@@ -969,6 +937,46 @@ fn render_table(app: &App, meters: &Meters, area: Rect, rect: Rect, buf: &mut Bu
             .fg(Color::Gray)
             .render(note_area, buf);
     }
+}
+
+/// The rows that fit in `room`, in the order they were visited: std's `stdout()` and
+/// `stderr()` and the current mode first, then the most recent.
+fn rows_that_fit<'a>(all: &[&'a ModeRow], room: usize, app: &App) -> Vec<&'a ModeRow> {
+    if all.len() <= room {
+        return all.to_vec();
+    }
+    let first = |r: &&ModeRow| {
+        r.mode.buffering == r.mode.stream.std_buffering() || r.mode.key() == app.mode.key()
+    };
+    let mut kept: Vec<_> = all.iter().copied().filter(first).take(room).collect();
+    for row in all.iter().rev() {
+        if kept.len() >= room {
+            break;
+        }
+        if !kept.iter().any(|k| std::ptr::eq(*k, *row)) {
+            kept.push(row);
+        }
+    }
+    all.iter()
+        .copied()
+        .filter(|r| kept.iter().any(|k| std::ptr::eq(*k, *r)))
+        .collect()
+}
+
+/// What the table does not show: rows folded away, rows of other conditions.
+fn table_notes(folded: usize, others: usize) -> String {
+    let mut notes = Vec::new();
+    if folded > 0 {
+        notes.push(format!(
+            "{folded} more row(s) folded (m shows all; the report has all)"
+        ));
+    }
+    if others > 0 {
+        notes.push(format!(
+            "{others} under other conditions (scene, size, sync, HUD): not compared"
+        ));
+    }
+    notes.join(" · ")
 }
 
 /// The mode table's columns and their widths, in the order they are given up from the end.

@@ -14,12 +14,12 @@ use clap::Args;
 use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
 use crate::ceiling::{self, Spinning};
-use crate::condition::HudLayout;
+use crate::condition::{Condition, HudLayout};
 use crate::hud::Hud;
 use crate::keyboard::Keyboard;
 use crate::measured::{MeasuredOutput, OpenWriter};
-use crate::meters::ModeRow;
 use crate::meters::Phases;
+use crate::meters::{Meters, ModeRow};
 use crate::outcome::{Outcome, reader_gone};
 use crate::report::{ModeReport, Report};
 use crate::scene::Scene;
@@ -34,7 +34,7 @@ use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub accounting: crate::accounting::AccountingArg,
+    pub accounting: crate::frame_args::AccountingArg,
 
     /// The stream the frames are written to.
     #[arg(long, env = "STREAM", value_enum, default_value_t = Stream::Stdout)]
@@ -76,7 +76,7 @@ pub struct RunArgs {
 
     /// Also write the summary as JSON to this file (`-` = stdout, when the frames go to
     /// stderr).
-    #[arg(long, value_name = "FILE", value_parser = crate::files::Destination::parse)]
+    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = crate::files::Destination::parse)]
     pub report: Option<crate::files::Destination>,
 
     /// How much of the screen the HUD takes [default: full from 100x40, else compact]
@@ -120,6 +120,48 @@ pub struct RunArgs {
         conflicts_with = "ceiling"
     )]
     pub paint_log: Option<std::path::PathBuf>,
+}
+
+/// A headless run's settings as a parent (the bench) hands them to a child flushlab: one typed
+/// value, written as the very flags [`RunArgs`] parses (a test reads them back equal), so that
+/// no setting travels as an environment string the child might take from somewhere else.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadlessRun {
+    pub stream: Stream,
+    /// `None`: as std buffers the stream.
+    pub buffering: Option<Buffering>,
+    pub ceiling: Option<Ceiling>,
+    pub capacity: usize,
+    pub duration: Duration,
+    pub scene: Scene,
+    pub sync: bool,
+    pub size: (u16, u16),
+}
+
+impl HeadlessRun {
+    /// The child's command-line flags.
+    pub fn args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--stream".to_owned(),
+            self.stream.name().to_owned(),
+            "--capacity".to_owned(),
+            self.capacity.to_string(),
+            "--duration".to_owned(),
+            self.duration.as_secs_f64().to_string(),
+            "--scene".to_owned(),
+            self.scene.name().to_owned(),
+            format!("--sync={}", if self.sync { "on" } else { "off" }),
+            "--size".to_owned(),
+            format!("{}x{}", self.size.0, self.size.1),
+        ];
+        if let Some(buffering) = self.buffering {
+            args.extend(["--buffering".to_owned(), buffering.name().to_owned()]);
+        }
+        if let Some(ceiling) = self.ceiling {
+            args.extend(["--ceiling".to_owned(), ceiling.value().to_owned()]);
+        }
+        args
+    }
 }
 
 /// How the loop is driven, decided once before it starts.
@@ -183,19 +225,8 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
-    // A report that cannot be written is refused before anything is measured.
-    if let Some(destination) = &cli.report {
-        if destination.is_stdout() && stream == Stream::Stdout {
-            crate::outcome::complain(
-                "--report - and STREAM=stdout both use stdout: give --report a file, or draw \
-                 on stderr (STREAM=stderr)",
-            );
-            return Ok(Outcome::BadInput);
-        }
-        if let Err(e) = destination.check() {
-            crate::outcome::complain(&format!("--report '{destination}': {e}"));
-            return Ok(Outcome::BadInput);
-        }
+    if let Err(outcome) = check_report(&cli) {
+        return Ok(outcome);
     }
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
@@ -211,39 +242,8 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         None
     };
-    let mode = cli.mode();
-    let mut app = App::new(mode, cli.scene, cli.sync);
-    app.tour_step = cli.tour_seconds;
-    app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
-    if let Some(step) = cli.lesson {
-        // The caption is the lesson's panel: the compact HUD leaves the scene room.
-        app.hud_wanted = HudLayout::Compact;
-        app.go_to_step(step);
-    }
-    if terminal {
-        let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
-        if (cols, rows) != (size.ws_col, size.ws_row) {
-            app.status = Some(too_large(size.ws_col, size.ws_row));
-        }
-    }
-    app.reachable = Stream::ALL.map(|s| s == stream || (terminal && same_terminal(stream, s)));
-    let settings = LoopSettings {
-        duration: cli.duration,
-        fps_cap: cli.fps_cap,
-        // A ceiling measures one fixed thing, but keys still end it.
-        input: terminal,
-        panic_at_frame: cli.inject_panic_at_frame,
-        parent: cli.exit_with_parent,
-        stop,
-        resize: if terminal && cli.ceiling.is_none() {
-            let flag = Arc::new(AtomicBool::new(false));
-            signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
-            Some((flag, stream))
-        } else {
-            None
-        },
-    };
-
+    let mut app = start_app(&cli, terminal, (cols, rows))?;
+    let settings = loop_settings(&cli, terminal, stop)?;
     crate::timing::time_split(!cli.no_time_split);
     let condition = crate::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
@@ -252,24 +252,12 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
             transport_ceiling(&cli, &app, &hud, condition, &settings, &signal)?
         }
         ceiling => {
-            // The wait for paint's observer comes before the meters start: it is no frame's.
-            let stop = || signal.load(Ordering::Relaxed) != 0;
-            let mut probe = match &cli.paint_log {
-                Some(log) => Some(crate::paint::probe::Probe::start(log, stream, rows, stop)?),
-                None => None,
+            let writers = Writers {
+                mode: cli.mode(),
+                condition,
+                sink: ceiling.is_some(),
             };
-            let mut out = match ceiling {
-                Some(_) => {
-                    MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
-                }
-                None => MeasuredOutput::open(mode, condition)?,
-            };
-            let outcome = frame_loop(&mut app, &hud, &mut out, &settings, &signal, probe.as_mut());
-            if let Some(probe) = probe {
-                probe.finish()?;
-            }
-            let (meters, flushed) = out.finish();
-            (outcome.and_then(|o| flushed.map(|()| o)), meters)
+            frames(&cli, &mut app, &hud, writers, &settings, &signal, rows)?
         }
     };
     drop(session);
@@ -288,6 +276,113 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
 
     tell(&cli, outcome, &meters, &app, condition, terminal)?;
     Ok(outcome)
+}
+
+/// A report that cannot be written is refused before anything is measured.
+fn check_report(cli: &RunArgs) -> Result<(), Outcome> {
+    let Some(destination) = &cli.report else {
+        return Ok(());
+    };
+    if destination.is_stdout() && cli.stream == Stream::Stdout {
+        crate::outcome::complain(
+            "--export-json - and STREAM=stdout both use stdout: give --export-json a file, or draw on \
+             stderr (STREAM=stderr)",
+        );
+        return Err(Outcome::BadInput);
+    }
+    if let Err(e) = destination.check() {
+        crate::outcome::complain(&format!("--export-json '{destination}': {e}"));
+        return Err(Outcome::BadInput);
+    }
+    Ok(())
+}
+
+/// The explorer's state at the start: the mode, scene and HUD the flags ask for, the lesson's
+/// step, and which streams reach the terminal.
+fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Result<App> {
+    let stream = cli.stream;
+    let mut app = App::new(cli.mode(), cli.scene, cli.sync);
+    app.tour_step = cli.tour_seconds;
+    app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
+    if let Some(step) = cli.lesson {
+        // The caption is the lesson's panel: the compact HUD leaves the scene room.
+        app.hud_wanted = HudLayout::Compact;
+        app.go_to_step(step);
+    }
+    if terminal {
+        let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
+        if (cols, rows) != (size.ws_col, size.ws_row) {
+            app.status = Some(too_large(size.ws_col, size.ws_row));
+        }
+    }
+    app.reachable = Stream::ALL.map(|s| s == stream || (terminal && same_terminal(stream, s)));
+    Ok(app)
+}
+
+fn loop_settings(
+    cli: &RunArgs,
+    terminal: bool,
+    stop: Option<Arc<AtomicBool>>,
+) -> io::Result<LoopSettings> {
+    Ok(LoopSettings {
+        duration: cli.duration,
+        fps_cap: cli.fps_cap,
+        // A ceiling measures one fixed thing, but keys still end it.
+        input: terminal,
+        panic_at_frame: cli.inject_panic_at_frame,
+        parent: cli.exit_with_parent,
+        stop,
+        resize: if terminal && cli.ceiling.is_none() {
+            let flag = Arc::new(AtomicBool::new(false));
+            signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
+            Some((flag, cli.stream))
+        } else {
+            None
+        },
+    })
+}
+
+/// What the frames are written through: the mode's writer stack, or a sink (the CPU ceiling).
+struct Writers {
+    mode: Mode,
+    condition: Condition,
+    sink: bool,
+}
+
+/// The frame loop over the measured output, with paint's probe when `--paint-log` asks.
+fn frames(
+    cli: &RunArgs,
+    app: &mut App,
+    hud: &Hud,
+    writers: Writers,
+    settings: &LoopSettings,
+    signal: &AtomicUsize,
+    rows: u16,
+) -> anyhow::Result<(io::Result<Outcome>, Meters)> {
+    // The wait for paint's observer comes before the meters start: it is no frame's.
+    let stop = || signal.load(Ordering::Relaxed) != 0;
+    let mut probe = match &cli.paint_log {
+        Some(log) => Some(crate::paint::probe::Probe::start(
+            log, cli.stream, rows, stop,
+        )?),
+        None => None,
+    };
+    let Writers {
+        mode,
+        condition,
+        sink,
+    } = writers;
+    let mut out = if sink {
+        MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
+    } else {
+        MeasuredOutput::open(mode, condition)?
+    };
+    let outcome = frame_loop(app, hud, &mut out, settings, signal, probe.as_mut());
+    if let Some(probe) = probe {
+        probe.finish()?;
+    }
+    let (meters, flushed) = out.finish();
+    Ok((outcome.and_then(|o| flushed.map(|()| o)), meters))
 }
 
 /// Says what the run measured, after the terminal is restored: a summary line a row on the
@@ -430,25 +525,12 @@ fn frame_loop(
     mut probe: Option<&mut crate::paint::probe::Probe>,
 ) -> io::Result<Outcome> {
     let start = Instant::now();
-    let mut keyboard = if settings.input {
-        match Keyboard::open() {
-            Ok(keyboard) => Some(keyboard),
-            Err(e) => {
-                app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let mut keyboard = settings.input.then(|| open_keyboard(app)).flatten();
     let mut next_poll = start;
-    // The capped rate keeps to a clock of its own: each frame is due a budget after the last
-    // one was due, so the sleeps' wake-up delays do not add up (a 30 fps cap that slept a
-    // budget after each frame's start gave 29 on a busy machine).
-    let mut next_due = start;
-    let frame_budget = settings
-        .fps_cap
-        .map(|fps| Duration::from_secs_f64(1.0 / fps));
+    let mut pace = settings.fps_cap.map(|fps| Pace {
+        next_due: start,
+        budget: Duration::from_secs_f64(1.0 / fps),
+    });
     let (mut cols, mut rows) = (out.area().width, out.area().height);
     let outcome = loop {
         let frame_start = Instant::now();
@@ -460,42 +542,14 @@ fn frame_loop(
         }
         // Input is polled without blocking, at most once a millisecond: a key is never late by
         // more than a frame, and a fast scene does not pay a syscall per frame for it.
-        if let Some(keys) = keyboard.as_mut().filter(|_| frame_start >= next_poll) {
+        if keyboard.is_some() && frame_start >= next_poll {
             next_poll = frame_start + Duration::from_millis(1);
-            match keys.pending() {
-                Ok(keys) => {
-                    for key in keys {
-                        app.apply(key.into(), frame_start);
-                        // Each key takes effect at once: ten presses are ten switches.
-                        out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
-                    }
-                }
-                Err(e) => {
-                    keyboard = None;
-                    app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
-                }
-            }
+            apply_keys(&mut keyboard, app, out, (cols, rows), frame_start)?;
         }
         if app.quit {
             break Outcome::Quit;
         }
-        let stopped = settings
-            .stop
-            .as_ref()
-            .is_some_and(|flag| flag.swap(false, Ordering::Relaxed));
-        if std::mem::take(&mut app.suspend) || stopped {
-            if out.suspend()? {
-                // The terminal may have been resized meanwhile: ask once.
-                if let Some((resized, _)) = &settings.resize {
-                    resized.store(true, Ordering::Relaxed);
-                }
-            } else {
-                app.status = Some(
-                    "not suspended: flushlab leads its session, nothing could resume it (q quits)"
-                        .to_owned(),
-                );
-            }
-        }
+        suspend_if_asked(app, out, settings)?;
         // The new size is asked once per SIGWINCH, never per frame.
         if let Some((resized, size_of)) = &settings.resize
             && resized.swap(false, Ordering::Relaxed)
@@ -536,33 +590,111 @@ fn frame_loop(
         if settings.panic_at_frame == Some(frames) {
             panic!("injected panic at frame {frames}");
         }
-        if let Some(budget) = frame_budget {
-            let pausing = Instant::now();
-            next_due += budget;
-            // Behind by more than a frame (a stall, a suspend): start afresh rather than burst.
-            if next_due + budget < pausing {
-                next_due = pausing;
-            }
-            // Asleep in slices, so that keys and signals still end a slow-capped run at once.
-            while signal.load(Ordering::Relaxed) == 0 {
-                let left = next_due.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                let slice = left.min(Duration::from_millis(50));
-                match keyboard.as_ref() {
-                    Some(keys) if keys.wait(slice) => break,
-                    Some(_) => {}
-                    None => std::thread::sleep(slice),
-                }
-            }
+        if let Some(pace) = pace.as_mut() {
+            let idle = pace.wait(signal, keyboard.as_ref());
             out.add_phases(Phases {
                 build: Duration::ZERO,
-                idle: pausing.elapsed(),
+                idle,
             });
         }
     };
     Ok(outcome)
+}
+
+fn open_keyboard(app: &mut App) -> Option<Keyboard> {
+    Keyboard::open()
+        .inspect_err(|e| {
+            app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+        })
+        .ok()
+}
+
+/// Applies the keys read since the last poll, each at once: ten presses are ten switches.
+/// A keyboard that fails is dropped (and the HUD says so).
+fn apply_keys(
+    keyboard: &mut Option<Keyboard>,
+    app: &mut App,
+    out: &mut MeasuredOutput,
+    (cols, rows): (u16, u16),
+    now: Instant,
+) -> io::Result<()> {
+    let Some(keys) = keyboard.as_mut() else {
+        return Ok(());
+    };
+    match keys.pending() {
+        Ok(keys) => {
+            for key in keys {
+                app.apply(key.into(), now);
+                out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
+            }
+        }
+        Err(e) => {
+            *keyboard = None;
+            app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+        }
+    }
+    Ok(())
+}
+
+/// Suspends (Ctrl-Z, SIGTSTP) when asked, unless nothing could resume flushlab.
+fn suspend_if_asked(
+    app: &mut App,
+    out: &mut MeasuredOutput,
+    settings: &LoopSettings,
+) -> io::Result<()> {
+    let stopped = settings
+        .stop
+        .as_ref()
+        .is_some_and(|flag| flag.swap(false, Ordering::Relaxed));
+    if !(std::mem::take(&mut app.suspend) || stopped) {
+        return Ok(());
+    }
+    if out.suspend()? {
+        // The terminal may have been resized meanwhile: ask once.
+        if let Some((resized, _)) = &settings.resize {
+            resized.store(true, Ordering::Relaxed);
+        }
+    } else {
+        app.status = Some(
+            "not suspended: flushlab leads its session, nothing could resume it (q quits)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// `--fps-cap`'s clock. The capped rate keeps to a clock of its own: each frame is due a
+/// budget after the last one was due, so the sleeps' wake-up delays do not add up (a 30 fps cap
+/// that slept a budget after each frame's start gave 29 on a busy machine).
+struct Pace {
+    next_due: Instant,
+    budget: Duration,
+}
+
+impl Pace {
+    /// Waits until the next frame is due; returns how long it waited (the frame's idle time).
+    fn wait(&mut self, signal: &AtomicUsize, keyboard: Option<&Keyboard>) -> Duration {
+        let pausing = Instant::now();
+        self.next_due += self.budget;
+        // Behind by more than a frame (a stall, a suspend): start afresh rather than burst.
+        if self.next_due + self.budget < pausing {
+            self.next_due = pausing;
+        }
+        // Asleep in slices, so that keys and signals still end a slow-capped run at once.
+        while signal.load(Ordering::Relaxed) == 0 {
+            let left = self.next_due.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let slice = left.min(Duration::from_millis(50));
+            match keyboard {
+                Some(keys) if keys.wait(slice) => break,
+                Some(_) => {}
+                None => std::thread::sleep(slice),
+            }
+        }
+        pausing.elapsed()
+    }
 }
 
 /// The largest frame the explorer draws: a terminal may report any size (65535x65535 would be
@@ -597,4 +729,54 @@ fn same_terminal(stream: Stream, other: Stream) -> bool {
             .ok()
     };
     rdev(stream).is_some() && rdev(stream) == rdev(other)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// What a parent hands a child is what the child reads: every setting, through the same
+    /// clap definition, with no environment variable in between.
+    #[test]
+    fn a_headless_run_reads_back_what_its_parent_wrote() {
+        let runs = [
+            HeadlessRun {
+                stream: Stream::Stderr,
+                buffering: Some(Buffering::Block),
+                ceiling: None,
+                capacity: 8192,
+                duration: Duration::from_secs_f64(0.3),
+                scene: Scene::Sparse,
+                sync: true,
+                size: (80, 24),
+            },
+            HeadlessRun {
+                stream: Stream::Stdout,
+                buffering: None,
+                ceiling: Some(Ceiling::Transport),
+                capacity: 64,
+                duration: Duration::from_secs(2),
+                scene: Scene::Full,
+                sync: false,
+                size: (200, 60),
+            },
+        ];
+        for run in runs {
+            let args = std::iter::once("flushlab".to_owned()).chain(run.args());
+            let cli = crate::cli::Cli::try_parse_from(args).unwrap().run;
+            let read = HeadlessRun {
+                stream: cli.stream,
+                buffering: cli.buffering,
+                ceiling: cli.ceiling,
+                capacity: cli.capacity,
+                duration: cli.duration.unwrap(),
+                scene: cli.scene,
+                sync: cli.sync,
+                size: cli.size.unwrap(),
+            };
+            assert_eq!(read, run);
+        }
+    }
 }

@@ -10,13 +10,14 @@ use crate::files::Destination;
 use crate::outcome::{Outcome, complain, print};
 use crate::paint::PaintResults;
 use crate::results::export::{markdown_cell, or_dash};
+use crate::results::painted::PaintRun;
 use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
 use crate::subject::Subject;
 
 const REPORTARGS_EXAMPLES: &str = "\
 Examples:
-  flushlab report xterm.json tmux.json --markdown terminals.md --plot terminals.svg
+  flushlab report xterm.json tmux.json --export-markdown terminals.md --plot terminals.svg
   flushlab report results.json --plot - > results.svg";
 
 #[derive(Debug, Args)]
@@ -28,7 +29,7 @@ pub struct ReportArgs {
     pub results: Vec<PathBuf>,
 
     /// Write the table here as well as to stdout.
-    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    #[arg(long = "export-markdown", alias = "markdown", value_name = "FILE", value_parser = Destination::parse)]
     pub markdown: Option<Destination>,
 
     /// Write a chart of every row (grouped by terminal) as SVG (`-` = stdout, the table then
@@ -110,43 +111,14 @@ pub fn pivot(all: &[BenchResults]) -> String {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
-    let mut all = Vec::new();
-    let mut painted = Vec::new();
-    for path in &args.results {
-        let bytes = crate::files::read_input(path, crate::files::InputKind::Results)
-            .with_context(|| format!("reading {}", path.display()))?;
-        match BenchResults::from_json(&bytes) {
-            Ok(results) => {
-                painted.extend(results.painted.iter().cloned());
-                all.push(results);
-            }
-            Err(e) => match crate::results::from_sent_json::<PaintResults>(&bytes) {
-                Ok(paint) => painted.extend(paint.runs),
-                Err(_) => {
-                    return Err(
-                        e.context(format!("{} is not a flushlab result file", path.display()))
-                    );
-                }
-            },
-        }
-    }
     if args.markdown.as_ref().is_some_and(Destination::is_stdout)
         && args.plot.as_ref().is_some_and(Destination::is_stdout)
     {
-        complain("report: --markdown and --plot are both '-': one destination each");
+        complain("report: --export-markdown and --plot are both '-': one destination each");
         return Ok(Outcome::BadInput);
     }
-    let mut table = if all.is_empty() {
-        String::new()
-    } else {
-        pivot(&all)
-    };
-    if !painted.is_empty() {
-        if !table.is_empty() {
-            table.push_str("\nWhat the terminals painted (read from their windows):\n\n");
-        }
-        table.push_str(&crate::results::painted::markdown(&painted));
-    }
+    let (all, painted) = read_results(&args.results)?;
+    let table = table(&all, &painted);
     // Names come from files others send: no byte of them reaches the terminal as a command.
     let shown = crate::units::printable(&table);
     if [&args.markdown, &args.plot]
@@ -168,39 +140,82 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
             .write(bytes.as_bytes())
             .with_context(|| format!("writing {destination}"))?;
     }
-    if let Some(destination) = args.plot.as_ref().filter(|_| all.is_empty()) {
-        // Only `flushlab paint` results: their own chart.
-        destination
-            .write(crate::paint::plot::svg(&painted)?.as_bytes())
-            .with_context(|| format!("writing {destination}"))?;
-        return Ok(Outcome::Finished);
-    }
     if let Some(destination) = &args.plot {
-        // Every row of every file in one chart, each row named after its terminal.
-        let mut merged = all[0].clone();
-        merged.results = all
-            .iter()
-            .flat_map(|r| {
-                let terminal = r.terminal.as_ref().and_then(TerminalIdentity::name);
-                r.results.iter().cloned().map(move |mut row| {
-                    // The terminal's name where it answered, else what the bench read with.
-                    if let Some(terminal) = &terminal {
-                        row.reader.clone_from(terminal);
-                    }
-                    row
-                })
-            })
-            .collect();
-        merged.settings.readers = Vec::new();
-        for row in &merged.results {
-            if !merged.settings.readers.contains(&row.reader) {
-                merged.settings.readers.push(row.reader.clone());
-            }
-        }
-        let svg = crate::results::export::Exporter::serialize(&plot::SvgPlot, &merged)?;
+        let svg = if all.is_empty() {
+            // Only `flushlab paint` results: their own chart.
+            crate::paint::plot::svg(&painted)?.into_bytes()
+        } else {
+            crate::results::export::Exporter::serialize(&plot::SvgPlot, &merged(&all))?
+        };
         destination
             .write(&svg)
             .with_context(|| format!("writing {destination}"))?;
     }
     Ok(Outcome::Finished)
+}
+
+/// Tours' and benches' results, and every painted run (paint's files and tours' painted rows).
+fn read_results(paths: &[PathBuf]) -> anyhow::Result<(Vec<BenchResults>, Vec<PaintRun>)> {
+    let mut all = Vec::new();
+    let mut painted = Vec::new();
+    for path in paths {
+        let bytes = crate::files::read_input(path, crate::files::InputKind::Results)
+            .with_context(|| format!("reading {}", path.display()))?;
+        match BenchResults::from_json(&bytes) {
+            Ok(results) => {
+                painted.extend(results.painted.iter().cloned());
+                all.push(results);
+            }
+            Err(e) => match crate::results::from_sent_json::<PaintResults>(&bytes) {
+                Ok(paint) => painted.extend(paint.runs),
+                Err(_) => {
+                    return Err(
+                        e.context(format!("{} is not a flushlab result file", path.display()))
+                    );
+                }
+            },
+        }
+    }
+    Ok((all, painted))
+}
+
+/// The terminals × modes table, then the painted table.
+fn table(all: &[BenchResults], painted: &[PaintRun]) -> String {
+    let mut table = if all.is_empty() {
+        String::new()
+    } else {
+        pivot(all)
+    };
+    if !painted.is_empty() {
+        if !table.is_empty() {
+            table.push_str("\nWhat the terminals painted (read from their windows):\n\n");
+        }
+        table.push_str(&crate::results::painted::markdown(painted));
+    }
+    table
+}
+
+/// Every row of every file as one result for one chart, each row named after its terminal.
+fn merged(all: &[BenchResults]) -> BenchResults {
+    let mut merged = all[0].clone();
+    merged.results = all
+        .iter()
+        .flat_map(|r| {
+            let terminal = r.terminal.as_ref().and_then(TerminalIdentity::name);
+            r.results.iter().cloned().map(move |mut row| {
+                // The terminal's name where it answered, else what the bench read with.
+                if let Some(terminal) = &terminal {
+                    row.reader.clone_from(terminal);
+                }
+                row
+            })
+        })
+        .collect();
+    merged.settings.readers = Vec::new();
+    for row in &merged.results {
+        if !merged.settings.readers.contains(&row.reader) {
+            merged.settings.readers.push(row.reader.clone());
+        }
+    }
+    merged
 }

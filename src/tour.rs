@@ -10,12 +10,13 @@
 
 use std::collections::VecDeque;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
 
 use crate::app::{Action, App};
-use crate::condition::HudLayout;
+use crate::condition::{Condition, HudLayout};
 use crate::files::Destination;
 use crate::frame_args::FrameArgs;
 use crate::hud::Hud;
@@ -46,7 +47,7 @@ Examples:
 #[command(after_help = TOURARGS_EXAMPLES)]
 pub struct TourArgs {
     #[command(flatten)]
-    pub accounting: crate::accounting::AccountingArg,
+    pub accounting: crate::frame_args::AccountingArg,
 
     /// Seconds per mode.
     #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
@@ -128,6 +129,14 @@ fn read_answers(
 }
 
 impl Confirmations {
+    fn new(modes: usize) -> Confirmations {
+        Confirmations {
+            pending: Pending::new(),
+            confirmed: vec![None; modes],
+            mode_started: Vec::new(),
+        }
+    }
+
     fn answer(&mut self, at: Instant) {
         if let Some((mode, frames)) = self.pending.pop_front() {
             let seconds = (at - self.mode_started[mode]).as_secs_f64();
@@ -136,11 +145,16 @@ impl Confirmations {
     }
 }
 
-pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
-    let stream = Stream::Stdout;
+/// What a tour does, its flags checked: the modes in their order, and where the results go.
+struct TourPlan {
+    modes: Vec<Mode>,
+    exports: Vec<Export>,
+}
+
+/// The tour's plan, or the usage error that refuses it (before the terminal is touched).
+fn plan(args: &TourArgs) -> Result<TourPlan, String> {
     if !std::io::stdout().is_terminal() {
-        complain("tour measures the terminal it runs in, and stdout is not one");
-        return Ok(Outcome::BadInput);
+        return Err("tour measures the terminal it runs in, and stdout is not one".to_owned());
     }
     let mut modes: Vec<Mode> = Vec::new();
     let chosen = if args.modes.is_empty() {
@@ -154,46 +168,43 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
                 modes.push(Mode::new(s, b, args.frame.capacity));
             }
             Subject::Mode(..) => {}
-            other => {
-                complain(&format!("tour visits writer modes, not '{other}'"));
-                return Ok(Outcome::BadInput);
-            }
+            other => return Err(format!("tour visits writer modes, not '{other}'")),
         }
     }
     let exports = args.exports();
-    if let Err(why) = crate::results::export::distinct(&exports, "--export-json, --export-markdown")
-    {
-        complain(&format!("tour: {why}"));
-        return Ok(Outcome::BadInput);
-    }
+    crate::results::export::distinct(&exports, "--export-json, --export-markdown")
+        .map_err(|why| format!("tour: {why}"))?;
     for export in &exports {
-        if let Err(e) = export.check() {
-            complain(&format!("tour: {e}"));
+        export.check().map_err(|e| format!("tour: {e}"))?;
+    }
+    Ok(TourPlan { modes, exports })
+}
+
+pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
+    let TourPlan { modes, exports } = match plan(&args) {
+        Ok(plan) => plan,
+        Err(why) => {
+            complain(&why);
             return Ok(Outcome::BadInput);
         }
-    }
+    };
     let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
     let (cols, rows) = (size.ws_col, size.ws_row);
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
 
-    let session = TerminalSession::enter(stream)?;
+    let session = TerminalSession::enter(Stream::Stdout)?;
     let mut keyboard = Keyboard::open()?;
     let mut app = App::new(modes[0], args.frame.scene, args.frame.sync);
     app.hud_wanted = args.hud.unwrap_or(HudLayout::Full);
     let condition = crate::hud::fit(&mut app, cols, rows);
-    let hud = Hud::default();
     let mut out = MeasuredOutput::open(modes[0], condition)?;
-    let mut outcome = Outcome::Finished;
     // A quit key or a termination signal ends the tour wherever it is, waits included.
     let stopped = |input: &Input| match input {
         Input::Key(key) if Action::from(*key).ends_run() => Some(Outcome::Quit),
         _ => None,
     };
-    let signalled = || match signal.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => None,
-        sig => Some(Outcome::Signal(sig)),
-    };
+    let signalled = || signalled(&signal);
 
     // Identify the terminal: answered up to DA1's answer, or within the timeout.
     let (identity, stop) = identify(
@@ -204,83 +215,39 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         &stopped,
         &signalled,
     )?;
-    if let Some(stop) = stop {
-        outcome = stop;
-    }
-
-    let (mut paint, paint_note) = match args.paint && outcome == Outcome::Finished {
-        true => match crate::paint::own::OwnWindow::start(rows, |bytes| out.write_now(bytes)) {
+    let mut outcome = stop.unwrap_or(Outcome::Finished);
+    let (paint, paint_note) = if args.paint && outcome == Outcome::Finished {
+        // This terminal's window, read on an observer thread; or why it cannot be.
+        match crate::paint::own::OwnWindow::start(rows, |bytes| out.write_now(bytes)) {
             Ok(own) => (Some(own), None),
             Err(why) => (None, Some(why)),
-        },
-        false => (None, None),
+        }
+    } else {
+        (None, None)
     };
     // The meters start now: identifying the terminal is not part of the first mode.
     out.restart_meters();
-    let mut confirmations = Confirmations {
-        pending: Pending::new(),
-        confirmed: vec![None; modes.len()],
-        mode_started: Vec::new(),
+    let mut visit = Visit {
+        args: &args,
+        out,
+        app,
+        hud: Hud::default(),
+        keyboard,
+        paint,
+        signal: &signal,
+        confirmations: Confirmations::new(modes.len()),
     };
-    let tour = if outcome == Outcome::Finished {
-        &modes[..]
-    } else {
-        &[]
-    };
-    'modes: for (index, &mode) in tour.iter().enumerate() {
-        out.switch(mode, condition)?;
-        app.mode = mode;
-        app.status = Some(format!("tour {}/{}: {mode}", index + 1, modes.len()));
-        let started = Instant::now();
-        confirmations.mode_started.push(started);
-        let mut frames = 0;
-        while started.elapsed() < args.seconds {
-            if let Some(stop) = signalled() {
+    if outcome == Outcome::Finished {
+        for (index, &mode) in modes.iter().enumerate() {
+            let status = format!("tour {}/{}: {mode}", index + 1, modes.len());
+            if let Some(stop) = visit.mode(index, mode, condition, status)? {
                 outcome = stop;
-                break 'modes;
-            }
-            let area = out.area();
-            let marker = paint.as_ref().map(|p| p.number());
-            out.build_frame(|meters, canvas| {
-                hud.paint_frame(&app, meters, meters.frames(), area, canvas);
-                if let Some(number) = marker {
-                    crate::paint::marker::paint(number, area, canvas);
-                }
-            });
-            frames += 1;
-            let ask = frames % args.cpr_every == 0;
-            let writing = paint.is_some().then(crate::sys::monotonic_ns);
-            out.present(if ask { CPR } else { &[] })?;
-            if let (Some(paint), Some(start_ns)) = (paint.as_mut(), writing) {
-                paint.record(index, start_ns);
-            }
-            if ask {
-                confirmations.pending.push_back((index, frames));
-            }
-            if let Some(stop) = read_answers(&mut keyboard, &mut confirmations)? {
-                outcome = stop;
-                break 'modes;
+                break;
             }
         }
-        // The last frame of the mode, confirmed (or not) before the next mode starts.
-        out.write_now(CPR)?;
-        confirmations.pending.push_back((index, frames));
-        let deadline = Instant::now() + args.cpr_timeout;
-        while !confirmations.pending.is_empty() && Instant::now() < deadline {
-            if let Some(stop) = read_answers(&mut keyboard, &mut confirmations)? {
-                outcome = stop;
-                break 'modes;
-            }
-            if let Some(stop) = signalled() {
-                outcome = stop;
-                break 'modes;
-            }
-            keyboard.wait(Duration::from_millis(1));
-        }
-        // Unanswered queries will never be matched to this mode again.
-        confirmations.pending.clear();
     }
-    let (meters, flushed) = out.finish();
+    let (meters, flushed) = visit.out.finish();
+    let (paint, confirmations) = (visit.paint, visit.confirmations);
     drop(session);
     flushed?;
     let painted = paint.map(|p| p.finish()).transpose()?;
@@ -297,6 +264,88 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     }
     crate::results::export::deliver(&results, &exports)?;
     Ok(outcome)
+}
+
+fn signalled(signal: &AtomicUsize) -> Option<Outcome> {
+    match signal.load(Ordering::Relaxed) {
+        0 => None,
+        sig => Some(Outcome::Signal(sig)),
+    }
+}
+
+/// The tour's visit of its modes: what each mode's frames are drawn, written and confirmed with.
+struct Visit<'a> {
+    args: &'a TourArgs,
+    out: MeasuredOutput,
+    app: App,
+    hud: Hud,
+    keyboard: Keyboard,
+    paint: Option<crate::paint::own::OwnWindow>,
+    signal: &'a AtomicUsize,
+    confirmations: Confirmations,
+}
+
+impl Visit<'_> {
+    /// `--seconds` of frames in `mode`, a cursor-position question every `--cpr-every`, then
+    /// the last frame's question answered (or not) before the next mode. A quit key or a
+    /// signal ends it, and is returned.
+    fn mode(
+        &mut self,
+        index: usize,
+        mode: Mode,
+        condition: Condition,
+        status: String,
+    ) -> anyhow::Result<Option<Outcome>> {
+        self.out.switch(mode, condition)?;
+        self.app.mode = mode;
+        self.app.status = Some(status);
+        let started = Instant::now();
+        self.confirmations.mode_started.push(started);
+        let mut frames = 0;
+        while started.elapsed() < self.args.seconds {
+            if let Some(stop) = signalled(self.signal) {
+                return Ok(Some(stop));
+            }
+            let area = self.out.area();
+            let marker = self.paint.as_ref().map(|p| p.number());
+            let (app, hud) = (&self.app, &self.hud);
+            self.out.build_frame(|meters, canvas| {
+                hud.paint_frame(app, meters, meters.frames(), area, canvas);
+                if let Some(number) = marker {
+                    crate::paint::marker::paint(number, area, canvas);
+                }
+            });
+            frames += 1;
+            let ask = frames % self.args.cpr_every == 0;
+            let writing = self.paint.is_some().then(crate::sys::monotonic_ns);
+            self.out.present(if ask { CPR } else { &[] })?;
+            if let (Some(paint), Some(start_ns)) = (self.paint.as_mut(), writing) {
+                paint.record(index, start_ns);
+            }
+            if ask {
+                self.confirmations.pending.push_back((index, frames));
+            }
+            if let Some(stop) = read_answers(&mut self.keyboard, &mut self.confirmations)? {
+                return Ok(Some(stop));
+            }
+        }
+        // The last frame of the mode, confirmed (or not) before the next mode starts.
+        self.out.write_now(CPR)?;
+        self.confirmations.pending.push_back((index, frames));
+        let deadline = Instant::now() + self.args.cpr_timeout;
+        while !self.confirmations.pending.is_empty() && Instant::now() < deadline {
+            if let Some(stop) = read_answers(&mut self.keyboard, &mut self.confirmations)? {
+                return Ok(Some(stop));
+            }
+            if let Some(stop) = signalled(self.signal) {
+                return Ok(Some(stop));
+            }
+            self.keyboard.wait(Duration::from_millis(1));
+        }
+        // Unanswered queries will never be matched to this mode again.
+        self.confirmations.pending.clear();
+        Ok(None)
+    }
 }
 
 /// Asks the terminal what it is (DECRQM 2026, XTVERSION, DA2, then DA1) and reads the answers

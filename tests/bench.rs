@@ -1,5 +1,8 @@
 //! `flushlab bench` end to end: real children in real ptys.
 
+// A test is one story from setup to its last assertion: the length limit is for src/.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::path::PathBuf;
@@ -115,7 +118,7 @@ fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
         binary,
         subject: Subject::Mode(Stream::Stdout, Buffering::Frame),
         capacity: 8192,
-        scene: "full",
+        scene: flushlab::scene::Scene::Full,
         sync: false,
         size: (80, 24),
         duration: Duration::from_millis(100),

@@ -13,6 +13,9 @@
 //! `stderr()`, `stdout()`, a `BufWriter`, DEC 2026, `ratatui::init()`), `tests/corpus/stdio.c`,
 //! `frames.py`, `frames.sh`, `frames.js`. docs/wrap.md shows the table this test checks.
 
+// A test is one story from setup to its last assertion: the length limit is for src/.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -76,50 +76,9 @@ fn every_output_flag_writes_only_its_format_to_stdout() {
     let both = flushlab(
         &dir,
         &[],
-        &["report", file, "--plot", "-", "--markdown", "-"],
+        &["report", file, "--plot", "-", "--export-markdown", "-"],
     );
     assert_eq!(both.status.code(), Some(2));
-
-    // The headless run and the flood: the report on stdout when the output is on stderr.
-    let run = flushlab(
-        &dir,
-        &[("STREAM", "stderr"), ("DURATION", "0.3"), ("SIZE", "40x10")],
-        &["--report", "-"],
-    );
-    assert_eq!(json(&run, "--report -")["stream"], "stderr");
-    let flood = flushlab(
-        &dir,
-        &[],
-        &[
-            "flood", "--writer", "eprintln", "--lines", "1000", "--report", "-",
-        ],
-    );
-    assert_eq!(json(&flood, "flood --report -")["writer"], "eprintln");
-    // Where stdout already carries the frames or the lines, `-` is refused in one line.
-    for (envs, args) in [
-        (
-            &[("STREAM", "stdout"), ("DURATION", "0.3")][..],
-            &["--report", "-"][..],
-        ),
-        (&[], &["flood", "--lines", "10", "--report", "-"]),
-    ] {
-        let refused = flushlab(&dir, envs, args);
-        assert_eq!(refused.status.code(), Some(2), "{args:?}");
-        let said = String::from_utf8_lossy(&refused.stderr);
-        assert!(
-            said.contains("both use stdout") && said.lines().count() == 1,
-            "{said}"
-        );
-        assert!(refused.stdout.is_empty());
-    }
-
-    // wrap: the report alone on stdout, the summary on stderr.
-    let wrap = flushlab(
-        &dir,
-        &[],
-        &["wrap", "--duration", "0.3", "--report", "-", "--", "true"],
-    );
-    assert!(json(&wrap, "wrap --report -")["bytes"].is_u64());
 
     // Two exports to one destination, stdout included, are refused before anything runs.
     let twice = flushlab(
@@ -140,4 +99,72 @@ fn every_output_flag_writes_only_its_format_to_stdout() {
         std::fs::read_dir(&dir).unwrap().collect::<Vec<_>>()
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_run_the_flood_and_wrap_put_their_json_alone_on_stdout() {
+    let dir = scratch_dir("destinations-json");
+    // The headless run and the flood: the report on stdout when the output is on stderr.
+    let run = flushlab(
+        &dir,
+        &[("STREAM", "stderr"), ("DURATION", "0.3"), ("SIZE", "40x10")],
+        &["--export-json", "-"],
+    );
+    assert_eq!(json(&run, "--export-json -")["stream"], "stderr");
+    // The old spelling is kept, hidden.
+    let old = flushlab(
+        &dir,
+        &[("STREAM", "stderr"), ("DURATION", "0.3"), ("SIZE", "40x10")],
+        &["--report", "-"],
+    );
+    assert_eq!(json(&old, "--report -")["stream"], "stderr");
+    let flood = flushlab(
+        &dir,
+        &[],
+        &[
+            "flood",
+            "--writer",
+            "eprintln",
+            "--lines",
+            "1000",
+            "--export-json",
+            "-",
+        ],
+    );
+    assert_eq!(json(&flood, "flood --export-json -")["writer"], "eprintln");
+    // Where stdout already carries the frames or the lines, `-` is refused in one line.
+    for (envs, args) in [
+        (
+            &[("STREAM", "stdout"), ("DURATION", "0.3")][..],
+            &["--export-json", "-"][..],
+        ),
+        (&[], &["flood", "--lines", "10", "--export-json", "-"]),
+    ] {
+        let refused = flushlab(&dir, envs, args);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}");
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            said.contains("both use stdout") && said.lines().count() == 1,
+            "{said}"
+        );
+        assert!(refused.stdout.is_empty());
+    }
+
+    // wrap: the report alone on stdout, the summary on stderr.
+    let wrap = flushlab(
+        &dir,
+        &[],
+        &[
+            "wrap",
+            "--duration",
+            "0.3",
+            "--export-json",
+            "-",
+            "--",
+            "true",
+        ],
+    );
+    assert!(json(&wrap, "wrap --export-json -")["bytes"].is_u64());
+    assert!(!dir.join("-").exists(), "a file named '-' was created");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

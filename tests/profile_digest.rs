@@ -2,6 +2,9 @@
 //! (`scripts/record-profiles.sh --duration 0.5 --size 80x24 --out tests/fixtures/profiles
 //! stderr/raw stdout/frame`).
 
+// A test is one story from setup to its last assertion: the length limit is for src/.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 use std::path::Path;

@@ -52,7 +52,7 @@ pub struct RunSpec {
     pub binary: PathBuf,
     pub subject: Subject,
     pub capacity: usize,
-    pub scene: &'static str,
+    pub scene: crate::scene::Scene,
     pub sync: bool,
     pub size: (u16, u16),
     pub duration: Duration,
@@ -87,18 +87,27 @@ impl RunSpec {
         }
         // The children count writes the way the bench was told to.
         command.env("ACCOUNTING", crate::accounting::accounting().name());
-        match &self.subject {
+        let (buffering, ceiling) = match &self.subject {
+            Subject::Mode(_, buffering) => (Some(*buffering), None),
+            // A ceiling writes where the modes write, on the same fd to the same reader.
+            Subject::Ceiling(ceiling) => (None, Some(*ceiling)),
             Subject::Flood(writer) => {
                 command.args(["flood", "--writer", writer.name()]);
-            }
-            Subject::Mode(stream, buffering) => {
-                command.env("STREAM", stream.name());
-                command.env("BUFFERING", buffering.name());
-            }
-            // A ceiling writes where the modes write, on the same fd to the same reader.
-            Subject::Ceiling(ceiling) => {
-                command.env("STREAM", self.subject.stream().name());
-                command.env("CEILING", ceiling.value());
+                if let Some(work) = self.work {
+                    command.arg("--work").arg(work.as_secs_f64().to_string());
+                }
+                if let Some(rate) = self.rate {
+                    command.arg("--rate").arg(rate.to_string());
+                }
+                command
+                    .args(["--capacity", &self.capacity.to_string()])
+                    .arg("--exit-with-parent")
+                    .arg(std::process::id().to_string())
+                    .arg("--duration")
+                    .arg(self.duration.as_secs_f64().to_string())
+                    .arg("--export-json")
+                    .arg(report);
+                return;
             }
             // Another program, in wrap's own pty of the same size, read by the same reader
             // model; wrap ends it when the duration is over.
@@ -107,44 +116,33 @@ impl RunSpec {
                     .args(["wrap", "--exit-with-parent"])
                     .arg(std::process::id().to_string())
                     .arg("--duration")
-                    .arg(format!("{}", self.duration.as_secs_f64()))
+                    .arg(self.duration.as_secs_f64().to_string())
                     .arg("--size")
                     .arg(format!("{}x{}", self.size.0, self.size.1))
                     .arg("--reader")
                     .arg(self.reader.to_string())
-                    .arg("--report")
+                    .arg("--export-json")
                     .arg(report)
                     .arg("--")
                     .args(&external.argv);
                 return;
             }
-        }
-        if let Subject::Flood(_) = self.subject {
-            if let Some(work) = self.work {
-                command.arg("--work").arg(work.as_secs_f64().to_string());
-            }
-            if let Some(rate) = self.rate {
-                command.arg("--rate").arg(rate.to_string());
-            }
-            command
-                .args(["--capacity", &self.capacity.to_string()])
-                .arg("--exit-with-parent")
-                .arg(std::process::id().to_string())
-                .arg("--duration")
-                .arg(format!("{}", self.duration.as_secs_f64()))
-                .arg("--report")
-                .arg(report);
-            return;
-        }
+        };
+        let run = crate::runner::HeadlessRun {
+            stream: self.subject.stream(),
+            buffering,
+            ceiling,
+            capacity: self.capacity,
+            duration: self.duration,
+            scene: self.scene,
+            sync: self.sync,
+            size: self.size,
+        };
         command
+            .args(run.args())
             .arg("--exit-with-parent")
             .arg(std::process::id().to_string())
-            .env("CAPACITY", self.capacity.to_string())
-            .env("DURATION", format!("{}", self.duration.as_secs_f64()))
-            .env("SCENE", self.scene)
-            .env("SYNC", if self.sync { "1" } else { "0" })
-            .env("SIZE", format!("{}x{}", self.size.0, self.size.1))
-            .arg("--report")
+            .arg("--export-json")
             .arg(report);
     }
 }

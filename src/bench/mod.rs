@@ -42,7 +42,7 @@ Examples:
 #[command(after_help = BENCHARGS_EXAMPLES)]
 pub struct BenchArgs {
     #[command(flatten)]
-    pub accounting: crate::accounting::AccountingArg,
+    pub accounting: crate::frame_args::AccountingArg,
 
     /// What to measure: `tui` frames (the writer modes) or `flood` log lines (the flood
     /// writers).
@@ -226,7 +226,7 @@ impl BenchArgs {
                         binary: binary.to_owned(),
                         subject,
                         capacity: self.frame.capacity,
-                        scene: self.frame.scene.name(),
+                        scene: self.frame.scene,
                         sync: self.frame.sync,
                         size,
                         duration: self.duration,

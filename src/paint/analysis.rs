@@ -24,6 +24,54 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// What the reads showed, against what was written.
+#[derive(Default)]
+struct Tally {
+    /// The first read that showed each number, at that read's time.
+    first_seen: HashMap<u32, u64>,
+    rejected: u64,
+    /// Numbers never written; numbers lower than the one before; numbers seen before their
+    /// write began.
+    phantom: u64,
+    backwards: u64,
+    early: u64,
+    /// Reads that decoded both markers, and those whose two markers differ.
+    both: u64,
+    torn: u64,
+    round_trips: Histogram,
+}
+
+impl Tally {
+    fn of(reads: &[Read], written: &HashMap<u32, u64>) -> Tally {
+        let mut tally = Tally::default();
+        let mut previous: Option<u32> = None;
+        for read in reads {
+            tally.round_trips.record(read.round_trip.as_nanos() as u64);
+            if read.top.is_none() || read.bottom.is_none() {
+                tally.rejected += 1;
+            }
+            if let (Some(top), Some(bottom)) = (read.top, read.bottom) {
+                tally.both += 1;
+                tally.torn += u64::from(top != bottom);
+            }
+            let Some(number) = read.bottom else { continue };
+            let Some(&start_ns) = written.get(&number) else {
+                tally.phantom += 1;
+                continue;
+            };
+            if previous.is_some_and(|p| number < p) {
+                tally.backwards += 1;
+            }
+            previous = Some(number);
+            if read.at_ns < start_ns {
+                tally.early += 1;
+            }
+            tally.first_seen.entry(number).or_insert(read.at_ns);
+        }
+        tally
+    }
+}
+
 /// The painted figures of a run. Checks: every painted number was written; the bottom marker's
 /// number never goes backwards; painted ≤ accepted; no frame is painted before its write began.
 pub fn analyse(times: &[FrameTime], reads: &[Read]) -> Painted {
@@ -40,72 +88,53 @@ pub fn analyse(times: &[FrameTime], reads: &[Read]) -> Painted {
     };
     let span = last.end_ns.saturating_sub(first.start_ns).max(1) as f64 / 1e9;
     let written: HashMap<u32, u64> = times.iter().map(|t| (t.number, t.start_ns)).collect();
-
-    let mut first_seen: HashMap<u32, u64> = HashMap::new();
-    let (mut phantom, mut backwards, mut early) = (0u64, 0u64, 0u64);
-    let (mut both, mut torn) = (0u64, 0u64);
-    let mut previous: Option<u32> = None;
-    let mut round_trips = Histogram::default();
-    for read in reads {
-        round_trips.record(read.round_trip.as_nanos() as u64);
-        if read.top.is_none() || read.bottom.is_none() {
-            painted.rejected_reads += 1;
-        }
-        if let (Some(top), Some(bottom)) = (read.top, read.bottom) {
-            both += 1;
-            torn += u64::from(top != bottom);
-        }
-        let Some(number) = read.bottom else { continue };
-        let Some(&start_ns) = written.get(&number) else {
-            phantom += 1;
-            continue;
-        };
-        if previous.is_some_and(|p| number < p) {
-            backwards += 1;
-        }
-        previous = Some(number);
-        if read.at_ns < start_ns {
-            early += 1;
-        }
-        first_seen.entry(number).or_insert(read.at_ns);
-    }
+    let tally = Tally::of(reads, &written);
 
     let mut latency = Histogram::default();
-    for (number, seen) in &first_seen {
+    for (number, seen) in &tally.first_seen {
         latency.record(seen.saturating_sub(written[number]));
     }
-    painted.painted_frames = first_seen.len() as u64;
+    painted.rejected_reads = tally.rejected;
+    painted.painted_frames = tally.first_seen.len() as u64;
     painted.accepted_fps = times.len() as f64 / span;
     painted.painted_fps = painted.painted_frames as f64 / span;
     painted.skipped_share = 1.0 - painted.painted_frames as f64 / times.len() as f64;
-    painted.torn_share = if both == 0 {
+    painted.torn_share = if tally.both == 0 {
         0.0
     } else {
-        torn as f64 / both as f64
+        tally.torn as f64 / tally.both as f64
     };
     let percentile = |h: &Histogram, q| (h.count() > 0).then(|| ms(h.percentile(q)));
     painted.latency_p50_ms = percentile(&latency, 0.5);
     painted.latency_p99_ms = percentile(&latency, 0.99);
-    painted.read_p50_ms = percentile(&round_trips, 0.5);
-    painted.read_p99_ms = percentile(&round_trips, 0.99);
+    painted.read_p50_ms = percentile(&tally.round_trips, 0.5);
+    painted.read_p99_ms = percentile(&tally.round_trips, 0.99);
+    check(&mut painted, &tally);
+    painted
+}
 
+/// The self-checks every result carries, and the warnings.
+fn check(painted: &mut Painted, tally: &Tally) {
     let checks = &mut painted.failed_checks;
-    if phantom > 0 {
+    if tally.phantom > 0 {
         checks.push(format!(
-            "{phantom} reads showed a frame number that was never written"
+            "{} reads showed a frame number that was never written",
+            tally.phantom
         ));
     }
-    if backwards > 0 {
+    if tally.backwards > 0 {
         checks.push(format!(
-            "the painted frame number went backwards {backwards} times"
+            "the painted frame number went backwards {} times",
+            tally.backwards
         ));
     }
     if painted.painted_frames > painted.accepted_frames {
         checks.push("more frames painted than written".to_owned());
     }
-    if early > 0 {
+    if tally.early > 0 {
         checks.push(format!(
-            "{early} reads showed a frame before its write began"
+            "{} reads showed a frame before its write began",
+            tally.early
         ));
     }
     if painted.painted_frames == 0 {
@@ -124,7 +153,6 @@ pub fn analyse(times: &[FrameTime], reads: &[Read]) -> Painted {
             1000.0 / painted.painted_fps
         ));
     }
-    painted
 }
 
 /// The painted figures of each segment of one observation (the tour's modes, one after the

@@ -374,7 +374,7 @@ impl Plan {
             format!("{}", self.duration.as_secs_f64()).into(),
             "--paint-log".into(),
             files.log.clone().into(),
-            "--report".into(),
+            "--export-json".into(),
             files.report.clone().into(),
         ];
         let mut env = vec![

@@ -40,6 +40,33 @@ fn bars(runs: &[PaintRun]) -> Vec<Bar> {
         .collect()
 }
 
+/// The log axis: from below the slowest bar (half of it, a tenth of the top at most) to room
+/// for the value labels right of the fastest.
+fn axis(bars: &[Bar]) -> (f64, f64) {
+    let max = bars.iter().map(|b| b.accepted).fold(1.0, f64::max) * 8.0;
+    let start = bars
+        .iter()
+        .flat_map(|b| [Some(b.accepted), b.painted])
+        .flatten()
+        .filter(|v| *v > 0.0)
+        .fold(max, f64::min)
+        .min(max / 10.0)
+        / 2.0;
+    (start, max)
+}
+
+/// "painted of accepted", or the accepted rate alone where the run was not read.
+fn value_label(bar: &Bar) -> String {
+    match bar.painted {
+        Some(p) => format!(
+            "{} of {}",
+            crate::units::count(p),
+            crate::units::count(bar.accepted)
+        ),
+        None => format!("{} (not read)", crate::units::count(bar.accepted)),
+    }
+}
+
 /// The chart as SVG text: pure.
 pub fn svg(runs: &[PaintRun]) -> anyhow::Result<String> {
     let bars = bars(runs);
@@ -50,15 +77,7 @@ pub fn svg(runs: &[PaintRun]) -> anyhow::Result<String> {
         let root = SVGBackend::with_string(&mut out, (1200, 110 + ROW_HEIGHT * n as u32))
             .into_drawing_area();
         root.fill(&WHITE)?;
-        let max = bars.iter().map(|b| b.accepted).fold(1.0, f64::max) * 8.0;
-        let start = bars
-            .iter()
-            .flat_map(|b| [Some(b.accepted), b.painted])
-            .flatten()
-            .filter(|v| *v > 0.0)
-            .fold(max, f64::min)
-            .min(max / 10.0)
-            / 2.0;
+        let (start, max) = axis(&bars);
         let label = |v: &SegmentValue<usize>| match v {
             // Row 0 at the top: the axis counts from the bottom.
             SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => n
@@ -113,16 +132,8 @@ pub fn svg(runs: &[PaintRun]) -> anyhow::Result<String> {
             .label("painted")
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], PAINTED.filled()));
         chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
-            let text = match b.painted {
-                Some(p) => format!(
-                    "{} of {}",
-                    crate::units::count(p),
-                    crate::units::count(b.accepted)
-                ),
-                None => format!("{} (not read)", crate::units::count(b.accepted)),
-            };
             Text::new(
-                text,
+                value_label(b),
                 (b.accepted * 1.15, SegmentValue::CenterOf(y(i))),
                 ("sans-serif", 12),
             )

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use super::frames::Frames;
 use super::tree::{Language, Writer};
 use crate::accounting::IoCounters;
+use crate::detect::frames::Frames;
 use crate::units::{bytes, count, percent, thousands};
 
 /// One finding: a stable code for scripts, a sentence with the figure behind it and the fix.
@@ -182,7 +182,7 @@ fn one_kib_fix(writer: &Writer) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wrap::frames::FrameMethod;
+    use crate::detect::frames::FrameMethod;
 
     fn frames(known: bool) -> Frames {
         Frames {

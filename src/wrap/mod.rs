@@ -1,14 +1,13 @@
 //! `flushlab wrap -- CMD`: any program's terminal output measured the way flushlab measures its
 //! own modes. CMD runs in a new pseudo-terminal; what it writes is read from the master side
 //! (by a reader model when headless, copied to the user's terminal when interactive). Its frames
-//! are found from what it draws ([`frames`], on the cursor model of [`screen`]), its write(2)
+//! are found from what it draws ([`frames`](crate::detect::frames), on the cursor model of
+//! [`screen`](crate::detect::screen)), its write(2)
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
 //! says what to change in its own language ([`mod@diagnose`]); [`mod@report`] holds the results.
 
 pub mod diagnose;
-pub mod frames;
 pub mod report;
-pub mod screen;
 pub mod tree;
 
 use std::ffi::OsString;
@@ -24,11 +23,11 @@ use anyhow::Context;
 use clap::Args;
 
 use self::diagnose::{Evidence, diagnose};
-use self::frames::FrameFinder;
 use self::report::{WrapReport, WriteScope};
 use self::tree::Tree;
 use crate::accounting::IoCounters;
 use crate::bench::reader::{ReaderModel, consume};
+use crate::detect::frames::FrameFinder;
 use crate::figures::{PerSecond, WrapRun};
 use crate::meters::CpuTimes;
 use crate::outcome::{Outcome, complain};
@@ -39,7 +38,7 @@ const WRAPARGS_EXAMPLES: &str = "\
 Examples:
   flushlab wrap -- htop                     interactive: the program runs as usual, measured
   flushlab wrap --duration 3 -- cmatrix     headless, in a pty of its own, for 3 s
-  flushlab wrap --duration 3 --report - -- ls -lR /usr > r.json";
+  flushlab wrap --duration 3 --export-json - -- ls -lR /usr > r.json";
 
 #[derive(Debug, Args)]
 #[command(after_help = WRAPARGS_EXAMPLES)]
@@ -63,7 +62,7 @@ pub struct WrapArgs {
     pub frame_gap: Duration,
 
     /// Also write the results as JSON to this file (`-` = stdout, the summary then on stderr)
-    #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
+    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = Destination::parse)]
     pub report: Option<Destination>,
 
     /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
@@ -145,7 +144,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     if let Some(destination) = &args.report
         && let Err(e) = destination.check()
     {
-        complain(&format!("wrap: --report '{destination}': {e}"));
+        complain(&format!("wrap: --export-json '{destination}': {e}"));
         return Ok(Outcome::BadInput);
     }
     let interactive = args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout());
@@ -179,55 +178,7 @@ fn measure(
     interactive: bool,
     signal: &AtomicUsize,
 ) -> anyhow::Result<(Measured, bool)> {
-    let size = if interactive {
-        let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
-        (size.ws_col.max(1), size.ws_row.max(1))
-    } else {
-        args.size
-    };
-    let pty = Pty::open(size.0, size.1)?;
-    // Interactive: the keys go to CMD, the user's terminal is raw until CMD is done. Nothing is
-    // written to it before CMD's own output: keys typed ahead reach CMD.
-    let session = if interactive {
-        Some(crate::terminal_session::TerminalSession::raw_only(
-            crate::writer_mode::Stream::Stdout,
-        )?)
-    } else {
-        None
-    };
-    let mut tree = Tree::adopt_descendants(pty.slave_path())?;
-    let cpu_before = CpuTimes::children();
-    let started = Instant::now();
-    let mut child = pty.spawn(program, |command| {
-        command.args(&args.command[1..]);
-    })?;
-    let pid = rustix::process::Pid::from_child(&child);
-    if interactive {
-        // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
-        // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's group
-        // is killed and wrap exits 128+N with the terminal's mode restored.
-        crate::terminal_session::end_stuck_runs_after(GRACE + Duration::from_secs(1), move || {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        })?;
-    }
-    let reader = if interactive {
-        ReaderModel::Drain
-    } else {
-        args.reader
-    };
-    let finder = Arc::new(Mutex::new(FrameFinder::new(
-        size,
-        args.frame_gap,
-        !matches!(reader, ReaderModel::Throttle { .. }),
-    )));
-    let own = Arc::new(OwnWrites::default());
-    let child_gone = Arc::new(AtomicBool::new(false));
-    let reading = read_output(&pty, reader, size, interactive, &finder, &own, &child_gone)?;
-    let forwarding = if interactive {
-        Some(forward_keys_and_resizes(&pty, &child_gone, &finder, &own)?)
-    } else {
-        None
-    };
+    let mut running = Running::start(args, program, interactive)?;
     // Stopped as a job (`kill -TSTP`; Ctrl-Z itself goes to CMD): the terminal is given back
     // while wrap is stopped, and taken again when it continues.
     let suspend = if interactive {
@@ -236,54 +187,168 @@ fn measure(
         None
     };
     let ended_by_wrap = wait_for_end(
-        pid,
-        &mut child,
-        args.duration.map(|d| started + d),
+        running.pid,
+        &mut running.child,
+        args.duration.map(|d| running.started + d),
         (signal, suspend.as_deref()),
-        &mut tree,
+        &mut running.tree,
     );
-    let status = child.wait()?;
-    tree.end_the_rest(GRACE);
-    let seconds = started.elapsed().as_secs_f64();
-    child_gone.store(true, Ordering::Relaxed);
-    // The reader ends when every holder of the pty's slave is gone, which the end of the tree
-    // makes sure of; a process that escaped it may keep it: then what was read is the answer.
-    drop(pty);
-    let until = Instant::now() + Duration::from_secs(1);
-    while !reading.is_finished() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(5));
+    Ok((running.finish(ended_by_wrap)?, ended_by_wrap))
+}
+
+/// CMD running in its pty, and everything that watches it: its process tree, the reader and
+/// parser threads, the key forwarder, the user's terminal when interactive.
+struct Running {
+    pty: Pty,
+    size: (u16, u16),
+    reader: ReaderModel,
+    session: Option<crate::terminal_session::TerminalSession>,
+    tree: Tree,
+    cpu_before: CpuTimes,
+    started: Instant,
+    child: std::process::Child,
+    pid: rustix::process::Pid,
+    finder: Arc<Mutex<FrameFinder>>,
+    own: Arc<OwnWrites>,
+    child_gone: Arc<AtomicBool>,
+    reading: Reading,
+    forwarding: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    fn start(args: &WrapArgs, program: &Path, interactive: bool) -> anyhow::Result<Running> {
+        let size = if interactive {
+            let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
+            (size.ws_col.max(1), size.ws_row.max(1))
+        } else {
+            args.size
+        };
+        let pty = Pty::open(size.0, size.1)?;
+        // Interactive: the keys go to CMD, the user's terminal is raw until CMD is done. Nothing
+        // is written to it before CMD's own output: keys typed ahead reach CMD.
+        let session = if interactive {
+            Some(crate::terminal_session::TerminalSession::raw_only(
+                crate::writer_mode::Stream::Stdout,
+            )?)
+        } else {
+            None
+        };
+        let tree = Tree::adopt_descendants(pty.slave_path())?;
+        let cpu_before = CpuTimes::children();
+        let started = Instant::now();
+        let child = pty.spawn(program, |command| {
+            command.args(&args.command[1..]);
+        })?;
+        let pid = rustix::process::Pid::from_child(&child);
+        if interactive {
+            // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
+            // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's
+            // group is killed and wrap exits 128+N with the terminal's mode restored.
+            crate::terminal_session::end_stuck_runs_after(
+                GRACE + Duration::from_secs(1),
+                move || {
+                    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                },
+            )?;
+        }
+        let reader = if interactive {
+            ReaderModel::Drain
+        } else {
+            args.reader
+        };
+        let finder = Arc::new(Mutex::new(FrameFinder::new(
+            size,
+            args.frame_gap,
+            !matches!(reader, ReaderModel::Throttle { .. }),
+        )));
+        let own = Arc::new(OwnWrites::default());
+        let child_gone = Arc::new(AtomicBool::new(false));
+        let reading = read_output(&pty, reader, size, interactive, &finder, &own, &child_gone)?;
+        let forwarding = if interactive {
+            Some(forward_keys_and_resizes(&pty, &child_gone, &finder, &own)?)
+        } else {
+            None
+        };
+        Ok(Running {
+            pty,
+            size,
+            reader,
+            session,
+            tree,
+            cpu_before,
+            started,
+            child,
+            pid,
+            finder,
+            own,
+            child_gone,
+            reading,
+            forwarding,
+        })
     }
-    // Keys stop going to CMD (within one poll tick): what the terminal answers next is wrap's.
-    if let Some(forwarding) = forwarding {
-        let _ = forwarding.join();
+
+    /// After CMD ended (or was ended): the rest of its tree ended, the threads done, the user's
+    /// terminal given back, and what was measured.
+    fn finish(mut self, ended_by_wrap: bool) -> anyhow::Result<Measured> {
+        let status = self.child.wait()?;
+        self.tree.end_the_rest(GRACE);
+        let seconds = self.started.elapsed().as_secs_f64();
+        self.child_gone.store(true, Ordering::Relaxed);
+        // The reader ends when every holder of the pty's slave is gone, which the end of the
+        // tree makes sure of; a process that escaped it may keep it: then what was read is the
+        // answer.
+        drop(self.pty);
+        let read = &self.reading.read;
+        let until = Instant::now() + Duration::from_secs(1);
+        while !read.load(Ordering::Relaxed) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // What was read is parsed whole, however busy the machine: the parse queue holds 4 MiB
+        // at most (a busy test machine took over a second for it, and the counts came short).
+        let until = Instant::now() + Duration::from_secs(30);
+        while read.load(Ordering::Relaxed)
+            && !self.reading.thread.is_finished()
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Keys stop going to CMD (within one poll tick): what the terminal answers next is wrap's.
+        if let Some(forwarding) = self.forwarding {
+            let _ = forwarding.join();
+        }
+        let io = self.tree.writes(self.own.total());
+        let cpu = CpuTimes::children();
+        let cpu = CpuTimes {
+            user: cpu.user.saturating_sub(self.cpu_before.user),
+            kernel: cpu.kernel.saturating_sub(self.cpu_before.kernel),
+        };
+        let finder = self
+            .finder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let terminal_syncs = self
+            .session
+            .is_some_and(|session| give_back(session, &finder));
+        let exit_code = (!ended_by_wrap).then(|| {
+            use std::os::unix::process::ExitStatusExt;
+            status
+                .code()
+                .or_else(|| status.signal().map(|s| 128 + s))
+                .unwrap_or(0)
+        });
+        Ok(Measured {
+            size: self.size,
+            reader: self.reader,
+            seconds,
+            exit_code,
+            io,
+            cpu,
+            finder,
+            tree: self.tree,
+            terminal_syncs,
+        })
     }
-    let io = tree.writes(own.total());
-    let cpu = CpuTimes::children();
-    let cpu = CpuTimes {
-        user: cpu.user.saturating_sub(cpu_before.user),
-        kernel: cpu.kernel.saturating_sub(cpu_before.kernel),
-    };
-    let finder = finder.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let terminal_syncs = session.is_some_and(|session| give_back(session, &finder));
-    let exit_code = (!ended_by_wrap).then(|| {
-        use std::os::unix::process::ExitStatusExt;
-        status
-            .code()
-            .or_else(|| status.signal().map(|s| 128 + s))
-            .unwrap_or(0)
-    });
-    let measured = Measured {
-        size,
-        reader,
-        seconds,
-        exit_code,
-        io,
-        cpu,
-        finder,
-        tree,
-        terminal_syncs,
-    };
-    Ok((measured, ended_by_wrap))
 }
 
 /// Reads CMD's output in a thread: through the reader model when headless, copied to the
@@ -296,8 +361,10 @@ fn read_output(
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
     child_gone: &Arc<AtomicBool>,
-) -> io::Result<std::thread::JoinHandle<io::Result<u64>>> {
+) -> io::Result<Reading> {
     let master = pty.master.try_clone()?;
+    let read = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&read);
     let (finder, own, child_gone) = (Arc::clone(finder), Arc::clone(own), Arc::clone(child_gone));
     // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
     let mut out = if interactive {
@@ -305,7 +372,7 @@ fn read_output(
     } else {
         None
     };
-    std::thread::Builder::new()
+    let thread = std::thread::Builder::new()
         .name("wrap-reader".into())
         .spawn(move || {
             // Parsing happens beside the reading, not between two reads: a read is never late
@@ -340,13 +407,21 @@ fn read_output(
                 }
             };
             let read = consume(reader, master, size, &mut seen, &child_gone);
+            done.store(true, Ordering::Relaxed);
             if !batch.chunks.is_empty() {
                 let _ = batches.send(batch);
             }
             drop(batches);
             let _ = parser.join();
             read
-        })
+        })?;
+    Ok(Reading { thread, read })
+}
+
+/// The reader thread, and whether it has read everything (the parser may still be at work).
+struct Reading {
+    thread: std::thread::JoinHandle<io::Result<u64>>,
+    read: Arc<AtomicBool>,
 }
 
 /// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.

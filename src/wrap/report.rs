@@ -3,9 +3,9 @@
 use serde::Serialize;
 
 use super::diagnose::Diagnosis;
-use super::frames::{Confirmation, FrameMethod, Frames};
 use super::tree::Writer;
 use crate::accounting::IoCounters;
+use crate::detect::frames::{Confirmation, FrameMethod, Frames};
 use crate::figures::{Figures, WrapRun};
 use crate::meters::CpuTimes;
 use crate::units::{bytes, count, printable, thousands};

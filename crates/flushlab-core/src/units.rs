@@ -7,13 +7,15 @@ use std::time::Duration;
 
 /// A flag's parser with the names a shell completes it with: `parse` reads the value (and
 /// makes the errors), `names` lists what `flushlab completions` offers (`--modes`, `--reader`
-/// take free-form values, so clap cannot know them).
+/// take free-form values, so clap cannot know them). With the `clap` feature it is a clap
+/// value parser.
 #[derive(Clone, Copy)]
 pub struct Completed<T> {
     pub parse: fn(&str) -> Result<T, String>,
     pub names: &'static [&'static str],
 }
 
+#[cfg(feature = "clap")]
 impl<T: Clone + Send + Sync + 'static> clap::builder::TypedValueParser for Completed<T> {
     type Value = T;
 

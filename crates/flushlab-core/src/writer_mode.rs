@@ -9,7 +9,6 @@ use std::fs::File;
 use std::io::{self, BufWriter, LineWriter, Write};
 use std::os::fd::AsFd;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::accounting::Counted;
@@ -19,14 +18,16 @@ use crate::units::format_capacity;
 /// `BufWriter::new`'s own default, so that `block` means what Rust programmers get by default.
 pub const DEFAULT_CAPACITY: usize = 8 * 1024;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Stream {
     Stdout,
     Stderr,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Buffering {
     /// Every `write` the encoder makes is one write(2).

@@ -97,7 +97,7 @@ pub fn distinct_destinations(destinations: &[&Destination], flags: &str) -> Resu
 }
 
 /// Figures as the table shows them: `–` for unknown.
-pub(crate) fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
+pub fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
     value.map_or_else(|| "–".to_owned(), format)
 }
 
@@ -140,6 +140,7 @@ pub(crate) mod fixture {
     }
 
     /// Fixed results: two ceilings, three modes (one with a failed run), one size.
+    #[allow(clippy::too_many_lines)] // a table of data
     pub fn results() -> BenchResults {
         let mut rows = vec![
             Row::new(

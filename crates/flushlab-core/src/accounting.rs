@@ -8,28 +8,11 @@ use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use clap::ValueEnum;
 use serde::Serialize;
 
 /// How write(2) calls and bytes are counted.
-/// `--accounting`, for the commands that count write(2) calls.
-#[derive(Clone, Copy, Debug, Default, clap::Args)]
-pub struct AccountingArg {
-    /// How write(2) calls are counted: kernel (/proc/self/io, Linux: every write of the
-    /// process, std's included, nothing per write) or counting (a layer under flushlab's own
-    /// writer stacks; std's stdout() is then the same LineWriter over a dup of fd 1)
-    /// [default: kernel where the kernel keeps the counters, else counting]
-    #[arg(
-        long,
-        env = "ACCOUNTING",
-        value_enum,
-        help_heading = "Advanced",
-        display_order = 1000
-    )]
-    pub accounting: Option<Accounting>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Accounting {
     /// The kernel's own counters in /proc/self/io (Linux): every write of the process, std's

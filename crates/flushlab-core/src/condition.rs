@@ -4,14 +4,14 @@
 
 use std::fmt;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::scene::Scene;
 
 /// How much of the screen the HUD takes. Fixed for a condition: the HUD never grows as modes
 /// are visited, so every mode draws the same scene cells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum HudLayout {
     /// A few lines at the top: the mode, its expression and the figures.

@@ -6,13 +6,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use clap::ValueEnum;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::writer_mode::{Buffering, Stream};
 
 /// The two reference measurements every mode is compared with (see `ceiling.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Ceiling {
     Cpu,
     Transport,
@@ -35,7 +35,8 @@ impl Ceiling {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum FloodWriter {
     /// `writeln!(stdout(), …)` per line, what `println!` does: lock, LineWriter, one write(2)
@@ -71,6 +72,22 @@ pub enum FloodWriter {
 }
 
 impl FloodWriter {
+    /// Every writer, in `--writer`'s order.
+    pub const ALL: [FloodWriter; 12] = [
+        FloodWriter::Println,
+        FloodWriter::Eprintln,
+        FloodWriter::Lock,
+        FloodWriter::Block,
+        FloodWriter::Raw,
+        FloodWriter::PerByte,
+        FloodWriter::Thread,
+        FloodWriter::Tracing,
+        FloodWriter::TracingNonBlocking,
+        FloodWriter::TracingLossless,
+        FloodWriter::EnvLogger,
+        FloodWriter::None,
+    ];
+
     /// The name `--writer` takes: `println`, `per-byte`.
     pub fn name(self) -> &'static str {
         match self {
@@ -145,9 +162,7 @@ impl Subject {
 
     /// Every writer of the flood workload.
     pub fn flood_writers() -> impl Iterator<Item = Subject> {
-        FloodWriter::value_variants()
-            .iter()
-            .map(|&w| Subject::Flood(w))
+        FloodWriter::ALL.into_iter().map(Subject::Flood)
     }
 
     pub fn ceilings() -> [Subject; 2] {
@@ -361,13 +376,19 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for ceiling in Ceiling::value_variants() {
-            let value = ceiling.to_possible_value().unwrap();
-            assert_eq!(value.get_name(), ceiling.value());
-        }
-        for writer in FloodWriter::value_variants() {
-            let value = writer.to_possible_value().unwrap();
-            assert_eq!(value.get_name(), writer.name());
+        // The flags' names (clap's, from the variants) are the names written in results.
+        #[cfg(feature = "clap")]
+        {
+            use clap::ValueEnum;
+            for ceiling in Ceiling::value_variants() {
+                let value = ceiling.to_possible_value().unwrap();
+                assert_eq!(value.get_name(), ceiling.value());
+            }
+            assert_eq!(FloodWriter::value_variants(), FloodWriter::ALL);
+            for writer in FloodWriter::value_variants() {
+                let value = writer.to_possible_value().unwrap();
+                assert_eq!(value.get_name(), writer.name());
+            }
         }
         for subject in Subject::ceilings()
             .into_iter()

@@ -4,13 +4,13 @@
 //! the writer's cost most plainly. `sparse` changes a few cells per frame, like a typical TUI,
 //! which shows what ratatui's diff saves.
 
-use clap::ValueEnum;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Color;
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, ValueEnum, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Scene {
     /// Every cell changes every frame: a moving truecolor gradient of half blocks.

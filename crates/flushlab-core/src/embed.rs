@@ -9,7 +9,7 @@
 //! // The layer goes directly on the file descriptor, under any buffering, so that each call
 //! // it sees is one write(2). (Under std's `stdout()` it would see the LineWriter's input.)
 //! let fd = std::fs::File::from(stdout().as_fd().try_clone_to_owned()?);
-//! let (counting, mut meter) = flushlab::embed::counting(fd);
+//! let (counting, mut meter) = flushlab_core::embed::counting(fd);
 //! let backend = ratatui::backend::CrosstermBackend::new(BufWriter::with_capacity(1 << 16, counting));
 //! let mut terminal = ratatui::Terminal::new(backend)?;
 //! let (drawn, draw) = meter.measure(|| terminal.draw(|frame| { /* your UI */ }));

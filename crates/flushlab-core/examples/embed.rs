@@ -1,5 +1,5 @@
 //! A ratatui app that measures its own frames with flushlab's embedding API
-//! (`flushlab::embed`): every draw's write(2) calls, bytes and time split, and the totals
+//! (`flushlab_core::embed`): every draw's write(2) calls, bytes and time split, and the totals
 //! checked against what the kernel counted for the process (`/proc/self/io`).
 //!
 //! ```sh
@@ -17,7 +17,7 @@ use std::io::{self, BufWriter, Write};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use flushlab::embed::{Draw, DrawMeter, counting};
+use flushlab_core::embed::{Draw, DrawMeter, counting};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::style::Color;

@@ -1,0 +1,35 @@
+//! flushlab's measurement core: what the `flushlab` binary measures with, without its command
+//! line or its screens, for programs that measure their own output.
+//!
+//! - [`writer_mode`]: the writer stacks (stream × buffering), built in one place, over a
+//!   duplicated file descriptor, never a stolen one.
+//! - [`accounting`]: how write(2) calls and bytes are counted (`/proc/self/io`, or a layer).
+//! - [`meters`], [`timing`]: per-frame counts and the frame's time split (build, encode,
+//!   write(2), asleep in the kernel).
+//! - [`embed`]: the same for another ratatui app: wrap its writer, measure each draw.
+//! - [`scene`], [`condition`]: what a frame shows and under which conditions it was measured.
+//! - [`detect`]: finding the frames in another program's output stream.
+//! - [`results`]: the typed results schema, statistics and exporters (JSON, CSV, Markdown, SVG).
+//! - [`sys`]: the operating system's calls (Linux today), in one place.
+//!
+//! See ARCHITECTURE.md at the repository's top for the code map and its invariants.
+
+#![forbid(unsafe_code)]
+
+pub mod accounting;
+pub mod condition;
+pub mod detect;
+pub mod embed;
+pub mod figures;
+pub mod files;
+pub mod frame_writer;
+pub mod latency;
+pub mod meters;
+pub mod outcome;
+pub mod results;
+pub mod scene;
+pub mod subject;
+pub mod sys;
+pub mod timing;
+pub mod units;
+pub mod writer_mode;

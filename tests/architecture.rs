@@ -1,0 +1,130 @@
+//! ARCHITECTURE.md stays true: every path it names exists, and every `module::item` or
+//! `Type::method` it names is defined where it says.
+
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// Where the rooms are: the binary's and the core's.
+const SOURCE_ROOTS: [&str; 2] = ["src", "crates/flushlab-core/src"];
+/// Names of other crates (and placeholders) the page speaks of.
+const NOT_OURS: [&str; 5] = ["clap", "crate", "flushlab", "flushlab_core", "module"];
+
+/// The backticked spans of the page.
+fn spans(page: &str) -> Vec<&str> {
+    page.split('`').skip(1).step_by(2).collect()
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The file of module `name`: `name.rs` or `name/mod.rs` anywhere under the source roots.
+fn module_files(name: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for root in SOURCE_ROOTS {
+        rust_files(&Path::new(ROOT).join(root), &mut files);
+    }
+    files
+        .into_iter()
+        .filter(|f| {
+            f.file_stem().is_some_and(|s| s == name)
+                || (f.ends_with("mod.rs") && f.parent().is_some_and(|d| d.ends_with(name)))
+        })
+        .collect()
+}
+
+fn defines(source: &str, item: &str) -> bool {
+    [
+        "fn", "struct", "enum", "trait", "mod", "const", "static", "type",
+    ]
+    .iter()
+    .any(|kind| {
+        source.contains(&format!("{kind} {item}("))
+            || source.contains(&format!("{kind} {item} "))
+            || source.contains(&format!("{kind} {item}<"))
+            || source.contains(&format!("{kind} {item}:"))
+            || source.contains(&format!("{kind} {item};"))
+    })
+}
+
+#[test]
+fn every_path_named_exists() {
+    let page = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
+    let prefixes = [
+        "src/",
+        "crates/",
+        "tests/",
+        "examples/",
+        "scripts/",
+        "docs/",
+    ];
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for span in spans(&page) {
+        if prefixes.iter().any(|p| span.starts_with(p)) && !span.contains(' ') {
+            checked += 1;
+            if !Path::new(ROOT).join(span).exists() {
+                missing.push(span);
+            }
+        }
+    }
+    assert!(
+        checked > 40,
+        "only {checked} paths found: is the page's format still `path`?"
+    );
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
+    );
+}
+
+#[test]
+fn every_item_named_is_defined_where_it_says() {
+    let page = std::fs::read_to_string(Path::new(ROOT).join("ARCHITECTURE.md")).unwrap();
+    let mut everything = Vec::new();
+    for root in SOURCE_ROOTS {
+        rust_files(&Path::new(ROOT).join(root), &mut everything);
+    }
+    let sources: Vec<String> = everything
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for span in spans(&page) {
+        let Some((owner, item)) = span.split_once("::") else {
+            continue;
+        };
+        let is_name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !is_name(owner) || !is_name(item) || NOT_OURS.contains(&owner) {
+            continue;
+        }
+        checked += 1;
+        let found = if owner.starts_with(char::is_lowercase) {
+            // module::item: the module's file defines the item.
+            module_files(owner)
+                .iter()
+                .any(|f| defines(&std::fs::read_to_string(f).unwrap(), item))
+        } else {
+            // Type::method: a file that defines the type defines the method.
+            sources
+                .iter()
+                .any(|s| defines(s, owner) && s.contains(&format!("fn {item}")))
+        };
+        if !found {
+            wrong.push(span);
+        }
+    }
+    assert!(checked > 10, "only {checked} items found");
+    assert!(
+        wrong.is_empty(),
+        "ARCHITECTURE.md names items that are not where it says: {wrong:?}"
+    );
+}
