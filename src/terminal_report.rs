@@ -9,6 +9,7 @@ use clap::Args;
 use crate::files::Destination;
 use crate::outcome::{Outcome, complain, print};
 use crate::paint::PaintResults;
+use crate::results::conditions::Reader;
 use crate::results::export::{markdown_cell, or_dash};
 use crate::results::painted::PaintRun;
 use crate::results::plot;
@@ -89,11 +90,17 @@ pub fn pivot(all: &[BenchResults]) -> String {
                 },
             )
             .collect();
-        let size = results.settings.sizes.join(",");
+        let size = results
+            .settings
+            .sizes
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         let sync = results
             .terminal
             .as_ref()
-            .map_or("–", |t| t.sync_output.as_str());
+            .map_or("–", |t| t.sync_output.name());
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
@@ -205,7 +212,7 @@ fn merged(all: &[BenchResults]) -> BenchResults {
             r.results.iter().cloned().map(move |mut row| {
                 // The terminal's name where it answered, else what the bench read with.
                 if let Some(terminal) = &terminal {
-                    row.reader.clone_from(terminal);
+                    row.reader = Reader::Terminal(terminal.clone());
                 }
                 row
             })

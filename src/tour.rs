@@ -24,6 +24,7 @@ use crate::keyboard::{Input, Keyboard};
 use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
 use crate::outcome::{Outcome, complain};
+use crate::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use crate::subject::{Subject, parse_subjects};
@@ -145,17 +146,16 @@ impl Confirmations {
     }
 }
 
-/// What a tour does, its flags checked: the modes in their order, and where the results go.
+/// What a tour does, its flags checked: the modes in their order, where the results go, and
+/// the terminal to draw on when stdout is the pipe an export goes to.
 struct TourPlan {
     modes: Vec<Mode>,
     exports: Vec<Export>,
+    terminal: Option<std::fs::File>,
 }
 
 /// The tour's plan, or the usage error that refuses it (before the terminal is touched).
 fn plan(args: &TourArgs) -> Result<TourPlan, String> {
-    if !std::io::stdout().is_terminal() {
-        return Err("tour measures the terminal it runs in, and stdout is not one".to_owned());
-    }
     let mut modes: Vec<Mode> = Vec::new();
     let chosen = if args.modes.is_empty() {
         parse_subjects("modes").unwrap_or_default()
@@ -177,17 +177,56 @@ fn plan(args: &TourArgs) -> Result<TourPlan, String> {
     for export in &exports {
         export.check().map_err(|e| format!("tour: {e}"))?;
     }
-    Ok(TourPlan { modes, exports })
+    let terminal = terminal_behind_pipe(&exports)?;
+    Ok(TourPlan {
+        modes,
+        exports,
+        terminal,
+    })
+}
+
+/// The tour measures `stdout()` on the terminal it runs in. When stdout is not a terminal but
+/// the pipe an export goes to (`--export-json - | jq`), the tour draws on the controlling
+/// terminal put on fd 1 for its duration (`stdout()` then writes to the terminal, as a TUI's
+/// does), and the pipe gets fd 1 back for the export. Otherwise there is nothing to measure.
+fn terminal_behind_pipe(exports: &[Export]) -> Result<Option<std::fs::File>, String> {
+    if std::io::stdout().is_terminal() {
+        return Ok(None);
+    }
+    if !exports.iter().any(|e| e.destination.is_stdout()) {
+        return Err(
+            "tour measures the terminal it runs in, and stdout is not one \
+             (with --export-json - or --export-markdown -, it draws on /dev/tty)"
+                .to_owned(),
+        );
+    }
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+        .map_err(|e| {
+            format!("tour measures the terminal it runs in: stdout is a pipe, and /dev/tty: {e}")
+        })?;
+    if !tty.is_terminal() {
+        return Err("tour measures the terminal it runs in: stdout is a pipe, and /dev/tty is not a terminal".to_owned());
+    }
+    Ok(Some(tty))
 }
 
 pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
-    let TourPlan { modes, exports } = match plan(&args) {
+    let TourPlan {
+        modes,
+        exports,
+        terminal,
+    } = match plan(&args) {
         Ok(plan) => plan,
         Err(why) => {
             complain(&why);
             return Ok(Outcome::BadInput);
         }
     };
+    // Given back (flushed, fd 1 the pipe again) before the exports are written.
+    let redirect = terminal.map(crate::sys::StdoutRedirect::to).transpose()?;
     let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
     let (cols, rows) = (size.ws_col, size.ws_row);
     let signal = crate::terminal_session::watch_termination_signals()?;
@@ -249,6 +288,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let (meters, flushed) = visit.out.finish();
     let (paint, confirmations) = (visit.paint, visit.confirmations);
     drop(session);
+    drop(redirect);
     flushed?;
     let painted = paint.map(|p| p.finish()).transpose()?;
     if let Some(note) = paint_note {
@@ -398,12 +438,7 @@ fn identify(
         secondary_attributes: attributes,
         cols,
         rows,
-        sync_output: match sync_status {
-            Some(0) => "not recognized",
-            Some(_) => "supported",
-            None => "no answer",
-        }
-        .to_owned(),
+        sync_output: SyncOutput::from_status(sync_status),
     };
     Ok((identity, stopped_by))
 }
@@ -425,15 +460,15 @@ fn tour_results(
         flushlab_version: env!("CARGO_PKG_VERSION").to_owned(),
         machine: Machine::this(),
         settings: Settings {
-            workload: "tour".into(),
-            unit: "frame".into(),
-            sizes: vec![format!("{cols}x{rows}")],
-            readers: vec![terminal_name.clone()],
-            sinks: vec!["tty".into()],
+            workload: Workload::Tour,
+            unit: Workload::Tour.unit(),
+            sizes: vec![Size { cols, rows }],
+            readers: vec![Reader::Terminal(terminal_name.clone())],
+            sinks: vec![Sink::Tty],
             runs: 1,
             warmup: 0,
             duration_seconds: args.seconds.as_secs_f64(),
-            scene: args.frame.scene.name().into(),
+            scene: args.frame.scene,
             sync: args.frame.sync,
             capacity: args.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
@@ -488,9 +523,9 @@ fn row(
 ) -> Row {
     let mut row = Row::new(
         Subject::Mode(mode.stream, mode.buffering),
-        format!("{cols}x{rows}"),
-        terminal.to_owned(),
-        "tty".into(),
+        Size { cols, rows },
+        Reader::Terminal(terminal.to_owned()),
+        Sink::Tty,
     );
     row.runs.push(Run {
         figures: totals.figures(),

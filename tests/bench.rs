@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use flushlab::bench::executor::{RunSpec, Sink, run_once};
-use flushlab::bench::reader::ReaderModel;
+use flushlab::bench::executor::{RunSpec, run_once};
+use flushlab::results::conditions::{ReaderModel, Sink};
 use flushlab::subject::Subject;
 use flushlab::writer_mode::{Buffering, Stream};
 use serde_json::Value;

@@ -62,7 +62,7 @@ fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
         serde_json::from_slice(&std::fs::read("tests/fixtures/tours/tmux.json").unwrap()).unwrap();
     type Corrupt = fn(&mut serde_json::Value);
     // (what, how, exit code): a hostile name is printed escaped, a hostile number refused.
-    let cases: [(&str, Corrupt, i32); 8] = [
+    let cases: [(&str, Corrupt, i32); 10] = [
         (
             "fps 1.7e308",
             |r| r["results"][0]["fps"]["max"] = 1.7e308.into(),
@@ -104,6 +104,16 @@ fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
         (
             "a string where a number goes",
             |r| r["results"][0]["fps"]["max"] = "9".into(),
+            1,
+        ),
+        (
+            "a size that is not COLSxROWS, with a line break and ESC",
+            |r| r["settings"]["sizes"][0] = "80x24|\r\n\u{1b}[2J".into(),
+            1,
+        ),
+        (
+            "a sink flushlab has not",
+            |r| r["results"][0]["sink"] = "socket".into(),
             1,
         ),
     ];
@@ -176,7 +186,6 @@ fn names_from_a_result_file_stay_text_in_markdown_and_svg() {
         serde_json::from_slice(&std::fs::read("tests/fixtures/tours/tmux.json").unwrap()).unwrap();
     tour["terminal"]["version_reply"] = serde_json::Value::Null;
     tour["terminal"]["term_program"] = "tmux\u{1b}[2J\u{7} | injected |\n| row | 1 |\u{1}".into();
-    tour["settings"]["sizes"][0] = "80x24|\r\n".into();
     let input = dir.join("tour.json");
     std::fs::write(&input, serde_json::to_vec(&tour).unwrap()).unwrap();
     let (markdown, svg) = (dir.join("table.md"), dir.join("chart.svg"));

@@ -32,22 +32,38 @@ fn tour(fake: Fake, timeout: &str, name: &str) -> (Option<i32>, Value, String) {
 /// Runs a tour of `modes` in front of the `fake` terminal, with `timeout` for its answers.
 fn tour_of(modes: &str, fake: Fake, timeout: &str, name: &str) -> (Option<i32>, Value, String) {
     let json = scratch(name);
-    let pty = Pty::open(80, 24).unwrap();
-    let mut child = pty
-        .spawn(Path::new(env!("CARGO_BIN_EXE_flushlab")), |cmd| {
-            cmd.args([
-                "tour",
-                "--seconds",
-                "0.4",
-                "--cpr-timeout",
-                timeout,
-                "--cpr-every",
-                "3",
-            ])
+    let flushlab = Path::new(env!("CARGO_BIN_EXE_flushlab"));
+    let (code, output) = in_front_of(fake, flushlab, |cmd| {
+        cmd.args(tour_args(timeout))
             .args(["--modes", modes, "--export-json"])
             .arg(&json);
-        })
-        .unwrap();
+    });
+    let report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (code, report, output)
+}
+
+/// A short tour's flags: 0.4 s a mode, `timeout` for the answers, a question every 3 frames.
+fn tour_args(timeout: &str) -> [&str; 7] {
+    [
+        "tour",
+        "--seconds",
+        "0.4",
+        "--cpr-timeout",
+        timeout,
+        "--cpr-every",
+        "3",
+    ]
+}
+
+/// Runs `program` (configured by `configure`) in a pty whose terminal is the `fake` one; its
+/// exit code and everything it drew.
+fn in_front_of(
+    fake: Fake,
+    program: &Path,
+    configure: impl FnOnce(&mut std::process::Command),
+) -> (Option<i32>, String) {
+    let pty = Pty::open(80, 24).unwrap();
+    let mut child = pty.spawn(program, configure).unwrap();
     let mut master = pty.master.try_clone().unwrap();
     let mut replies = pty.master.try_clone().unwrap();
     let reader = std::thread::spawn(move || {
@@ -103,8 +119,50 @@ fn tour_of(modes: &str, fake: Fake, timeout: &str, name: &str) -> (Option<i32>, 
     };
     drop(pty);
     let output = reader.join().unwrap();
-    let report = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    (status.code(), report, output)
+    (status.code(), output)
+}
+
+/// `tour --export-json - | …`: stdout is a pipe, so the tour draws on /dev/tty (the terminal
+/// the user sees) and the pipe gets the JSON alone.
+#[test]
+fn a_tour_piped_to_another_program_draws_on_the_terminal_and_pipes_only_json() {
+    let json = scratch("piped.json");
+    let flushlab = env!("CARGO_BIN_EXE_flushlab");
+    let (code, output) = in_front_of(Fake::Modern, Path::new("/bin/bash"), |cmd| {
+        cmd.arg("-c")
+            .arg(r#"set -o pipefail; "$@" | cat > "$0""#)
+            .arg(&json)
+            .arg(flushlab)
+            .args(tour_args("0.3"))
+            .args(["--modes", "stdout/line,stderr/raw", "--export-json", "-"]);
+    });
+    assert_eq!(code, Some(0), "{output}");
+    // The pipe got the JSON and nothing else...
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap_or_else(|e| {
+            panic!(
+                "not JSON alone ({e}): {}",
+                std::fs::read_to_string(&json).unwrap()
+            )
+        });
+    let rows = report["results"].as_array().unwrap();
+    let modes: Vec<&str> = rows.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["stdout/line", "stderr/raw"]);
+    for row in rows {
+        assert!(row["shown_fps"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // ...and the terminal got the frames (its cursor-position answers confirmed them) and the
+    // table for people.
+    assert!(
+        output.contains("\x1b[?1049h"),
+        "no alternate screen on the terminal"
+    );
+    assert!(
+        output.contains("shown frames/s"),
+        "no table on the terminal"
+    );
+    assert!(!output.contains("\"results\""), "JSON on the terminal");
+    std::fs::remove_file(&json).unwrap();
 }
 
 #[test]

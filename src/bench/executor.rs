@@ -8,43 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use clap::ValueEnum;
-
-use super::reader::{ReaderModel, Tail, consume};
+use super::reader::{Tail, consume};
 use crate::figures::WrapRun;
 use crate::pty::Pty;
+use crate::results::conditions::{ReaderModel, Sink};
 use crate::results::{FailedRun, Run};
 use crate::subject::Subject;
 use crate::writer_mode::Stream;
-
-/// What is behind the measured file descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Sink {
-    /// A pseudo-terminal, the child's controlling terminal, read by the reader model.
-    Pty,
-    /// A pipe, read by the reader model.
-    Pipe,
-    /// A regular file in the temporary directory.
-    File,
-    /// /dev/null.
-    Null,
-}
-
-impl Sink {
-    pub fn name(self) -> &'static str {
-        match self {
-            Sink::Pty => "pty",
-            Sink::Pipe => "pipe",
-            Sink::File => "file",
-            Sink::Null => "null",
-        }
-    }
-
-    /// Whether a reader model reads this sink (files and /dev/null have no reader).
-    pub fn has_reader(self) -> bool {
-        matches!(self, Sink::Pty | Sink::Pipe)
-    }
-}
 
 /// Everything one run needs.
 #[derive(Clone, Debug)]

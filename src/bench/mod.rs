@@ -15,14 +15,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use self::executor::{RunSpec, Sink, run_once};
-use self::reader::ReaderModel;
+use self::executor::{RunSpec, run_once};
 use crate::files::Destination;
 use crate::frame_args::FrameArgs;
 use crate::outcome::{Outcome, complain};
+use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::plot;
 use crate::results::{BenchResults, Machine, Row, Settings};
@@ -63,7 +63,7 @@ pub struct BenchArgs {
 
     /// How the terminal (or pipe) side is read, comma-separated: drain, vt, throttle:RATE
     /// (e.g. throttle:20MB/s). Each reader is a row of its own.
-    #[arg(long, value_delimiter = ',', value_parser = reader::READERS, hide_possible_values = true, default_value = "drain")]
+    #[arg(long, value_delimiter = ',', value_parser = crate::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: Vec<ReaderModel>,
 
     /// What is behind the measured stream, comma-separated: pty, pipe, file, null. Files and
@@ -121,35 +121,11 @@ pub struct BenchArgs {
     pub plot: Option<Destination>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Workload {
-    /// Full-screen frames through the writer modes.
-    Tui,
-    /// Numbered log lines through the flood writers.
-    Flood,
-}
-
-impl Workload {
-    fn name(self) -> &'static str {
-        match self {
-            Workload::Tui => "tui",
-            Workload::Flood => "flood",
-        }
-    }
-
-    /// What a row's rate counts.
-    fn unit(self) -> &'static str {
-        match self {
-            Workload::Tui => "frame",
-            Workload::Flood => "line",
-        }
-    }
-
-    fn other(self) -> Workload {
-        match self {
-            Workload::Tui => Workload::Flood,
-            Workload::Flood => Workload::Tui,
-        }
+/// The other workload, for a message that says which one a subject belongs to.
+fn other(workload: Workload) -> Workload {
+    match workload {
+        Workload::Tui => Workload::Flood,
+        Workload::Flood | Workload::Tour => Workload::Tui,
     }
 }
 
@@ -157,7 +133,8 @@ impl BenchArgs {
     fn subjects(&self) -> Vec<Subject> {
         let mut subjects: Vec<Subject> = Vec::new();
         let default = match self.workload {
-            Workload::Tui => "std",
+            // A tour visits the writer modes too (and is not a bench workload: clap skips it).
+            Workload::Tui | Workload::Tour => "std",
             Workload::Flood => "flood",
         };
         let chosen = if self.modes.is_empty() {
@@ -191,15 +168,15 @@ impl BenchArgs {
 
     fn settings(&self) -> Settings {
         Settings {
-            workload: self.workload.name().into(),
-            unit: self.workload.unit().into(),
-            sizes: self.size.iter().map(|(c, r)| format!("{c}x{r}")).collect(),
-            readers: self.reader.iter().map(ToString::to_string).collect(),
-            sinks: self.sink.iter().map(|s| s.name().to_owned()).collect(),
+            workload: self.workload,
+            unit: self.workload.unit(),
+            sizes: self.size.iter().map(|&s| Size::from(s)).collect(),
+            readers: self.reader.iter().map(|&r| Reader::Model(r)).collect(),
+            sinks: self.sink.clone(),
             runs: self.runs,
             warmup: self.warmup,
             duration_seconds: self.duration.as_secs_f64(),
-            scene: self.frame.scene.name().to_owned(),
+            scene: self.frame.scene,
             sync: self.frame.sync,
             capacity: self.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
@@ -218,9 +195,9 @@ impl BenchArgs {
                 for subject in self.subjects() {
                     let row = Row::new(
                         subject.clone(),
-                        format!("{}x{}", size.0, size.1),
-                        reader.map_or_else(|| "none".to_owned(), |r| r.to_string()),
-                        sink.name().to_owned(),
+                        Size::from(size),
+                        reader.map_or(Reader::None, Reader::Model),
+                        sink,
                     );
                     let spec = RunSpec {
                         binary: binary.to_owned(),
@@ -283,7 +260,7 @@ impl BenchArgs {
             return Err(format!(
                 "'{wrong}' is not part of the {} workload (choose --workload {})",
                 self.workload.name(),
-                self.workload.other().name(),
+                other(self.workload).name(),
             ));
         }
         let mut names: Vec<&str> = Vec::new();

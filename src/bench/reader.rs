@@ -5,86 +5,7 @@ use std::num::NonZeroU16;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How the master side of the pty (or the read end of the pipe) is read.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ReaderModel {
-    /// As fast as possible, bytes discarded: the kernel is the only limit.
-    Drain,
-    /// Every byte through a terminal parser that keeps a screen (the vt100 crate): a terminal's
-    /// parsing cost, without its drawing.
-    Vt,
-    /// At most this many bytes per second: a slow terminal.
-    Throttle { bytes_per_second: u64 },
-}
-
-impl std::fmt::Display for ReaderModel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReaderModel::Drain => f.write_str("drain"),
-            ReaderModel::Vt => f.write_str("vt"),
-            ReaderModel::Throttle { bytes_per_second } => {
-                write!(f, "throttle:{}", rate(*bytes_per_second))
-            }
-        }
-    }
-}
-
-/// `20MB/s`, `512KB/s`, `100B/s`, in the largest decimal unit that divides the rate.
-fn rate(bytes_per_second: u64) -> String {
-    match bytes_per_second {
-        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB/s", b / 1_000_000),
-        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB/s", b / 1_000),
-        b => format!("{b}B/s"),
-    }
-}
-
-/// Parses `drain`, `vt` or `throttle:RATE`, where RATE is a number with a unit among B/s,
-/// KB/s, MB/s, GB/s (decimal) or KiB/s, MiB/s (binary), e.g. `throttle:20MB/s`.
-/// `--reader`'s parser, with the values a shell completes (a throttle's rate is an example).
-pub const READERS: crate::units::Completed<ReaderModel> = crate::units::Completed {
-    parse: parse_reader,
-    names: &["drain", "vt", "throttle:2MB/s", "throttle:20MB/s"],
-};
-
-pub fn parse_reader(text: &str) -> Result<ReaderModel, String> {
-    let bad_rate = || {
-        "expected throttle:RATE with RATE like 20MB/s, 512KB/s, 1MiB/s or 100B/s (more than 0)"
-            .to_owned()
-    };
-    match text.trim() {
-        "drain" => Ok(ReaderModel::Drain),
-        "vt" => Ok(ReaderModel::Vt),
-        other => {
-            let Some(rate) = other.strip_prefix("throttle:") else {
-                return Err(
-                    "expected one of: drain, vt, throttle:RATE (e.g. throttle:20MB/s)".to_owned(),
-                );
-            };
-            let rate = rate.trim().strip_suffix("/s").ok_or_else(bad_rate)?;
-            let split = rate
-                .find(|c: char| !c.is_ascii_digit() && c != '.')
-                .unwrap_or(rate.len());
-            let (number, unit) = rate.split_at(split);
-            let scale = match unit {
-                "B" => 1.0,
-                "KB" | "kB" => 1e3,
-                "MB" => 1e6,
-                "GB" => 1e9,
-                "KiB" => 1024.0,
-                "MiB" => 1024.0 * 1024.0,
-                _ => return Err(bad_rate()),
-            };
-            let value: f64 = number.parse().map_err(|_| bad_rate())?;
-            let bytes_per_second = value * scale;
-            if !(bytes_per_second >= 1.0 && bytes_per_second.is_finite()) {
-                return Err(bad_rate());
-            }
-            Ok(ReaderModel::Throttle {
-                bytes_per_second: bytes_per_second as u64,
-            })
-        }
-    }
-}
+use crate::results::conditions::ReaderModel;
 
 /// Keeps the last bytes read, so that a failed run can show what it printed last.
 #[derive(Debug, Default)]
@@ -157,45 +78,6 @@ pub fn consume(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_reader_models() {
-        assert_eq!(parse_reader("drain"), Ok(ReaderModel::Drain));
-        assert_eq!(parse_reader("vt"), Ok(ReaderModel::Vt));
-        assert_eq!(
-            parse_reader("throttle:20MB/s"),
-            Ok(ReaderModel::Throttle {
-                bytes_per_second: 20_000_000
-            })
-        );
-        assert_eq!(
-            parse_reader("throttle:1MiB/s"),
-            Ok(ReaderModel::Throttle {
-                bytes_per_second: 1 << 20
-            })
-        );
-        assert_eq!(
-            parse_reader("throttle:1.5KB/s"),
-            Ok(ReaderModel::Throttle {
-                bytes_per_second: 1500
-            })
-        );
-        for bad in [
-            "throttle:",
-            "throttle:20",
-            "throttle:0MB/s",
-            "throttle:-5MB/s",
-            "throttle:fastMB/s",
-            "throttle:5parsec/s",
-            "slow",
-        ] {
-            assert!(parse_reader(bad).is_err(), "{bad}");
-        }
-        assert_eq!(
-            parse_reader("throttle:20MB/s").unwrap().to_string(),
-            "throttle:20MB/s"
-        );
-    }
 
     static GOING: AtomicBool = AtomicBool::new(false);
 

@@ -26,12 +26,13 @@ use self::diagnose::{Evidence, diagnose};
 use self::report::{WrapReport, WriteScope};
 use self::tree::Tree;
 use crate::accounting::IoCounters;
-use crate::bench::reader::{ReaderModel, consume};
+use crate::bench::reader::consume;
 use crate::detect::frames::FrameFinder;
 use crate::figures::{PerSecond, WrapRun};
 use crate::meters::CpuTimes;
 use crate::outcome::{Outcome, complain};
 use crate::pty::Pty;
+use crate::results::conditions::ReaderModel;
 use crate::units::{parse_duration, parse_size};
 
 const WRAPARGS_EXAMPLES: &str = "\
@@ -53,7 +54,7 @@ pub struct WrapArgs {
     pub size: (u16, u16),
 
     /// How the headless pty is read: drain, vt, throttle:RATE (a slow terminal)
-    #[arg(long, value_parser = crate::bench::reader::READERS, hide_possible_values = true, default_value = "drain")]
+    #[arg(long, value_parser = crate::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: ReaderModel,
 
     /// A pause at least this long (seconds) before each frame confirms frames found from the

@@ -131,6 +131,36 @@ fn parse_stat_ids(stat: &str) -> Option<ProcessIds> {
     })
 }
 
+/// File descriptor 1 pointed somewhere else until this is dropped: Rust's `stdout()` writes to
+/// fd 1 whatever it is, so a program whose stdout is a pipe can draw on its terminal for a while
+/// and still hand the pipe its output afterwards (`flushlab tour --export-json - | jq`).
+#[derive(Debug)]
+pub struct StdoutRedirect {
+    previous: std::os::fd::OwnedFd,
+}
+
+impl StdoutRedirect {
+    /// Flushes `stdout()` and puts `to` on fd 1 (dup2(2)); fd 1 keeps its number.
+    pub fn to(to: impl std::os::fd::AsFd) -> std::io::Result<StdoutRedirect> {
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        std::io::stdout().flush()?;
+        let previous = std::io::stdout().as_fd().try_clone_to_owned()?;
+        rustix::stdio::dup2_stdout(to)?;
+        Ok(StdoutRedirect { previous })
+    }
+}
+
+impl Drop for StdoutRedirect {
+    /// What went to `stdout()` meanwhile is flushed where it was meant to go, then fd 1 is what
+    /// it was. Errors are ignored: there is nowhere left to report them.
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = rustix::stdio::dup2_stdout(&self.previous);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

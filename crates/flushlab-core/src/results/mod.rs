@@ -3,13 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod conditions;
 pub mod export;
 pub mod painted;
 pub mod plot;
 pub mod statistics;
 
+use self::conditions::{Reader, Sink, Size, SyncOutput, Unit, Workload};
 use self::statistics::{NOISY, Spread, median};
 use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
+use crate::scene::Scene;
 use crate::subject::{FloodWriter, Subject};
 use crate::units::format_capacity;
 use crate::writer_mode::Buffering;
@@ -53,9 +56,9 @@ pub struct Row {
     /// `stderr/raw`, `ceiling/cpu`, `flood/println`: what was measured.
     #[serde(rename = "mode")]
     pub subject: Subject,
-    pub size: String,
-    pub reader: String,
-    pub sink: String,
+    pub size: Size,
+    pub reader: Reader,
+    pub sink: Sink,
     /// `None` when no run succeeded.
     pub fps: Option<Spread>,
     pub writes_per_frame: Option<f64>,
@@ -84,7 +87,7 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn new(subject: Subject, size: String, reader: String, sink: String) -> Row {
+    pub fn new(subject: Subject, size: Size, reader: Reader, sink: Sink) -> Row {
         Row {
             subject,
             size,
@@ -189,17 +192,16 @@ impl Machine {
 /// How the benchmark was run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// `tui` (frames) or `flood` (log lines).
-    pub workload: String,
-    /// What a row's rate counts: `frame` or `line`.
-    pub unit: String,
-    pub sizes: Vec<String>,
-    pub readers: Vec<String>,
-    pub sinks: Vec<String>,
+    pub workload: Workload,
+    /// What a row's rate counts (the workload's unit, kept for readers of the file).
+    pub unit: Unit,
+    pub sizes: Vec<Size>,
+    pub readers: Vec<Reader>,
+    pub sinks: Vec<Sink>,
     pub runs: u32,
     pub warmup: u32,
     pub duration_seconds: f64,
-    pub scene: String,
+    pub scene: Scene,
     pub sync: bool,
     pub capacity: usize,
     pub command: String,
@@ -218,9 +220,8 @@ pub struct TerminalIdentity {
     pub secondary_attributes: Option<String>,
     pub cols: u16,
     pub rows: u16,
-    /// Synchronized output (DEC mode 2026) per DECRQM: `supported`, `not recognized`, or
-    /// `no answer`.
-    pub sync_output: String,
+    /// Synchronized output (DEC mode 2026) per DECRQM.
+    pub sync_output: SyncOutput,
 }
 
 impl TerminalIdentity {
@@ -463,6 +464,7 @@ impl BenchResults {
 #[cfg(test)]
 mod tests {
     use super::TerminalIdentity;
+    use super::conditions::{Reader, ReaderModel, SyncOutput};
     use crate::results::export::fixture;
 
     #[test]
@@ -475,7 +477,7 @@ mod tests {
             secondary_attributes: Some("0;1101;1".into()),
             cols: 80,
             rows: 24,
-            sync_output: "no answer".into(),
+            sync_output: SyncOutput::NoAnswer,
         };
         // DA2 type 0 is "VT100", which many terminals claim: it names nobody.
         assert_eq!(t.name().as_deref(), Some("xterm-256color"));
@@ -548,7 +550,7 @@ mod tests {
         // The same rows behind a reader twice as slow: every figure halves, every ratio holds.
         let mut slow = results.results.clone();
         for row in &mut slow {
-            row.reader = "vt".into();
+            row.reader = Reader::Model(ReaderModel::Vt);
             for run in &mut row.runs {
                 run.figures.fps /= 2.0;
             }

@@ -5,6 +5,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 use super::BenchResults;
+use super::conditions::{Unit, Workload};
 use crate::subject::Subject;
 
 const ROW_HEIGHT: u32 = 26;
@@ -38,22 +39,17 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let root = SVGBackend::with_string(out, (width, height)).into_drawing_area();
     root.fill(&WHITE)?;
     let settings = &results.settings;
-    // A title that fits: more than three of a kind are counted (each row names its own).
-    let few = |items: &[String], what: &str| match items.len() {
-        0..=3 => format!("{what} {}", items.join(", ")),
-        n => format!("{n} {what}s"),
-    };
     let mut parts = vec![
         "flushlab".to_owned(),
         format!("{} workload", settings.workload),
     ];
     // A log line has no terminal size.
-    if settings.unit != "line" {
+    if settings.unit != Unit::Line {
         parts.push(few(&settings.sizes, "size"));
     }
     parts.push(few(&settings.sinks, "sink"));
     // A tour's rows are read by the terminal it ran in.
-    let reader = if settings.workload == "tour" {
+    let reader = if settings.workload == Workload::Tour {
         "terminal"
     } else {
         "reader"
@@ -68,11 +64,14 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let (left, right) = root.split_horizontally(800);
     let (right, split_area) = right.split_horizontally(600);
     // Every row named by all that tells it apart: its size, sink and reader where they vary.
-    let varies = |of: fn(&super::Row) -> &str| rows.iter().any(|r| of(r) != of(&rows[0]));
+    let first = rows.first();
+    let varies = |differ: fn(&super::Row, &super::Row) -> bool| {
+        first.is_some_and(|f| rows.iter().any(|r| differ(r, f)))
+    };
     let (sizes, readers, sinks) = (
-        varies(|r| &r.size),
-        varies(|r| &r.reader),
-        varies(|r| &r.sink),
+        varies(|a, b| a.size != b.size),
+        varies(|a, b| a.reader != b.reader),
+        varies(|a, b| a.sink != b.sink),
     );
     let label = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
@@ -369,6 +368,17 @@ fn flip(v: &SegmentValue<usize>, n: usize) -> SegmentValue<usize> {
         SegmentValue::CenterOf(i) if *i < n => SegmentValue::CenterOf(n - 1 - i),
         SegmentValue::Exact(i) if *i < n => SegmentValue::Exact(n - 1 - i),
         _ => SegmentValue::Last,
+    }
+}
+
+/// A title's list that fits: more than three of a kind are counted (each row names its own).
+fn few<T: std::fmt::Display>(items: &[T], what: &str) -> String {
+    match items.len() {
+        0..=3 => {
+            let names: Vec<String> = items.iter().map(ToString::to_string).collect();
+            format!("{what} {}", names.join(", "))
+        }
+        n => format!("{n} {what}s"),
     }
 }
 

@@ -16,9 +16,9 @@ impl Exporter for CsvExporter {
         for row in &results.results {
             let fields = [
                 field(&results.name(&row.subject)),
-                field(&row.size),
-                field(&row.reader),
-                field(&row.sink),
+                field(&row.size.to_string()),
+                field(&row.reader.to_string()),
+                field(row.sink.name()),
                 num(row.fps.map(|f| f.median)),
                 num(row.fps.map(|f| f.min)),
                 num(row.fps.map(|f| f.max)),

@@ -1,6 +1,7 @@
 use std::fmt::Write;
 
 use super::{Exporter, or_dash};
+use crate::results::conditions::{Unit, Workload};
 use crate::results::{BenchResults, Row};
 use crate::units::{bytes, count, percent};
 
@@ -105,7 +106,7 @@ impl Exporter for MarkdownExporter {
 
 /// The main table's header; `shown` adds the column only a tour has (what the terminal
 /// confirmed it showed).
-fn header(unit: &str, shown: bool) -> Vec<String> {
+fn header(unit: Unit, shown: bool) -> Vec<String> {
     let mut header: Vec<String> = vec![
         "mode".into(),
         "size".into(),
@@ -158,9 +159,9 @@ fn row_cells(results: &BenchResults, row: &Row, shown: bool) -> Vec<String> {
     );
     let mut cells = vec![
         results.name(&row.subject),
-        cell(&row.size),
-        cell(&row.sink),
-        cell(&row.reader),
+        cell(&row.size.to_string()),
+        cell(row.sink.name()),
+        cell(&row.reader.to_string()),
         rate_cell,
         or_dash(row.writes_per_frame, count),
         or_dash(row.bytes_per_frame, bytes),
@@ -190,7 +191,7 @@ fn column_width(header: &[String], rows: &[Vec<String>], i: usize) -> usize {
 impl MarkdownExporter {
     /// The table of every row, narrowed to the width (columns give way, and say so).
     fn main_table(&self, out: &mut String, results: &BenchResults) -> anyhow::Result<()> {
-        let unit = &results.settings.unit;
+        let unit = results.settings.unit;
         let shown = results.results.iter().any(|r| r.shown_fps.is_some());
         let mut header = header(unit, shown);
         let rows: Vec<Vec<String>> = results
@@ -248,8 +249,8 @@ impl MarkdownExporter {
             format!(
                 "| {} | {} | {} | {} |",
                 results.name(&row.subject),
-                cell(&row.size),
-                cell(&row.reader),
+                cell(&row.size.to_string()),
+                cell(&row.reader.to_string()),
                 parts.join(" | ")
             )
         };
@@ -327,23 +328,21 @@ fn write_table(
 /// the command.
 fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
     let alike = results.indistinguishable();
-    let varies = |of: fn(&Row) -> &str| {
-        results
-            .results
-            .iter()
-            .any(|r| of(r) != of(&results.results[0]))
-    };
-    let (sinks, readers) = (varies(|r| &r.sink), varies(|r| &r.reader));
+    let first = results.results.first();
+    let rows = &results.results;
+    let sinks = first.is_some_and(|f| rows.iter().any(|r| r.sink != f.sink));
+    let readers = first.is_some_and(|f| rows.iter().any(|r| r.reader != f.reader));
     if !alike.is_empty() {
         let names: Vec<String> = alike
             .iter()
             .map(|(a, b)| {
                 // Named by all that tells the pair apart from the others.
-                let mut at = a.size.clone();
-                for (varies, what) in [(sinks, &a.sink), (readers, &a.reader)] {
-                    if varies {
-                        at = format!("{at}, {what}");
-                    }
+                let mut at = a.size.to_string();
+                if sinks {
+                    at = format!("{at}, {}", a.sink);
+                }
+                if readers {
+                    at = format!("{at}, {}", cell(&a.reader.to_string()));
                 }
                 format!(
                     "{} ≈ {} ({at})",
@@ -366,10 +365,10 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
         s.runs,
         s.duration_seconds,
         s.warmup,
-        if s.workload == "tui" {
+        if s.workload == Workload::Tui {
             format!(
                 ", scene {}, sync {}",
-                s.scene,
+                s.scene.name(),
                 if s.sync { "on" } else { "off" }
             )
         } else {

@@ -104,6 +104,7 @@ pub fn or_dash(value: Option<f64>, format: impl Fn(f64) -> String) -> String {
 #[cfg(test)]
 pub(crate) mod fixture {
     use crate::figures::Figures;
+    use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Unit, Workload};
     use crate::results::*;
     use crate::subject::{Ceiling, Subject};
     use crate::writer_mode::{Buffering, Stream};
@@ -145,33 +146,48 @@ pub(crate) mod fixture {
         let mut rows = vec![
             Row::new(
                 Subject::Ceiling(Ceiling::Cpu),
-                "200x60".into(),
-                "drain".into(),
-                "pty".into(),
+                Size {
+                    cols: 200,
+                    rows: 60,
+                },
+                Reader::Model(ReaderModel::Drain),
+                Sink::Pty,
             ),
             Row::new(
                 Subject::Ceiling(Ceiling::Transport),
-                "200x60".into(),
-                "drain".into(),
-                "pty".into(),
+                Size {
+                    cols: 200,
+                    rows: 60,
+                },
+                Reader::Model(ReaderModel::Drain),
+                Sink::Pty,
             ),
             Row::new(
                 Subject::Mode(Stream::Stderr, Buffering::Raw),
-                "200x60".into(),
-                "drain".into(),
-                "pty".into(),
+                Size {
+                    cols: 200,
+                    rows: 60,
+                },
+                Reader::Model(ReaderModel::Drain),
+                Sink::Pty,
             ),
             Row::new(
                 Subject::Mode(Stream::Stdout, Buffering::Frame),
-                "200x60".into(),
-                "drain".into(),
-                "pty".into(),
+                Size {
+                    cols: 200,
+                    rows: 60,
+                },
+                Reader::Model(ReaderModel::Drain),
+                Sink::Pty,
             ),
             Row::new(
                 Subject::Mode(Stream::Stdout, Buffering::Thread),
-                "200x60".into(),
-                "drain".into(),
-                "pty".into(),
+                Size {
+                    cols: 200,
+                    rows: 60,
+                },
+                Reader::Model(ReaderModel::Drain),
+                Sink::Pty,
             ),
         ];
         rows[0].runs = vec![run(260.0, 0.0), run(250.0, 0.0), run(270.0, 0.0)];
@@ -210,15 +226,18 @@ pub(crate) mod fixture {
             terminal: None,
             painted: Vec::new(),
             settings: Settings {
-                workload: "tui".into(),
-                unit: "frame".into(),
-                sizes: vec!["200x60".into()],
-                readers: vec!["drain".into()],
-                sinks: vec!["pty".into()],
+                workload: Workload::Tui,
+                unit: Unit::Frame,
+                sizes: vec![Size {
+                    cols: 200,
+                    rows: 60,
+                }],
+                readers: vec![Reader::Model(ReaderModel::Drain)],
+                sinks: vec![Sink::Pty],
                 runs: 3,
                 warmup: 1,
                 duration_seconds: 2.0,
-                scene: "full".into(),
+                scene: crate::scene::Scene::Full,
                 sync: false,
                 capacity: 8192,
                 command: "flushlab bench".into(),
