@@ -95,6 +95,10 @@ pub enum Command {
     /// Print a shell completion script: e.g. `flushlab completions bash >
     /// ~/.local/share/bash-completion/completions/flushlab`.
     Completions(CompletionsArgs),
+    /// Print a manual page (roff) made from these very flags: flushlab(1), or a command's
+    /// (`flushlab man bench` is flushlab-bench(1)). E.g. `flushlab man | man -l -`, or
+    /// `flushlab man > ~/.local/share/man/man1/flushlab.1`.
+    Man(ManArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
     /// own modes: bytes, write(2) calls, frames (from sync markers or cursor restarts, else
     /// unknown), and what to change. Interactive in a terminal; headless with --duration or
@@ -115,6 +119,7 @@ impl Cli {
                 Command::Profile(_)
                 | Command::Report(_)
                 | Command::Completions(_)
+                | Command::Man(_)
                 | Command::Wrap(_)
                 | Command::Lesson(_)
                 | Command::Paint(_),
@@ -138,6 +143,42 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
     script
 }
 
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// A command's page instead of flushlab(1): bench, tour, wrap, …
+    pub command: Option<String>,
+}
+
+/// A manual page in roff, as clap_mangen writes it from the flags themselves: flushlab(1), or
+/// `flushlab-COMMAND(1)` (git's naming). An unknown command is a usage error naming the choices.
+pub fn manual(command: Option<&str>) -> Result<Vec<u8>, clap::Error> {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    let page = match command {
+        None => cli.clone(),
+        Some(name) => {
+            let Some(sub) = cli.find_subcommand(name) else {
+                let names: Vec<&str> = cli.get_subcommands().map(clap::Command::get_name).collect();
+                let message = format!(
+                    "no command '{}': choose one of {}",
+                    crate::units::printable(name),
+                    names.join(", ")
+                );
+                return Err(cli.error(clap::error::ErrorKind::InvalidValue, message));
+            };
+            sub.clone()
+                .display_name(format!("flushlab-{name}"))
+                .bin_name(format!("flushlab {name}"))
+                .version(env!("CARGO_PKG_VERSION"))
+        }
+    };
+    let mut roff = Vec::new();
+    clap_mangen::Man::new(page)
+        .render(&mut roff)
+        .map_err(|e| cli.error(clap::error::ErrorKind::Io, e))?;
+    Ok(roff)
+}
+
 /// Checks what clap cannot: a run that is not on a terminal must know when to stop.
 pub fn validate_run(run: &RunArgs) -> Result<(), clap::Error> {
     use clap::CommandFactory;
@@ -154,6 +195,26 @@ pub fn validate_run(run: &RunArgs) -> Result<(), clap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_manual_is_made_from_the_flags() {
+        let main = String::from_utf8(manual(None).unwrap()).unwrap();
+        assert!(main.starts_with(".ie \\n(.g .ds Aq"), "{main}");
+        assert!(main.contains(".TH flushlab 1"), "{main}");
+        for command in ["bench", "tour", "wrap", "paint", "lesson", "report", "man"] {
+            assert!(main.contains(command), "{command} in {main}");
+        }
+        let bench = String::from_utf8(manual(Some("bench")).unwrap()).unwrap();
+        assert!(bench.contains(".TH flushlab-bench 1"), "{bench}");
+        assert!(bench.contains("flushlab bench"), "{bench}");
+        assert!(bench.contains("export\\-json"), "{bench}");
+        let wrong = manual(Some("bnech\x1b[2J")).unwrap_err().to_string();
+        assert!(
+            wrong.contains("bnech") && wrong.contains("bench, "),
+            "{wrong}"
+        );
+        assert!(!wrong.contains('\x1b'), "{wrong}");
+    }
 
     /// The Examples of the main help and of every subcommand's: each `flushlab …` line (up
     /// to its description, a pipe or a redirection) is a command line clap accepts.

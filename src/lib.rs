@@ -24,7 +24,6 @@ pub mod lesson;
 pub mod measured;
 pub mod paint;
 pub mod profile_digest;
-pub mod pty;
 pub mod renderer;
 pub mod report;
 pub mod runner;

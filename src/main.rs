@@ -48,6 +48,12 @@ fn main() -> ExitCode {
         Some(Command::Report(args)) => flushlab::terminal_report::run(args),
         Some(Command::Wrap(args)) => flushlab::wrap::run(args),
         Some(Command::Lesson(args)) => lesson(args),
+        Some(Command::Man(args)) => match flushlab::cli::manual(args.command.as_deref()) {
+            Ok(page) => flushlab::outcome::print(&page)
+                .map(|()| Outcome::Finished)
+                .map_err(anyhow::Error::from),
+            Err(e) => return usage_error(e),
+        },
         Some(Command::Completions(args)) => {
             flushlab::outcome::print(&flushlab::cli::completions(args.shell))
                 .map(|()| Outcome::Finished)

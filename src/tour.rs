@@ -214,11 +214,7 @@ fn terminal_behind_pipe(exports: &[Export]) -> Result<Option<std::fs::File>, Str
 }
 
 pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
-    let TourPlan {
-        modes,
-        exports,
-        terminal,
-    } = match plan(&args) {
+    let plan = match plan(&args) {
         Ok(plan) => plan,
         Err(why) => {
             complain(&why);
@@ -226,7 +222,11 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         }
     };
     // Given back (flushed, fd 1 the pipe again) before the exports are written.
-    let redirect = terminal.map(crate::sys::StdoutRedirect::to).transpose()?;
+    let redirect = plan
+        .terminal
+        .map(crate::sys::StdoutRedirect::to)
+        .transpose()?;
+    let TourPlan { modes, exports, .. } = plan;
     let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
     let (cols, rows) = (size.ws_col, size.ws_row);
     let signal = crate::terminal_session::watch_termination_signals()?;
@@ -276,14 +276,10 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         signal: &signal,
         confirmations: Confirmations::new(modes.len()),
     };
-    if outcome == Outcome::Finished {
-        for (index, &mode) in modes.iter().enumerate() {
-            let status = format!("tour {}/{}: {mode}", index + 1, modes.len());
-            if let Some(stop) = visit.mode(index, mode, condition, status)? {
-                outcome = stop;
-                break;
-            }
-        }
+    if outcome == Outcome::Finished
+        && let Some(stop) = visit.every_mode(&modes, condition)?
+    {
+        outcome = stop;
     }
     let (meters, flushed) = visit.out.finish();
     let (paint, confirmations) = (visit.paint, visit.confirmations);
@@ -326,6 +322,21 @@ struct Visit<'a> {
 }
 
 impl Visit<'_> {
+    /// Every mode in turn; the quit key or signal that ended the tour early, if one did.
+    fn every_mode(
+        &mut self,
+        modes: &[Mode],
+        condition: Condition,
+    ) -> anyhow::Result<Option<Outcome>> {
+        for (index, &mode) in modes.iter().enumerate() {
+            let status = format!("tour {}/{}: {mode}", index + 1, modes.len());
+            if let Some(stop) = self.mode(index, mode, condition, status)? {
+                return Ok(Some(stop));
+            }
+        }
+        Ok(None)
+    }
+
     /// `--seconds` of frames in `mode`, a cursor-position question every `--cpr-every`, then
     /// the last frame's question answered (or not) before the next mode. A quit key or a
     /// signal ends it, and is returned.

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use flushlab::pty::Pty;
+use flushlab::sys::pty::Pty;
 use serde_json::Value;
 
 fn check_mode(stream: &str, buffering: &str) -> Value {
@@ -662,7 +662,7 @@ fn a_lesson_goes_through_every_step_and_back() {
         let master = pty.master.try_clone().unwrap();
         let feeding = Arc::clone(&parser);
         let reader = std::thread::spawn(move || {
-            flushlab::pty::read_to_end(&master, |bytes| {
+            flushlab::sys::pty::read_to_end(&master, |bytes| {
                 feeding.lock().unwrap().process(bytes);
             })
             .unwrap();

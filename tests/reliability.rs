@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use flushlab::pty::{Pty, read_to_end};
+use flushlab::sys::pty::{Pty, read_to_end};
 use rustix::process::Signal;
 use serde_json::Value;
 

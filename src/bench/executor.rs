@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use super::reader::{Tail, consume};
 use crate::figures::WrapRun;
-use crate::pty::Pty;
 use crate::results::conditions::{ReaderModel, Sink};
 use crate::results::{FailedRun, Run};
 use crate::subject::Subject;
+use crate::sys::pty::Pty;
 use crate::writer_mode::Stream;
 
 /// Everything one run needs.

@@ -1,7 +1,7 @@
 //! `flushlab wrap -- CMD`: any program's terminal output measured the way flushlab measures its
 //! own modes. CMD runs in a new pseudo-terminal; what it writes is read from the master side
 //! (by a reader model when headless, copied to the user's terminal when interactive). Its frames
-//! are found from what it draws ([`frames`](crate::detect::frames), on the cursor model of
+//! are found from what it draws ([`finder`](crate::detect::finder), on the cursor model of
 //! [`screen`](crate::detect::screen)), its write(2)
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
 //! says what to change in its own language ([`mod@diagnose`]); [`mod@report`] holds the results.
@@ -27,12 +27,12 @@ use self::report::{WrapReport, WriteScope};
 use self::tree::Tree;
 use crate::accounting::IoCounters;
 use crate::bench::reader::consume;
-use crate::detect::frames::FrameFinder;
+use crate::detect::finder::FrameFinder;
 use crate::figures::{PerSecond, WrapRun};
 use crate::meters::CpuTimes;
 use crate::outcome::{Outcome, complain};
-use crate::pty::Pty;
 use crate::results::conditions::ReaderModel;
+use crate::sys::pty::Pty;
 use crate::units::{parse_duration, parse_size};
 
 const WRAPARGS_EXAMPLES: &str = "\
@@ -475,7 +475,7 @@ fn give_back(session: crate::terminal_session::TerminalSession, finder: &FrameFi
     {
         let _ = out.write_all(&undo);
     }
-    let ask = finder.sync_begins() == 0 && finder.frames().frames.is_some();
+    let ask = finder.sync().begins() == 0 && finder.frames().frames.is_some();
     let syncs = ask && terminal_supports_sync();
     drop(session);
     if !finder.screen().at_line_start {
@@ -496,9 +496,9 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         writes_per_frame: figures.and_then(|f| f.writes_per_frame),
         writes_per_second: trusted.map(|io| io.write_calls as f64 / m.seconds.max(1e-9)),
         bytes: m.finder.bytes,
-        sync_begins: m.finder.sync_begins(),
-        sync_pairs: m.finder.sync_pairs(),
-        sync_open: m.finder.sync_open(),
+        sync_begins: m.finder.sync().begins(),
+        sync_pairs: m.finder.sync().pairs(),
+        sync_open: m.finder.sync().open(),
         exited_by_itself: m.exit_code.is_some(),
         blocked_share: m.tree.blocked_share(),
         terminal_syncs: m.terminal_syncs,
@@ -530,8 +530,8 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         bytes_written: m.io.map(|io| io.bytes),
         write_scope: scope,
         frame_method: frames.method,
-        sync_begins: m.finder.sync_begins(),
-        sync_ends: m.finder.sync_ends(),
+        sync_begins: m.finder.sync().begins(),
+        sync_ends: m.finder.sync().ends(),
         blocked_share: m.tree.blocked_share(),
         writer,
         diagnoses,

@@ -87,6 +87,11 @@ pub struct Row {
 }
 
 impl Row {
+    /// What a row was measured under: rows are compared only when these are equal.
+    pub fn conditions(&self) -> (Size, Sink, Reader) {
+        (self.size, self.sink, self.reader.clone())
+    }
+
     pub fn new(subject: Subject, size: Size, reader: Reader, sink: Sink) -> Row {
         Row {
             subject,
@@ -355,7 +360,7 @@ impl BenchResults {
     /// more than the runs' spread (the wider of the two rows') means the method or the machine
     /// is wrong, and every ratio to that ceiling with it: said loudly, one line per such row.
     pub fn ceiling_warnings(&self) -> Vec<String> {
-        let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
+        let conditions = Row::conditions;
         let mut warnings = Vec::new();
         for row in self
             .results
@@ -393,7 +398,7 @@ impl BenchResults {
     /// meets the other's): the runs cannot tell them apart, so no ratio between them means
     /// anything. With 3 runs, [min–max] is a 75% interval for the median (order statistics).
     pub fn indistinguishable(&self) -> Vec<(&Row, &Row)> {
-        let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
+        let conditions = Row::conditions;
         let mut pairs = Vec::new();
         for (i, a) in self.results.iter().enumerate() {
             for b in &self.results[i + 1..] {
@@ -419,7 +424,7 @@ impl BenchResults {
     /// Fills in the ratios from the rows measured so far. A row is compared only with the rows
     /// measured under the same conditions: same size, same sink, same reader.
     pub fn compute_ratios(&mut self) {
-        let conditions = |r: &Row| (r.size.clone(), r.sink.clone(), r.reader.clone());
+        let conditions = Row::conditions;
         let medians: Vec<_> = self
             .results
             .iter()

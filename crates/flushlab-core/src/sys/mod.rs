@@ -1,6 +1,10 @@
-//! What the kernel accounts for a process and its threads — CPU time, the scheduler's
-//! statistics, the thread's id — read in one place. Where Linux's `/proc` is missing the
-//! scheduler's figures are `None`, and the figures that need them are left out.
+//! The operating system, called in one place: what the kernel accounts for a process and its
+//! threads — CPU time, the scheduler's statistics, the thread's id, a process's group and
+//! session — here, and pseudo-terminals in [`pty`]. Linux today; another kernel (macOS) is
+//! another set of these functions. Where Linux's `/proc` is missing the scheduler's figures are
+//! `None`, and the figures that need them are left out.
+
+pub mod pty;
 
 use std::time::Duration;
 

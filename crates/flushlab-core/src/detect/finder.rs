@@ -1,0 +1,221 @@
+//! The frame finder: one parse of a program's output ([`Screen`]), its events handed to the
+//! detectors in order of trust — [`SyncMarkers`] (the program says where its frames are), then
+//! [`CursorRestarts`] (content, confirmed). The first that finds frames names the method; when
+//! none can, the frames are "unknown" and only per-second figures are given: an invented frame
+//! rate is the worst error this tool can make, "unknown" is always allowed.
+//!
+//! Rates are taken between the first and the last frame start (whole frames only), so a run
+//! that ends in the middle of a frame does not skew them.
+
+use std::time::{Duration, Instant};
+
+use super::cursor_restarts::CursorRestarts;
+use super::detector::FrameDetector;
+use super::frames::{FrameMethod, Frames};
+use super::screen::Screen;
+use super::sync_markers::SyncMarkers;
+
+/// Fed each chunk of output as it is read, with when; see the module's documentation.
+#[derive(Clone, Debug)]
+pub struct FrameFinder {
+    screen: Screen,
+    sync: SyncMarkers,
+    restarts: CursorRestarts,
+    gap: Duration,
+    pub bytes: u64,
+    /// `\n` bytes received: the pty may have put a `\r` before each.
+    pub newlines: u64,
+    last: Option<Instant>,
+}
+
+impl FrameFinder {
+    /// `gap`: the silence that counts as a pause; `pauses_are_the_programs`: whether pauses can
+    /// be trusted (a throttled reader pauses on its own).
+    pub fn new(size: (u16, u16), gap: Duration, pauses_are_the_programs: bool) -> Self {
+        FrameFinder {
+            screen: Screen::new(size.0, size.1),
+            sync: SyncMarkers::default(),
+            restarts: CursorRestarts::new(pauses_are_the_programs),
+            gap,
+            bytes: 0,
+            newlines: 0,
+            last: None,
+        }
+    }
+
+    pub fn feed(&mut self, chunk: &[u8], at: Instant) {
+        if chunk.is_empty() {
+            return;
+        }
+        let first = self.last.is_none();
+        let after_silence = self
+            .last
+            .is_none_or(|last| at.saturating_duration_since(last) >= self.gap);
+        self.last = Some(at);
+        self.bytes += chunk.len() as u64;
+        self.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        let mut detectors: [&mut dyn FrameDetector; 2] = [&mut self.sync, &mut self.restarts];
+        for detector in &mut detectors {
+            detector.chunk(at, after_silence, first);
+        }
+        self.screen.feed(chunk, &mut |event, offset| {
+            for detector in &mut detectors {
+                detector.on(event, offset, at);
+            }
+        });
+    }
+
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.screen.resize(cols, rows);
+    }
+
+    /// What CMD left set on the terminal, and whether its cursor is at a line's start.
+    pub fn screen(&self) -> &Screen {
+        &self.screen
+    }
+
+    /// The synchronized-output markers seen (begins, ends, pairs, still open).
+    pub fn sync(&self) -> &SyncMarkers {
+        &self.sync
+    }
+
+    pub fn frames(&self) -> Frames {
+        let evidence = self.restarts.evidence();
+        let mut frames = Frames {
+            method: FrameMethod::Unknown,
+            frames: None,
+            fps: None,
+            bytes_per_frame: None,
+            confirmed_by: Vec::new(),
+            cursor_restarts: evidence.restarts,
+            sequence_share: evidence.sequence_share,
+            pause_share: evidence.pause_share,
+            pauses_per_frame: evidence.pauses_per_frame,
+        };
+        let detectors: [&dyn FrameDetector; 2] = [&self.sync, &self.restarts];
+        if let Some(found) = detectors.iter().find_map(|d| d.found()) {
+            frames.method = found.method;
+            frames.frames = Some(found.frames);
+            frames.fps = found.fps;
+            frames.bytes_per_frame = found.bytes_per_frame;
+            frames.confirmed_by = found.confirmed_by;
+        }
+        frames
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::frames::Confirmation;
+
+    fn at(start: Instant, ms: u64) -> Instant {
+        start + Duration::from_millis(ms)
+    }
+
+    /// A 10x3 frame drawn from the top, cell by cell, `filler` marking it.
+    fn frame(filler: char) -> Vec<u8> {
+        let mut out = Vec::new();
+        for row in 1..=3 {
+            out.extend(format!("\x1b[{row};1H{}", filler.to_string().repeat(10)).as_bytes());
+        }
+        out.extend(b"\x1b[?25l");
+        out
+    }
+
+    #[test]
+    fn sync_markers_are_exact_even_split_across_reads() {
+        let start = Instant::now();
+        let mut finder = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        let mut bytes = Vec::new();
+        for i in 0..10 {
+            bytes.extend(b"\x1b[?2026h");
+            bytes.extend(frame(char::from(b'a' + i)));
+            bytes.extend(b"\x1b[?2026l");
+        }
+        for (i, piece) in bytes.chunks(7).enumerate() {
+            finder.feed(piece, at(start, i as u64));
+        }
+        let frames = finder.frames();
+        assert_eq!(frames.method, FrameMethod::SyncMarkers);
+        assert_eq!(frames.frames, Some(10));
+        assert_eq!((finder.sync().begins(), finder.sync().ends()), (10, 10));
+        // Nested begins are one frame, not a leak.
+        let mut nested = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        nested.feed(b"\x1b[?2026h\x1b[?2026hx\x1b[?2026l\x1b[?2026l", start);
+        assert_eq!((nested.sync().pairs(), nested.sync().open()), (1, 0));
+    }
+
+    #[test]
+    fn a_frame_written_in_pieces_with_pauses_inside_is_one_frame() {
+        // An unbuffered writer, descheduled mid-frame: pauses everywhere, frames by content,
+        // confirmed by the cursor hide after each frame.
+        let start = Instant::now();
+        let mut finder = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        let mut t = 0;
+        for i in 0..8u8 {
+            for piece in frame(char::from(b'a' + i)).chunks(3) {
+                t += 5;
+                finder.feed(piece, at(start, t));
+            }
+        }
+        let frames = finder.frames();
+        assert_eq!(frames.method, FrameMethod::CursorRestarts, "{frames:?}");
+        assert_eq!(frames.frames, Some(8));
+        assert!(
+            matches!(frames.confirmed_by[..], [Confirmation::Sequence(_)]),
+            "{frames:?}"
+        );
+        assert!(frames.pauses_per_frame > 5.0);
+    }
+
+    #[test]
+    fn restarts_nothing_confirms_are_unknown() {
+        // A title drawn over the border after the rest of the frame: two restarts a frame, no
+        // sequence once between restarts, and the writer pausing anywhere.
+        let start = Instant::now();
+        let mut finder = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        let mut t = 0;
+        for i in 0..20u64 {
+            let bytes = format!(
+                "\x1b[H+--------+\x1b[2;1H|content{}|\x1b[3;1H+--------+\x1b[1;3Htitle",
+                i % 10
+            );
+            for piece in bytes.as_bytes().chunks(4) {
+                t += 3;
+                finder.feed(piece, at(start, t));
+            }
+        }
+        let frames = finder.frames();
+        assert_eq!(frames.method, FrameMethod::Unknown, "{frames:?}");
+        assert!(frames.cursor_restarts >= 38, "{frames:?}");
+    }
+
+    #[test]
+    fn lines_are_never_frames() {
+        let start = Instant::now();
+        let mut finder = FrameFinder::new((80, 24), Duration::from_millis(2), true);
+        for i in 0..2000u64 {
+            finder.feed(format!("line {i}\r\n").as_bytes(), at(start, i * 3));
+        }
+        assert_eq!(finder.frames().method, FrameMethod::Unknown);
+    }
+
+    #[test]
+    fn rates_come_from_whole_frames() {
+        // Frames 100 ms apart, confirmed by pauses; the run ends mid-frame.
+        let start = Instant::now();
+        let mut finder = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        for i in 0..5u64 {
+            let bytes = format!("\x1b[1;1H{}", "x".repeat(30));
+            finder.feed(bytes.as_bytes(), at(start, 20 + i * 100));
+        }
+        finder.feed(b"\x1b[1;1Hxx", at(start, 520));
+        let frames = finder.frames();
+        assert_eq!(frames.method, FrameMethod::CursorRestarts, "{frames:?}");
+        assert!(frames.confirmed_by.contains(&Confirmation::Pauses));
+        let fps = frames.fps.unwrap();
+        assert!((fps - 10.0).abs() < 0.01, "{fps}");
+        assert_eq!(frames.bytes_per_frame, Some(36.0));
+    }
+}
