@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Re-run the benches whose figures README.md and docs/ quote, then put their figures in the docs.
+#
+#   scripts/regenerate-docs.sh             the commands as docs/results/README.md gives them
+#                                          (3 runs of 2 s a row, ~4 minutes here), into
+#                                          docs/results; then every marked figure in the docs
+#                                          is rewritten from those files (tests/figures.rs)
+#   scripts/regenerate-docs.sh --short     1 run of 1 s a row (~1 minute) into a scratch
+#                                          directory, then checks every quoted figure against
+#                                          it with the tolerance tests/figures.rs states; CI
+#                                          runs this. Nothing in docs/ changes.
+#   --out DIR                              keep the fresh results in DIR instead
+#
+# A figure is marked where a document quotes it: `317<!--fig std-200x60 stdout/line
+# writes_per_frame-->`; tests/figures.rs says how, and `cargo test` checks that every quoted
+# figure is the one in its file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+short=false
+out=""
+while (($#)); do
+    case "$1" in
+        --short) short=true ;;
+        --out)
+            [[ $# -ge 2 ]] || { echo "regenerate-docs.sh: --out needs a directory" >&2; exit 2; }
+            out="$2"
+            shift
+            ;;
+        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "regenerate-docs.sh: unknown argument '$1' (choose --short, --out DIR)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+scratch=""
+if [[ -z "$out" ]]; then
+    if $short; then
+        scratch="$(mktemp -d)"
+        trap 'rm -rf "$scratch"' EXIT
+        out="$scratch"
+    else
+        out="docs/results"
+    fi
+fi
+mkdir -p "$out"
+
+if $short; then
+    runs=(--runs 1 --warmup 0 --duration 1)
+else
+    runs=(--runs 3 --warmup 1 --duration 2)
+fi
+
+cargo build --release --locked --quiet
+flushlab=target/release/flushlab
+
+# NAME, then the bench's arguments: the result is docs/results/NAME.json (and .md).
+bench() {
+    local name="$1"
+    shift
+    echo "== $name: flushlab bench $* ${runs[*]}"
+    "$flushlab" bench "$@" "${runs[@]}" --export-json "$out/$name.json" \
+        --export-markdown "$out/$name.md" 2>&1 | tail -n 3
+}
+
+bench std-200x60 --size 200x60
+bench std-80x24 --size 80x24
+bench time-split --modes stderr/raw,stdout/line,stdout/block,stdout/frame,stdout/thread \
+    --sink pty --reader drain,throttle:2MB/s --size 200x60,80x24
+
+if $short; then
+    echo "== the quoted figures against this run"
+    FLUSHLAB_FRESH_RESULTS="$(cd "$out" && pwd)" \
+        cargo test --locked --quiet --test figures -- quoted_figures_hold_on_a_fresh_run --nocapture
+else
+    "$flushlab" report "$out/time-split.json" --plot "$out/time-split.svg"
+    echo "== every marked figure rewritten from docs/results"
+    FLUSHLAB_WRITE_FIGURES=1 cargo test --locked --quiet --test figures -- every_quoted_figure
+    git --no-pager diff --stat -- README.md docs
+fi
