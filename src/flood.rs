@@ -15,7 +15,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use crate::accounting::{Counted, IoProbe, std_handles_counted};
-use crate::figures::Figures;
+use crate::figures::PerLine;
 use crate::latency::Histogram;
 use crate::meters::{Sample, Totals};
 use crate::outcome::{Outcome, reader_gone};
@@ -111,10 +111,10 @@ pub struct FloodReport {
     pub stream: Stream,
     pub capacity: usize,
     pub on_full: Option<OnFull>,
-    /// `line`: the figures' unit (`frames` counts lines logged, `fps` is lines per second).
+    /// `line`: the figures' unit (`lines` logged, `lines_per_second`, `writes_per_line`, …).
     pub unit: &'static str,
     #[serde(flatten)]
-    pub figures: Figures,
+    pub figures: PerLine,
     /// Lines the writer dropped and counted itself (flushlab's thread writer with
     /// `--on-full drop`, tracing-appender's lossy queue).
     pub dropped: u64,
@@ -126,7 +126,7 @@ pub struct FloodReport {
     /// or may not arrive.
     pub in_flight: u64,
     /// Lines logged that neither reached the stream nor were counted as dropped (tracing-
-    /// appender's guard gives up on what it holds after 1 s at exit): `frames − dropped −
+    /// appender's guard gives up on what it holds after 1 s at exit): `lines − dropped −
     /// delivered − in_flight`.
     pub lost: u64,
     /// Bytes of one log line, newline included.
@@ -155,19 +155,25 @@ pub struct FloodReport {
 impl FloodReport {
     pub fn summary_line(&self) -> String {
         format!(
-            "flood {}: {} lines in {:.3} s = {} lines/s, {} write(2) ({} per line), log call p50 {} ns p99 {} ns max {} ns, {} dropped",
+            "flood {}: {} lines in {:.3} s = {} lines/s, {} write(2) ({} per line), {} p50 {} p99 {} max {}, {} dropped",
             self.writer.name(),
-            crate::units::thousands(self.figures.frames),
-            self.figures.seconds,
-            crate::units::count(self.figures.fps),
+            crate::units::thousands(self.figures.0.frames),
+            self.figures.0.seconds,
+            crate::units::count(self.figures.0.fps),
             self.write_calls
                 .map_or("n/a".into(), crate::units::thousands),
             self.figures
+                .0
                 .writes_per_frame
                 .map_or("n/a".into(), |w| format!("{w:.2}")),
-            crate::units::thousands(self.p50_ns),
-            crate::units::thousands(self.p99_ns),
-            crate::units::thousands(self.max_ns),
+            if self.latency_of == "request" {
+                "request"
+            } else {
+                "log call"
+            },
+            crate::units::nanoseconds(self.p50_ns),
+            crate::units::nanoseconds(self.p99_ns),
+            crate::units::nanoseconds(self.max_ns),
             crate::units::thousands(self.dropped),
         ) + &if self.lost > 0 {
             format!(
@@ -758,7 +764,7 @@ fn flood_report(
         capacity: args.capacity,
         on_full: (args.writer == FloodWriter::Thread).then_some(args.on_full),
         unit: "line",
-        figures: totals.figures(),
+        figures: PerLine(totals.figures()),
         dropped,
         delivered,
         in_flight,

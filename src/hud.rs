@@ -581,6 +581,45 @@ fn render_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The lesson's gauge: a bar three rows tall, its figure in big digits at its right end.
+fn render_big_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
+    let one_row = Rect { height: 1, ..area };
+    let Some(window) = meters.window else {
+        return render_gauge(meters, one_row, buf);
+    };
+    let fps = window.fps();
+    let figure = count(fps);
+    let big = crate::big_digits::rows(&figure);
+    let big_width = crate::big_digits::width(&figure) as u16;
+    let label_width = big_width + " fps".len() as u16;
+    if area.width < label_width + 12 {
+        return render_gauge(meters, one_row, buf);
+    }
+    let bar = Rect {
+        width: area.width - label_width - 1,
+        ..area
+    };
+    // Whole cells only: a bar three rows tall has no label to leave room for.
+    let filled = (log_position(fps) * f64::from(bar.width)).round() as u16;
+    buf.set_style(bar, Style::new().bg(Color::Rgb(40, 40, 40)));
+    for y in bar.top()..bar.bottom() {
+        for x in bar.left()..bar.left() + filled.min(bar.width) {
+            buf[(x, y)].set_symbol("█").set_fg(gauge_colour(fps));
+        }
+    }
+    let x = bar.right() + 1;
+    let style = Style::new().fg(gauge_colour(fps)).bold();
+    for (i, row) in (0..).zip(&big) {
+        buf.set_string(x, area.y + i, row, style);
+    }
+    buf.set_string(
+        x + big_width,
+        area.y + crate::big_digits::ROWS as u16 - 1,
+        " fps",
+        Style::new().bold(),
+    );
+}
+
 fn render_gauge_or_wait(meters: &Meters, area: Rect, buf: &mut Buffer) {
     match meters.window {
         Some(_) => render_gauge(meters, area, buf),
@@ -1042,16 +1081,17 @@ fn render_lesson(app: &App, meters: &Meters, step: usize, area: Rect, buf: &mut 
         y += 1;
     }
     let gauge = row(y);
-    render_gauge(
+    render_big_gauge(
         meters,
         Rect {
             x: gauge.x + 1,
             width: gauge.width.saturating_sub(2),
+            height: crate::big_digits::ROWS as u16,
             ..gauge
         },
         buf,
     );
-    y += 1;
+    y += crate::big_digits::ROWS as u16;
     for line in tail {
         line.render(row(y), buf);
         y += 1;

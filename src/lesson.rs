@@ -102,8 +102,9 @@ pub const STEPS: [Step; 9] = [
     },
 ];
 
-/// Lines the caption panel takes at any width: title, text, gauge, figures, keys.
-pub const PANEL_LINES: u16 = 8;
+/// Lines the caption panel takes at any width: title, text, the gauge (three rows: its figure
+/// in big digits, for the back of the room), figures, keys.
+pub const PANEL_LINES: u16 = 1 + TEXT_LINES as u16 + crate::big_digits::ROWS as u16 + 2;
 /// Lines of the step's text.
 const TEXT_LINES: usize = 4;
 

@@ -13,6 +13,7 @@ pub use flushlab_core::{
 
 pub mod app;
 pub mod bench;
+pub mod big_digits;
 pub mod ceiling;
 pub mod cli;
 pub mod flood;

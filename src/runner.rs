@@ -602,11 +602,14 @@ fn frame_loop(
 }
 
 fn open_keyboard(app: &mut App) -> Option<Keyboard> {
-    Keyboard::open()
-        .inspect_err(|e| {
-            app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
-        })
-        .ok()
+    Keyboard::open().inspect_err(|e| keyboard_lost(app, e)).ok()
+}
+
+/// What the HUD says when the keys cannot be read (at the start, or later).
+fn keyboard_lost(app: &mut App, error: &impl std::fmt::Display) {
+    app.status = Some(format!(
+        "keyboard unavailable ({error}); stop with a signal"
+    ));
 }
 
 /// Applies the keys read since the last poll, each at once: ten presses are ten switches.
@@ -630,7 +633,7 @@ fn apply_keys(
         }
         Err(e) => {
             *keyboard = None;
-            app.status = Some(format!("keyboard unavailable ({e}); stop with a signal"));
+            keyboard_lost(app, &e);
         }
     }
     Ok(())

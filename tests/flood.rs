@@ -58,7 +58,7 @@ fn every_writer_writes_every_line_in_order() {
         "println", "eprintln", "lock", "block", "raw", "per-byte", "thread",
     ] {
         let (report, text) = flood(writer, &["--lines", "20000"]);
-        assert_eq!(report["frames"], 20000, "{writer}");
+        assert_eq!(report["lines"], 20000, "{writer}");
         assert_eq!(report["dropped"], 0, "{writer}");
         let lines: Vec<&str> = text
             .lines()
@@ -78,7 +78,7 @@ fn every_writer_writes_every_line_in_order() {
 #[test]
 fn the_write_patterns_the_lessons_are_about() {
     let writes = |writer: &str| {
-        flood(writer, &["--lines", "20000"]).0["writes_per_frame"]
+        flood(writer, &["--lines", "20000"]).0["writes_per_line"]
             .as_f64()
             .unwrap()
     };
@@ -125,7 +125,7 @@ fn a_full_queue_drops_lines_instead_of_waiting() {
     let written = reader.join().unwrap();
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let (lines, dropped) = (
-        report["frames"].as_u64().unwrap(),
+        report["lines"].as_u64().unwrap(),
         report["dropped"].as_u64().unwrap(),
     );
     assert!(dropped > 0, "{report}");
@@ -226,7 +226,7 @@ fn the_logging_crates_lose_no_line_unless_they_count_it() {
         for pty in [false, true] {
             let (report, arrived) = logged(writer, lines, pty, Duration::ZERO);
             let dropped = report["dropped"].as_u64().unwrap();
-            assert_eq!(report["frames"], lines, "{writer}");
+            assert_eq!(report["lines"], lines, "{writer}");
             assert_eq!(arrived, lines - dropped, "{writer} pty={pty}: {report}");
             if writer != "tracing-non-blocking" {
                 assert_eq!(dropped, 0, "{writer} blocks, it never drops");
@@ -265,7 +265,7 @@ fn a_request_loop_runs_at_its_rate_and_times_every_request() {
         &["--work", "0.00002", "--rate", "2000", "--duration", "0.5"],
     );
     assert!(text.is_empty(), "the baseline logs nothing: {text}");
-    let requests = report["frames"].as_u64().unwrap();
+    let requests = report["lines"].as_u64().unwrap();
     assert!((900..=1001).contains(&requests), "{report}");
     assert_eq!(report["latency_of"], "request");
     // Every request is timed, and none can take less than its own work.
@@ -274,7 +274,7 @@ fn a_request_loop_runs_at_its_rate_and_times_every_request() {
     assert_eq!(report["rate"], 2000);
     // With a writer, one line per request.
     let (report, text) = flood("println", &["--work", "0.00002", "--lines", "3000"]);
-    assert_eq!(report["frames"], 3000);
+    assert_eq!(report["lines"], 3000);
     assert_eq!(text.lines().count(), 3000);
     assert_eq!(report["latency_of"], "log-call");
 }
@@ -376,7 +376,7 @@ fn rust_log_in_the_environment_changes_nothing() {
     assert!(child.wait().unwrap().success());
     assert_eq!(text.matches("flushlab flood ").count(), 1000, "{text}");
     let report: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    assert_eq!(report["frames"], 1000);
+    assert_eq!(report["lines"], 1000);
     assert_eq!(report["delivered"], 1000);
     assert_eq!(report["lost"], 0);
     std::fs::remove_file(path).unwrap();

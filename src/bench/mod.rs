@@ -80,9 +80,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub warmup: u32,
 
-    /// Seconds per run.
-    #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
-    pub duration: Duration,
+    /// Seconds per run [default: 2; 1 for --workload flood, whose runs log millions of lines
+    /// a second].
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
+    pub duration: Option<Duration>,
 
     /// Another program as a row, measured through `flushlab wrap`, NAME=COMMAND ARGS…
     /// (repeatable; arguments split at spaces, `sh -c '…'` for more): "my TUI vs stdout() vs
@@ -130,6 +131,15 @@ fn other(workload: Workload) -> Workload {
 }
 
 impl BenchArgs {
+    /// A run's length: the flood's default grid (12 writers, 3 runs each) answers in about a
+    /// minute with 1 s runs; a frame mode's 2 s hold hundreds of frames.
+    fn duration(&self) -> Duration {
+        self.duration.unwrap_or(match self.workload {
+            Workload::Flood => Duration::from_secs(1),
+            Workload::Tui | Workload::Tour => Duration::from_secs(2),
+        })
+    }
+
     fn subjects(&self) -> Vec<Subject> {
         let mut subjects: Vec<Subject> = Vec::new();
         let default = match self.workload {
@@ -147,8 +157,8 @@ impl BenchArgs {
                 subjects.push(s);
             }
         }
-        // Ceilings first: every mode's row can then show its ratio as soon as it is written.
-        subjects.sort_by_key(|s| !s.is_ceiling());
+        // Baselines first: every mode's row can then show its ratio as soon as it is written.
+        subjects.sort_by_key(|s| !s.is_baseline());
         subjects
     }
 
@@ -175,7 +185,7 @@ impl BenchArgs {
             sinks: self.sink.clone(),
             runs: self.runs,
             warmup: self.warmup,
-            duration_seconds: self.duration.as_secs_f64(),
+            duration_seconds: self.duration().as_secs_f64(),
             scene: self.frame.scene,
             sync: self.frame.sync,
             capacity: self.frame.capacity,
@@ -206,11 +216,11 @@ impl BenchArgs {
                         scene: self.frame.scene,
                         sync: self.frame.sync,
                         size,
-                        duration: self.duration,
+                        duration: self.duration(),
                         sink,
                         reader: reader.unwrap_or(ReaderModel::Drain),
                         scratch: scratch.to_owned(),
-                        grace: RunSpec::default_grace(self.duration),
+                        grace: RunSpec::default_grace(self.duration()),
                         work: self.work,
                         rate: self.rate,
                     };

@@ -6,14 +6,19 @@ use serde::{Deserialize, Serialize};
 
 /// What a stretch of output cost. The unit is a frame, or a log line for the flood (its report
 /// and the bench's settings say `"unit": "line"`): `frames` counts units, `fps` is units per
-/// second and the `_per_frame` figures are per unit.
+/// second and the `_per_frame` figures are per unit. The flood's own report writes them under
+/// their lines' names ([`PerLine`]); both names are read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
+    #[serde(alias = "lines")]
     pub frames: u64,
     pub seconds: f64,
+    #[serde(alias = "lines_per_second")]
     pub fps: f64,
     /// `null` where write accounting is not available (not Linux).
+    #[serde(alias = "writes_per_line")]
     pub writes_per_frame: Option<f64>,
+    #[serde(alias = "bytes_per_line")]
     pub bytes_per_frame: Option<f64>,
     /// `null` also when nothing was written (the CPU ceiling).
     pub bytes_per_write: Option<f64>,
@@ -29,6 +34,31 @@ pub struct Figures {
     /// thread's scheduler statistics are not available, and in results written before.
     #[serde(default)]
     pub time_split: Option<TimeSplit>,
+}
+
+/// [`Figures`] of log lines, written under the lines' names: `lines`, `lines_per_second`,
+/// `writes_per_line`, `bytes_per_line` (the flood's report; a reader of [`Figures`] takes these
+/// names too, and the frame names of reports written before).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PerLine(pub Figures);
+
+impl Serialize for PerLine {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let f = &self.0;
+        let mut line = serializer.serialize_struct("PerLine", 10)?;
+        line.serialize_field("lines", &f.frames)?;
+        line.serialize_field("seconds", &f.seconds)?;
+        line.serialize_field("lines_per_second", &f.fps)?;
+        line.serialize_field("writes_per_line", &f.writes_per_frame)?;
+        line.serialize_field("bytes_per_line", &f.bytes_per_frame)?;
+        line.serialize_field("bytes_per_write", &f.bytes_per_write)?;
+        line.serialize_field("kernel_share", &f.kernel_share)?;
+        line.serialize_field("user_seconds", &f.user_seconds)?;
+        line.serialize_field("kernel_seconds", &f.kernel_seconds)?;
+        line.serialize_field("time_split", &f.time_split)?;
+        line.end()
+    }
 }
 
 /// A frame's wall time, split (milliseconds a frame; the parts add up to the frame's wall
@@ -157,4 +187,40 @@ pub struct WrapRun {
     pub figures: Option<Figures>,
     /// The largest resident set of a process of CMD's tree, KiB.
     pub peak_rss_kib: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_written_as_lines_and_read_under_either_name() {
+        let figures = Figures {
+            frames: 1_000,
+            seconds: 0.5,
+            fps: 2_000.0,
+            writes_per_frame: Some(0.01),
+            bytes_per_frame: Some(72.0),
+            bytes_per_write: Some(7_200.0),
+            kernel_share: 0.1,
+            ..Figures::default()
+        };
+        let json = serde_json::to_value(PerLine(figures)).unwrap();
+        for name in [
+            "lines",
+            "lines_per_second",
+            "writes_per_line",
+            "bytes_per_line",
+        ] {
+            assert!(json.get(name).is_some(), "no {name} in {json}");
+        }
+        for name in ["frames", "fps", "writes_per_frame", "bytes_per_frame"] {
+            assert!(json.get(name).is_none(), "{name} in {json}");
+        }
+        assert_eq!(serde_json::from_value::<Figures>(json).unwrap(), figures);
+        // A flood report written before the lines had their names.
+        let old = serde_json::to_value(figures).unwrap();
+        assert!(old.get("frames").is_some());
+        assert_eq!(serde_json::from_value::<Figures>(old).unwrap(), figures);
+    }
 }

@@ -184,6 +184,16 @@ impl Subject {
         matches!(self, Subject::Ceiling(_))
     }
 
+    /// A row that measures the rest of the work without the thing compared: the ceilings of
+    /// the frame modes, the flood's `none` (the loop without logging). The others are
+    /// compared with it (`× ceiling`), never it with them (`× fastest`).
+    pub fn is_baseline(&self) -> bool {
+        matches!(
+            self,
+            Subject::Ceiling(_) | Subject::Flood(FloodWriter::None)
+        )
+    }
+
     /// Whether its rows do the modes' work (the same frame): another program's do not, and no
     /// ratio compares them.
     pub fn draws_the_frame(&self) -> bool {

@@ -178,6 +178,16 @@ pub fn milliseconds(ms: f64) -> String {
     }
 }
 
+/// `543 ns`, `3.9 µs`, `2.61 ms`: a latency in the unit its size reads best in.
+pub fn nanoseconds(ns: u64) -> String {
+    match ns {
+        ns if ns >= 1_000_000 => milliseconds(ns as f64 / 1e6),
+        ns if ns >= 10_000 => format!("{:.0} µs", ns as f64 / 1e3),
+        ns if ns >= 1_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        ns => format!("{ns} ns"),
+    }
+}
+
 pub fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
 }
@@ -224,6 +234,15 @@ fn escaped(text: &str, hostile: fn(char) -> bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_read_in_the_unit_of_their_size() {
+        assert_eq!(nanoseconds(543), "543 ns");
+        assert_eq!(nanoseconds(3_903), "3.9 µs");
+        assert_eq!(nanoseconds(43_000), "43 µs");
+        assert_eq!(nanoseconds(2_614_817), "2.61 ms");
+        assert_eq!(nanoseconds(307_000_000), "307 ms");
+    }
 
     #[test]
     fn sizes() {

@@ -365,13 +365,13 @@ impl BenchResults {
         for row in self
             .results
             .iter()
-            .filter(|r| !r.subject.is_ceiling() && r.subject.draws_the_frame())
+            .filter(|r| !r.subject.is_baseline() && r.subject.draws_the_frame())
         {
             let Some(fps) = row.fps else { continue };
             let lower = self
                 .results
                 .iter()
-                .filter(|c| c.subject.is_ceiling() && conditions(c) == conditions(row))
+                .filter(|c| c.subject.is_baseline() && conditions(c) == conditions(row))
                 .filter_map(|c| Some((c, c.fps?)))
                 .min_by(|a, b| a.1.median.total_cmp(&b.1.median));
             let Some((ceiling, limit)) = lower else {
@@ -402,8 +402,8 @@ impl BenchResults {
         let mut pairs = Vec::new();
         for (i, a) in self.results.iter().enumerate() {
             for b in &self.results[i + 1..] {
-                if a.subject.is_ceiling()
-                    || b.subject.is_ceiling()
+                if a.subject.is_baseline()
+                    || b.subject.is_baseline()
                     || !a.subject.draws_the_frame()
                     || !b.subject.draws_the_frame()
                     || conditions(a) != conditions(b)
@@ -434,20 +434,23 @@ impl BenchResults {
                 (
                     conditions(r),
                     r.subject.is_ceiling(),
+                    r.subject.is_baseline(),
                     r.fps.map(|f| f.median),
                 )
             })
             .collect();
         for row in &mut self.results {
             let here = conditions(row);
-            let alike = || medians.iter().filter(|(c, _, _)| *c == here);
+            let alike = || medians.iter().filter(|(c, _, _, _)| *c == here);
+            // The flood's baseline (no logging) is no ceiling: a writer's share of it says
+            // nothing a per-line cost does not say better.
             let ceiling = alike()
-                .filter(|(_, c, _)| *c)
-                .filter_map(|m| m.2)
+                .filter(|(_, ceiling, _, _)| *ceiling)
+                .filter_map(|m| m.3)
                 .reduce(f64::min);
             let fastest = alike()
-                .filter(|(_, c, _)| !*c)
-                .filter_map(|m| m.2)
+                .filter(|(_, _, baseline, _)| !*baseline)
+                .filter_map(|m| m.3)
                 .reduce(f64::max);
             let fps = row.fps.map(|f| f.median);
             let ratio =
@@ -457,7 +460,7 @@ impl BenchResults {
                 continue;
             }
             row.ratio_to_ceiling = ratio(ceiling);
-            row.ratio_to_fastest = if row.subject.is_ceiling() {
+            row.ratio_to_fastest = if row.subject.is_baseline() {
                 None
             } else {
                 ratio(fastest)

@@ -26,9 +26,17 @@ const GIVE_WAY: [&str; 11] = [
     "shown",
     "kernel",
     "bytes/",
-    "CPU ms/",
+    "CPU ",
     "× ceiling",
 ];
+
+/// A frame's time reads in ms, a log line's in µs: (unit's name, factor from ms).
+fn time_unit(unit: Unit) -> (&'static str, f64) {
+    match unit {
+        Unit::Frame => ("ms", 1.0),
+        Unit::Line => ("µs", 1000.0),
+    }
+}
 
 impl MarkdownExporter {
     /// For a table printed on stdout: as wide as the terminal, if stdout is one.
@@ -117,7 +125,7 @@ fn header(unit: Unit, shown: bool) -> Vec<String> {
         format!("bytes/{unit}"),
         "bytes/write".into(),
         "kernel".into(),
-        format!("CPU ms/{unit}"),
+        format!("CPU {}/{unit}", time_unit(unit).0),
         "peak RSS".into(),
         "× ceiling".into(),
         "× fastest".into(),
@@ -167,11 +175,18 @@ fn row_cells(results: &BenchResults, row: &Row, shown: bool) -> Vec<String> {
         or_dash(row.bytes_per_frame, bytes),
         or_dash(row.bytes_per_write, bytes),
         or_dash(row.kernel_share, percent),
-        or_dash(row.cpu_ms_per_frame, |v| format!("{v:.3}")),
+        or_dash(row.cpu_ms_per_frame, |ms| {
+            format!("{:.3}", ms * time_unit(results.settings.unit).1)
+        }),
         row.peak_rss_kib
             .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
         ratio(row.ratio_to_ceiling),
-        ratio(row.ratio_to_fastest),
+        // The flood's loop without logging is what the others are measured against.
+        if row.subject.is_baseline() && !row.subject.is_ceiling() {
+            "baseline".into()
+        } else {
+            ratio(row.ratio_to_fastest)
+        },
     ];
     if shown {
         cells.insert(5, or_dash(row.shown_fps, rate));
@@ -244,8 +259,13 @@ impl MarkdownExporter {
 
     /// Where each row's frame went: the frame loop's thread, then the writer thread's.
     fn split_tables(&self, out: &mut String, results: &BenchResults) -> std::fmt::Result {
+        let unit = results.settings.unit;
+        let (time, scale) = time_unit(unit);
         let named = |row: &Row, parts: &[(&str, f64)]| {
-            let parts: Vec<String> = parts.iter().map(|(_, ms)| format!("{ms:.2}")).collect();
+            let parts: Vec<String> = parts
+                .iter()
+                .map(|(_, ms)| format!("{:.2}", ms * scale))
+                .collect();
             format!(
                 "| {} | {} | {} | {} |",
                 results.name(&row.subject),
@@ -261,8 +281,10 @@ impl MarkdownExporter {
             .collect();
         self.parts_table(
             out,
-            "Where a frame's time goes (ms a frame, median of the runs; the frame loop's \
-             thread — in the thread modes its reader wait is its wait for the writer thread)",
+            &format!(
+                "Where a {unit}'s time goes ({time} a {unit}, median of the runs; the loop's \
+                 thread — in the thread modes its reader wait is its wait for the writer thread)"
+            ),
             &crate::figures::TimeSplit::default().parts(),
             &painter,
         )?;
@@ -273,7 +295,9 @@ impl MarkdownExporter {
             .collect();
         self.parts_table(
             out,
-            "The writer thread's frame in the thread modes (ms a frame, median of the runs)",
+            &format!(
+                "The writer thread's {unit} in the thread modes ({time} a {unit}, median of the runs)"
+            ),
             &crate::figures::WriterSplit::default().parts(),
             &writer,
         )
@@ -333,28 +357,34 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
     let sinks = first.is_some_and(|f| rows.iter().any(|r| r.sink != f.sink));
     let readers = first.is_some_and(|f| rows.iter().any(|r| r.reader != f.reader));
     if !alike.is_empty() {
-        let names: Vec<String> = alike
-            .iter()
-            .map(|(a, b)| {
-                // Named by all that tells the pair apart from the others.
-                let mut at = a.size.to_string();
-                if sinks {
-                    at = format!("{at}, {}", a.sink);
-                }
-                if readers {
-                    at = format!("{at}, {}", cell(&a.reader.to_string()));
-                }
-                format!(
-                    "{} ≈ {} ({at})",
-                    results.name(&a.subject),
-                    results.name(&b.subject),
-                )
-            })
+        // Grouped by all that tells a group of rows apart from the others.
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for (a, b) in &alike {
+            let mut at = a.size.to_string();
+            if sinks {
+                at = format!("{at}, {}", a.sink);
+            }
+            if readers {
+                at = format!("{at}, {}", cell(&a.reader.to_string()));
+            }
+            let pair = format!(
+                "{} ≈ {}",
+                results.name(&a.subject),
+                results.name(&b.subject)
+            );
+            match groups.iter_mut().find(|(g, _)| *g == at) {
+                Some((_, pairs)) => pairs.push(pair),
+                None => groups.push((at, vec![pair])),
+            }
+        }
+        let groups: Vec<String> = groups
+            .into_iter()
+            .map(|(at, pairs)| format!("{at}: {}", pairs.join(", ")))
             .collect();
         writeln!(
             out,
-            "\nThe runs cannot tell these apart (their [min–max] overlap; no ratio between them means anything): {}.",
-            names.join(", ")
+            "\nThe runs cannot tell these apart (their [min–max] overlap; no ratio between them means anything) — {}.",
+            groups.join("; ")
         )?;
     }
     let s = &results.settings;
@@ -421,5 +451,62 @@ mod tests {
             )
             .unwrap()
         );
+    }
+
+    #[test]
+    fn a_flood_table_speaks_of_lines_against_no_logging() {
+        use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Unit, Workload};
+        use crate::subject::{FloodWriter, Subject};
+        let mut results = crate::results::export::fixture::results();
+        results.settings.workload = Workload::Flood;
+        results.settings.unit = Unit::Line;
+        let size = Size { cols: 80, rows: 24 };
+        let row = |writer, sink, fps: f64| {
+            let mut row = Row::new(
+                Subject::Flood(writer),
+                size,
+                Reader::Model(ReaderModel::Drain),
+                sink,
+            );
+            row.runs = [0.99, 1.0, 1.01]
+                .map(|f| crate::results::export::fixture::run(fps * f, 0.01))
+                .to_vec();
+            row.summarize();
+            row
+        };
+        results.results = vec![
+            row(FloodWriter::None, Sink::Pty, 90e6),
+            row(FloodWriter::Println, Sink::Pty, 1e6),
+            row(FloodWriter::Lock, Sink::Pty, 1e6),
+            row(FloodWriter::None, Sink::Pipe, 90e6),
+            row(FloodWriter::Println, Sink::Pipe, 2e6),
+            row(FloodWriter::Lock, Sink::Pipe, 2e6),
+        ];
+        results.compute_ratios();
+        let text = MarkdownExporter::default().serialize(&results).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("CPU µs/line"), "{text}");
+        // No ceiling in a flood: the column is not there; no logging is the baseline.
+        assert!(!text.contains("× ceiling"), "{text}");
+        let none = text
+            .lines()
+            .find(|l| l.starts_with("| flood/none"))
+            .unwrap();
+        assert!(none.trim_end().ends_with("baseline |"), "{none}");
+        assert!(!text.contains("frame"), "{text}");
+        // The baseline is no one's fastest: println is 1.00 of the fastest *writer*.
+        let println = text
+            .lines()
+            .find(|l| l.starts_with("| flood/println"))
+            .unwrap();
+        assert!(println.trim_end().ends_with("1.00 |"), "{println}");
+        // Alike pairs, grouped by the sink that tells them apart.
+        assert!(
+            text.contains(
+                "pty: flood/println ≈ flood/lock; 80x24, pipe: flood/println ≈ flood/lock"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("flood/none ≈"), "{text}");
     }
 }
