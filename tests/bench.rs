@@ -688,15 +688,7 @@ fn the_time_split_shows_where_each_frame_goes() {
         let r = run(mode, reader);
         let split = &r["time_split"];
         let part = |name: &str| split[name].as_f64().unwrap();
-        let parts = [
-            "build_ms",
-            "encode_ms",
-            "kernel_ms",
-            "cpu_wait_ms",
-            "reader_wait_ms",
-            "idle_ms",
-        ];
-        let sum: f64 = parts.iter().map(|p| part(p)).sum();
+        let sum: f64 = common::SPLIT_FIELDS.iter().map(|p| part(p)).sum();
         let frame_ms = 1000.0 / r["fps"].as_f64().unwrap();
         assert!(
             (sum / frame_ms - 1.0).abs() < 0.05,

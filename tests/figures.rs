@@ -28,6 +28,8 @@
 //! - `FLUSHLAB_WRITE_FIGURES=1` rewrites every quoted figure from its file instead of checking
 //!   (`scripts/regenerate-docs.sh` does, after re-running the commands into docs/results).
 
+mod common;
+
 use flushlab_core::results::{BenchResults, Row};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,14 +62,7 @@ enum Field {
     Writer(usize),
 }
 
-const SPLIT_PARTS: [&str; 6] = [
-    "build_ms",
-    "encode_ms",
-    "kernel_ms",
-    "cpu_wait_ms",
-    "reader_wait_ms",
-    "idle_ms",
-];
+use common::SPLIT_FIELDS as SPLIT_PARTS;
 
 const WRITER_PARTS: [&str; 4] = [
     "writer_on_cpu_ms",

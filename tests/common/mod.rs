@@ -21,6 +21,16 @@ pub struct PtyRun {
     pub termios_after: rustix::termios::Termios,
 }
 
+/// The time split's parts as a report's JSON names them, in `TimeSplit::parts` order.
+pub const SPLIT_FIELDS: [&str; 6] = [
+    "build_ms",
+    "encode_ms",
+    "kernel_ms",
+    "cpu_wait_ms",
+    "reader_wait_ms",
+    "idle_ms",
+];
+
 /// Polls `ready` every 20 ms until it gives a value; panics naming `what` after `limit`.
 pub fn wait_for<T>(limit: Duration, what: &str, mut ready: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
