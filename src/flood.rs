@@ -166,7 +166,7 @@ impl FloodReport {
                 .0
                 .writes_per_frame
                 .map_or("n/a".into(), |w| format!("{w:.2}")),
-            if self.latency_of == "request" {
+            if self.rate.is_some() {
                 "request"
             } else {
                 "log call"

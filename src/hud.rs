@@ -590,7 +590,7 @@ fn render_big_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
     let fps = window.fps();
     let figure = count(fps);
     let big = crate::big_digits::rows(&figure);
-    let big_width = crate::big_digits::width(&figure) as u16;
+    let big_width = big[0].chars().count() as u16;
     let label_width = big_width + " fps".len() as u16;
     if area.width < label_width + 12 {
         return render_gauge(meters, one_row, buf);
