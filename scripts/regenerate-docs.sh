@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Re-run the benches whose figures README.md and docs/ quote, then put their figures in the docs.
 #
-#   scripts/regenerate-docs.sh             the commands as docs/results/README.md gives them
-#                                          (3 runs of 2 s a row, ~4 minutes here), into
+#   scripts/regenerate-docs.sh             the commands as docs/results/README.md and the
+#                                          guide give them (3 runs of 2 s a frame's row, of
+#                                          1 s a log line's; ~12 minutes here), into
 #                                          docs/results; then every marked figure in the docs
 #                                          is rewritten from those files (tests/figures.rs)
-#   scripts/regenerate-docs.sh --short     1 run of 1 s a row (~1 minute) into a scratch
+#   scripts/regenerate-docs.sh --short     1 run of 1 s a row (~3 minutes) into a scratch
 #                                          directory, then checks every quoted figure against
 #                                          it with the tolerance tests/figures.rs states; CI
 #                                          runs this. Nothing in docs/ changes.
@@ -27,7 +28,7 @@ while (($#)); do
             out="$2"
             shift
             ;;
-        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "regenerate-docs.sh: unknown argument '$1' (choose --short, --out DIR)" >&2; exit 2 ;;
     esac
     shift
@@ -45,10 +46,13 @@ if [[ -z "$out" ]]; then
 fi
 mkdir -p "$out"
 
+# A frame's rows run 2 s, a log line's 1 s (it writes millions a second).
 if $short; then
     runs=(--runs 1 --warmup 0 --duration 1)
+    flood_runs=("${runs[@]}")
 else
     runs=(--runs 3 --warmup 1 --duration 2)
+    flood_runs=(--runs 3 --warmup 1 --duration 1)
 fi
 
 cargo build --release --locked --quiet
@@ -58,8 +62,10 @@ flushlab=target/release/flushlab
 bench() {
     local name="$1"
     shift
-    echo "== $name: flushlab bench $* ${runs[*]}"
-    "$flushlab" bench "$@" "${runs[@]}" --export-json "$out/$name.json" \
+    local how=("${runs[@]}")
+    [[ "$*" == *"--workload flood"* ]] && how=("${flood_runs[@]}")
+    echo "== $name: flushlab bench $* ${how[*]}"
+    "$flushlab" bench "$@" "${how[@]}" --export-json "$out/$name.json" \
         --export-markdown "$out/$name.md" 2>&1 | tail -n 3
 }
 
@@ -67,13 +73,28 @@ bench std-200x60 --size 200x60
 bench std-80x24 --size 80x24
 bench time-split --modes stderr/raw,stdout/line,stdout/block,stdout/frame,stdout/thread \
     --sink pty --reader drain,throttle:2MB/s --size 200x60,80x24
+bench stderr-tui-120x40 --modes stdout/line,stdout/block,stderr/raw,stderr/block,stderr/thread \
+    --size 120x40
+bench flood --workload flood --sink pty,pipe,file,null --reader drain,throttle:20MB/s
+bench flood-null --workload flood --sink null \
+    --modes flood/println,flood/lock,flood/eprintln,flood/raw,flood/block,flood/per-byte,flood/thread
+bench flood-pipe-pty --workload flood --sink pipe,pty \
+    --modes flood/println,flood/lock,flood/block,flood/thread,flood/eprintln
+bench flood-throttle-2MB --workload flood --modes flood/println,flood/block --reader throttle:2MB/s
+requests=flood/none,flood/println,flood/block,flood/tracing-non-blocking,flood/tracing-lossless
+bench requests-work17us --workload flood --modes "$requests,flood/tracing,flood/env-logger" \
+    --work 0.000017 --reader drain,throttle:1MB/s
+bench requests-rate20k --workload flood --modes "$requests" \
+    --work 0.000017 --rate 20000 --reader drain,throttle:1MB/s
 
 if $short; then
     echo "== the quoted figures against this run"
     FLUSHLAB_FRESH_RESULTS="$(cd "$out" && pwd)" \
         cargo test --locked --quiet --test figures -- quoted_figures_hold_on_a_fresh_run --nocapture
 else
-    "$flushlab" report "$out/time-split.json" --plot "$out/time-split.svg"
+    for chart in time-split flood; do
+        "$flushlab" report "$out/$chart.json" --plot "$out/$chart.svg"
+    done
     echo "== every marked figure rewritten from docs/results"
     FLUSHLAB_WRITE_FIGURES=1 cargo test --locked --quiet --test figures -- every_quoted_figure
     git --no-pager diff --stat -- README.md docs

@@ -2,25 +2,11 @@
 //! The whole `cargo test` builds the examples (`cargo test --test examples` alone does not);
 //! they are run from target/…/examples.
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-fn example(name: &str) -> Command {
-    // target/debug/deps/examples-HASH → target/debug/examples/NAME
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap()
-        .join("examples");
-    let path: PathBuf = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} not built: run the whole `cargo test`, which builds the examples",
-        path.display()
-    );
-    Command::new(path)
-}
+#[path = "common/example.rs"]
+mod example;
+use example::example;
 
 fn run(mut command: Command) -> (Output, String, String) {
     let output = command.stdin(Stdio::null()).output().unwrap();

@@ -10,10 +10,18 @@
 //!
 //! `SOURCE` is `docs/results/SOURCE.json`; the row is a mode as the tables name it, with `@`
 //! and the size, reader or sink that tell it apart where a file has several; then a field and
-//! options: `per:ROW` (the figure is a ratio to another row's same field), `kB` (bytes ÷ 1000),
-//! `%` (a share × 100), `machine` (the figure is a choice this machine made, like the transport
-//! ceiling's fastest write size: checked against its file, never re-measured). The Markdown
+//! options: `per:ROW` (the figure is a ratio to another row's same field), a scale of a field
+//! kept in bytes, ns or units (`kB`, `µs`: ÷ 10³; `MB`, `ms`, `M`: ÷ 10⁶), `%` (a share × 100),
+//! `machine` (the figure is a choice this machine made, like the transport
+//! ceiling's fastest write size) and `noisy` (the scheduler decides it, like how often a
+//! writer thread finds its queue dry and flushes: one matrix here had the thread into
+//! /dev/null at 1.4–5.0 M lines/s and the next run 0.28 then 0.05 write(2) a line): both are
+//! checked against their file and never compared with a fresh run. The Markdown
 //! renders the figure alone; the mark is a comment.
+//!
+//! `flushlab paint`'s files (`paint-*.json`) are quoted the same way, a row being a group of
+//! runs, `kitty:stdout/frame@on,80x24`, and a field one of [`PAINT_FIELDS`]; a table copied
+//! whole sits under `<!--table paint-80x24-->` and must be `paint::markdown` of its file.
 //!
 //! Three checks:
 //! - **Every quoted figure is its file's** (`cargo test`): written as the quote is written —
@@ -22,7 +30,8 @@
 //! - **They still hold** (`scripts/regenerate-docs.sh --short`, in CI): against a fresh run of
 //!   the same commands on this machine, in `$FLUSHLAB_FRESH_RESULTS`, with the tolerance
 //!   [`Kind::holds`] states (machines differ: counts within 15%, shares within 20 points, rates
-//!   as ratios to std's `stdout()` in the same conditions and ratios within a factor of 3 —
+//!   as ratios to std's `stdout()` (a log line's: `println!`'s) in the same conditions and
+//!   ratios within a factor of 3, latencies within a factor of 10 —
 //!   two machines of this project's kind put `stderr()` at 4.6 and 2.9 fps against `stdout()`'s
 //!   129 and 171 at 200x60, a factor of 2.1 between their ratios).
 //! - `FLUSHLAB_WRITE_FIGURES=1` rewrites every quoted figure from its file instead of checking
@@ -30,6 +39,8 @@
 
 mod common;
 
+use flushlab_core::results::conditions::Workload;
+use flushlab_core::results::painted::PaintRun;
 use flushlab_core::results::{BenchResults, Row};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,8 +53,14 @@ const DOCS: [&str; 4] = [
     "docs/terminals.md",
 ];
 
-/// The row every rate is compared with: std's `stdout()`, the lesson's "× stdout()".
-const REFERENCE: &str = "stdout/line";
+/// The row every rate is compared with: std's `stdout()`, the lesson's "× stdout()"; for a
+/// log line, `println!`.
+fn reference(results: &BenchResults) -> &'static str {
+    match results.settings.workload {
+        Workload::Flood => "flood/println",
+        Workload::Tui | Workload::Tour => "stdout/line",
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Field {
@@ -60,7 +77,33 @@ enum Field {
     Split(usize),
     /// One part of the writer thread's frame, in ms: index into `WriterSplit::parts`.
     Writer(usize),
+    /// A flood's latency percentiles, ns.
+    P50,
+    P99,
+    /// Bytes the reader took in a run.
+    ReaderBytes,
+    /// Frames or lines a run wrote.
+    Units,
+    /// The largest run's peak RSS, bytes.
+    PeakRss,
+    /// A figure of `flushlab paint`'s results (index into [`PAINT_FIELDS`]): the median of a
+    /// group's runs. Painted frames need a desktop and four terminals, so a fresh run in CI
+    /// does not re-measure them; they are checked against their file.
+    Painted(usize),
 }
+
+/// The fields of a paint run a document may quote, as `paint::markdown` shows them.
+type PaintField = fn(&PaintRun) -> Option<f64>;
+const PAINT_FIELDS: [(&str, PaintField); 8] = [
+    ("accepted_fps", |r| Some(r.painted.accepted_fps)),
+    ("painted_fps", |r| Some(r.painted.painted_fps)),
+    ("skipped_share", |r| Some(r.painted.skipped_share)),
+    ("torn_share", |r| Some(r.painted.torn_share)),
+    ("latency_p50_ms", |r| r.painted.latency_p50_ms),
+    ("latency_p99_ms", |r| r.painted.latency_p99_ms),
+    ("read_p99_ms", |r| r.painted.read_p99_ms),
+    ("observer_cpu_share", |r| Some(r.observer_cpu_share)),
+];
 
 use common::SPLIT_FIELDS as SPLIT_PARTS;
 
@@ -83,6 +126,17 @@ impl Field {
             "cpu_ms_per_frame" => Field::CpuMsPerFrame,
             "ratio_to_ceiling" => Field::RatioToCeiling,
             "ratio_to_fastest" => Field::RatioToFastest,
+            "p50_ns" => Field::P50,
+            "p99_ns" => Field::P99,
+            "reader_bytes" => Field::ReaderBytes,
+            "units" => Field::Units,
+            "peak_rss" => Field::PeakRss,
+            other if PAINT_FIELDS.iter().any(|(name, _)| *name == other) => Field::Painted(
+                PAINT_FIELDS
+                    .iter()
+                    .position(|(name, _)| *name == other)
+                    .unwrap_or_default(),
+            ),
             other => {
                 let split = SPLIT_PARTS.iter().position(|p| *p == other);
                 let writer = WRITER_PARTS.iter().position(|p| *p == other);
@@ -93,9 +147,11 @@ impl Field {
                         return Err(format!(
                             "no field '{other}': choose one of fps, shown_fps, \
                              writes_per_frame, bytes_per_frame, bytes_per_write, kernel_share, \
-                             cpu_ms_per_frame, ratio_to_ceiling, ratio_to_fastest, {}, {}",
+                             cpu_ms_per_frame, ratio_to_ceiling, ratio_to_fastest, p50_ns, \
+                             p99_ns, reader_bytes, units, peak_rss, {}, {}, {}",
                             SPLIT_PARTS.join(", "),
-                            WRITER_PARTS.join(", ")
+                            WRITER_PARTS.join(", "),
+                            PAINT_FIELDS.map(|(name, _)| name).join(", ")
                         ));
                     }
                 }
@@ -122,14 +178,29 @@ impl Field {
                     .and_then(|t| t.writer)
                     .map(|w| w.parts()[i].1),
             ),
+            Field::P50 => plain(row.latency_ns().map(|l| l.0)),
+            Field::P99 => plain(row.latency_ns().map(|l| l.1)),
+            Field::ReaderBytes => plain(row.reader_bytes_per_run()),
+            Field::Units => plain(row.units_per_run()),
+            Field::PeakRss => plain(row.peak_rss_kib.map(|k| k as f64 * 1024.0)),
+            Field::Painted(_) => None,
         }
     }
 
     fn kind(self) -> Kind {
         match self {
             Field::WritesPerFrame | Field::BytesPerFrame | Field::BytesPerWrite => Kind::Count,
+            // What a throttled reader took: its rate times the run's length, on any machine.
+            Field::ReaderBytes => Kind::Count,
             Field::KernelShare | Field::Split(_) | Field::Writer(_) => Kind::Share,
-            Field::Fps | Field::ShownFps | Field::CpuMsPerFrame => Kind::Rate,
+            // Lines a run wrote and the memory a queue of them took follow the machine's speed.
+            Field::Fps
+            | Field::ShownFps
+            | Field::CpuMsPerFrame
+            | Field::Units
+            | Field::PeakRss
+            | Field::Painted(_) => Kind::Rate,
+            Field::P50 | Field::P99 => Kind::Latency,
             Field::RatioToCeiling | Field::RatioToFastest => Kind::Ratio,
         }
     }
@@ -147,6 +218,11 @@ enum Kind {
     Rate,
     /// Already a ratio between rows.
     Ratio,
+    /// A latency percentile, compared as it is: what it says is an order of magnitude (a
+    /// 17 µs request against hundreds of ms behind a blocked stdout). A ratio to `println!`'s
+    /// would carry that row's noise too. Tails of µs are the scheduler's (`noisy`): three runs
+    /// here put `println!`'s p99 in a drained pty at 467, 51 and 123 µs.
+    Latency,
 }
 
 impl Kind {
@@ -156,9 +232,10 @@ impl Kind {
         match self {
             Kind::Count => (fresh - quoted).abs() <= 0.15 * quoted.abs().max(1.0),
             Kind::Share => (fresh - quoted).abs() <= 0.20,
-            Kind::Rate | Kind::Ratio => {
+            Kind::Rate | Kind::Ratio | Kind::Latency => {
+                let factor = if self == Kind::Latency { 10.0 } else { 3.0 };
                 let (q, f) = (quoted.max(1e-9), fresh.max(1e-9));
-                q / f <= 3.0 && f / q <= 3.0
+                q / f <= factor && f / q <= factor
             }
         }
     }
@@ -167,8 +244,9 @@ impl Kind {
         match self {
             Kind::Count => "15%",
             Kind::Share => "20 points",
-            Kind::Rate => "a factor of 3, as a ratio to stdout/line",
+            Kind::Rate => "a factor of 3, as a ratio to std's writer (stdout/line, flood/println)",
             Kind::Ratio => "a factor of 3",
+            Kind::Latency => "a factor of 10",
         }
     }
 }
@@ -229,7 +307,12 @@ fn written(value: f64, decimals: usize) -> String {
     }
 }
 
-fn approximately(value: f64) -> String {
+/// A `~` figure: as many decimals as the quote had, or for a whole number two significant
+/// digits (`~170,000`).
+fn approximately(value: f64, decimals: usize) -> String {
+    if decimals > 0 {
+        return format!("~{}", written(value, decimals));
+    }
     let magnitude = 10f64.powi(value.abs().max(1.0).log10().floor() as i32 - 1);
     let rounded = (value / magnitude).round() * magnitude;
     format!("~{}", written(rounded, 0))
@@ -281,7 +364,7 @@ impl Quote {
     /// The figure as the document writes it, for a value.
     fn render(&self, value: Value) -> String {
         if self.approximate {
-            return approximately(value.main());
+            return approximately(value.main(), self.decimals);
         }
         match (value, self.spread) {
             (Value::Spread(m, lo, hi), Some(d)) => format!(
@@ -318,7 +401,8 @@ struct Mark {
     field: Field,
     per: Option<String>,
     scale: f64,
-    machine: bool,
+    /// `machine` or `noisy`: not compared with a fresh run.
+    not_rerun: bool,
 }
 
 const OPEN: &str = "<!--fig ";
@@ -341,7 +425,8 @@ fn marks(text: &str) -> Vec<Result<Mark, String>> {
 impl Mark {
     fn parse(text: &str, at: usize, inside: &str, line: usize) -> Result<Mark, String> {
         let mut words = inside.split_whitespace();
-        let usage = "a mark is <!--fig SOURCE ROW FIELD [per:ROW] [kB] [%] [machine]-->";
+        let usage =
+            "a mark is <!--fig SOURCE ROW FIELD [per:ROW] [kB|MB|M|µs|ms|%] [machine|noisy]-->";
         let (Some(source), Some(row), Some(field)) = (words.next(), words.next(), words.next())
         else {
             return Err(usage.to_owned());
@@ -354,13 +439,15 @@ impl Mark {
             field: Field::parse(field)?,
             per: None,
             scale: 1.0,
-            machine: false,
+            not_rerun: false,
         };
         for option in words {
             match option {
-                "kB" => mark.scale = 1e-3,
+                // Of a field in bytes, ns or units.
+                "kB" | "µs" => mark.scale = 1e-3,
+                "M" | "MB" | "ms" => mark.scale = 1e-6,
                 "%" => mark.scale = 100.0,
-                "machine" => mark.machine = true,
+                "machine" | "noisy" => mark.not_rerun = true,
                 per if per.starts_with("per:") => mark.per = Some(per[4..].to_owned()),
                 other => return Err(format!("no option '{other}': {usage}")),
             }
@@ -376,7 +463,27 @@ impl Mark {
         }
     }
 
-    /// The figure's value in a result file, scaled as the document writes it.
+    /// The figure's value in its file, a bench's or a paint's, scaled as the document writes
+    /// it.
+    fn value_in(&self, sources: &mut Sources) -> Result<Value, String> {
+        match self.field {
+            Field::Painted(i) => {
+                let runs = sources.painted(&self.source)?;
+                let value = |spec: &str| paint_value(runs, spec, PAINT_FIELDS[i].1);
+                let value = value(&self.row)?;
+                let value = match &self.per {
+                    Some(other) => Value::One(
+                        value.main() / paint_value(runs, other, PAINT_FIELDS[i].1)?.main(),
+                    ),
+                    None => value,
+                };
+                Ok(value.map(|v| v * self.scale))
+            }
+            _ => sources.get(&self.source).and_then(|r| self.value(r)),
+        }
+    }
+
+    /// The figure's value in a bench's result file, scaled as the document writes it.
     fn value(&self, results: &BenchResults) -> Result<Value, String> {
         let field = |name: &str| {
             let row = find_row(results, name)?;
@@ -410,18 +517,17 @@ impl Mark {
                 Ok(if total > 0.0 { value / total } else { 0.0 })
             }
             (Kind::Rate, field) => {
-                let reference = results
+                let name = reference(results);
+                let base = results
                     .results
                     .iter()
                     .find(|r| {
-                        results.name(&r.subject) == REFERENCE && r.conditions() == row.conditions()
+                        results.name(&r.subject) == name && r.conditions() == row.conditions()
                     })
-                    .ok_or_else(|| {
-                        format!("no {REFERENCE} row beside {} to compare with", self.row)
-                    })?;
+                    .ok_or_else(|| format!("no {name} row beside {} to compare with", self.row))?;
                 let base = field
-                    .of(reference)
-                    .ok_or_else(|| format!("{REFERENCE} has no {field:?}"))?
+                    .of(base)
+                    .ok_or_else(|| format!("{name} has no {field:?}"))?
                     .main();
                 Ok(value / base)
             }
@@ -468,6 +574,62 @@ fn find_row<'a>(results: &'a BenchResults, spec: &str) -> Result<&'a Row, String
     }
 }
 
+/// `kitty:stdout/frame@on,80x24`: the runs of exactly one group (terminal, mode, then sync
+/// `on`/`off`, the size, `unobserved`), and the median [min–max] of a field over them.
+fn paint_value(runs: &[PaintRun], spec: &str, field: PaintField) -> Result<Value, String> {
+    use flushlab_core::results::painted::groups;
+    let (name, conditions) = spec.split_once('@').unwrap_or((spec, ""));
+    let all = groups(runs);
+    let name_of = |r: &PaintRun| format!("{}:{}", r.terminal, r.mode);
+    let matching: Vec<&Vec<&PaintRun>> = all
+        .iter()
+        .filter(|g| {
+            let r = g[0];
+            name_of(r) == name
+                && conditions.split(',').filter(|c| !c.is_empty()).all(|c| {
+                    c == if r.sync { "on" } else { "off" }
+                        || c == format!("{}x{}", r.cols, r.rows)
+                        || (c == "unobserved" && !r.observed)
+                })
+        })
+        .collect();
+    let group = match matching.as_slice() {
+        [group] => group,
+        [] => {
+            let names: Vec<String> = all
+                .iter()
+                .map(|g| {
+                    let r = g[0];
+                    let sync = if r.sync { "on" } else { "off" };
+                    format!("{}@{sync},{}x{}", name_of(r), r.cols, r.rows)
+                })
+                .collect();
+            return Err(format!(
+                "no group '{spec}': the groups are {}",
+                names.join(" ")
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "'{spec}' is {} groups: add @on/off or @SIZE",
+                matching.len()
+            ));
+        }
+    };
+    let spread =
+        flushlab_core::results::statistics::Spread::of(group.iter().filter_map(|r| field(r)))
+            .ok_or_else(|| format!("{spec} has no such figure"))?;
+    Ok(Value::Spread(spread.median, spread.min, spread.max))
+}
+
+fn load_painted(dir: &Path, source: &str) -> Result<Vec<PaintRun>, String> {
+    let path = dir.join(format!("{source}.json"));
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_slice::<flushlab::paint::PaintResults>(&bytes)
+        .map(|p| p.runs)
+        .map_err(|e| format!("{}: not paint results: {e}", path.display()))
+}
+
 fn load(dir: &Path, source: &str) -> Result<BenchResults, String> {
     let path = dir.join(format!("{source}.json"));
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -477,6 +639,7 @@ fn load(dir: &Path, source: &str) -> Result<BenchResults, String> {
 struct Sources {
     dir: PathBuf,
     loaded: BTreeMap<String, Result<BenchResults, String>>,
+    painted: BTreeMap<String, Result<Vec<PaintRun>, String>>,
 }
 
 impl Sources {
@@ -484,7 +647,17 @@ impl Sources {
         Sources {
             dir,
             loaded: BTreeMap::new(),
+            painted: BTreeMap::new(),
         }
+    }
+
+    fn painted(&mut self, source: &str) -> Result<&[PaintRun], String> {
+        let dir = &self.dir;
+        self.painted
+            .entry(source.to_owned())
+            .or_insert_with(|| load_painted(dir, source))
+            .as_deref()
+            .map_err(Clone::clone)
     }
 
     fn get(&mut self, source: &str) -> Result<&BenchResults, String> {
@@ -499,6 +672,48 @@ impl Sources {
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+const TABLE: &str = "<!--table ";
+
+/// Tables copied whole from a paint result: `<!--table paint-80x24-->` on the line before
+/// the table, which must be `paint::markdown` of that file's runs. The problems, and the text
+/// with every such table rewritten.
+fn check_tables(text: &str, sources: &mut Sources) -> (Vec<String>, String) {
+    let mut problems = Vec::new();
+    let mut out = String::new();
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        let Some(source) = line
+            .trim()
+            .strip_prefix(TABLE)
+            .and_then(|rest| rest.strip_suffix("-->"))
+        else {
+            continue;
+        };
+        let mut table = String::new();
+        while let Some(row) = lines.next_if(|l| l.starts_with('|')) {
+            table.push_str(row);
+        }
+        let number = text[..text.find(line).unwrap_or(0)].lines().count() + 1;
+        match sources.painted(source.trim()) {
+            Ok(runs) => {
+                let expected = flushlab_core::results::painted::markdown(runs);
+                if table != expected {
+                    problems.push(format!(
+                        "line {number}: the table is not paint::markdown of {source}"
+                    ));
+                }
+                out.push_str(&expected);
+            }
+            Err(e) => {
+                problems.push(format!("line {number}: {e}"));
+                out.push_str(&table);
+            }
+        }
+    }
+    (problems, out)
 }
 
 /// Every mark's problem against its file (an empty list when all agree), and the text with
@@ -517,9 +732,7 @@ fn check_doc(text: &str, sources: &mut Sources) -> (Vec<String>, String, usize) 
             }
         };
         count += 1;
-        let value = sources
-            .get(&mark.source)
-            .and_then(|results| mark.value(results));
+        let value = mark.value_in(sources);
         match value {
             Ok(value) => {
                 if !mark.quote.is(text, value) {
@@ -549,11 +762,15 @@ fn check_fresh(text: &str, quoted: &mut Sources, fresh: &mut Sources) -> (Vec<St
     let mut problems = Vec::new();
     let mut compared = 0;
     for mark in marks(text).into_iter().flatten() {
-        if mark.machine {
+        if mark.not_rerun || matches!(mark.field, Field::Painted(_)) {
             continue;
         }
-        let reference = mark.per.is_none() && mark.kind() == Kind::Rate && mark.row == REFERENCE;
-        if reference {
+        let is_reference = |results: &BenchResults| {
+            mark.kind() == Kind::Rate
+                && find_row(results, &mark.row)
+                    .is_ok_and(|row| results.name(&row.subject) == reference(results))
+        };
+        if quoted.get(&mark.source).is_ok_and(is_reference) {
             continue; // its ratio to itself is 1 on every machine
         }
         let pair = quoted
@@ -596,11 +813,13 @@ fn every_quoted_figure_is_its_result_files() {
         let path = root().join(doc);
         let text = std::fs::read_to_string(&path).unwrap();
         let (found, rewritten, count) = check_doc(&text, &mut sources);
+        let (tables, rewritten) = check_tables(&rewritten, &mut sources);
         total += count;
         if write && rewritten != text {
             std::fs::write(&path, rewritten).unwrap();
         } else {
             problems.extend(found.into_iter().map(|p| format!("{doc} {p}")));
+            problems.extend(tables.into_iter().map(|p| format!("{doc} {p}")));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -668,6 +887,11 @@ mod the_checker {
             "12.3 [1.0–100.0]"
         );
         assert_eq!(quotes[1].render(Value::One(173_432.0)), "~170,000");
+        assert_eq!(
+            approximately(0.75, 1),
+            "~0.8",
+            "a ~ figure keeps its decimals"
+        );
         assert_eq!(quotes[2].render(Value::One(1_234_567.891)), "1,234,567.89");
     }
 
@@ -703,6 +927,33 @@ mod the_checker {
             let (problems, _, _) = check_doc(typo, &mut sources);
             assert_eq!(problems.len(), 1, "{typo}: {problems:?}");
         }
+    }
+
+    #[test]
+    fn a_paint_figure_or_table_not_its_files_is_named() {
+        let mut sources = Sources::new(root().join("docs/results"));
+        let runs = sources.painted("paint-80x24").unwrap().to_vec();
+        let table = flushlab_core::results::painted::markdown(&runs);
+        let good = format!("<!--table paint-80x24-->\n{table}\nafter\n");
+        let (problems, rewritten) = check_tables(&good, &mut sources);
+        assert_eq!((problems, rewritten.as_str()), (vec![], good.as_str()));
+        let bad = good.replacen("| xterm |", "| xtern |", 1);
+        let (problems, rewritten) = check_tables(&bad, &mut sources);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(rewritten, good, "the rewrite puts the file's table back");
+        // A figure: the median of a group's runs; a group named too loosely is refused.
+        let accepted = paint_value(&runs, "kitty:stdout/frame@off", PAINT_FIELDS[0].1).unwrap();
+        let text = format!(
+            "{}<!--fig paint-80x24 kitty:stdout/frame@off accepted_fps-->",
+            written(accepted.main(), 0)
+        );
+        assert_eq!(check_doc(&text, &mut sources).0, Vec::<String>::new());
+        let wrong = format!(
+            "{}<!--fig paint-80x24 kitty:stdout/frame@off accepted_fps-->",
+            written(accepted.main() + 1.0, 0)
+        );
+        assert_eq!(check_doc(&wrong, &mut sources).0.len(), 1);
+        assert!(paint_value(&runs, "kitty:stdout/frame", PAINT_FIELDS[0].1).is_err());
     }
 
     #[test]

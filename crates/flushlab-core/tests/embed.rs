@@ -2,25 +2,11 @@
 //! example is built by `cargo test` (the test target alone does not build it) and run from
 //! target/…/examples.
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-fn example(name: &str) -> Command {
-    // target/debug/deps/examples-HASH → target/debug/examples/NAME
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .unwrap()
-        .join("examples");
-    let path: PathBuf = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} not built: run the whole `cargo test`, which builds the examples",
-        path.display()
-    );
-    Command::new(path)
-}
+#[path = "../../../tests/common/example.rs"]
+mod example;
+use example::example;
 
 /// The embedding API (`flushlab_core::embed`) in a ratatui app: its layer's counts are the
 /// kernel's (`/proc/self/io` of the example's process), exactly, raw and behind a BufWriter,

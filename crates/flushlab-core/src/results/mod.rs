@@ -115,6 +115,31 @@ impl Row {
         }
     }
 
+    /// The flood's latency, p50 and p99 in ns, each the median of the runs' (a log call's, or
+    /// with `--rate` a request's from its scheduled start); `None` where runs did not time it.
+    pub fn latency_ns(&self) -> Option<(f64, f64)> {
+        let p50 = median(self.runs.iter().filter_map(|r| r.p50_ns).map(|n| n as f64))?;
+        let p99 = median(self.runs.iter().filter_map(|r| r.p99_ns).map(|n| n as f64))?;
+        Some((p50, p99))
+    }
+
+    /// Units (frames or lines) a run wrote, median of the runs.
+    pub fn units_per_run(&self) -> Option<f64> {
+        median(self.runs.iter().map(|r| r.figures.frames as f64))
+    }
+
+    /// Bytes the reader model took from the pty or pipe in a run, median of the runs; `None`
+    /// when nothing read (a file, /dev/null). Below the bytes the writer accepted when it lost
+    /// lines before they reached its write(2) (a lossy log writer at exit).
+    pub fn reader_bytes_per_run(&self) -> Option<f64> {
+        median(
+            self.runs
+                .iter()
+                .filter(|r| r.reader_bytes > 0)
+                .map(|r| r.reader_bytes as f64),
+        )
+    }
+
     /// Recomputes the summary figures from `runs`.
     pub fn summarize(&mut self) {
         // Runs with frames: a per-second run has none to count.

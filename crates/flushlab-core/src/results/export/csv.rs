@@ -2,15 +2,27 @@ use std::fmt::Write;
 
 use super::Exporter;
 use crate::results::BenchResults;
+use crate::results::conditions::Unit;
 
 /// One line per row, summary figures only (the raw runs are in the JSON).
 pub struct CsvExporter;
 
-const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms,writer_on_cpu_ms,writer_cpu_wait_ms,writer_frame_wait_ms,writer_reader_wait_ms";
+/// The columns of a frame's results; a log line's say `lines_per_second` and `_per_line` (as
+/// the flood's JSON does). The time split is in ms a frame or a line either way.
+const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms,writer_on_cpu_ms,writer_cpu_wait_ms,writer_frame_wait_ms,writer_reader_wait_ms,p50_ns,p99_ns";
+
+fn header(unit: Unit) -> String {
+    match unit {
+        Unit::Frame => HEADER.to_owned(),
+        Unit::Line => HEADER
+            .replace("fps_", "lines_per_second_")
+            .replace("_per_frame", "_per_line"),
+    }
+}
 
 impl Exporter for CsvExporter {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
-        let mut out = String::from(HEADER);
+        let mut out = header(results.settings.unit);
         out.push('\n');
         let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
         for row in &results.results {
@@ -46,6 +58,11 @@ impl Exporter for CsvExporter {
                     .and_then(|s| s.writer)
                     .map(|w| w.parts()[i].1))
             }))
+            // A flood's latency (median of the runs' p50 and p99), where it was timed.
+            .chain([
+                num(row.latency_ns().map(|l| l.0)),
+                num(row.latency_ns().map(|l| l.1)),
+            ])
             .collect::<Vec<_>>();
             writeln!(out, "{}", fields.join(","))?;
         }
@@ -72,6 +89,25 @@ mod tests {
             .serialize(&crate::results::export::fixture::results())
             .unwrap();
         insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
+    }
+
+    #[test]
+    fn a_flood_speaks_of_lines() {
+        let mut results = crate::results::export::fixture::results();
+        results.settings.unit = Unit::Line;
+        let text = String::from_utf8(CsvExporter.serialize(&results).unwrap()).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(header.contains("lines_per_second_median,"), "{header}");
+        assert!(header.contains(",writes_per_line,") && header.contains(",cpu_ms_per_line,"));
+        assert!(
+            !header.contains("_per_frame") && !header.contains("fps"),
+            "{header}"
+        );
+        let columns = header.split(',').count();
+        assert!(
+            text.lines().all(|l| l.split(',').count() == columns),
+            "{text}"
+        );
     }
 
     #[test]

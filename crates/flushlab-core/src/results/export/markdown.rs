@@ -14,20 +14,21 @@ pub struct MarkdownExporter {
     pub width: Option<usize>,
 }
 
-/// The columns that give way when a table is too wide, first to go first (by their header's
-/// start). The mode and its rate always stay.
-const GIVE_WAY: [&str; 11] = [
-    "peak RSS",
-    "sink",
-    "reader",
-    "size",
-    "bytes/write",
-    "× fastest",
-    "shown",
-    "kernel",
-    "bytes/",
-    "CPU ",
-    "× ceiling",
+/// The columns that give way when a table is too wide, first to go first. The mode and its
+/// rate always stay.
+const GIVE_WAY: [Column; 12] = [
+    Column::PeakRss,
+    Column::Sink,
+    Column::Reader,
+    Column::Size,
+    Column::BytesPerWrite,
+    Column::XFastest,
+    Column::Shown,
+    Column::Latency,
+    Column::Kernel,
+    Column::Bytes,
+    Column::Cpu,
+    Column::XCeiling,
 ];
 
 /// A frame's time reads in ms, a log line's in µs: (unit's name, factor from ms).
@@ -80,12 +81,12 @@ impl MarkdownExporter {
             return Ok(());
         }
         let names: Vec<&str> = parts.iter().map(|(name, _)| *name).collect();
-        let header = format!("| mode | size | reader | {} |", names.join(" | "));
+        let header = format!("| mode | size | sink | reader | {} |", names.join(" | "));
         let fits = |line: &String| self.width.is_none_or(|w| line.chars().count() <= w);
         if fits(&header) && lines.iter().all(fits) {
             writeln!(
                 out,
-                "\n{intro}:\n\n{header}\n|---|---|---|{}",
+                "\n{intro}:\n\n{header}\n|---|---|---|---|{}",
                 "---:|".repeat(names.len())
             )?;
             for line in lines {
@@ -112,39 +113,128 @@ impl Exporter for MarkdownExporter {
     }
 }
 
-/// The main table's header; `shown` adds the column only a tour has (what the terminal
-/// confirmed it showed).
-fn header(unit: Unit, shown: bool) -> Vec<String> {
-    let mut header: Vec<String> = vec![
-        "mode".into(),
-        "size".into(),
-        "sink".into(),
-        "reader".into(),
-        format!("{unit}s/s median [min–max]"),
-        format!("writes/{unit}"),
-        format!("bytes/{unit}"),
-        "bytes/write".into(),
-        "kernel".into(),
-        format!("CPU {}/{unit}", time_unit(unit).0),
-        "peak RSS".into(),
-        "× ceiling".into(),
-        "× fastest".into(),
-    ];
-    if shown {
-        header.insert(5, format!("shown {unit}s/s"));
-    }
-    header
+/// A column of the main table. Which appear depends on the results ([`columns`]); each
+/// names itself and fills its cells, so that a header and its cells cannot drift apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Column {
+    Mode,
+    Size,
+    Sink,
+    Reader,
+    Rate,
+    /// What a tour's terminal confirmed it showed.
+    Shown,
+    Writes,
+    Bytes,
+    BytesPerWrite,
+    Kernel,
+    Cpu,
+    /// A flood's p50 / p99 latency (of a log call, or with `--rate` of a request).
+    Latency,
+    PeakRss,
+    XCeiling,
+    XFastest,
 }
 
-/// One row of the main table, in [`header`]'s order.
-fn row_cells(results: &BenchResults, row: &Row, shown: bool) -> Vec<String> {
-    let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
+/// The columns these results have, in the table's order; the first [`TEXT_COLUMNS`] are text.
+fn columns(results: &BenchResults) -> Vec<Column> {
+    use Column::*;
+    let rows = &results.results;
+    let shown = rows.iter().any(|r| r.shown_fps.is_some());
+    let latency = rows.iter().any(|r| r.latency_ns().is_some());
+    [
+        Mode,
+        Size,
+        Sink,
+        Reader,
+        Rate,
+        Shown,
+        Writes,
+        Bytes,
+        BytesPerWrite,
+        Kernel,
+        Cpu,
+        Latency,
+        PeakRss,
+        XCeiling,
+        XFastest,
+    ]
+    .into_iter()
+    .filter(|c| match c {
+        Shown => shown,
+        Latency => latency,
+        _ => true,
+    })
+    .collect()
+}
+
+impl Column {
+    fn header(self, unit: Unit) -> String {
+        match self {
+            Column::Mode => "mode".into(),
+            Column::Size => "size".into(),
+            Column::Sink => "sink".into(),
+            Column::Reader => "reader".into(),
+            Column::Rate => format!("{unit}s/s median [min–max]"),
+            Column::Shown => format!("shown {unit}s/s"),
+            Column::Writes => format!("writes/{unit}"),
+            Column::Bytes => format!("bytes/{unit}"),
+            Column::BytesPerWrite => "bytes/write".into(),
+            Column::Kernel => "kernel".into(),
+            Column::Cpu => format!("CPU {}/{unit}", time_unit(unit).0),
+            Column::Latency => "latency p50 / p99".into(),
+            Column::PeakRss => "peak RSS".into(),
+            Column::XCeiling => "× ceiling".into(),
+            Column::XFastest => "× fastest".into(),
+        }
+    }
+
+    fn cell(self, results: &BenchResults, row: &Row) -> String {
+        let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
+        match self {
+            Column::Mode => results.name(&row.subject),
+            Column::Size => cell(&row.size.to_string()),
+            Column::Sink => cell(row.sink.name()),
+            Column::Reader => cell(&row.reader.to_string()),
+            Column::Rate => rate_cell(row),
+            Column::Shown => or_dash(row.shown_fps, rate),
+            Column::Writes => or_dash(row.writes_per_frame, count),
+            Column::Bytes => or_dash(row.bytes_per_frame, bytes),
+            Column::BytesPerWrite => or_dash(row.bytes_per_write, bytes),
+            Column::Kernel => or_dash(row.kernel_share, percent),
+            // A frame's ms to the µs; a line's µs to a hundredth, as far as its runs agree.
+            Column::Cpu => or_dash(row.cpu_ms_per_frame, |ms| match results.settings.unit {
+                Unit::Frame => format!("{ms:.3}"),
+                Unit::Line => format!("{:.2}", ms * time_unit(Unit::Line).1),
+            }),
+            Column::Latency => row.latency_ns().map_or_else(
+                || "–".into(),
+                |(p50, p99)| {
+                    let ns = |v: f64| crate::units::nanoseconds(v.round() as u64);
+                    format!("{} / {}", ns(p50), ns(p99))
+                },
+            ),
+            Column::PeakRss => row
+                .peak_rss_kib
+                .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
+            Column::XCeiling => ratio(row.ratio_to_ceiling),
+            // The flood's loop without logging is what the others are measured against.
+            Column::XFastest if row.subject.is_baseline() && !row.subject.is_ceiling() => {
+                "baseline".into()
+            }
+            Column::XFastest => ratio(row.ratio_to_fastest),
+        }
+    }
+}
+
+/// The rate with its spread, or why there is none.
+fn rate_cell(row: &Row) -> String {
     let failed = if row.failed_runs.is_empty() {
         String::new()
     } else {
         format!(" ({} failed)", row.failed_runs.len())
     };
-    let rate_cell = row.fps.map_or_else(
+    row.fps.map_or_else(
         || match row.per_second {
             // Another program whose frames are unknown: per second only.
             Some(p) => format!(
@@ -164,36 +254,7 @@ fn row_cells(results: &BenchResults, row: &Row, shown: bool) -> Vec<String> {
                 rate(f.max)
             ),
         },
-    );
-    let mut cells = vec![
-        results.name(&row.subject),
-        cell(&row.size.to_string()),
-        cell(row.sink.name()),
-        cell(&row.reader.to_string()),
-        rate_cell,
-        or_dash(row.writes_per_frame, count),
-        or_dash(row.bytes_per_frame, bytes),
-        or_dash(row.bytes_per_write, bytes),
-        or_dash(row.kernel_share, percent),
-        // A frame's ms to the µs; a line's µs to a hundredth, as far as its runs agree.
-        or_dash(row.cpu_ms_per_frame, |ms| match results.settings.unit {
-            Unit::Frame => format!("{ms:.3}"),
-            Unit::Line => format!("{:.2}", ms * time_unit(Unit::Line).1),
-        }),
-        row.peak_rss_kib
-            .map_or_else(|| "–".into(), |k| bytes(k as f64 * 1024.0)),
-        ratio(row.ratio_to_ceiling),
-        // The flood's loop without logging is what the others are measured against.
-        if row.subject.is_baseline() && !row.subject.is_ceiling() {
-            "baseline".into()
-        } else {
-            ratio(row.ratio_to_fastest)
-        },
-    ];
-    if shown {
-        cells.insert(5, or_dash(row.shown_fps, rate));
-    }
-    cells
+    )
 }
 
 /// The widest cell of column `i`, header included.
@@ -209,12 +270,12 @@ impl MarkdownExporter {
     /// The table of every row, narrowed to the width (columns give way, and say so).
     fn main_table(&self, out: &mut String, results: &BenchResults) -> anyhow::Result<()> {
         let unit = results.settings.unit;
-        let shown = results.results.iter().any(|r| r.shown_fps.is_some());
-        let mut header = header(unit, shown);
+        let columns = columns(results);
+        let mut header: Vec<String> = columns.iter().map(|c| c.header(unit)).collect();
         let rows: Vec<Vec<String>> = results
             .results
             .iter()
-            .map(|row| row_cells(results, row, shown))
+            .map(|row| columns.iter().map(|c| c.cell(results, row)).collect())
             .collect();
         let mut widths: Vec<usize> = (0..header.len())
             .map(|i| column_width(&header, &rows, i))
@@ -232,11 +293,16 @@ impl MarkdownExporter {
         };
         let mut left_out: Vec<String> = Vec::new();
         if let Some(limit) = self.width {
-            for name in GIVE_WAY {
+            for gives_way in GIVE_WAY {
                 if total(&widths) <= limit {
                     break;
                 }
-                if let Some(i) = header.iter().position(|h| h.starts_with(name)) {
+                // A column already empty (not shown) is not left out.
+                if let Some(i) = columns
+                    .iter()
+                    .position(|c| *c == gives_way)
+                    .filter(|&i| widths[i] > 0)
+                {
                     widths[i] = 0;
                     left_out.push(header[i].clone());
                 }
@@ -269,9 +335,10 @@ impl MarkdownExporter {
                 .map(|(_, ms)| format!("{:.2}", ms * scale))
                 .collect();
             format!(
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 results.name(&row.subject),
                 cell(&row.size.to_string()),
+                cell(row.sink.name()),
                 cell(&row.reader.to_string()),
                 parts.join(" | ")
             )
@@ -484,10 +551,21 @@ mod tests {
             row(FloodWriter::Println, Sink::Pipe, 2e6),
             row(FloodWriter::Lock, Sink::Pipe, 2e6),
         ];
+        // Timed runs (with --rate): the median of the runs' percentiles, in their unit.
+        for (run, p50) in results.results[1]
+            .runs
+            .iter_mut()
+            .zip([31_000, 32_000, 90_000])
+        {
+            run.p50_ns = Some(p50);
+            run.p99_ns = Some(p50 * 10_000);
+        }
         results.compute_ratios();
         let text = MarkdownExporter::default().serialize(&results).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("CPU µs/line"), "{text}");
+        assert!(text.contains("latency p50 / p99"), "{text}");
+        assert!(text.contains(" 32 µs / 320 ms |"), "{text}");
         // No ceiling in a flood: the column is not there; no logging is the baseline.
         assert!(!text.contains("× ceiling"), "{text}");
         let none = text
