@@ -622,18 +622,29 @@ fn paint_value(runs: &[PaintRun], spec: &str, field: PaintField) -> Result<Value
     Ok(Value::Spread(spread.median, spread.min, spread.max))
 }
 
-fn load_painted(dir: &Path, source: &str) -> Result<Vec<PaintRun>, String> {
+/// `SOURCE.json` in `dir`, parsed; an error names the file.
+fn read<T>(
+    dir: &Path,
+    source: &str,
+    parse: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<T, String> {
     let path = dir.join(format!("{source}.json"));
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice::<flushlab::paint::PaintResults>(&bytes)
-        .map(|p| p.runs)
-        .map_err(|e| format!("{}: not paint results: {e}", path.display()))
+    parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn load_painted(dir: &Path, source: &str) -> Result<Vec<PaintRun>, String> {
+    read(dir, source, |bytes| {
+        serde_json::from_slice::<flushlab::paint::PaintResults>(bytes)
+            .map(|p| p.runs)
+            .map_err(|e| format!("not paint results: {e}"))
+    })
 }
 
 fn load(dir: &Path, source: &str) -> Result<BenchResults, String> {
-    let path = dir.join(format!("{source}.json"));
-    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    BenchResults::from_json(&bytes).map_err(|e| format!("{}: {e:#}", path.display()))
+    read(dir, source, |bytes| {
+        BenchResults::from_json(bytes).map_err(|e| format!("{e:#}"))
+    })
 }
 
 struct Sources {
@@ -652,22 +663,25 @@ impl Sources {
     }
 
     fn painted(&mut self, source: &str) -> Result<&[PaintRun], String> {
-        let dir = &self.dir;
-        self.painted
-            .entry(source.to_owned())
-            .or_insert_with(|| load_painted(dir, source))
-            .as_deref()
-            .map_err(Clone::clone)
+        cached(&mut self.painted, &self.dir, source, load_painted).map(Vec::as_slice)
     }
 
     fn get(&mut self, source: &str) -> Result<&BenchResults, String> {
-        let dir = &self.dir;
-        self.loaded
-            .entry(source.to_owned())
-            .or_insert_with(|| load(dir, source))
-            .as_ref()
-            .map_err(Clone::clone)
+        cached(&mut self.loaded, &self.dir, source, load)
     }
+}
+
+/// A file read once, or why it could not be.
+fn cached<'a, T>(
+    map: &'a mut BTreeMap<String, Result<T, String>>,
+    dir: &Path,
+    source: &str,
+    load: fn(&Path, &str) -> Result<T, String>,
+) -> Result<&'a T, String> {
+    map.entry(source.to_owned())
+        .or_insert_with(|| load(dir, source))
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 fn root() -> PathBuf {
