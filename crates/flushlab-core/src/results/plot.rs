@@ -284,8 +284,8 @@ const SPLIT: [RGBColor; 6] = [
     RGBColor(170, 170, 170),
 ];
 
-/// Each row's frame as one bar of 100%, in the split's parts (the painting thread's), with the
-/// frame's wall time in ms beside it: where the time goes, whatever the row's speed.
+/// Each row's frame (or log line) as one bar of 100%, in the split's parts (the painting
+/// thread's), with its wall time beside it: where the time goes, whatever the row's speed.
 fn draw_split<DB: DrawingBackend>(
     results: &BenchResults,
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -296,9 +296,10 @@ where
     let rows = &results.results;
     let n = rows.len();
     let y = |i: usize| from_top(i, n);
+    let unit = results.settings.unit;
     let mut chart = ChartBuilder::on(area)
         .caption(
-            "where a frame's time goes (share; ms a frame at the end)",
+            format!("where a {unit}'s time goes (share; its wall time at the end)"),
             ("sans-serif", 16),
         )
         .margin(10)
@@ -347,8 +348,15 @@ where
     }
     chart.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
         let total = r.time_split?.total_ms();
+        // A frame's in ms, a log line's in the unit of its size (ns or µs).
+        let wall = match unit {
+            crate::results::conditions::Unit::Frame => crate::units::milliseconds(total),
+            crate::results::conditions::Unit::Line => {
+                crate::units::nanoseconds((total * 1e6).round() as u64)
+            }
+        };
         Some(Text::new(
-            crate::units::milliseconds(total),
+            wall,
             (1.02, SegmentValue::CenterOf(y(i))),
             ("sans-serif", 13),
         ))
