@@ -111,7 +111,8 @@ impl Tree {
     }
 
     /// One look at the tree (call every few milliseconds): whether a thread is asleep in
-    /// write(2) on the terminal; every 100 ms also who writes the most and what it is.
+    /// write(2) on the terminal; what each new process is; every 100 ms also who writes the
+    /// most.
     pub fn sample(&mut self) {
         let pids = Tree::descendants();
         if pids.is_empty() {
@@ -121,18 +122,25 @@ impl Tree {
         if pids.iter().any(|&pid| self.waits_on_terminal(pid)) {
             self.blocked += 1;
         }
+        // Every 100 ms the whole tree; in between only processes not seen yet, so that a
+        // pipeline that lives less than that (`seq | cat`) is still seen, not just its shell.
         let now = Instant::now();
-        if self
+        let survey = self
             .last_survey
-            .is_some_and(|last| now - last < Duration::from_millis(100))
-        {
-            return;
+            .is_none_or(|last| now - last >= Duration::from_millis(100));
+        if survey {
+            self.last_survey = Some(now);
         }
-        self.last_survey = Some(now);
         for pid in pids {
+            if !survey && self.seen.contains_key(&pid) {
+                continue;
+            }
             let wrote = own_writes(pid);
-            // Looked at again after an exec (`setsid` and `env` become CMD in place).
-            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+            // Looked at again after an exec (`setsid` and `env` become CMD in place). A process
+            // that exited meanwhile (its exe no longer readable) is not a writer to name.
+            let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
+                continue;
+            };
             let seen = self.seen.entry(pid).or_default();
             // Right after an exec only the loader is mapped: looked at again until a library
             // tells what it is.
@@ -186,7 +194,10 @@ impl Tree {
 
     /// The process that wrote the most, and what it is written in.
     pub fn writer(&self) -> Writer {
-        let Some(seen) = self.seen.values().max_by_key(|s| s.wrote) else {
+        // Among processes that wrote as much (a pipeline surveyed before any wrote), the newest
+        // (highest pid): the leaf doing the work, not the shell that started it; and the same
+        // answer every time, not the map's order.
+        let Some((_, seen)) = self.seen.iter().max_by_key(|(pid, s)| (s.wrote, **pid)) else {
             return Writer::default();
         };
         let name = seen
