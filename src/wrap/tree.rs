@@ -132,15 +132,20 @@ impl Tree {
             self.last_survey = Some(now);
         }
         for pid in pids {
-            if !survey && self.seen.contains_key(&pid) {
-                continue;
-            }
-            let wrote = own_writes(pid);
-            // Looked at again after an exec (`setsid` and `env` become CMD in place). A process
-            // that exited meanwhile (its exe no longer readable) is not a writer to name.
+            // Looked at again after an exec (`setsid` and `env` become CMD in place; a forked
+            // shell becomes `cat`). A process that exited meanwhile (its exe no longer
+            // readable) is not a writer to name.
             let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
                 continue;
             };
+            let known = self
+                .seen
+                .get(&pid)
+                .is_some_and(|s| s.exe == exe && (s.libc || s.python || s.node));
+            if !survey && known {
+                continue;
+            }
+            let wrote = own_writes(pid);
             let seen = self.seen.entry(pid).or_default();
             // Right after an exec only the loader is mapped: looked at again until a library
             // tells what it is.
