@@ -8,7 +8,6 @@
 //! draws them looks fast by the first rate and honest by the second. No answer within
 //! `--cpr-timeout` leaves "shown" unknown; the tour never waits longer than that.
 
-use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -17,6 +16,7 @@ use clap::Args;
 
 use crate::app::{Action, App};
 use crate::condition::{Condition, HudLayout};
+use crate::confirm::{CursorAnswers, FrameConfirmer, Shown};
 use crate::files::Destination;
 use crate::frame_args::FrameArgs;
 use crate::hud::Hud;
@@ -24,6 +24,7 @@ use crate::keyboard::{Input, Keyboard};
 use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
 use crate::outcome::{Outcome, complain};
+use crate::paint::own::OwnWindow;
 use crate::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
@@ -32,7 +33,6 @@ use crate::terminal_session::TerminalSession;
 use crate::units::parse_duration;
 use crate::writer_mode::{Mode, Stream};
 
-const CPR: &[u8] = b"\x1b[6n";
 /// DECRQM for synchronized output, XTVERSION, DA2, then DA1: every terminal answers DA1, and
 /// terminals answer in order, so DA1's answer means that whatever else will be answered has
 /// been, and the tour need not wait out the timeout for the queries a terminal ignores.
@@ -103,46 +103,38 @@ impl TourArgs {
     }
 }
 
-/// Queries in flight, oldest first: the mode and the frame count each one follows.
-type Pending = VecDeque<(usize, u64)>;
-
-/// What the terminal confirmed per mode: (frames, seconds after the mode began).
-struct Confirmations {
-    pending: Pending,
-    confirmed: Vec<Option<(u64, f64)>>,
-    mode_started: Vec<Instant>,
+/// The tour's confirmers: cursor-position answers always, the window's painted frames with
+/// `--paint` where they can be read. The frame loop sees them only as [`FrameConfirmer`]s.
+struct Confirmers {
+    cursor: CursorAnswers,
+    paint: Option<OwnWindow>,
 }
 
-/// Takes in what the terminal sent: cursor-position answers confirm frames; a quit key ends the
-/// tour (its outcome is returned).
-fn read_answers(
-    keyboard: &mut Keyboard,
-    confirmations: &mut Confirmations,
-) -> std::io::Result<Option<Outcome>> {
-    for input in keyboard.pending_input()? {
-        match input {
-            Input::Key(key) if Action::from(key).ends_run() => return Ok(Some(Outcome::Quit)),
-            Input::CursorPosition { .. } => confirmations.answer(Instant::now()),
-            _ => {}
-        }
-    }
-    Ok(None)
-}
-
-impl Confirmations {
-    fn new(modes: usize) -> Confirmations {
-        Confirmations {
-            pending: Pending::new(),
-            confirmed: vec![None; modes],
-            mode_started: Vec::new(),
-        }
+impl Confirmers {
+    fn each(&self) -> impl Iterator<Item = &dyn FrameConfirmer> {
+        let paint = self.paint.as_ref().map(|p| p as &dyn FrameConfirmer);
+        std::iter::once(&self.cursor as &dyn FrameConfirmer).chain(paint)
     }
 
-    fn answer(&mut self, at: Instant) {
-        if let Some((mode, frames)) = self.pending.pop_front() {
-            let seconds = (at - self.mode_started[mode]).as_secs_f64();
-            self.confirmed[mode] = Some((frames, seconds));
+    fn each_mut(&mut self) -> impl Iterator<Item = &mut dyn FrameConfirmer> {
+        let paint = self.paint.as_mut().map(|p| p as &mut dyn FrameConfirmer);
+        std::iter::once(&mut self.cursor as &mut dyn FrameConfirmer).chain(paint)
+    }
+
+    /// Takes in what the terminal sent: cursor-position answers go to every confirmer; a quit
+    /// key ends the tour (its outcome is returned).
+    fn read_answers(&mut self, keyboard: &mut Keyboard) -> std::io::Result<Option<Outcome>> {
+        for input in keyboard.pending_input()? {
+            match input {
+                Input::Key(key) if Action::from(key).ends_run() => return Ok(Some(Outcome::Quit)),
+                Input::CursorPosition { .. } => {
+                    let at = Instant::now();
+                    self.each_mut().for_each(|c| c.cursor_answered(at));
+                }
+                _ => {}
+            }
         }
+        Ok(None)
     }
 }
 
@@ -238,26 +230,12 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     app.hud_wanted = args.hud.unwrap_or(HudLayout::Full);
     let condition = crate::hud::fit(&mut app, cols, rows);
     let mut out = MeasuredOutput::open(modes[0], condition)?;
-    // A quit key or a termination signal ends the tour wherever it is, waits included.
-    let stopped = |input: &Input| match input {
-        Input::Key(key) if Action::from(*key).ends_run() => Some(Outcome::Quit),
-        _ => None,
-    };
-    let signalled = || signalled(&signal);
-
     // Identify the terminal: answered up to DA1's answer, or within the timeout.
-    let (identity, stop) = identify(
-        &mut out,
-        &mut keyboard,
-        args.cpr_timeout,
-        (cols, rows),
-        &stopped,
-        &signalled,
-    )?;
+    let (identity, stop) = identify(&mut out, &mut keyboard, &args, (cols, rows), &signal)?;
     let mut outcome = stop.unwrap_or(Outcome::Finished);
+    // This terminal's window, read on an observer thread; or why it cannot be.
     let (paint, paint_note) = if args.paint && outcome == Outcome::Finished {
-        // This terminal's window, read on an observer thread; or why it cannot be.
-        match crate::paint::own::OwnWindow::start(rows, |bytes| out.write_now(bytes)) {
+        match OwnWindow::start(rows, |bytes| out.write_now(bytes)) {
             Ok(own) => (Some(own), None),
             Err(why) => (None, Some(why)),
         }
@@ -272,9 +250,12 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         app,
         hud: Hud::default(),
         keyboard,
-        paint,
         signal: &signal,
-        confirmations: Confirmations::new(modes.len()),
+        confirmers: Confirmers {
+            cursor: CursorAnswers::new(args.cpr_every),
+            paint,
+        },
+        query: Vec::new(),
     };
     if outcome == Outcome::Finished
         && let Some(stop) = visit.every_mode(&modes, condition)?
@@ -282,19 +263,17 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         outcome = stop;
     }
     let (meters, flushed) = visit.out.finish();
-    let (paint, confirmations) = (visit.paint, visit.confirmations);
+    let Confirmers { cursor, paint } = visit.confirmers;
     drop(session);
     drop(redirect);
     flushed?;
-    let painted = paint.map(|p| p.finish()).transpose()?;
+    let painted = paint.map(OwnWindow::finish).transpose()?;
     if let Some(note) = paint_note {
         complain(&note);
     }
 
-    let confirmed = &confirmations.confirmed;
-    let results = tour_results(
-        &args, identity, &modes, &meters, condition, confirmed, painted,
-    );
+    let shown = cursor.finish();
+    let results = tour_results(&args, identity, &modes, &meters, condition, &shown, painted);
     for export in &exports {
         export.write_file(&results)?;
     }
@@ -316,9 +295,10 @@ struct Visit<'a> {
     app: App,
     hud: Hud,
     keyboard: Keyboard,
-    paint: Option<crate::paint::own::OwnWindow>,
     signal: &'a AtomicUsize,
-    confirmations: Confirmations,
+    confirmers: Confirmers,
+    /// The questions sent after the current frame, in its flush (kept to reuse its buffer).
+    query: Vec<u8>,
 }
 
 impl Visit<'_> {
@@ -337,8 +317,8 @@ impl Visit<'_> {
         Ok(None)
     }
 
-    /// `--seconds` of frames in `mode`, a cursor-position question every `--cpr-every`, then
-    /// the last frame's question answered (or not) before the next mode. A quit key or a
+    /// `--seconds` of frames in `mode`, each marked, asked about and timed by the confirmers,
+    /// then the last frame's questions answered (or not) before the next mode. A quit key or a
     /// signal ends it, and is returned.
     fn mode(
         &mut self,
@@ -351,41 +331,48 @@ impl Visit<'_> {
         self.app.mode = mode;
         self.app.status = Some(status);
         let started = Instant::now();
-        self.confirmations.mode_started.push(started);
+        self.confirmers
+            .each_mut()
+            .for_each(|c| c.begin_segment(index, started));
         let mut frames = 0;
         while started.elapsed() < self.args.seconds {
             if let Some(stop) = signalled(self.signal) {
                 return Ok(Some(stop));
             }
             let area = self.out.area();
-            let marker = self.paint.as_ref().map(|p| p.number());
-            let (app, hud) = (&self.app, &self.hud);
+            let (app, hud, confirmers) = (&self.app, &self.hud, &self.confirmers);
             self.out.build_frame(|meters, canvas| {
                 hud.paint_frame(app, meters, meters.frames(), area, canvas);
-                if let Some(number) = marker {
-                    crate::paint::marker::paint(number, area, canvas);
-                }
+                confirmers.each().for_each(|c| c.mark(area, canvas));
             });
             frames += 1;
-            let ask = frames % self.args.cpr_every == 0;
-            let writing = self.paint.is_some().then(crate::sys::monotonic_ns);
-            self.out.present(if ask { CPR } else { &[] })?;
-            if let (Some(paint), Some(start_ns)) = (self.paint.as_mut(), writing) {
-                paint.record(index, start_ns);
+            self.query.clear();
+            for confirmer in self.confirmers.each_mut() {
+                self.query.extend_from_slice(confirmer.ask(frames));
             }
-            if ask {
-                self.confirmations.pending.push_back((index, frames));
-            }
-            if let Some(stop) = read_answers(&mut self.keyboard, &mut self.confirmations)? {
+            let start_ns = crate::sys::monotonic_ns();
+            self.out.present(&self.query)?;
+            let end_ns = crate::sys::monotonic_ns();
+            self.confirmers
+                .each_mut()
+                .for_each(|c| c.written(start_ns, end_ns));
+            if let Some(stop) = self.confirmers.read_answers(&mut self.keyboard)? {
                 return Ok(Some(stop));
             }
         }
-        // The last frame of the mode, confirmed (or not) before the next mode starts.
-        self.out.write_now(CPR)?;
-        self.confirmations.pending.push_back((index, frames));
+        self.end_mode(frames)
+    }
+
+    /// The mode's last frame, confirmed (or not) within `--cpr-timeout`, before the next mode.
+    fn end_mode(&mut self, frames: u64) -> anyhow::Result<Option<Outcome>> {
+        self.query.clear();
+        for confirmer in self.confirmers.each_mut() {
+            self.query.extend_from_slice(confirmer.end_segment(frames));
+        }
+        self.out.write_now(&self.query)?;
         let deadline = Instant::now() + self.args.cpr_timeout;
-        while !self.confirmations.pending.is_empty() && Instant::now() < deadline {
-            if let Some(stop) = read_answers(&mut self.keyboard, &mut self.confirmations)? {
+        while self.confirmers.each().any(|c| c.awaiting()) && Instant::now() < deadline {
+            if let Some(stop) = self.confirmers.read_answers(&mut self.keyboard)? {
                 return Ok(Some(stop));
             }
             if let Some(stop) = signalled(self.signal) {
@@ -393,22 +380,21 @@ impl Visit<'_> {
             }
             self.keyboard.wait(Duration::from_millis(1));
         }
-        // Unanswered queries will never be matched to this mode again.
-        self.confirmations.pending.clear();
+        self.confirmers.each_mut().for_each(|c| c.give_up());
         Ok(None)
     }
 }
 
 /// Asks the terminal what it is (DECRQM 2026, XTVERSION, DA2, then DA1) and reads the answers
-/// until DA1's, or `timeout`; a quit key or a signal stops the wait and is returned.
+/// until DA1's, or `--cpr-timeout`; a quit key or a signal stops the wait and is returned.
 fn identify(
     out: &mut MeasuredOutput,
     keyboard: &mut Keyboard,
-    timeout: Duration,
+    args: &TourArgs,
     (cols, rows): (u16, u16),
-    stopped: &dyn Fn(&Input) -> Option<Outcome>,
-    signalled: &dyn Fn() -> Option<Outcome>,
+    signal: &AtomicUsize,
 ) -> std::io::Result<(TerminalIdentity, Option<Outcome>)> {
+    let timeout = args.cpr_timeout;
     out.write_now(IDENTIFY)?;
     let (mut sync_status, mut version, mut attributes) = (None, None, None);
     let asked = Instant::now();
@@ -416,7 +402,8 @@ fn identify(
     let mut all_answered = false;
     'identify: while asked.elapsed() < timeout && !all_answered {
         for input in keyboard.pending_input()? {
-            if let Some(stop) = stopped(&input).or_else(signalled) {
+            let quit = matches!(input, Input::Key(key) if Action::from(key).ends_run());
+            if let Some(stop) = quit.then_some(Outcome::Quit).or_else(|| signalled(signal)) {
                 stopped_by = Some(stop);
                 break 'identify;
             }
@@ -435,7 +422,7 @@ fn identify(
                 _ => {}
             }
         }
-        if let Some(stop) = signalled() {
+        if let Some(stop) = signalled(signal) {
             stopped_by = Some(stop);
             break;
         }
@@ -462,7 +449,7 @@ fn tour_results(
     modes: &[Mode],
     meters: &crate::meters::Meters,
     condition: crate::condition::Condition,
-    confirmed: &[Option<(u64, f64)>],
+    shown: &[Option<Shown>],
     painted: Option<(Vec<crate::results::painted::Painted>, f64)>,
 ) -> BenchResults {
     let (cols, rows) = (identity.cols, identity.rows);
@@ -514,7 +501,7 @@ fn tour_results(
                 Some(row(
                     mode,
                     totals,
-                    confirmed.get(i).copied().flatten(),
+                    shown.get(i).copied().flatten(),
                     cols,
                     rows,
                     &terminal_name,
@@ -527,7 +514,7 @@ fn tour_results(
 fn row(
     mode: Mode,
     totals: &Totals,
-    confirmed: Option<(u64, f64)>,
+    shown: Option<Shown>,
     cols: u16,
     rows: u16,
     terminal: &str,
@@ -544,9 +531,7 @@ fn row(
         p50_ns: None,
         p99_ns: None,
         reader_bytes: 0,
-        shown_fps: confirmed
-            .filter(|(_, s)| *s > 0.0)
-            .map(|(frames, seconds)| frames as f64 / seconds),
+        shown_fps: shown.and_then(Shown::fps),
         per_second: None,
     });
     row.summarize();

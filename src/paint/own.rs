@@ -1,11 +1,18 @@
 //! `flushlab tour --paint`: the painted frames of the terminal the tour runs in, on an X11
 //! desktop. The window is the terminal's own (see [`Observer::own_window`]); the markers are
 //! read on a thread of their own while the tour draws, and each mode's frames are told apart
-//! afterwards by their numbers.
+//! afterwards by their numbers. The tour drives it as one of its
+//! [`FrameConfirmer`](crate::confirm::FrameConfirmer)s: it marks each frame and keeps its
+//! write times.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use crate::confirm::FrameConfirmer;
 
 use super::analysis::{Painted, analyse_segments};
 use super::marker::NUMBER_MASK;
@@ -16,6 +23,7 @@ use super::probe::FrameTime;
 pub struct OwnWindow {
     /// Frame times, a list per segment (the tour's modes).
     segments: Vec<Vec<FrameTime>>,
+    /// The number the next frame's marker carries.
     number: u64,
     done: Arc<AtomicBool>,
     observer: std::thread::JoinHandle<anyhow::Result<Observed>>,
@@ -61,25 +69,6 @@ impl OwnWindow {
         })
     }
 
-    /// The number the next frame's marker carries.
-    pub fn number(&self) -> u64 {
-        self.number
-    }
-
-    /// The frame carrying [`Self::number`], of segment `segment`, was written from
-    /// `start_ns` to now.
-    pub fn record(&mut self, segment: usize, start_ns: u64) {
-        if self.segments.len() <= segment {
-            self.segments.resize_with(segment + 1, Vec::new);
-        }
-        self.segments[segment].push(FrameTime {
-            number: (self.number & NUMBER_MASK) as u32,
-            start_ns,
-            end_ns: crate::sys::monotonic_ns(),
-        });
-        self.number += 1;
-    }
-
     /// Stops reading; each segment's figures, and the observer's share of a core.
     pub fn finish(self) -> anyhow::Result<(Vec<Painted>, f64)> {
         self.done.store(true, Ordering::Relaxed);
@@ -91,5 +80,29 @@ impl OwnWindow {
             analyse_segments(&self.segments, &observed.reads),
             observed.cpu_share,
         ))
+    }
+}
+
+impl FrameConfirmer for OwnWindow {
+    fn begin_segment(&mut self, segment: usize, _at: Instant) {
+        if self.segments.len() <= segment {
+            self.segments.resize_with(segment + 1, Vec::new);
+        }
+    }
+
+    fn mark(&self, area: Rect, canvas: &mut Buffer) {
+        super::marker::paint(self.number, area, canvas);
+    }
+
+    fn written(&mut self, start_ns: u64, end_ns: u64) {
+        let Some(segment) = self.segments.last_mut() else {
+            return;
+        };
+        segment.push(FrameTime {
+            number: (self.number & NUMBER_MASK) as u32,
+            start_ns,
+            end_ns,
+        });
+        self.number += 1;
     }
 }

@@ -9,6 +9,8 @@
 //! - [`embed`]: the same for another ratatui app: wrap its writer, measure each draw.
 //! - [`scene`], [`condition`]: what a frame shows and under which conditions it was measured.
 //! - [`detect`]: finding the frames in another program's output stream.
+//! - [`confirm`]: evidence from the terminal's side that frames got there (cursor-position
+//!   answers; painted frames plug in through the same trait).
 //! - [`results`]: the typed results schema, statistics and exporters (JSON, CSV, Markdown, SVG).
 //! - [`sys`]: the operating system's calls (Linux today), in one place.
 //!
@@ -18,6 +20,7 @@
 
 pub mod accounting;
 pub mod condition;
+pub mod confirm;
 pub mod detect;
 pub mod embed;
 pub mod figures;
