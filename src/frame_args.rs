@@ -1,5 +1,9 @@
-//! Flags several subcommands share: what a frame is made of (`bench`, `tour`), and how write(2)
-//! calls are counted (every command that counts them).
+//! Flags several subcommands share: what a frame is made of (`bench`, `tour`), how write(2)
+//! calls are counted (every command that counts them), and what a bench tells every child it
+//! starts ([`ChildOf`]).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -41,4 +45,33 @@ pub struct AccountingArg {
         display_order = 1000
     )]
     pub accounting: Option<Accounting>,
+}
+
+/// What a bench tells every child flushlab it starts (a run, a flood, a wrap) besides the
+/// child's own settings: the bench it must not outlive (`--exit-with-parent`) and the file its
+/// report goes to (`--export-json`). Each child's typed settings (`HeadlessRun`,
+/// `HeadlessFlood`, `HeadlessWrap`) carry one and write it as the flags their command parses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChildOf {
+    pub parent: i32,
+    pub report: PathBuf,
+}
+
+impl ChildOf {
+    /// The bench that is this process, and its child's report file.
+    pub fn this_process(report: PathBuf) -> ChildOf {
+        ChildOf {
+            parent: std::process::id() as i32,
+            report,
+        }
+    }
+
+    pub fn args(&self) -> [OsString; 4] {
+        [
+            "--exit-with-parent".into(),
+            self.parent.to_string().into(),
+            "--export-json".into(),
+            self.report.clone().into(),
+        ]
+    }
 }

@@ -25,6 +25,7 @@ pub mod lesson;
 pub mod measured;
 pub mod paint;
 pub mod profile_digest;
+pub mod reader;
 pub mod renderer;
 pub mod report;
 pub mod runner;

@@ -2,6 +2,7 @@
 //! no duration is given (keys, until `q`), headless when one is (until it is over). Both take
 //! the terminal over only when the measured stream is one.
 
+use std::ffi::OsString;
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -11,10 +12,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::accounting::Counted;
+use crate::accounting::{Accounting, Counted};
 use crate::app::{Action, App, verdict};
 use crate::ceiling::{self, Spinning};
 use crate::condition::{Condition, HudLayout};
+use crate::frame_args::ChildOf;
 use crate::hud::Hud;
 use crate::keyboard::Keyboard;
 use crate::measured::{MeasuredOutput, OpenWriter};
@@ -136,30 +138,38 @@ pub struct HeadlessRun {
     pub scene: Scene,
     pub sync: bool,
     pub size: (u16, u16),
+    /// How the child counts write(2): as its parent does.
+    pub accounting: Accounting,
+    pub child_of: ChildOf,
 }
 
 impl HeadlessRun {
     /// The child's command-line flags.
-    pub fn args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--stream".to_owned(),
-            self.stream.name().to_owned(),
-            "--capacity".to_owned(),
-            self.capacity.to_string(),
-            "--duration".to_owned(),
-            self.duration.as_secs_f64().to_string(),
-            "--scene".to_owned(),
-            self.scene.name().to_owned(),
-            format!("--sync={}", if self.sync { "on" } else { "off" }),
-            "--size".to_owned(),
-            format!("{}x{}", self.size.0, self.size.1),
-        ];
+    pub fn args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = [
+            "--stream",
+            self.stream.name(),
+            "--capacity",
+            &self.capacity.to_string(),
+            "--duration",
+            &self.duration.as_secs_f64().to_string(),
+            "--scene",
+            self.scene.name(),
+            if self.sync { "--sync=on" } else { "--sync=off" },
+            "--size",
+            &format!("{}x{}", self.size.0, self.size.1),
+            "--accounting",
+            self.accounting.name(),
+        ]
+        .map(OsString::from)
+        .into();
         if let Some(buffering) = self.buffering {
-            args.extend(["--buffering".to_owned(), buffering.name().to_owned()]);
+            args.extend(["--buffering".into(), buffering.name().into()]);
         }
         if let Some(ceiling) = self.ceiling {
-            args.extend(["--ceiling".to_owned(), ceiling.value().to_owned()]);
+            args.extend(["--ceiling".into(), ceiling.value().into()]);
         }
+        args.extend(self.child_of.args());
         args
     }
 }
@@ -754,6 +764,11 @@ mod tests {
                 scene: Scene::Sparse,
                 sync: true,
                 size: (80, 24),
+                accounting: Accounting::Counting,
+                child_of: ChildOf {
+                    parent: 4321,
+                    report: "/tmp/scratch/report.json".into(),
+                },
             },
             HeadlessRun {
                 stream: Stream::Stdout,
@@ -764,11 +779,19 @@ mod tests {
                 scene: Scene::Full,
                 sync: false,
                 size: (200, 60),
+                accounting: Accounting::Kernel,
+                child_of: ChildOf {
+                    parent: 1,
+                    report: "r.json".into(),
+                },
             },
         ];
         for run in runs {
-            let args = std::iter::once("flushlab".to_owned()).chain(run.args());
+            let args = std::iter::once("flushlab".into()).chain(run.args());
             let cli = crate::cli::Cli::try_parse_from(args).unwrap().run;
+            let Some(crate::files::Destination::File(report)) = cli.report else {
+                panic!("no report file in {:?}", run.args());
+            };
             let read = HeadlessRun {
                 stream: cli.stream,
                 buffering: cli.buffering,
@@ -778,6 +801,11 @@ mod tests {
                 scene: cli.scene,
                 sync: cli.sync,
                 size: cli.size.unwrap(),
+                accounting: cli.accounting.accounting.unwrap(),
+                child_of: ChildOf {
+                    parent: cli.exit_with_parent.unwrap(),
+                    report,
+                },
             };
             assert_eq!(read, run);
         }

@@ -8,12 +8,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::reader::{Tail, consume};
 use crate::figures::WrapRun;
+use crate::flood::HeadlessFlood;
+use crate::frame_args::ChildOf;
+use crate::reader::{Tail, consume};
 use crate::results::conditions::{ReaderModel, Sink};
 use crate::results::{FailedRun, Run};
+use crate::runner::HeadlessRun;
 use crate::subject::Subject;
 use crate::sys::pty::Pty;
+use crate::wrap::HeadlessWrap;
 use crate::writer_mode::Stream;
 
 /// Everything one run needs.
@@ -55,50 +59,44 @@ impl RunSpec {
         for var in crate::runner::RunArgs::env_vars() {
             command.env_remove(var);
         }
+        command.args(self.child_args(report));
+    }
+
+    /// The child's command line: its settings, typed, written as the flags its command parses.
+    fn child_args(&self, report: &Path) -> Vec<std::ffi::OsString> {
+        let child_of = ChildOf::this_process(report.to_owned());
         // The children count writes the way the bench was told to.
-        command.env("ACCOUNTING", crate::accounting::accounting().name());
+        let accounting = crate::accounting::accounting();
         let (buffering, ceiling) = match &self.subject {
             Subject::Mode(_, buffering) => (Some(*buffering), None),
             // A ceiling writes where the modes write, on the same fd to the same reader.
             Subject::Ceiling(ceiling) => (None, Some(*ceiling)),
             Subject::Flood(writer) => {
-                command.args(["flood", "--writer", writer.name()]);
-                if let Some(work) = self.work {
-                    command.arg("--work").arg(work.as_secs_f64().to_string());
-                }
-                if let Some(rate) = self.rate {
-                    command.arg("--rate").arg(rate.to_string());
-                }
-                command
-                    .args(["--capacity", &self.capacity.to_string()])
-                    .arg("--exit-with-parent")
-                    .arg(std::process::id().to_string())
-                    .arg("--duration")
-                    .arg(self.duration.as_secs_f64().to_string())
-                    .arg("--export-json")
-                    .arg(report);
-                return;
+                let flood = HeadlessFlood {
+                    writer: *writer,
+                    duration: self.duration,
+                    capacity: self.capacity,
+                    work: self.work,
+                    rate: self.rate,
+                    accounting,
+                    child_of,
+                };
+                return flood.args();
             }
             // Another program, in wrap's own pty of the same size, read by the same reader
             // model; wrap ends it when the duration is over.
             Subject::Command(external) => {
-                command
-                    .args(["wrap", "--exit-with-parent"])
-                    .arg(std::process::id().to_string())
-                    .arg("--duration")
-                    .arg(self.duration.as_secs_f64().to_string())
-                    .arg("--size")
-                    .arg(format!("{}x{}", self.size.0, self.size.1))
-                    .arg("--reader")
-                    .arg(self.reader.to_string())
-                    .arg("--export-json")
-                    .arg(report)
-                    .arg("--")
-                    .args(&external.argv);
-                return;
+                let wrap = HeadlessWrap {
+                    duration: self.duration,
+                    size: self.size,
+                    reader: self.reader,
+                    child_of,
+                    command: external.argv.iter().map(Into::into).collect(),
+                };
+                return wrap.args();
             }
         };
-        let run = crate::runner::HeadlessRun {
+        let run = HeadlessRun {
             stream: self.subject.stream(),
             buffering,
             ceiling,
@@ -107,13 +105,10 @@ impl RunSpec {
             scene: self.scene,
             sync: self.sync,
             size: self.size,
+            accounting,
+            child_of,
         };
-        command
-            .args(run.args())
-            .arg("--exit-with-parent")
-            .arg(std::process::id().to_string())
-            .arg("--export-json")
-            .arg(report);
+        run.args()
     }
 }
 

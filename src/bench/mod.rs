@@ -7,7 +7,6 @@
 //! [`crate::results::plot`] read.
 
 pub mod executor;
-pub mod reader;
 
 use std::io::IsTerminal;
 use std::path::Path;
