@@ -196,6 +196,26 @@ pub fn validate_run(run: &RunArgs) -> Result<(), clap::Error> {
 mod tests {
     use super::*;
 
+    /// One idea, one name: the tour's seconds a mode are `--seconds` on `tour` and
+    /// `--tour-seconds` on the explorer, and either spelling works on `tour`.
+    #[test]
+    fn the_tour_takes_the_explorers_spelling_of_its_seconds() {
+        use clap::Parser;
+        for flag in ["--seconds", "--tour-seconds"] {
+            let cli = Cli::try_parse_from(["flushlab", "tour", flag, "0.5"]).unwrap();
+            let Some(Command::Tour(tour)) = cli.command else {
+                panic!("not a tour");
+            };
+            assert_eq!(
+                tour.seconds,
+                std::time::Duration::from_millis(500),
+                "{flag}"
+            );
+        }
+        let cli = Cli::try_parse_from(["flushlab", "--tour-seconds", "0.5"]).unwrap();
+        assert_eq!(cli.run.tour_seconds, std::time::Duration::from_millis(500));
+    }
+
     #[test]
     fn the_manual_is_made_from_the_flags() {
         let main = String::from_utf8(manual(None).unwrap()).unwrap();

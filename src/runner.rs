@@ -192,7 +192,7 @@ struct LoopSettings {
 /// Whether `parent` is gone: we were handed to another (init, a subreaper). One getppid(2), asked
 /// once a second (when the meters' window closes), not per frame.
 fn orphaned(parent: Option<i32>) -> bool {
-    parent.is_some_and(|pid| rustix::process::getppid().map(|p| p.as_raw_pid()) != Some(pid))
+    parent.is_some_and(|pid| crate::sys::signals::parent() != Some(pid))
 }
 
 impl RunArgs {
@@ -230,8 +230,8 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         );
     }
     let (cols, rows) = if terminal {
-        let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
-        drawable(size.ws_col, size.ws_row)
+        let (cols, rows) = crate::sys::window_size(stream_fd(stream))?;
+        drawable(cols, rows)
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
@@ -320,9 +320,9 @@ fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Res
         app.go_to_step(step);
     }
     if terminal {
-        let size = rustix::termios::tcgetwinsize(stream_fd(stream))?;
-        if (cols, rows) != (size.ws_col, size.ws_row) {
-            app.status = Some(too_large(size.ws_col, size.ws_row));
+        let size = crate::sys::window_size(stream_fd(stream))?;
+        if (cols, rows) != size {
+            app.status = Some(too_large(size.0, size.1));
         }
     }
     app.reachable = Stream::ALL.map(|s| s == stream || (terminal && same_terminal(stream, s)));
@@ -343,8 +343,7 @@ fn loop_settings(
         parent: cli.exit_with_parent,
         stop,
         resize: if terminal && cli.ceiling.is_none() {
-            let flag = Arc::new(AtomicBool::new(false));
-            signal_hook::flag::register(signal_hook::consts::SIGWINCH, Arc::clone(&flag))?;
+            let flag = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
             Some((flag, cli.stream))
         } else {
             None
@@ -395,26 +394,14 @@ fn frames(
     Ok((outcome.and_then(|o| flushed.map(|()| o)), meters))
 }
 
-/// Says what the run measured, after the terminal is restored: a summary line a row on the
-/// stream the frames did not use (unless the report is there), and the JSON report.
-fn tell(
+/// A summary line a row, on the stream the frames did not use (unless the report is there),
+/// and the settings that came from the environment.
+fn write_summaries(
     cli: &RunArgs,
     outcome: Outcome,
     meters: &crate::meters::Meters,
-    app: &App,
-    condition: crate::condition::Condition,
-    terminal: bool,
-) -> anyhow::Result<()> {
-    let stream = cli.stream;
-    let name = |row: &ModeRow| match cli.ceiling {
-        Some(ceiling) => ceiling.name().to_owned(),
-        None => row.mode.to_string(),
-    };
-    let modes: Vec<ModeReport> = meters
-        .rows
-        .iter()
-        .map(|row| ModeReport::new(name(row), row.mode, row.condition, &row.totals))
-        .collect();
+    modes: &[ModeReport],
+) {
     // Rows of different conditions did different work: the summary says which is which.
     let conditions = meters
         .rows
@@ -433,7 +420,7 @@ fn tell(
     let aside = if cli.report.as_ref().is_some_and(|d| d.is_stdout()) {
         Stream::Stderr
     } else {
-        stream.other()
+        cli.stream.other()
     };
     for (line, row) in modes.iter().zip(&meters.rows).take(summaries) {
         let summary = line.summary_line();
@@ -449,6 +436,28 @@ fn tell(
             cli.from_env.join(", ")
         ));
     }
+}
+
+/// Says what the run measured, after the terminal is restored: a summary line a row on the
+/// stream the frames did not use (unless the report is there), and the JSON report.
+fn tell(
+    cli: &RunArgs,
+    outcome: Outcome,
+    meters: &crate::meters::Meters,
+    app: &App,
+    condition: crate::condition::Condition,
+    terminal: bool,
+) -> anyhow::Result<()> {
+    let name = |row: &ModeRow| match cli.ceiling {
+        Some(ceiling) => ceiling.name().to_owned(),
+        None => row.mode.to_string(),
+    };
+    let modes: Vec<ModeReport> = meters
+        .rows
+        .iter()
+        .map(|row| ModeReport::new(name(row), row.mode, row.condition, &row.totals))
+        .collect();
+    write_summaries(cli, outcome, meters, &modes);
     if let Some(destination) = &cli.report {
         // The last row measured (the only one of a headless run); of the transport ceiling's
         // write sizes, the fastest: that is the ceiling.
@@ -526,6 +535,21 @@ fn transport_ceiling(
     Ok((result.and_then(|o| flushed.map(|()| o)), meters))
 }
 
+/// The size to draw at after a SIGWINCH (asked once per signal, never per frame); `None`
+/// when there was none. A size beyond [`MAX_DRAWN`] is said in the status line.
+fn resized(settings: &LoopSettings, app: &mut App) -> Option<(u16, u16)> {
+    let (flag, size_of) = settings.resize.as_ref()?;
+    if !flag.swap(false, Ordering::Relaxed) {
+        return None;
+    }
+    let size = crate::sys::window_size(stream_fd(*size_of)).ok()?;
+    let drawn = drawable(size.0, size.1);
+    if drawn != size {
+        app.status = Some(too_large(size.0, size.1));
+    }
+    Some(drawn)
+}
+
 fn frame_loop(
     app: &mut App,
     hud: &Hud,
@@ -560,15 +584,8 @@ fn frame_loop(
             break Outcome::Quit;
         }
         suspend_if_asked(app, out, settings)?;
-        // The new size is asked once per SIGWINCH, never per frame.
-        if let Some((resized, size_of)) = &settings.resize
-            && resized.swap(false, Ordering::Relaxed)
-            && let Ok(size) = rustix::termios::tcgetwinsize(stream_fd(*size_of))
-        {
-            (cols, rows) = drawable(size.ws_col, size.ws_row);
-            if (cols, rows) != (size.ws_col, size.ws_row) {
-                app.status = Some(too_large(size.ws_col, size.ws_row));
-            }
+        if let Some(size) = resized(settings, app) {
+            (cols, rows) = size;
         }
         app.expire_status(frame_start);
         let tour_over = app.tick(frame_start);

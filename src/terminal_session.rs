@@ -102,7 +102,7 @@ pub fn suspend() -> io::Result<bool> {
     }
     let held = *ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     restore();
-    rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::STOP)?;
+    crate::sys::signals::stop_self()?;
     // Here again after SIGCONT.
     if let Some((stream, screen)) = held {
         enable_raw_mode()?;
@@ -117,20 +117,13 @@ pub fn suspend() -> io::Result<bool> {
 /// SIGTSTP from outside (`kill -TSTP`, or Ctrl-Z where the terminal is not in raw mode) sets
 /// this flag instead of stopping the process with the terminal still taken over.
 pub fn watch_suspend() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
-    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGTSTP, std::sync::Arc::clone(&flag))?;
-    Ok(flag)
+    crate::sys::signals::flag_on(crate::sys::signals::Watched::Suspend)
 }
 
 /// Turns SIGINT, SIGTERM, SIGQUIT and SIGHUP into a number the caller's loop looks at (0 while
 /// none arrived), so that every way out goes through the same orderly exit.
 pub fn watch_termination_signals() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
-    use signal_hook::consts::{SIGHUP, TERM_SIGNALS};
-    let signal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    for &sig in TERM_SIGNALS.iter().chain(&[SIGHUP]) {
-        signal_hook::flag::register_usize(sig, std::sync::Arc::clone(&signal), sig as usize)?;
-    }
-    Ok(signal)
+    crate::sys::signals::termination_flag()
 }
 
 /// How long a run may take to end in order after a termination signal before
@@ -154,13 +147,11 @@ pub fn end_stuck_runs_after(
     grace: std::time::Duration,
     last_words: impl FnOnce() + Send + 'static,
 ) -> io::Result<()> {
-    use signal_hook::consts::{SIGHUP, TERM_SIGNALS};
-    let signals: Vec<i32> = TERM_SIGNALS.iter().chain(&[SIGHUP]).copied().collect();
-    let mut signals = signal_hook::iterator::Signals::new(signals)?;
+    let signals = crate::sys::signals::TerminationSignals::watch()?;
     std::thread::Builder::new()
         .name("stuck-run-watchdog".into())
         .spawn(move || {
-            let Some(signal) = signals.forever().next() else {
+            let Some(signal) = signals.wait() else {
                 return;
             };
             std::thread::sleep(grace);
@@ -194,10 +185,5 @@ pub fn restore() {
 /// run then ends as for any SIGTERM (wrap ends CMD's whole tree). If the bench is already gone
 /// (this process was handed to another parent before asking), the SIGTERM comes at once.
 pub fn end_with_parent(parent: i32) -> io::Result<()> {
-    use rustix::process::{Signal, getppid, kill_process, set_parent_process_death_signal};
-    set_parent_process_death_signal(Some(Signal::TERM))?;
-    if getppid().map(|p| p.as_raw_pid()) != Some(parent) {
-        kill_process(rustix::process::getpid(), Signal::TERM)?;
-    }
-    Ok(())
+    crate::sys::signals::terminate_with_parent(parent)
 }

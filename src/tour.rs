@@ -50,8 +50,8 @@ pub struct TourArgs {
     #[command(flatten)]
     pub accounting: crate::frame_args::AccountingArg,
 
-    /// Seconds per mode.
-    #[arg(long, value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
+    /// Seconds per mode (`--tour-seconds`, as the explorer's key t takes it, is the same).
+    #[arg(long, alias = "tour-seconds", value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
     pub seconds: Duration,
 
     /// Modes to visit, comma-separated (stdout/raw, stderr/block, …) [default: every mode]
@@ -219,8 +219,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         .map(crate::sys::StdoutRedirect::to)
         .transpose()?;
     let TourPlan { modes, exports, .. } = plan;
-    let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
-    let (cols, rows) = (size.ws_col, size.ws_row);
+    let (cols, rows) = crate::sys::window_size(std::io::stdout())?;
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
 

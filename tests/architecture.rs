@@ -128,3 +128,43 @@ fn every_item_named_is_defined_where_it_says() {
         "ARCHITECTURE.md names items that are not where it says: {wrong:?}"
     );
 }
+
+/// The operating system is called in one place: no room outside the core's `sys` registers a
+/// signal, sends one, asks or sets a window size, waits for a child, reads getrusage or opens a
+/// file under /proc. (The examples are lessons and may show the calls themselves.)
+#[test]
+fn os_calls_live_in_sys() {
+    const CALLS: [&str; 11] = [
+        "signal_hook::",
+        "tcgetwinsize",
+        "tcsetwinsize",
+        "kill_process",
+        "set_child_subreaper",
+        "waitid(",
+        "wait(WaitOptions",
+        "getrusage(",
+        "getppid(",
+        "File::open(\"/proc",
+        "set_parent_process_death_signal",
+    ];
+    let sys = Path::new(ROOT).join("crates/flushlab-core/src/sys");
+    let mut files = Vec::new();
+    for root in SOURCE_ROOTS {
+        rust_files(&Path::new(ROOT).join(root), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.starts_with(&sys)) {
+        let source = std::fs::read_to_string(file).unwrap();
+        for (n, line) in source.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            for call in CALLS.iter().filter(|c| code.contains(*c)) {
+                found.push(format!("{}:{}: {call}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "OS calls outside sys/:\n{}",
+        found.join("\n")
+    );
+}

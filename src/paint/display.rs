@@ -140,16 +140,14 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        use rustix::process::{Pid, Signal, kill_process_group};
+        use crate::sys::signals::{Signal, signal_group};
         if self.exited() {
             return;
         }
-        let Some(pid) = Pid::from_raw(self.0.id() as i32) else {
-            return;
-        };
-        let _ = kill_process_group(pid, Signal::TERM);
+        let pid = self.0.id() as i32;
+        let _ = signal_group(pid, Signal::TERM);
         if !self.wait(Duration::from_secs(1)) {
-            let _ = kill_process_group(pid, Signal::KILL);
+            let _ = signal_group(pid, Signal::KILL);
             let _ = self.0.wait();
         }
     }

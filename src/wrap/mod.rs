@@ -242,7 +242,8 @@ struct Running {
     cpu_before: CpuTimes,
     started: Instant,
     child: std::process::Child,
-    pid: rustix::process::Pid,
+    /// CMD's pid, which is also its process group's (it leads a session of its own).
+    pid: i32,
     finder: Arc<Mutex<FrameFinder>>,
     own: Arc<OwnWrites>,
     child_gone: Arc<AtomicBool>,
@@ -253,8 +254,8 @@ struct Running {
 impl Running {
     fn start(args: &WrapArgs, program: &Path, interactive: bool) -> anyhow::Result<Running> {
         let size = if interactive {
-            let size = rustix::termios::tcgetwinsize(rustix::stdio::stdout())?;
-            (size.ws_col.max(1), size.ws_row.max(1))
+            let (cols, rows) = crate::sys::window_size(io::stdout())?;
+            (cols.max(1), rows.max(1))
         } else {
             args.size
         };
@@ -274,7 +275,7 @@ impl Running {
         let child = pty.spawn(program, |command| {
             command.args(&args.command[1..]);
         })?;
-        let pid = rustix::process::Pid::from_child(&child);
+        let pid = child.id() as i32;
         if interactive {
             // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
             // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's
@@ -282,7 +283,8 @@ impl Running {
             crate::terminal_session::end_stuck_runs_after(
                 GRACE + Duration::from_secs(1),
                 move || {
-                    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+                    let _ =
+                        crate::sys::signals::signal_group(pid, crate::sys::signals::Signal::KILL);
                 },
             )?;
         }
@@ -475,14 +477,14 @@ const PARSE_QUEUE: usize = 64;
 /// Waits until CMD exits (not reaped), the deadline passes or a signal arrives, looking at its
 /// tree meanwhile; ends CMD in the latter two cases and says whether it did.
 fn wait_for_end(
-    pid: rustix::process::Pid,
+    pid: i32,
     child: &mut std::process::Child,
     deadline: Option<Instant>,
     (signal, suspend): (&AtomicUsize, Option<&AtomicBool>),
     tree: &mut Tree,
 ) -> bool {
     loop {
-        if wait_exited(pid) {
+        if crate::sys::process::has_exited(pid) {
             return false;
         }
         if suspend.is_some_and(|s| s.swap(false, Ordering::Relaxed)) {
@@ -599,31 +601,22 @@ fn terminal_supports_sync() -> bool {
     false
 }
 
-/// Whether CMD has exited, without reaping it: its counters stay readable until it is.
-fn wait_exited(pid: rustix::process::Pid) -> bool {
-    use rustix::process::{WaitId, WaitIdOptions, waitid};
-    waitid(
-        WaitId::Pid(pid),
-        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG,
-    )
-    .is_ok_and(|status| status.is_some())
-}
-
 /// SIGTERM to CMD's process group (it leads a session of its own), SIGKILL after [`GRACE`];
 /// returns once CMD has exited (not reaped).
-fn end_group(pid: rustix::process::Pid, child: &mut std::process::Child) {
-    use rustix::process::{Signal, kill_process_group};
-    let _ = kill_process_group(pid, Signal::TERM);
+fn end_group(pid: i32, child: &mut std::process::Child) {
+    use crate::sys::process::has_exited;
+    use crate::sys::signals::{Signal, signal_group};
+    let _ = signal_group(pid, Signal::TERM);
     let until = Instant::now() + GRACE;
     while Instant::now() < until {
-        if wait_exited(pid) {
+        if has_exited(pid) {
             return;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    let _ = kill_process_group(pid, Signal::KILL);
+    let _ = signal_group(pid, Signal::KILL);
     let _ = child.kill();
-    while !wait_exited(pid) {
+    while !has_exited(pid) {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -636,8 +629,7 @@ fn forward_keys_and_resizes(
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let resized = Arc::new(AtomicUsize::new(0));
-    signal_hook::flag::register_usize(signal_hook::consts::SIGWINCH, Arc::clone(&resized), 1)?;
+    let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
     let master = pty.master.try_clone()?;
     let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
     std::thread::Builder::new()
@@ -651,14 +643,14 @@ fn forward_keys_and_resizes(
                 tv_nsec: 50_000_000,
             };
             while !stop.load(Ordering::Relaxed) {
-                if resized.swap(0, Ordering::Relaxed) != 0
-                    && let Ok(size) = rustix::termios::tcgetwinsize(rustix::stdio::stdout())
+                if resized.swap(false, Ordering::Relaxed)
+                    && let Ok((cols, rows)) = crate::sys::window_size(io::stdout())
                 {
-                    let _ = rustix::termios::tcsetwinsize(&master, size);
+                    let _ = crate::sys::set_window_size(&master, (cols, rows));
                     finder
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .resize(size.ws_col, size.ws_row);
+                        .resize(cols, rows);
                 }
                 let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
                 if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {

@@ -78,7 +78,7 @@ pub struct Tree {
 impl Tree {
     /// Makes wrap a subreaper and notes its counters; call before CMD starts.
     pub fn adopt_descendants(slave: PathBuf) -> std::io::Result<Tree> {
-        rustix::process::set_child_subreaper(Some(rustix::process::getpid()))?;
+        crate::sys::process::become_subreaper()?;
         Ok(Tree {
             slave,
             io_before: self_io(),
@@ -236,29 +236,27 @@ impl Tree {
     /// Ends what is left of the tree (SIGTERM, SIGKILL after `grace`) and reaps every process
     /// re-parented to wrap. CMD itself must have been reaped already.
     pub fn end_the_rest(&mut self, grace: Duration) {
-        use rustix::process::{Pid, Signal, kill_process};
+        use crate::sys::signals::{Signal, signal_process};
         let signal_all = |signal| {
             let pids = Tree::descendants();
             for &pid in &pids {
-                if let Some(pid) = Pid::from_raw(pid) {
-                    let _ = kill_process(pid, signal);
-                }
+                let _ = signal_process(pid, signal);
             }
             !pids.is_empty()
         };
-        reap_exited();
+        crate::sys::process::reap_exited();
         if signal_all(Signal::TERM) {
             let until = Instant::now() + grace;
             while Instant::now() < until && !Tree::descendants().is_empty() {
                 std::thread::sleep(Duration::from_millis(5));
-                reap_exited();
+                crate::sys::process::reap_exited();
             }
             while signal_all(Signal::KILL) {
                 std::thread::sleep(Duration::from_millis(5));
-                reap_exited();
+                crate::sys::process::reap_exited();
             }
         }
-        reap_exited();
+        crate::sys::process::reap_exited();
     }
 
     /// The write(2) calls and bytes of the whole tree, once it is reaped: wrap's counters since
@@ -291,12 +289,6 @@ fn own_writes(pid: i32) -> u64 {
 
 fn self_io() -> Option<IoCounters> {
     process_io(std::process::id() as i32)
-}
-
-/// Reaps every child of wrap that has exited (the orphans re-parented to it).
-fn reap_exited() {
-    use rustix::process::{WaitOptions, wait};
-    while let Ok(Some(_)) = wait(WaitOptions::NOHANG) {}
 }
 
 fn look_at(pid: i32, exe: PathBuf) -> Seen {

@@ -4,11 +4,12 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
+
+pub use crate::sys::io::{IoCounters, process_io, read_proc_io};
 
 /// How write(2) calls and bytes are counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -120,23 +121,6 @@ impl<W: Write> Write for Counted<W> {
     }
 }
 
-/// Write-family system calls and bytes written by the whole process, all threads.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IoCounters {
-    pub write_calls: u64,
-    pub bytes: u64,
-}
-
-impl IoCounters {
-    /// What was counted since `before`; never negative, even if the counters were reset.
-    pub fn since(self, before: IoCounters) -> IoCounters {
-        IoCounters {
-            write_calls: self.write_calls.saturating_sub(before.write_calls),
-            bytes: self.bytes.saturating_sub(before.bytes),
-        }
-    }
-}
-
 /// Reads [`IoCounters`] as the [`accounting`] says. With the kernel's, from `/proc/self/io`,
 /// which the kernel keeps for every write whoever makes it (std's own `Stdout` included, which
 /// no wrapper of ours could see); the file is opened once and re-read with `pread`: one system
@@ -159,8 +143,7 @@ impl IoProbe {
 
     /// The kernel's counters, if it keeps them (Linux with /proc mounted).
     fn kernel() -> Option<File> {
-        let file = File::open("/proc/self/io").ok()?;
-        read_proc_io(&file).map(|_| file)
+        crate::sys::io::open_own()
     }
 
     /// `None` only where the kernel's counters were chosen and cannot be read.
@@ -173,32 +156,6 @@ impl IoProbe {
             }),
         }
     }
-}
-
-/// The kernel's counters of another process (`/proc/PID/io`): every write of it, and of the
-/// children it has reaped, whose counts the kernel adds to their parent's. `None` where the
-/// kernel keeps none (not Linux) or the process is gone.
-pub fn process_io(pid: i32) -> Option<IoCounters> {
-    read_proc_io(&File::open(format!("/proc/{pid}/io")).ok()?)
-}
-
-/// The counters in an open `/proc/…/io` file (a process's, or a thread's under `task/`).
-pub fn read_proc_io(file: &File) -> Option<IoCounters> {
-    let mut buf = [0u8; 512];
-    let n = file.read_at(&mut buf, 0).ok()?;
-    parse_proc_io(std::str::from_utf8(&buf[..n]).ok()?)
-}
-
-fn parse_proc_io(text: &str) -> Option<IoCounters> {
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
-            .and_then(|value| value.trim().parse().ok())
-    };
-    Some(IoCounters {
-        write_calls: field("syscw")?,
-        bytes: field("wchar")?,
-    })
 }
 
 #[cfg(test)]
@@ -234,19 +191,6 @@ mod tests {
         assert!(out.write(b"lo").is_err());
         let after = COUNTED.each_ref().map(|c| c.load(Ordering::Relaxed));
         assert_eq!([after[0] - before[0], after[1] - before[1]], [2, 3]);
-    }
-
-    #[test]
-    fn parses_proc_self_io() {
-        let text = "rchar: 10\nwchar: 4096\nsyscr: 3\nsyscw: 7\nread_bytes: 0\n";
-        assert_eq!(
-            parse_proc_io(text),
-            Some(IoCounters {
-                write_calls: 7,
-                bytes: 4096
-            })
-        );
-        assert_eq!(parse_proc_io("rchar: 1\n"), None);
     }
 
     #[cfg(target_os = "linux")]

@@ -54,14 +54,16 @@ impl FrameFinder {
         self.last = Some(at);
         self.bytes += chunk.len() as u64;
         self.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
-        let mut detectors: [&mut dyn FrameDetector; 2] = [&mut self.sync, &mut self.restarts];
-        for detector in &mut detectors {
-            detector.chunk(at, after_silence, first);
-        }
+        // Each detector named, not a `[&mut dyn FrameDetector]`: the parse below is the hot
+        // loop, and with the detectors behind `dyn` it ran ~25% slower (1.31–1.56 against
+        // 1.07–1.13 ns a byte, examples/finder_overhead.rs), though it makes only a handful of
+        // calls a frame. A new detector is a field and a line in each of these two places.
+        self.sync.chunk(at, after_silence, first);
+        self.restarts.chunk(at, after_silence, first);
+        let (sync, restarts) = (&mut self.sync, &mut self.restarts);
         self.screen.feed(chunk, &mut |event, offset| {
-            for detector in &mut detectors {
-                detector.on(event, offset, at);
-            }
+            sync.on(event, offset, at);
+            restarts.on(event, offset, at);
         });
     }
 

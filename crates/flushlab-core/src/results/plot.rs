@@ -118,6 +118,30 @@ fn from_top(i: usize, n: usize) -> usize {
     n - 1 - i
 }
 
+/// The fps axis: from below the slowest row's minimum (a decade at least) to room on the
+/// right of the fastest's maximum for the labels and the legend.
+fn fps_axis(rows: &[super::Row]) -> (f64, f64) {
+    let spreads = || rows.iter().filter_map(|r| r.fps);
+    let max = spreads().map(|f| f.max).fold(1.0, f64::max) * 12.0;
+    let min = spreads()
+        .map(|f| f.min)
+        .filter(|m| *m > 0.0)
+        .fold(max, f64::min)
+        / 2.0;
+    (min.min(max / 10.0), max)
+}
+
+/// The kinds of row there are (modes, ceilings, floods, commands), in the rows' order.
+fn families(rows: &[super::Row]) -> Vec<&'static str> {
+    let mut families = Vec::new();
+    for row in rows {
+        if !families.contains(&row.subject.family()) {
+            families.push(row.subject.family());
+        }
+    }
+    families
+}
+
 /// Frames (or lines) a second, median bar and min–max whisker, on a log axis that starts
 /// below the slowest row (a raw stderr's 2 fps beside 2,000 stays visible), each bar labelled
 /// with its median; the rows named by `label`.
@@ -132,15 +156,7 @@ where
     let rows = &results.results;
     let n = rows.len();
     let unit = &results.settings.unit;
-    let spreads = || rows.iter().filter_map(|r| r.fps);
-    // Room on the right for the labels and the legend.
-    let max = spreads().map(|f| f.max).fold(1.0, f64::max) * 12.0;
-    let min = spreads()
-        .map(|f| f.min)
-        .filter(|m| *m > 0.0)
-        .fold(max, f64::min)
-        / 2.0;
-    let start = min.min(max / 10.0);
+    let (start, max) = fps_axis(rows);
     let mut fps = ChartBuilder::on(area)
         .caption(
             format!("{unit}s per second (median, min–max; log)"),
@@ -189,13 +205,7 @@ where
         ))
     }))?;
     // What the colours mean, for the kinds of row there are.
-    let mut families: Vec<&str> = Vec::new();
-    for row in rows {
-        if !families.contains(&row.subject.family()) {
-            families.push(row.subject.family());
-        }
-    }
-    for family in families {
+    for family in families(rows) {
         let fill = colour_of(family);
         fps.draw_series(std::iter::empty::<Rectangle<(f64, SegmentValue<usize>)>>())?
             .label(family)
@@ -325,14 +335,7 @@ where
         let colour = SPLIT[part];
         chart
             .draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
-                let split = r.time_split?;
-                let parts = split.parts();
-                let total = split.total_ms();
-                if total <= 0.0 {
-                    return None;
-                }
-                let from: f64 = parts[..part].iter().map(|p| p.1).sum::<f64>() / total;
-                let to = from + parts[part].1 / total;
+                let (from, to) = span(r.time_split?, part)?;
                 let mut bar = Rectangle::new(
                     [
                         (from, SegmentValue::Exact(y(i))),
@@ -347,16 +350,8 @@ where
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
     }
     chart.draw_series(rows.iter().enumerate().filter_map(|(i, r)| {
-        let total = r.time_split?.total_ms();
-        // A frame's in ms, a log line's in the unit of its size (ns or µs).
-        let wall = match unit {
-            crate::results::conditions::Unit::Frame => crate::units::milliseconds(total),
-            crate::results::conditions::Unit::Line => {
-                crate::units::nanoseconds((total * 1e6).round() as u64)
-            }
-        };
         Some(Text::new(
-            wall,
+            wall_time(unit, r.time_split?.total_ms()),
             (1.02, SegmentValue::CenterOf(y(i))),
             ("sans-serif", 13),
         ))
@@ -368,6 +363,27 @@ where
         .border_style(BLACK)
         .draw()?;
     Ok(())
+}
+
+/// Where part `part` of a time split lies, as shares of its total: (from, to).
+fn span(split: crate::figures::TimeSplit, part: usize) -> Option<(f64, f64)> {
+    let parts = split.parts();
+    let total = split.total_ms();
+    if total <= 0.0 {
+        return None;
+    }
+    let from: f64 = parts[..part].iter().map(|p| p.1).sum::<f64>() / total;
+    Some((from, from + parts[part].1 / total))
+}
+
+/// A unit's wall time: a frame's in ms, a log line's in the unit of its size (ns or µs).
+fn wall_time(unit: crate::results::conditions::Unit, total_ms: f64) -> String {
+    match unit {
+        crate::results::conditions::Unit::Frame => crate::units::milliseconds(total_ms),
+        crate::results::conditions::Unit::Line => {
+            crate::units::nanoseconds((total_ms * 1e6).round() as u64)
+        }
+    }
 }
 
 /// The axis counts from the bottom; rows are listed from the top.

@@ -1,10 +1,14 @@
 //! The operating system, called in one place: what the kernel accounts for a process and its
 //! threads — CPU time, the scheduler's statistics, the thread's id, a process's group and
-//! session — here, and pseudo-terminals in [`pty`]. Linux today; another kernel (macOS) is
-//! another set of these functions. Where Linux's `/proc` is missing the scheduler's figures are
-//! `None`, and the figures that need them are left out.
+//! session — and a terminal's window size here; what it counts of writes in [`io`],
+//! pseudo-terminals in [`pty`], signals in [`signals`], children and reaping in [`process`].
+//! Linux today; another kernel (macOS) is another set of these functions. Where Linux's `/proc`
+//! is missing the scheduler's figures are `None`, and the figures that need them are left out.
 
+pub mod io;
+pub mod process;
 pub mod pty;
+pub mod signals;
 
 use std::time::Duration;
 
@@ -133,6 +137,27 @@ fn parse_stat_ids(stat: &str) -> Option<ProcessIds> {
         group: next()?,
         session: next()?,
     })
+}
+
+/// The window size (columns, rows) of the terminal `fd` is (TIOCGWINSZ).
+pub fn window_size(fd: impl std::os::fd::AsFd) -> std::io::Result<(u16, u16)> {
+    let size = rustix::termios::tcgetwinsize(fd)?;
+    Ok((size.ws_col, size.ws_row))
+}
+
+/// Sets the window size of the terminal `fd` is (TIOCSWINSZ): a pty's master, whose program
+/// the kernel then sends SIGWINCH.
+pub fn set_window_size(
+    fd: impl std::os::fd::AsFd,
+    (cols, rows): (u16, u16),
+) -> std::io::Result<()> {
+    let size = rustix::termios::Winsize {
+        ws_col: cols,
+        ws_row: rows,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    Ok(rustix::termios::tcsetwinsize(fd, size)?)
 }
 
 /// File descriptor 1 pointed somewhere else until this is dropped: Rust's `stdout()` writes to

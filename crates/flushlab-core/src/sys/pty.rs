@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 use rustix::fs::{Mode, OFlags};
 use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-use rustix::termios::{Termios, Winsize, tcgetattr, tcsetwinsize};
+use rustix::termios::{Termios, tcgetattr};
 
 /// The master side of a pseudo-terminal, and where its slave side lives.
 #[derive(Debug)]
@@ -34,13 +34,7 @@ impl Pty {
     }
 
     pub fn resize(&self, cols: u16, rows: u16) -> io::Result<()> {
-        let size = Winsize {
-            ws_row: rows,
-            ws_col: cols,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        Ok(tcsetwinsize(&self.master, size)?)
+        super::set_window_size(&self.master, (cols, rows))
     }
 
     /// Where the slave side lives (`/dev/pts/N`): what a process's fd links to when it is this

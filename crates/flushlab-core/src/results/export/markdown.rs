@@ -42,9 +42,9 @@ fn time_unit(unit: Unit) -> (&'static str, f64) {
 impl MarkdownExporter {
     /// For a table printed on stdout: as wide as the terminal, if stdout is one.
     pub fn for_stdout() -> Self {
-        let width = rustix::termios::tcgetwinsize(rustix::stdio::stdout())
+        let width = crate::sys::window_size(std::io::stdout())
             .ok()
-            .map(|size| usize::from(size.ws_col))
+            .map(|(cols, _)| usize::from(cols))
             .filter(|&cols| cols > 0);
         MarkdownExporter { width }
     }
