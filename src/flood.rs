@@ -20,7 +20,7 @@ use crate::figures::PerLine;
 use crate::frame_args::ChildOf;
 use crate::latency::Histogram;
 use crate::meters::{Sample, Totals};
-use crate::outcome::{Outcome, reader_gone};
+use crate::outcome::{Outcome, Refusal, reader_gone};
 use crate::subject::FloodWriter;
 use crate::units::{parse_capacity, parse_duration};
 use crate::writer_mode::{DEFAULT_CAPACITY, Stream, stdout_dup};
@@ -646,26 +646,28 @@ struct Finished {
     in_flight: u64,
 }
 
-/// The stream the flood logs to, once its flags are checked: a usage error is the outcome.
-fn plan(args: &FloodArgs) -> Result<Stream, Outcome> {
+/// The stream the flood logs to, once its flags are checked; or why they are refused.
+fn plan(args: &FloodArgs) -> Result<Stream, Refusal> {
     let stream = crate::subject::Subject::Flood(args.writer).stream();
     if let Some(e) = stream.closed_at_start() {
+        // Said by the stream itself, in the words every command uses for it.
         stream.say_reader_gone(&e);
-        return Err(Outcome::ReaderGone);
+        return Err(Refusal {
+            outcome: Outcome::ReaderGone,
+            why: String::new(),
+        });
     }
     if let Some(destination) = &args.report {
         if destination.is_stdout() && stream == Stream::Stdout {
-            crate::outcome::complain(&format!(
+            return Err(Refusal::bad_input(format!(
                 "flood: --export-json - and --writer {} both use stdout: give --export-json a file, or \
                  a writer that logs to stderr (eprintln, env-logger)",
                 args.writer.name()
-            ));
-            return Err(Outcome::BadInput);
+            )));
         }
-        if let Err(e) = destination.check() {
-            crate::outcome::complain(&format!("flood: --export-json '{destination}': {e}"));
-            return Err(Outcome::BadInput);
-        }
+        destination.check().map_err(|e| {
+            Refusal::bad_input(format!("flood: --export-json '{destination}': {e}"))
+        })?;
     }
     Ok(stream)
 }
@@ -673,7 +675,7 @@ fn plan(args: &FloodArgs) -> Result<Stream, Outcome> {
 pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
     let stream = match plan(&args) {
         Ok(stream) => stream,
-        Err(outcome) => return Ok(outcome),
+        Err(refusal) => return Ok(refusal.tell()),
     };
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;

@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::files::Destination;
-use crate::outcome::{Outcome, complain, print};
+use crate::outcome::{Outcome, Refusal, print};
 use crate::paint::PaintResults;
 use crate::results::conditions::Reader;
 use crate::results::export::{markdown_cell, or_dash};
@@ -117,12 +117,37 @@ pub fn pivot(all: &[BenchResults]) -> String {
     out
 }
 
-pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
+/// The report's flags checked before any file is read: one destination an output, each one
+/// writable.
+fn plan(args: &ReportArgs) -> Result<(), Refusal> {
     if args.markdown.as_ref().is_some_and(Destination::is_stdout)
         && args.plot.as_ref().is_some_and(Destination::is_stdout)
     {
-        complain("report: --export-markdown and --plot are both '-': one destination each");
-        return Ok(Outcome::BadInput);
+        return Err(Refusal::bad_input(
+            "report: --export-markdown and --plot are both '-': one destination each",
+        ));
+    }
+    if args.markdown.is_some() && args.markdown == args.plot {
+        return Err(Refusal::bad_input(
+            "report: --export-markdown and --plot name the same file: one file each",
+        ));
+    }
+    for (flag, destination) in [
+        ("--export-markdown", &args.markdown),
+        ("--plot", &args.plot),
+    ] {
+        if let Some(destination) = destination {
+            destination
+                .check()
+                .map_err(|e| Refusal::bad_input(format!("report: {flag} '{destination}': {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
+    if let Err(refusal) = plan(&args) {
+        return Ok(refusal.tell());
     }
     let (all, painted) = read_results(&args.results)?;
     let table = table(&all, &painted);

@@ -55,6 +55,53 @@ fn report_writes_table_and_chart() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Outputs that cannot all be written are refused before any result file is read: one line
+/// naming the flag and the value, exit 2, nothing written.
+#[test]
+fn outputs_are_checked_before_anything_is_read() {
+    let dir = common::scratch_dir("report-plan");
+    let same = dir.join("same");
+    let cases: [(&[&std::ffi::OsStr], &str); 3] = [
+        (
+            &[
+                "--export-markdown".as_ref(),
+                same.as_os_str(),
+                "--plot".as_ref(),
+                same.as_os_str(),
+            ],
+            "name the same file",
+        ),
+        (
+            &["--plot".as_ref(), "/nonexistent-dir/x.svg".as_ref()],
+            "--plot '/nonexistent-dir/x.svg'",
+        ),
+        (
+            &[
+                "--export-markdown".as_ref(),
+                "-".as_ref(),
+                "--plot".as_ref(),
+                "-".as_ref(),
+            ],
+            "both '-'",
+        ),
+    ];
+    for (flags, said) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            // Not a result file: the plan refuses before it would be read.
+            .args(["report", "Cargo.toml"])
+            .args(flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{flags:?}: {stderr}");
+        assert!(stderr.contains(said), "{flags:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!same.exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
     let dir = common::scratch_dir("hostile-results");

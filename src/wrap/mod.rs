@@ -30,7 +30,7 @@ use crate::figures::{PerSecond, WrapRun};
 use crate::files::Destination;
 use crate::frame_args::ChildOf;
 use crate::meters::CpuTimes;
-use crate::outcome::{Outcome, complain};
+use crate::outcome::{Outcome, Refusal, complain};
 use crate::reader::consume;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
@@ -167,22 +167,45 @@ struct Measured {
     terminal_syncs: bool,
 }
 
-pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
+/// What a wrap does, its flags checked: CMD's program found on `PATH`, and whether CMD runs
+/// interactive (no duration, stdout a terminal) or headless.
+struct WrapPlan {
+    program: std::path::PathBuf,
+    interactive: bool,
+}
+
+/// The wrap's plan, or why its flags are refused (a CMD that is not a command, a report that
+/// cannot be written) before anything starts.
+fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
     let program = &args.command[0];
     let Some(resolved) = crate::files::find_program(program) else {
-        complain(&format!(
-            "wrap: '{}' is not a command (not found, or not executable)",
-            crate::units::printable(&program.to_string_lossy())
-        ));
-        return Ok(Outcome::NotFound);
+        return Err(Refusal {
+            outcome: Outcome::NotFound,
+            why: format!(
+                "wrap: '{}' is not a command (not found, or not executable)",
+                crate::units::printable(&program.to_string_lossy())
+            ),
+        });
     };
-    if let Some(destination) = &args.report
-        && let Err(e) = destination.check()
-    {
-        complain(&format!("wrap: --export-json '{destination}': {e}"));
-        return Ok(Outcome::BadInput);
+    if let Some(destination) = &args.report {
+        destination
+            .check()
+            .map_err(|e| Refusal::bad_input(format!("wrap: --export-json '{destination}': {e}")))?;
     }
-    let interactive = args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout());
+    Ok(WrapPlan {
+        program: resolved,
+        interactive: args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout()),
+    })
+}
+
+pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
+    let WrapPlan {
+        program: resolved,
+        interactive,
+    } = match plan(&args) {
+        Ok(plan) => plan,
+        Err(refusal) => return Ok(refusal.tell()),
+    };
     let signal = crate::terminal_session::watch_termination_signals()?;
     if let Some(parent) = args.exit_with_parent {
         crate::terminal_session::end_with_parent(parent)?;

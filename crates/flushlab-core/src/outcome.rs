@@ -73,6 +73,31 @@ impl From<Outcome> for ExitCode {
     }
 }
 
+/// A command's flags refused by its plan, before anything runs: the one line that says why,
+/// and the outcome it means (bad input, mostly; a program not found; a reader already gone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub outcome: Outcome,
+    pub why: String,
+}
+
+impl Refusal {
+    pub fn bad_input(why: impl Into<String>) -> Refusal {
+        Refusal {
+            outcome: Outcome::BadInput,
+            why: why.into(),
+        }
+    }
+
+    /// Says why (see [`complain`]) and gives the outcome to end with.
+    pub fn tell(self) -> Outcome {
+        if !self.why.is_empty() {
+            complain(&self.why);
+        }
+        self.outcome
+    }
+}
+
 /// Tells the user on stderr, `flushlab: ` first. Never panics (as `eprintln!` does when stderr
 /// is closed or full): a message nobody can read is dropped, and the exit status still speaks.
 pub fn complain(message: &str) {
