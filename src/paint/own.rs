@@ -1,9 +1,8 @@
 //! `flushlab tour --paint`: the painted frames of the terminal the tour runs in, on an X11
 //! desktop. The window is the terminal's own (see [`Observer::own_window`]); the markers are
 //! read on a thread of their own while the tour draws, and each mode's frames are told apart
-//! afterwards by their numbers. The tour drives it as one of its
-//! [`FrameConfirmer`](crate::confirm::FrameConfirmer)s: it marks each frame and keeps its
-//! write times.
+//! afterwards by their numbers. The tour drives it as one of its [`FrameConfirmer`]s: it marks
+//! each frame and keeps its write times.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
