@@ -665,9 +665,9 @@ fn plan(args: &FloodArgs) -> Result<Stream, Refusal> {
                 args.writer.name()
             )));
         }
-        destination.check().map_err(|e| {
-            Refusal::bad_input(format!("flood: --export-json '{destination}': {e}"))
-        })?;
+        destination
+            .check()
+            .map_err(|e| format!("flood: --export-json '{destination}': {e}"))?;
     }
     Ok(stream)
 }

@@ -120,26 +120,17 @@ pub fn pivot(all: &[BenchResults]) -> String {
 /// The report's flags checked before any file is read: one destination an output, each one
 /// writable.
 fn plan(args: &ReportArgs) -> Result<(), Refusal> {
-    if args.markdown.as_ref().is_some_and(Destination::is_stdout)
-        && args.plot.as_ref().is_some_and(Destination::is_stdout)
-    {
-        return Err(Refusal::bad_input(
-            "report: --export-markdown and --plot are both '-': one destination each",
-        ));
-    }
-    if args.markdown.is_some() && args.markdown == args.plot {
-        return Err(Refusal::bad_input(
-            "report: --export-markdown and --plot name the same file: one file each",
-        ));
-    }
-    for (flag, destination) in [
+    let outputs = [
         ("--export-markdown", &args.markdown),
         ("--plot", &args.plot),
-    ] {
+    ];
+    let destinations: Vec<&Destination> = outputs.iter().filter_map(|(_, d)| d.as_ref()).collect();
+    crate::results::export::distinct_destinations(&destinations, "--export-markdown, --plot")?;
+    for (flag, destination) in outputs {
         if let Some(destination) = destination {
             destination
                 .check()
-                .map_err(|e| Refusal::bad_input(format!("report: {flag} '{destination}': {e}")))?;
+                .map_err(|e| format!("{flag} '{destination}': {e}"))?;
         }
     }
     Ok(())
@@ -147,7 +138,7 @@ fn plan(args: &ReportArgs) -> Result<(), Refusal> {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     if let Err(refusal) = plan(&args) {
-        return Ok(refusal.tell());
+        return Ok(refusal.of("report").tell());
     }
     let (all, painted) = read_results(&args.results)?;
     let table = table(&all, &painted);

@@ -23,7 +23,7 @@ use crate::hud::Hud;
 use crate::keyboard::{Input, Keyboard};
 use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
-use crate::outcome::{Outcome, complain};
+use crate::outcome::{Outcome, Refusal, complain};
 use crate::paint::own::OwnWindow;
 use crate::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
@@ -147,7 +147,7 @@ struct TourPlan {
 }
 
 /// The tour's plan, or the usage error that refuses it (before the terminal is touched).
-fn plan(args: &TourArgs) -> Result<TourPlan, String> {
+fn plan(args: &TourArgs) -> Result<TourPlan, Refusal> {
     let mut modes: Vec<Mode> = Vec::new();
     let chosen = if args.modes.is_empty() {
         parse_subjects("modes").unwrap_or_default()
@@ -160,7 +160,11 @@ fn plan(args: &TourArgs) -> Result<TourPlan, String> {
                 modes.push(Mode::new(s, b, args.frame.capacity));
             }
             Subject::Mode(..) => {}
-            other => return Err(format!("tour visits writer modes, not '{other}'")),
+            other => {
+                return Err(
+                    format!("tour: --modes: the tour visits writer modes, not '{other}'").into(),
+                );
+            }
         }
     }
     let exports = args.exports();
@@ -208,10 +212,7 @@ fn terminal_behind_pipe(exports: &[Export]) -> Result<Option<std::fs::File>, Str
 pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let plan = match plan(&args) {
         Ok(plan) => plan,
-        Err(why) => {
-            complain(&why);
-            return Ok(Outcome::BadInput);
-        }
+        Err(refusal) => return Ok(refusal.tell()),
     };
     // Given back (flushed, fd 1 the pipe again) before the exports are written.
     let redirect = plan

@@ -104,6 +104,10 @@ fn bad_input_is_one_line_and_exit_2() {
             &["--export-csv", "same.x", "--export-markdown", "same.x"][..],
             "same.x",
         ),
+        (
+            &["--plot", "/nonexistent-dir/x.svg"][..],
+            "/nonexistent-dir/x.svg",
+        ),
     ] {
         let out = flushlab()
             .arg("paint")

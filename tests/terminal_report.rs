@@ -69,7 +69,7 @@ fn outputs_are_checked_before_anything_is_read() {
                 "--plot".as_ref(),
                 same.as_os_str(),
             ],
-            "name the same file",
+            "is given to two of --export-markdown, --plot",
         ),
         (
             &["--plot".as_ref(), "/nonexistent-dir/x.svg".as_ref()],
@@ -82,7 +82,7 @@ fn outputs_are_checked_before_anything_is_read() {
                 "--plot".as_ref(),
                 "-".as_ref(),
             ],
-            "both '-'",
+            "'-' is given to two of",
         ),
     ];
     for (flags, said) in cases {

@@ -20,7 +20,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use self::executor::{RunSpec, run_once};
 use crate::files::Destination;
 use crate::frame_args::FrameArgs;
-use crate::outcome::{Outcome, complain};
+use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::plot;
@@ -259,18 +259,18 @@ impl BenchArgs {
     /// The flags as a plan, or the one line that says why they cannot be one (ripgrep's
     /// `HiArgs::from_low_args`). Checks destinations too, writing nothing: an interrupted
     /// re-run must not wipe the results already there.
-    pub fn plan(self) -> Result<BenchPlan, String> {
+    pub fn plan(self) -> Result<BenchPlan, Refusal> {
         let flood = self.workload == Workload::Flood;
         if let Some(wrong) = self
             .subjects()
             .iter()
             .find(|s| matches!(s, Subject::Flood(_)) != flood)
         {
-            return Err(format!(
+            return Err(Refusal::bad_input(format!(
                 "'{wrong}' is not part of the {} workload (choose --workload {})",
                 self.workload.name(),
                 other(self.workload).name(),
-            ));
+            )));
         }
         let mut names: Vec<&str> = Vec::new();
         for command in &self.commands {
@@ -278,27 +278,29 @@ impl BenchArgs {
                 continue;
             };
             if crate::files::find_program(external.argv[0].as_ref()).is_none() {
-                return Err(format!(
+                return Err(Refusal::bad_input(format!(
                     "--command {}: '{}' is not a command (not found, or not executable)",
                     external.name,
                     crate::units::printable(&external.argv[0])
-                ));
+                )));
             }
             if names.contains(&external.name.as_str()) {
-                return Err(format!(
+                return Err(Refusal::bad_input(format!(
                     "--command {0}=…: two rows named cmd/{0}; give each --command its own NAME",
                     external.name
-                ));
+                )));
             }
             names.push(&external.name);
         }
         if flood && !self.commands.is_empty() {
-            return Err("--command rows draw frames: they belong to --workload tui".to_owned());
+            return Err(Refusal::bad_input(
+                "--command rows draw frames: they belong to --workload tui",
+            ));
         }
         if !flood && (self.work.is_some() || self.rate.is_some()) {
-            return Err(
-                "--work and --rate shape the flood's requests: add --workload flood".to_owned(),
-            );
+            return Err(Refusal::bad_input(
+                "--work and --rate shape the flood's requests: add --workload flood",
+            ));
         }
         let exports = self.exports();
         crate::results::export::distinct(
@@ -306,7 +308,9 @@ impl BenchArgs {
             "--export-json, --export-csv, --export-markdown, --plot",
         )?;
         for export in &exports {
-            export.check().map_err(|e| e.to_string())?;
+            export
+                .check()
+                .map_err(|e| Refusal::bad_input(e.to_string()))?;
         }
         Ok(BenchPlan {
             args: self,
@@ -318,10 +322,7 @@ impl BenchArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     match args.plan() {
         Ok(plan) => plan.run(),
-        Err(why) => {
-            complain(&format!("bench: {why}"));
-            Ok(Outcome::BadInput)
-        }
+        Err(refusal) => Ok(refusal.of("bench").tell()),
     }
 }
 

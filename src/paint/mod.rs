@@ -28,7 +28,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use crate::files::Destination;
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, Refusal};
 pub use crate::results::painted::PaintRun;
 use crate::subject::Subject;
 use crate::units::{parse_duration, parse_fps, parse_size};
@@ -120,39 +120,71 @@ struct Plan {
     fps_cap: Option<f64>,
     scene: crate::scene::Scene,
     observe: bool,
+    /// An export goes to stdout: the table then goes to stderr.
+    stdout_taken: bool,
 }
 
 impl PaintArgs {
-    fn plan(&self) -> Result<Plan, String> {
+    fn exports(&self) -> Vec<&Destination> {
+        [
+            &self.export_json,
+            &self.export_csv,
+            &self.export_markdown,
+            &self.plot,
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// One destination an output, each one writable (nothing is written yet).
+    fn check_exports(&self) -> Result<(), Refusal> {
+        let exports = self.exports();
+        let flags = "--export-json, --export-csv, --export-markdown, --plot";
+        crate::results::export::distinct_destinations(&exports, flags)?;
+        for destination in exports {
+            destination
+                .check()
+                .map_err(|e| format!("cannot write {destination}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// The flags as a plan, or the one line that refuses them (before any display or terminal
+    /// starts): modes, size, duration, and outputs that can all be written, one each.
+    fn plan(&self) -> Result<Plan, Refusal> {
+        self.check_exports()?;
         let modes: Vec<Subject> = self.modes.concat();
         if let Some(other) = modes.iter().find(|m| !matches!(m, Subject::Mode(..))) {
-            return Err(format!(
+            return Err(Refusal::bad_input(format!(
                 "--modes: paint measures writer modes (stdout/line, stdout/frame, stderr/raw, …); '{other}' is not one"
-            ));
+            )));
         }
         if self.size.0 < marker::CELLS || self.size.1 < 2 {
-            return Err(format!(
+            return Err(Refusal::bad_input(format!(
                 "--size {}x{}: paint needs at least {}x2 (the frame marker's cells)",
                 self.size.0,
                 self.size.1,
                 marker::CELLS
-            ));
+            )));
         }
         if self.size.0 > 400 || self.size.1 > 150 {
-            return Err(format!(
+            return Err(Refusal::bad_input(format!(
                 "--size {}x{}: paint opens windows up to 400x150 (its screen is 3840x2160)",
                 self.size.0, self.size.1
-            ));
+            )));
         }
         if self.duration.is_zero() || self.duration > Duration::from_secs(600) {
-            return Err(format!(
+            return Err(Refusal::bad_input(format!(
                 "--duration {}: from more than 0 to 600 seconds",
                 self.duration.as_secs_f64()
-            ));
+            )));
         }
         let mut syncs = self.sync.clone();
         syncs.dedup();
+        let stdout_taken = self.exports().iter().any(|d| d.is_stdout());
         Ok(Plan {
+            stdout_taken,
             terminals: self.terminal.clone(),
             modes,
             syncs,
@@ -170,31 +202,9 @@ impl PaintArgs {
 pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
     let plan = match args.plan() {
         Ok(plan) => plan,
-        Err(message) => {
-            crate::outcome::complain(&format!("error: {message}"));
-            return Ok(Outcome::BadInput);
-        }
+        Err(refusal) => return Ok(refusal.of("paint").tell()),
     };
-    let exports: Vec<&Destination> = [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.plot,
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    let flags = "--export-json, --export-csv, --export-markdown, --plot";
-    if let Err(why) = crate::results::export::distinct_destinations(&exports, flags) {
-        crate::outcome::complain(&format!("error: paint: {why}"));
-        return Ok(Outcome::BadInput);
-    }
-    for destination in &exports {
-        destination
-            .check()
-            .with_context(|| format!("cannot write {destination}"))?;
-    }
-    let stdout_taken = exports.iter().any(|d| d.is_stdout());
+    let stdout_taken = plan.stdout_taken;
     let signal = crate::terminal_session::watch_termination_signals()?;
     let results = match plan.measure(&signal) {
         Ok(results) => results,

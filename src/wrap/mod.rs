@@ -190,7 +190,7 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
     if let Some(destination) = &args.report {
         destination
             .check()
-            .map_err(|e| Refusal::bad_input(format!("wrap: --export-json '{destination}': {e}")))?;
+            .map_err(|e| format!("wrap: --export-json '{destination}': {e}"))?;
     }
     Ok(WrapPlan {
         program: resolved,

@@ -89,12 +89,27 @@ impl Refusal {
         }
     }
 
+    /// The same refusal, its line led by the command's name (`bench: …`).
+    pub fn of(self, command: &str) -> Refusal {
+        Refusal {
+            why: format!("{command}: {}", self.why),
+            ..self
+        }
+    }
+
     /// Says why (see [`complain`]) and gives the outcome to end with.
     pub fn tell(self) -> Outcome {
         if !self.why.is_empty() {
             complain(&self.why);
         }
         self.outcome
+    }
+}
+
+/// A plan's usage error: bad input.
+impl From<String> for Refusal {
+    fn from(why: String) -> Refusal {
+        Refusal::bad_input(why)
     }
 }
 
