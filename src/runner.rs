@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 
 use crate::accounting::{Accounting, Counted};
@@ -22,7 +22,7 @@ use crate::keyboard::Keyboard;
 use crate::measured::{MeasuredOutput, OpenWriter};
 use crate::meters::Phases;
 use crate::meters::{Meters, ModeRow};
-use crate::outcome::{Outcome, reader_gone};
+use crate::outcome::{Outcome, Refusal, reader_gone};
 use crate::report::{ModeReport, Report};
 use crate::scene::Scene;
 use crate::subject::Ceiling;
@@ -217,27 +217,16 @@ impl RunArgs {
 
 pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let stream = cli.stream;
-    if let Some(e) = stream.closed_at_start() {
-        stream.say_reader_gone(&e);
-        return Ok(Outcome::ReaderGone);
-    }
-    let terminal = stream.is_terminal();
-    if !terminal && cli.duration.is_none() {
-        // Validated by `cli::validate_run`; a library caller gets an error instead of a hang.
-        bail!(
-            "{} is not a terminal and no duration was given",
-            stream.name()
-        );
-    }
+    let terminal = match plan(&cli) {
+        Ok(terminal) => terminal,
+        Err(refusal) => return Ok(refusal.tell()),
+    };
     let (cols, rows) = if terminal {
         let (cols, rows) = crate::sys::window_size(stream_fd(stream))?;
         drawable(cols, rows)
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
-    if let Err(outcome) = check_report(&cli) {
-        return Ok(outcome);
-    }
     let signal = crate::terminal_session::watch_termination_signals()?;
     crate::terminal_session::end_stuck_runs()?;
     let stop = if terminal {
@@ -288,23 +277,40 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
-/// A report that cannot be written is refused before anything is measured.
-fn check_report(cli: &RunArgs) -> Result<(), Outcome> {
-    let Some(destination) = &cli.report else {
-        return Ok(());
-    };
-    if destination.is_stdout() && cli.stream == Stream::Stdout {
-        crate::outcome::complain(
-            "--export-json - and STREAM=stdout both use stdout: give --export-json a file, or draw on \
-             stderr (STREAM=stderr)",
-        );
-        return Err(Outcome::BadInput);
+/// The run's flags checked before the terminal is touched: the stream still open, a duration
+/// where the stream is not a terminal, a report that can be written and does not share the
+/// frames' stream. `Ok(true)`: the stream is a terminal.
+fn plan(cli: &RunArgs) -> Result<bool, Refusal> {
+    let stream = cli.stream;
+    if let Some(e) = stream.closed_at_start() {
+        // Said by the stream itself, in the words every command uses for it.
+        stream.say_reader_gone(&e);
+        return Err(Refusal {
+            outcome: Outcome::ReaderGone,
+            why: String::new(),
+        });
     }
-    if let Err(e) = destination.check() {
-        crate::outcome::complain(&format!("--export-json '{destination}': {e}"));
-        return Err(Outcome::BadInput);
+    let terminal = stream.is_terminal();
+    if !terminal && cli.duration.is_none() {
+        // `cli::validate_run` says so first, with clap's usage; this is for a library caller.
+        return Err(format!(
+            "{} is not a terminal and no duration was given",
+            stream.name()
+        )
+        .into());
     }
-    Ok(())
+    if let Some(destination) = &cli.report {
+        if destination.is_stdout() && stream == Stream::Stdout {
+            return Err(Refusal::bad_input(
+                "--export-json - and STREAM=stdout both use stdout: give --export-json a file, or \
+                 draw on stderr (STREAM=stderr)",
+            ));
+        }
+        destination
+            .check()
+            .map_err(|e| format!("--export-json '{destination}': {e}"))?;
+    }
+    Ok(terminal)
 }
 
 /// The explorer's state at the start: the mode, scene and HUD the flags ask for, the lesson's
