@@ -350,12 +350,16 @@ impl Visit<'_> {
             for confirmer in self.confirmers.each_mut() {
                 self.query.extend_from_slice(confirmer.ask(frames));
             }
-            let start_ns = crate::sys::monotonic_ns();
+            // The clock is read around the write only for a confirmer that keeps the times.
+            let timed = self.confirmers.each().any(|c| c.wants_write_times());
+            let start_ns = timed.then(crate::sys::monotonic_ns);
             self.out.present(&self.query)?;
-            let end_ns = crate::sys::monotonic_ns();
-            self.confirmers
-                .each_mut()
-                .for_each(|c| c.written(start_ns, end_ns));
+            if let Some(start_ns) = start_ns {
+                let end_ns = crate::sys::monotonic_ns();
+                self.confirmers
+                    .each_mut()
+                    .for_each(|c| c.written(start_ns, end_ns));
+            }
             if let Some(stop) = self.confirmers.read_answers(&mut self.keyboard)? {
                 return Ok(Some(stop));
             }

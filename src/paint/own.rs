@@ -93,6 +93,10 @@ impl FrameConfirmer for OwnWindow {
         super::marker::paint(self.number, area, canvas);
     }
 
+    fn wants_write_times(&self) -> bool {
+        true
+    }
+
     fn written(&mut self, start_ns: u64, end_ns: u64) {
         let Some(segment) = self.segments.last_mut() else {
             return;

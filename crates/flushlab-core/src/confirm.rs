@@ -32,6 +32,12 @@ pub trait FrameConfirmer {
         &[]
     }
 
+    /// Whether this confirmer wants each frame's write times ([`Self::written`]): the frame
+    /// loop reads the clock around the write only when one does.
+    fn wants_write_times(&self) -> bool {
+        false
+    }
+
     /// The frame just drawn was written from `start_ns` until `end_ns` (CLOCK_MONOTONIC).
     fn written(&mut self, _start_ns: u64, _end_ns: u64) {}
 
