@@ -130,7 +130,7 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
 }
 
 /// How to stop writing a frame piece by piece, for what wrote it.
-fn unbuffered_fix(writer: &Writer) -> &'static str {
+pub(crate) fn unbuffered_fix(writer: &Writer) -> &'static str {
     if writer.curses {
         return "ncurses flushes its output before each check for typed-ahead keys: call \
                 typeahead(-1) (Python: curses.typeahead(-1)) so a refresh goes out in one write";

@@ -6,7 +6,9 @@
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
 //! says what to change in its own language ([`mod@diagnose`]); [`mod@report`] holds the results.
 
+pub mod compare;
 pub mod diagnose;
+pub mod inside;
 pub mod report;
 pub mod tree;
 
@@ -22,6 +24,7 @@ use anyhow::Context;
 use clap::Args;
 
 use self::diagnose::{Evidence, diagnose};
+use self::inside::{Fix, Inside, InsideReport};
 use self::report::{WrapReport, WriteScope};
 use self::tree::Tree;
 use crate::accounting::IoCounters;
@@ -67,19 +70,45 @@ pub struct WrapArgs {
     #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = Destination::parse)]
     pub report: Option<Destination>,
 
+    /// Try a fix on CMD as it is, without changing it: `frame` holds each frame's terminal
+    /// writes until CMD next waits, then writes them at once (the same bytes, in order)
+    #[arg(long = "try", value_enum, value_name = "FIX", conflicts_with_all = ["compare", "no_observer"])]
+    pub try_fix: Option<Fix>,
+
+    /// Run CMD as it is and with the fix tried, alternating, headless, rounds of equal duration
+    /// and size, and print one table with the speedup
+    #[arg(long, value_enum, value_name = "FIX", conflicts_with = "no_observer")]
+    pub compare: Option<Fix>,
+
+    /// Rounds of `--compare` (each runs CMD as it is, then tried)
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub rounds: u32,
+
+    /// Do not inject the observer (frames and counts seen from outside only)
+    #[arg(long)]
+    pub no_observer: bool,
+
     /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
     /// parent: a bench's `--command` row must not outlive a bench that was killed.
     #[arg(long, hide = true, value_name = "PID")]
     pub exit_with_parent: Option<i32>,
 
-    /// The program to run, and its arguments (after `--`)
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// The program to run, and its arguments (after `--`). Before CMD (or `--`), a word that
+    /// starts with `-` is one of wrap's flags: a misspelt flag is an error, never a command.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+impl WrapArgs {
+    /// CMD as the user gave it, for one line.
+    pub fn command_line(&self) -> String {
+        let words: Vec<String> = self
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        crate::units::one_line(&words.join(" "))
+    }
 }
 
 /// A bench's `--command` row as the child flushlab it starts: CMD under wrap, headless, in a
@@ -165,6 +194,12 @@ struct Measured {
     finder: FrameFinder,
     tree: Tree,
     terminal_syncs: bool,
+    /// Interactive, and the user's terminal stopped reading (wrap's copy of CMD's output never
+    /// finished): nothing more is written to it, the summary included.
+    terminal_stalled: bool,
+    inside: Option<InsideReport>,
+    /// CMD as the user named it.
+    program: String,
 }
 
 /// What a wrap does, its flags checked: CMD's program found on `PATH`, and whether CMD runs
@@ -210,15 +245,27 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     if let Some(parent) = args.exit_with_parent {
         crate::terminal_session::end_with_parent(parent)?;
     }
-    let (measured, ended_by_wrap) = measure(&args, &resolved, interactive, &signal)?;
+    if let Some(fix) = args.compare {
+        return compare::run(&args, &resolved, fix, &signal);
+    }
+    let how = How {
+        interactive,
+        fix: args.try_fix,
+        duration: args.duration,
+    };
+    let (measured, ended_by_wrap) = measure(&args, &resolved, how, &signal)?;
+    let stalled = measured.terminal_stalled;
     let report = report(&args, measured);
-    complain(&report.summary());
+    // The file first: a summary written to a terminal that stopped reading would wait forever.
     if let Some(destination) = &args.report {
         let mut json = serde_json::to_vec_pretty(&report)?;
         json.push(b'\n');
         destination
             .write(&json)
             .with_context(|| format!("writing the report to {destination}"))?;
+    }
+    if !stalled {
+        complain(&report.summary());
     }
     let outcome = match signal.load(Ordering::Relaxed) {
         0 if ended_by_wrap => Outcome::Finished,
@@ -228,15 +275,25 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
+/// How one run of CMD goes: on the user's terminal or headless, with a fix tried or as it is,
+/// for how long (until CMD exits when `None`).
+#[derive(Clone, Copy, Debug)]
+struct How {
+    interactive: bool,
+    fix: Option<Fix>,
+    duration: Option<Duration>,
+}
+
 /// Runs CMD in its pty until it exits, the duration is over or a signal asks wrap to stop;
 /// returns what was measured and whether wrap ended CMD.
 fn measure(
     args: &WrapArgs,
     program: &Path,
-    interactive: bool,
+    how: How,
     signal: &AtomicUsize,
 ) -> anyhow::Result<(Measured, bool)> {
-    let mut running = Running::start(args, program, interactive)?;
+    let interactive = how.interactive;
+    let mut running = Running::start(args, program, how)?;
     // Stopped as a job (`kill -TSTP`; Ctrl-Z itself goes to CMD): the terminal is given back
     // while wrap is stopped, and taken again when it continues.
     let suspend = if interactive {
@@ -247,7 +304,7 @@ fn measure(
     let ended_by_wrap = wait_for_end(
         running.pid,
         &mut running.child,
-        args.duration.map(|d| running.started + d),
+        how.duration.map(|d| running.started + d),
         (signal, suspend.as_deref()),
         &mut running.tree,
     );
@@ -272,10 +329,15 @@ struct Running {
     child_gone: Arc<AtomicBool>,
     reading: Reading,
     forwarding: Option<std::thread::JoinHandle<()>>,
+    /// The observer in CMD's tree, unless `--no-observer`.
+    inside: Option<Inside>,
+    /// CMD's name, as the user gave it.
+    program: String,
 }
 
 impl Running {
-    fn start(args: &WrapArgs, program: &Path, interactive: bool) -> anyhow::Result<Running> {
+    fn start(args: &WrapArgs, program: &Path, how: How) -> anyhow::Result<Running> {
+        let interactive = how.interactive;
         let size = if interactive {
             let (cols, rows) = crate::sys::window_size(io::stdout())?;
             (cols.max(1), rows.max(1))
@@ -292,19 +354,29 @@ impl Running {
         } else {
             None
         };
+        // Before the tree's counters start: writing the observer into memory is wrap's write.
+        let inside = if args.no_observer {
+            None
+        } else {
+            Some(Inside::start(&pty, how.fix)?)
+        };
         let tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
         let child = pty.spawn(program, |command| {
             command.args(&args.command[1..]);
+            if let Some(inside) = &inside {
+                command.envs(inside.environment());
+            }
         })?;
         let pid = child.id() as i32;
         if interactive {
             // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
             // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's
-            // group is killed and wrap exits 128+N with the terminal's mode restored.
+            // group is killed and wrap exits 128+N with the terminal's mode restored, within
+            // 3 s of the signal however CMD answers it.
             crate::terminal_session::end_stuck_runs_after(
-                GRACE + Duration::from_secs(1),
+                GRACE + Duration::from_millis(500),
                 move || {
                     let _ =
                         crate::sys::signals::signal_group(pid, crate::sys::signals::Signal::KILL);
@@ -344,6 +416,8 @@ impl Running {
             child_gone,
             reading,
             forwarding,
+            inside,
+            program: args.command[0].to_string_lossy().into_owned(),
         })
     }
 
@@ -354,6 +428,20 @@ impl Running {
         self.tree.end_the_rest(GRACE);
         let seconds = self.started.elapsed().as_secs_f64();
         self.child_gone.store(true, Ordering::Relaxed);
+        // Keys stop going to CMD (within one poll tick): what the terminal answers next is
+        // wrap's. Keys CMD never read may have filled the pty's input queue, holding the
+        // forwarder in write(2) for good (it hung wrap for 40 s and more): they are discarded
+        // until it is out. A forwarder still stuck after that is left to the exit.
+        if let Some(forwarding) = self.forwarding.take() {
+            let until = Instant::now() + Duration::from_secs(1);
+            while !forwarding.is_finished() && Instant::now() < until {
+                let _ = self.pty.discard_input();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if forwarding.is_finished() {
+                let _ = forwarding.join();
+            }
+        }
         // The reader ends when every holder of the pty's slave is gone, which the end of the
         // tree makes sure of; a process that escaped it may keep it: then what was read is the
         // answer.
@@ -363,6 +451,9 @@ impl Running {
         while !read.load(Ordering::Relaxed) && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(5));
         }
+        // Interactive and not all read: the reader waits in write(2) on a terminal that stopped
+        // reading (Ctrl-S, a stalled ssh), and any write of ours would wait with it.
+        let terminal_stalled = self.session.is_some() && !read.load(Ordering::Relaxed);
         // What was read is parsed whole, however busy the machine: the parse queue holds 4 MiB
         // at most (a busy test machine took over a second for it, and the counts came short).
         let until = Instant::now() + Duration::from_secs(30);
@@ -372,16 +463,28 @@ impl Running {
         {
             std::thread::sleep(Duration::from_millis(5));
         }
-        // Keys stop going to CMD (within one poll tick): what the terminal answers next is wrap's.
-        if let Some(forwarding) = self.forwarding {
-            let _ = forwarding.join();
-        }
         let io = self.tree.writes(self.own.total());
         let cpu = CpuTimes::children();
         let cpu = CpuTimes {
             user: cpu.user.saturating_sub(self.cpu_before.user),
             kernel: cpu.kernel.saturating_sub(self.cpu_before.kernel),
         };
+        let inside = self.inside.take().map(|inside| {
+            let (base, fix) = (inside.base(), inside.fix);
+            let sightings = inside.finish();
+            let mut finder = self.finder.lock().unwrap_or_else(|e| e.into_inner());
+            let report = InsideReport::of(
+                &sightings,
+                finder.bytes,
+                finder.newlines,
+                &self.program,
+                fix,
+            );
+            if report.frames_from_waits() {
+                finder.set_waits(&sightings.boundaries(), base);
+            }
+            report
+        });
         let finder = self
             .finder
             .lock()
@@ -389,7 +492,7 @@ impl Running {
             .clone();
         let terminal_syncs = self
             .session
-            .is_some_and(|session| give_back(session, &finder));
+            .is_some_and(|session| give_back(session, &finder, terminal_stalled));
         let exit_code = (!ended_by_wrap).then(|| {
             use std::os::unix::process::ExitStatusExt;
             status
@@ -407,6 +510,9 @@ impl Running {
             finder,
             tree: self.tree,
             terminal_syncs,
+            terminal_stalled,
+            inside,
+            program: self.program,
         })
     }
 }
@@ -526,8 +632,17 @@ fn wait_for_end(
 /// Interactive, CMD done: undoes the modes CMD left set (and only those), asks the terminal
 /// whether it supports synchronized output when that matters (CMD drew frames without markers),
 /// gives the terminal's mode back, and moves to a new line if CMD left the cursor mid-line, so
-/// the report starts below CMD's output. Returns the terminal's answer.
-fn give_back(session: crate::terminal_session::TerminalSession, finder: &FrameFinder) -> bool {
+/// the report starts below CMD's output. Returns the terminal's answer. A terminal that stopped
+/// reading gets its mode back (that waits for nothing) and no bytes.
+fn give_back(
+    session: crate::terminal_session::TerminalSession,
+    finder: &FrameFinder,
+    stalled: bool,
+) -> bool {
+    if stalled {
+        drop(session);
+        return false;
+    }
     let undo = finder.screen().modes.undo();
     if !undo.is_empty()
         && let Ok(mut out) = crate::writer_mode::Stream::Stdout.raw()
@@ -545,10 +660,30 @@ fn give_back(session: crate::terminal_session::TerminalSession, finder: &FrameFi
 
 fn report(args: &WrapArgs, m: Measured) -> WrapReport {
     let frames = m.finder.frames();
-    let scope = WriteScope::of(m.io, m.finder.bytes, m.finder.newlines);
-    let figures = report::figures(&frames, m.seconds, m.finder.bytes, m.io, scope, m.cpu);
-    let writer = m.tree.writer();
-    let trusted = m.io.filter(|_| scope == WriteScope::Terminal);
+    // What the kernel counted for CMD's tree, without the observers' own records.
+    let io = match (&m.inside, m.io) {
+        (Some(inside), Some(io)) => Some(IoCounters {
+            write_calls: io.write_calls.saturating_sub(inside.own_writes.write_calls),
+            bytes: io.bytes.saturating_sub(inside.own_writes.bytes),
+        }),
+        (_, io) => io,
+    };
+    let m = Measured { io, ..m };
+    // The observer's counts, where it saw every terminal write, are the terminal's alone; the
+    // kernel's are the whole tree's, pipes and files included.
+    let inside_io = m.inside.as_ref().and_then(InsideReport::terminal_io);
+    let scope = match inside_io {
+        Some(_) => WriteScope::Terminal,
+        None => WriteScope::of(m.io, m.finder.bytes, m.finder.newlines),
+    };
+    let counted = inside_io.or(m.io);
+    let figures = report::figures(&frames, m.seconds, m.finder.bytes, counted, scope, m.cpu);
+    let mut writer = m.tree.writer();
+    // A CMD that ended at once leaves wrap's `setsid` the only writer seen: named as CMD.
+    if writer.executable.is_empty() || writer.executable.ends_with("/setsid") {
+        writer.executable = m.program.clone();
+    }
+    let trusted = counted.filter(|_| scope == WriteScope::Terminal);
     let diagnoses = diagnose(&Evidence {
         writes: trusted,
         frames: &frames,
@@ -576,6 +711,7 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         reader: m.reader.to_string(),
         seconds: m.seconds,
         exit_code: m.exit_code,
+        last_line: report::last_line(m.finder.tail()),
         run: WrapRun {
             bytes: m.finder.bytes,
             per_second: PerSecond {
@@ -595,6 +731,7 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         writer,
         diagnoses,
         frame_detection: frames,
+        inside: m.inside,
     }
 }
 

@@ -58,6 +58,9 @@ pub struct WrapReport {
     pub seconds: f64,
     /// CMD's exit status (128+N when a signal ended it); `null` when wrap ended it.
     pub exit_code: Option<i32>,
+    /// The last line CMD wrote, escape sequences taken out and control characters escaped: what
+    /// a program that failed at once said.
+    pub last_line: Option<String>,
     #[serde(flatten)]
     pub run: WrapRun,
     /// write(2) calls and bytes of CMD's whole process tree, to any fd; `null` where the
@@ -75,6 +78,9 @@ pub struct WrapReport {
     /// The process that wrote the most, and what wrap takes it to be written in.
     pub writer: Writer,
     pub diagnoses: Vec<Diagnosis>,
+    /// What the observer saw from inside CMD, and whether the figures come from it; `null`
+    /// with `--no-observer`.
+    pub inside: Option<super::inside::InsideReport>,
 }
 
 /// The figures a frame, when the frames are known; write(2) a frame only when the writes are
@@ -112,6 +118,40 @@ pub fn figures(
     })
 }
 
+/// The last line of text in `tail` (a program's last output bytes): escape sequences taken out,
+/// control characters escaped, 200 characters at most; `None` when there is no text.
+pub fn last_line(tail: &[u8]) -> Option<String> {
+    let mut text = Vec::with_capacity(tail.len());
+    let mut bytes = tail.iter().copied().peekable();
+    while let Some(b) = bytes.next() {
+        if b != 0x1b {
+            text.push(b);
+            continue;
+        }
+        match bytes.next() {
+            // CSI: parameters up to a final byte.
+            Some(b'[') => while bytes.next().is_some_and(|c| !(0x40..=0x7e).contains(&c)) {},
+            // OSC, DCS: up to BEL or ESC \.
+            Some(b']' | b'P') => {
+                while let Some(c) = bytes.next() {
+                    if c == 0x07 || (c == 0x1b && bytes.next_if_eq(&b'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let text = String::from_utf8_lossy(&text);
+    let line = text
+        .split(['\n', '\r'])
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())?;
+    Some(crate::units::one_line(
+        &line.chars().take(200).collect::<String>(),
+    ))
+}
+
 impl WrapReport {
     /// The summary printed after the run.
     pub fn summary(&self) -> String {
@@ -139,6 +179,13 @@ impl WrapReport {
                     count(w)
                 )),
             ),
+            // Known frames without a rate: every frame read at once (a short run that drew
+            // them all in one write), so no time lies between them to divide by.
+            None if let Some(frames) = detection.frames => format!(
+                "; {} frames ({}), read all at once: no frame rate, per second only",
+                thousands(frames),
+                self.method_text(),
+            ),
             None if detection.cursor_restarts > 0 => format!(
                 "; frames unknown ({} cursor restarts, nothing confirmed them): per second only",
                 thousands(detection.cursor_restarts)
@@ -147,6 +194,20 @@ impl WrapReport {
                      only"
                 .to_owned(),
         };
+        if let Some(inside) = &self.inside {
+            out += &inside.summary();
+        }
+        if let Some(code) = self.exit_code.filter(|&c| c != 0) {
+            let how = if code > 128 {
+                format!("was ended by signal {}", code - 128)
+            } else {
+                format!("exited with status {code}")
+            };
+            out += &format!("\n  {} {how}", printable(&self.writer.executable));
+            if let Some(line) = &self.last_line {
+                out += &format!("; its last line: {line}");
+            }
+        }
         match self.write_scope {
             WriteScope::MoreThanTerminal { ratio } => {
                 out += &format!(
@@ -174,6 +235,7 @@ impl WrapReport {
     fn method_text(&self) -> String {
         match self.frame_method {
             FrameMethod::SyncMarkers => "sync markers".to_owned(),
+            FrameMethod::Waits => "between CMD's waits, seen from inside".to_owned(),
             FrameMethod::CursorRestarts => {
                 let by: Vec<String> = self
                     .frame_detection
@@ -194,6 +256,19 @@ impl WrapReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_line_is_text_without_escapes() {
+        assert_eq!(
+            last_line(b"\x1b[?1049lls: cannot access 'x': No such file\r\n\x1b]0;t\x07"),
+            Some("ls: cannot access 'x': No such file".to_owned())
+        );
+        assert_eq!(last_line(b"\x1b[H\x1b[2J"), None);
+        assert_eq!(
+            last_line(b"bad\x07bell\n"),
+            Some("bad\\u{7}bell".to_owned())
+        );
+    }
 
     #[test]
     fn write_scope_allows_the_ptys_carriage_returns_only() {

@@ -64,6 +64,7 @@ fn target(path: &Path) -> io::Result<Target> {
     if path.as_os_str().is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "an empty path"));
     }
+    refuse_planted_links(path)?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(io::Error::new(
             io::ErrorKind::IsADirectory,
@@ -86,12 +87,93 @@ fn target(path: &Path) -> io::Result<Target> {
     }
 }
 
+/// How many links a path may pass through, as the kernel allows (`ELOOP` beyond).
+const MAX_LINKS: usize = 40;
+
+/// Walks `path` as the kernel would, link by link, and refuses it when it passes through a
+/// symlink in a sticky world-writable directory (a shared `/tmp`) that neither this user nor
+/// the directory's owner owns: the kernel's `fs.protected_symlinks` rule, applied here because
+/// many machines (containers among them) run with it off, and a link another user planted
+/// beforehand would otherwise aim flushlab's output at a file only we may write.
+fn refuse_planted_links(path: &Path) -> io::Result<()> {
+    use std::collections::VecDeque;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Component;
+
+    let me = rustix::process::geteuid().as_raw();
+    let mut at = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        std::env::current_dir()?
+    };
+    let mut rest: VecDeque<std::ffi::OsString> = VecDeque::new();
+    let push_front = |rest: &mut VecDeque<_>, at: &mut PathBuf, p: &Path| {
+        if p.is_absolute() {
+            *at = PathBuf::from("/");
+        }
+        for c in p.components().rev() {
+            match c {
+                Component::Normal(n) => rest.push_front(n.to_owned()),
+                Component::ParentDir => rest.push_front("..".into()),
+                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    push_front(&mut rest, &mut at, path);
+    let mut links = 0;
+    while let Some(name) = rest.pop_front() {
+        if name == ".." {
+            at.pop();
+            continue;
+        }
+        let next = at.join(&name);
+        let meta = match std::fs::symlink_metadata(&next) {
+            Ok(meta) => meta,
+            // Nothing there yet (or not reachable): no link further on can be followed.
+            Err(_) => return Ok(()),
+        };
+        if !meta.file_type().is_symlink() {
+            at = next;
+            continue;
+        }
+        links += 1;
+        if links > MAX_LINKS {
+            return Err(io::Error::other("too many levels of symbolic links"));
+        }
+        let dir = std::fs::metadata(&at)?;
+        let shared = dir.mode() & 0o1002 == 0o1002;
+        if shared && meta.uid() != me && meta.uid() != dir.uid() {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} is a symlink owned by uid {} in the shared sticky directory {} (neither \
+                     you nor the directory's owner): not followed",
+                    next.display(),
+                    meta.uid(),
+                    at.display()
+                ),
+            ));
+        }
+        let target = std::fs::read_link(&next)?;
+        push_front(&mut rest, &mut at, &target);
+    }
+    Ok(())
+}
+
 /// What a path's last component was when it was checked: nothing, or this file (a link is
 /// this link, not what it points to).
 type Seen = Option<(u64, u64)>;
 
-/// Destinations [`check_writable`] looked at, and what was there.
-static CHECKED: Mutex<Vec<(PathBuf, Seen)>> = Mutex::new(Vec::new());
+/// A destination [`check_writable`] looked at: what was there, and where this run's results
+/// went instead once something else took its place.
+struct Checked {
+    path: PathBuf,
+    seen: Seen,
+    beside: Option<PathBuf>,
+}
+
+/// Destinations [`check_writable`] looked at.
+static CHECKED: Mutex<Vec<Checked>> = Mutex::new(Vec::new());
 
 fn seen(path: &Path) -> io::Result<Seen> {
     use std::os::unix::fs::MetadataExt;
@@ -102,19 +184,58 @@ fn seen(path: &Path) -> io::Result<Seen> {
     }
 }
 
-/// Refuses a destination that is no longer what [`check_writable`] saw.
-fn still_as_checked(path: &Path) -> io::Result<()> {
-    let checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
-    let Some((_, then)) = checked.iter().rev().find(|(p, _)| p == path) else {
-        return Ok(());
+/// Where `path`'s bytes go now: itself while it is what [`check_writable`] saw (or was never
+/// checked), else a file of this run's own beside it. Something put there since the check —
+/// another run's results finished first, or a link someone planted — is left alone and never
+/// followed; this run's results are kept under a new name, said once on stderr, so two runs
+/// on one destination both keep their minutes of measurements.
+fn destination_now(path: &Path) -> io::Result<PathBuf> {
+    let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(entry) = checked.iter_mut().rev().find(|c| c.path == path) else {
+        return Ok(path.to_owned());
     };
-    if seen(path)? != *then {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "changed since it was checked (a file or link put there meanwhile): not written",
-        ));
+    if let Some(beside) = &entry.beside {
+        return Ok(beside.clone());
     }
-    Ok(())
+    if seen(path)? == entry.seen {
+        return Ok(path.to_owned());
+    }
+    let beside = create_beside(path)?;
+    crate::outcome::complain(&format!(
+        "{} changed while this run measured (another run wrote it, or something was put there): \
+         left as it is; these results are in {}",
+        crate::units::one_line(&path.display().to_string()),
+        crate::units::one_line(&beside.display().to_string()),
+    ));
+    entry.beside = Some(beside.clone());
+    Ok(beside)
+}
+
+/// A new empty file beside `path`, `report.json` → `report.<pid>-<random>.json`, created
+/// exclusively (never a link, never another's file) through its directory's handle.
+fn create_beside(path: &Path) -> io::Result<PathBuf> {
+    let (dir, _) = directory_of(path)?;
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "results".into(), |s| s.to_string_lossy().into_owned());
+    let extension = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    loop {
+        let random = unpredictable();
+        let name = format!("{stem}.{}-{}{extension}", std::process::id(), &random[..6]);
+        match rustix::fs::openat(
+            &dir,
+            name.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        ) {
+            Ok(_) => return Ok(path.with_file_name(name)),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// The directory `at` is in, opened (so the temporary and the rename happen in this very
@@ -282,7 +403,7 @@ pub fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
 /// Writes `bytes` to `path`: atomically for a regular file, through the stream for flushlab's
 /// own stdout or stderr, in place for a device or FIFO. See the module's documentation.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    still_as_checked(path)?;
+    let path = &destination_now(path)?;
     match target(path)? {
         Target::Stream(1) => crate::outcome::print(bytes),
         Target::Stream(_) => crate::outcome::print_aside(bytes),
@@ -293,8 +414,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
             // every run) replaces it again.
             let now = seen(path)?;
             let mut checked = CHECKED.lock().unwrap_or_else(|e| e.into_inner());
-            for (_, then) in checked.iter_mut().filter(|(p, _)| p == path) {
-                *then = now;
+            for entry in checked.iter_mut().filter(|c| c.path == *path) {
+                entry.seen = now;
             }
             Ok(())
         }
@@ -408,10 +529,15 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
             rustix::fs::unlinkat(&dir, tmp.as_os_str(), AtFlags::empty())?;
         }
     }
+    let seen = seen(path)?;
     CHECKED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push((path.to_owned(), seen(path)?));
+        .push(Checked {
+            path: path.to_owned(),
+            seen,
+            beside: None,
+        });
     Ok(())
 }
 
@@ -512,11 +638,17 @@ mod tests {
         check_writable(&report).unwrap();
         // Planted between the check and the end of the run.
         std::os::unix::fs::symlink(&secret, &report).unwrap();
-        let err = write_atomically(&report, b"{}").unwrap_err();
-        assert!(
-            err.to_string().contains("changed since it was checked"),
-            "{err}"
-        );
+        write_atomically(&report, b"{}").unwrap();
+        assert_eq!(std::fs::read(&secret).unwrap(), b"S");
+        let beside = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n != "r.json" && n.starts_with("r.") && n.ends_with(".json"))
+            .expect("the results kept beside the planted link");
+        assert_eq!(std::fs::read(dir.join(&beside)).unwrap(), b"{}");
+        // Later writes of the run go to the same file beside it, never through the link.
+        write_atomically(&report, b"{2}").unwrap();
+        assert_eq!(std::fs::read(dir.join(&beside)).unwrap(), b"{2}");
         assert_eq!(std::fs::read(&secret).unwrap(), b"S");
         let mode = std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
@@ -530,6 +662,69 @@ mod tests {
         assert_eq!(std::fs::read(&own).unwrap(), b"2");
         let mode = std::fs::metadata(&own).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
+    }
+
+    /// A sticky world-writable directory (a shared `/tmp`) holding `out -> secret`, the link
+    /// owned by `link_owner`; the secret is a 0600 file of ours.
+    fn shared_tmp_with_link(link_owner: u32) -> (Scratch, PathBuf, PathBuf) {
+        let scratch = Scratch::new("flushlab-files-test").unwrap();
+        let shared = scratch.path().join("tmp");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let secret = scratch.path().join("secret");
+        std::fs::write(&secret, b"S").unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let out = shared.join("out");
+        std::os::unix::fs::symlink(&secret, &out).unwrap();
+        std::os::unix::fs::lchown(&out, Some(link_owner), Some(link_owner)).unwrap();
+        (scratch, out, secret)
+    }
+
+    #[test]
+    fn a_link_another_user_planted_beforehand_in_a_shared_directory_is_refused() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: only root can plant a link owned by another user");
+            return;
+        }
+        let (_scratch, out, secret) = shared_tmp_with_link(65534);
+        let err = check_writable(&out).unwrap_err();
+        assert!(err.to_string().contains("owned by uid 65534"), "{err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
+        assert!(write_atomically(&out, b"{}").is_err());
+        // Reached through a second link, of ours, the rule still holds for the first.
+        let ours = out.with_file_name("ours");
+        std::os::unix::fs::symlink(&out, &ours).unwrap();
+        assert!(check_writable(&ours).is_err());
+        assert_eq!(std::fs::read(&secret).unwrap(), b"S");
+        let mode = std::fs::metadata(&secret).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_link_of_ones_own_in_a_shared_directory_is_followed() {
+        let me = rustix::process::geteuid().as_raw();
+        let (_scratch, out, secret) = shared_tmp_with_link(me);
+        check_writable(&out).unwrap();
+        write_atomically(&out, b"mine").unwrap();
+        assert_eq!(std::fs::read(&secret).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn two_runs_on_one_destination_both_keep_their_results() {
+        let scratch = Scratch::new("flushlab-files-test").unwrap();
+        let out = scratch.path().join("results.json");
+        check_writable(&out).unwrap();
+        // Another run finishes first and writes the destination.
+        std::fs::write(&out, b"theirs").unwrap();
+        write_atomically(&out, b"ours").unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"theirs");
+        let kept: Vec<_> = std::fs::read_dir(scratch.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p != &out)
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert_eq!(std::fs::read(&kept[0]).unwrap(), b"ours");
     }
 
     #[test]

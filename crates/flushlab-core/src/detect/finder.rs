@@ -1,5 +1,6 @@
 //! The frame finder: one parse of a program's output ([`Screen`]), its events handed to the
 //! detectors in order of trust — [`SyncMarkers`] (the program says where its frames are), then
+//! [`Waits`] (the program's own waits, when wrap's observer saw them from inside), then
 //! [`CursorRestarts`] (content, confirmed). The first that finds frames names the method; when
 //! none can, the frames are "unknown" and only per-second figures are given: an invented frame
 //! rate is the worst error this tool can make, "unknown" is always allowed.
@@ -14,6 +15,7 @@ use super::detector::FrameDetector;
 use super::frames::{FrameMethod, Frames};
 use super::screen::Screen;
 use super::sync_markers::SyncMarkers;
+use super::waits::Waits;
 
 /// Fed each chunk of output as it is read, with when; see the module's documentation.
 #[derive(Clone, Debug)]
@@ -21,12 +23,18 @@ pub struct FrameFinder {
     screen: Screen,
     sync: SyncMarkers,
     restarts: CursorRestarts,
+    waits: Waits,
     gap: Duration,
     pub bytes: u64,
     /// `\n` bytes received: the pty may have put a `\r` before each.
     pub newlines: u64,
     last: Option<Instant>,
+    /// The last bytes received, at most [`TAIL`]: what a program said before it ended.
+    tail: Vec<u8>,
 }
+
+/// How many of the last bytes [`FrameFinder::tail`] keeps.
+pub const TAIL: usize = 512;
 
 impl FrameFinder {
     /// `gap`: the silence that counts as a pause; `pauses_are_the_programs`: whether pauses can
@@ -36,10 +44,12 @@ impl FrameFinder {
             screen: Screen::new(size.0, size.1),
             sync: SyncMarkers::default(),
             restarts: CursorRestarts::new(pauses_are_the_programs),
+            waits: Waits::default(),
             gap,
             bytes: 0,
             newlines: 0,
             last: None,
+            tail: Vec::new(),
         }
     }
 
@@ -54,12 +64,17 @@ impl FrameFinder {
         self.last = Some(at);
         self.bytes += chunk.len() as u64;
         self.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        let keep = &chunk[chunk.len().saturating_sub(TAIL)..];
+        let drop = (self.tail.len() + keep.len()).saturating_sub(TAIL);
+        self.tail.drain(..drop);
+        self.tail.extend_from_slice(keep);
         // Each detector named, not a `[&mut dyn FrameDetector]`: the parse below is the hot
         // loop, and with the detectors behind `dyn` it ran ~25% slower (1.31–1.56 against
         // 1.07–1.13 ns a byte, examples/finder_overhead.rs), though it makes only a handful of
         // calls a frame. A new detector is a field and a line in each of these two places.
         self.sync.chunk(at, after_silence, first);
         self.restarts.chunk(at, after_silence, first);
+        self.waits.arrived(at, chunk.len());
         let (sync, restarts) = (&mut self.sync, &mut self.restarts);
         self.screen.feed(chunk, &mut |event, offset| {
             sync.on(event, offset, at);
@@ -71,9 +86,20 @@ impl FrameFinder {
         self.screen.resize(cols, rows);
     }
 
+    /// The last bytes received (at most [`TAIL`]), escape sequences and all.
+    pub fn tail(&self) -> &[u8] {
+        &self.tail
+    }
+
     /// What CMD left set on the terminal, and whether its cursor is at a line's start.
     pub fn screen(&self) -> &Screen {
         &self.screen
+    }
+
+    /// The waits wrap's observer saw inside the program, start and end in CLOCK_MONOTONIC
+    /// nanoseconds, and one moment on both clocks: frames are then told from them.
+    pub fn set_waits(&mut self, waits: &[(u64, u64)], base: (Instant, u64)) {
+        self.waits.set_boundaries(waits, base);
     }
 
     /// The synchronized-output markers seen (begins, ends, pairs, still open).
@@ -94,8 +120,18 @@ impl FrameFinder {
             pause_share: evidence.pause_share,
             pauses_per_frame: evidence.pauses_per_frame,
         };
-        let detectors: [&dyn FrameDetector; 2] = [&self.sync, &self.restarts];
-        if let Some(found) = detectors.iter().find_map(|d| d.found()) {
+        let detectors: [&dyn FrameDetector; 3] = [&self.sync, &self.waits, &self.restarts];
+        let mut found = detectors.iter().find_map(|d| d.found());
+        // A program that falls behind its pace stops waiting between some frames (its timer is
+        // already due): frames told from its waits then come short. Confirmed restarts that
+        // count more than a tenth above them are the better count.
+        if let Some(by_waits) = found.as_ref().filter(|f| f.method == FrameMethod::Waits)
+            && let Some(by_restarts) = self.restarts.found()
+            && by_restarts.frames as f64 > by_waits.frames as f64 * 1.1
+        {
+            found = Some(by_restarts);
+        }
+        if let Some(found) = found {
             frames.method = found.method;
             frames.frames = Some(found.frames);
             frames.fps = found.fps;

@@ -9,6 +9,8 @@ use serde::Serialize;
 pub enum FrameMethod {
     /// Counted between synchronized-output markers: exact.
     SyncMarkers,
+    /// Between the program's own waits, seen from inside it (wrap's observer).
+    Waits,
     /// Counted from cursor restarts, and confirmed (see [`Frames::confirmed_by`]).
     CursorRestarts,
     /// Not known: per-second figures only.

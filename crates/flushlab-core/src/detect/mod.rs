@@ -1,7 +1,8 @@
 //! Finding the frames in a program's output stream, with no help from the program: a cursor
 //! model of the terminal ([`screen`]), frame detectors on its events behind one trait
-//! ([`detector`]: [`sync_markers`], [`cursor_restarts`]), the [`finder`] that asks them in order
-//! of trust, and what it found ([`frames`]). `flushlab wrap` feeds it what a wrapped program
+//! ([`detector`]: [`sync_markers`], [`waits`] — the program's own waits, seen from inside it —
+//! and [`cursor_restarts`]), the [`finder`] that asks them in order of trust, and what it found
+//! ([`frames`]). `flushlab wrap` feeds it what a wrapped program
 //! writes; anything that holds such a stream can.
 
 pub mod cursor_restarts;
@@ -10,3 +11,4 @@ pub mod finder;
 pub mod frames;
 pub mod screen;
 pub mod sync_markers;
+pub mod waits;

@@ -278,11 +278,14 @@ impl TerminalIdentity {
                     Some(version) => format!("{program} {version}"),
                     None => program.clone(),
                 });
+        // Every source is someone else's text ($TERM, a terminal's answer): a name is printed
+        // in tables and on the terminal, so its control characters are escaped here, once.
         self.version_reply
             .clone()
             .or(by_attributes)
             .or(by_program)
             .or_else(|| self.term.clone())
+            .map(|name| crate::units::one_line(&name))
     }
 }
 
@@ -521,6 +524,24 @@ mod tests {
         assert_eq!(t.name().as_deref(), Some("rxvt-unicode (DA2 85;95;0)"));
         t.version_reply = Some("XTerm(379)".into());
         assert_eq!(t.name().as_deref(), Some("XTerm(379)"));
+    }
+
+    #[test]
+    fn a_terminal_name_never_carries_escapes_to_the_terminal() {
+        // Issue 33 #2: `TERM=$'xterm\e]0;pwned\a' flushlab tour` printed the OSC in its table.
+        let t = TerminalIdentity {
+            term: Some("xterm\u{1b}]0;pwned\u{7}".into()),
+            term_program: None,
+            term_program_version: None,
+            version_reply: None,
+            secondary_attributes: None,
+            cols: 80,
+            rows: 24,
+            sync_output: SyncOutput::NoAnswer,
+        };
+        let name = t.name().unwrap();
+        assert!(!name.chars().any(char::is_control), "{name:?}");
+        assert!(name.contains("pwned"), "{name:?}");
     }
 
     #[test]

@@ -53,6 +53,16 @@ impl Pty {
         )?)
     }
 
+    /// Discards what was typed and nobody read (the slave's input queue). Keys forwarded to a
+    /// program that has exited fill that queue, and then a write to the master waits for room
+    /// forever: discarding them lets it finish.
+    pub fn discard_input(&self) -> io::Result<()> {
+        Ok(rustix::termios::tcflush(
+            self.open_slave()?,
+            rustix::termios::QueueSelector::IFlush,
+        )?)
+    }
+
     /// The slave's terminal settings, as a program on it sees them.
     pub fn slave_termios(&self) -> io::Result<Termios> {
         Ok(tcgetattr(self.open_slave()?)?)

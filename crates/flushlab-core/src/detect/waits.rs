@@ -1,0 +1,182 @@
+//! Frames from the program's own waits, seen from inside it (`flushlab wrap`'s observer, an
+//! `LD_PRELOAD` object): a program draws, then waits — for a key, a timer, the next tick — so
+//! what reaches the terminal between two of its waits is a frame. Exact where the cursor model
+//! can only guess: a pager or an editor scrolling (no repositioning to a frame's start), a
+//! program that pauses mid-frame, a shell whose children draw.
+//!
+//! The output's arrival is timed here as it is read; the waits come later, from the observer,
+//! with their start and end on the same clock. Output read before a wait ended belongs to the
+//! frame that wait ends: bytes written just before the wait may be read while it lasts (and
+//! `--try frame` writes a held frame as the wait begins). Overlapping waits of several
+//! processes are one idle stretch. Only whole frames count: output after the last wait is not
+//! a frame yet.
+
+use std::time::{Duration, Instant};
+
+use super::detector::{Found, FrameDetector};
+use super::frames::FrameMethod;
+use super::screen::Event;
+
+/// Output read within this of the previous read is one arrival: an unbuffered program's frame
+/// comes in thousands of reads, and a wait between frames lasts far longer.
+const JOIN: Duration = Duration::from_micros(100);
+/// Arrivals kept at most (~32 MB); beyond, the frames are not told from waits.
+const MAX_ARRIVALS: usize = 1 << 20;
+
+/// Output read in one stretch: when it began and ended, and its bytes.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    first: Instant,
+    last: Instant,
+    bytes: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Waits {
+    arrivals: Vec<Arrival>,
+    overflowed: bool,
+    /// The waits that end frames, start and end, sorted by start; empty when nobody inside
+    /// the program said any.
+    boundaries: Vec<(Instant, Instant)>,
+}
+
+impl Waits {
+    /// `len` bytes of output were read at `at`.
+    pub fn arrived(&mut self, at: Instant, len: usize) {
+        let full = self.arrivals.len() >= MAX_ARRIVALS;
+        match self.arrivals.last_mut() {
+            Some(last) if at.saturating_duration_since(last.last) < JOIN => {
+                last.last = at;
+                last.bytes += len as u64;
+            }
+            _ if full => self.overflowed = true,
+            _ => self.arrivals.push(Arrival {
+                first: at,
+                last: at,
+                bytes: len as u64,
+            }),
+        }
+    }
+
+    /// The waits the observer saw, as (start, end) on the clock `at` reads: each converted
+    /// through one moment known on both clocks, `(Instant, nanoseconds)`.
+    pub fn set_boundaries(&mut self, waits: &[(u64, u64)], base: (Instant, u64)) {
+        let (instant, ns) = base;
+        let at = |t: u64| match t.checked_sub(ns) {
+            Some(after) => instant + Duration::from_nanos(after),
+            None => instant
+                .checked_sub(Duration::from_nanos(ns - t))
+                .unwrap_or(instant),
+        };
+        self.boundaries = waits.iter().map(|&(s, e)| (at(s), at(e.max(s)))).collect();
+        self.boundaries.sort_unstable();
+    }
+
+    /// The waits merged where they overlap: stretches in which some part of the program waited.
+    fn idle(&self) -> Vec<(Instant, Instant)> {
+        let mut idle: Vec<(Instant, Instant)> = Vec::new();
+        for &(start, end) in &self.boundaries {
+            match idle.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => idle.push((start, end)),
+            }
+        }
+        idle
+    }
+}
+
+impl FrameDetector for Waits {
+    fn on(&mut self, _event: Event, _offset: u64, _at: Instant) {}
+
+    fn found(&self) -> Option<Found> {
+        if self.boundaries.is_empty() || self.overflowed {
+            return None;
+        }
+        let idle = self.idle();
+        // For each idle stretch that ends a frame: its start, and the bytes of that frame.
+        let mut frames: Vec<(Instant, u64)> = Vec::new();
+        let mut next = 0;
+        for arrival in &self.arrivals {
+            while next < idle.len() && idle[next].1 < arrival.first {
+                next += 1;
+            }
+            let Some(&(start, _)) = idle.get(next) else {
+                break; // after the last wait: not a whole frame
+            };
+            match frames.last_mut() {
+                Some(last) if last.0 == start => last.1 += arrival.bytes,
+                _ => frames.push((start, arrival.bytes)),
+            }
+        }
+        let (first, last) = (frames.first()?, frames.last()?);
+        let count = frames.len() as u64;
+        let seconds = last.0.saturating_duration_since(first.0).as_secs_f64();
+        let bytes: u64 = frames.iter().map(|f| f.1).sum();
+        Some(Found {
+            method: FrameMethod::Waits,
+            frames: count,
+            fps: (count > 1 && seconds > 0.0).then(|| (count - 1) as f64 / seconds),
+            bytes_per_frame: Some(bytes as f64 / count as f64),
+            confirmed_by: Vec::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(base: Instant, ms: u64) -> Instant {
+        base + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn output_between_waits_is_a_frame_however_it_was_read() {
+        let base = Instant::now();
+        let mut waits = Waits::default();
+        // Frames drawn at 0, 20, 40, 60 ms, each in many small reads, one read late (inside
+        // the wait after it), then a wait of 15 ms; a partial frame at the end.
+        for frame in 0..4u64 {
+            for piece in 0..50u64 {
+                waits.arrived(
+                    base + Duration::from_micros(frame * 20_000 + piece * 20),
+                    10,
+                );
+            }
+            waits.arrived(ms(base, frame * 20 + 3), 5);
+        }
+        waits.arrived(ms(base, 81), 7);
+        let boundaries: Vec<(u64, u64)> = (0..4u64)
+            .map(|f| {
+                (
+                    1_000_000 + f * 20_000_000 + 2_000_000,
+                    f * 20_000_000 + 18_000_000,
+                )
+            })
+            .collect();
+        waits.set_boundaries(&boundaries, (base, 1_000_000));
+        let found = waits.found().unwrap();
+        assert_eq!(found.method, FrameMethod::Waits);
+        assert_eq!(found.frames, 4);
+        assert_eq!(found.bytes_per_frame, Some(505.0));
+        let fps = found.fps.unwrap();
+        assert!((fps - 50.0).abs() < 0.5, "{fps}");
+    }
+
+    #[test]
+    fn overlapping_waits_of_two_processes_are_one_stretch_and_no_waits_say_nothing() {
+        let base = Instant::now();
+        let mut waits = Waits::default();
+        assert!(waits.found().is_none());
+        waits.arrived(ms(base, 1), 10);
+        waits.arrived(ms(base, 30), 10);
+        // A shell waiting for its child while the child sleeps: one idle stretch, one frame.
+        waits.set_boundaries(
+            &[(5_000_000, 20_000_000), (6_000_000, 25_000_000)],
+            (base, 0),
+        );
+        let found = waits.found().unwrap();
+        assert_eq!(found.frames, 1);
+        assert_eq!(found.fps, None);
+    }
+}

@@ -1,0 +1,932 @@
+/*
+ * flushlab's observer: a shared object `flushlab wrap` preloads (LD_PRELOAD) into CMD and its
+ * dynamically linked descendants. It sees, from inside the program:
+ *
+ *   - every write to *the pty wrap made* (write, writev, pwrite, pwritev: an fd is the pty when
+ *     fstat's st_rdev is the pty's, asked once per fd and forgotten when the fd is closed,
+ *     dup2'd over or handed out again), so pipes, files, eventfds and sockets never count;
+ *   - the waits that end a frame: poll, ppoll, select, pselect, epoll_wait/epoll_pwait(2),
+ *     nanosleep, clock_nanosleep, usleep, sleep, sigsuspend, pause, and reads of the terminal
+ *     (a thread waiting on a futex, as Rust's channels do, is not seen); a wait with a zero timeout never ends a frame;
+ *   - fork (the child starts clean), exec and exit.
+ *
+ * After each blocking wait returns, one fixed-size record goes to wrap over a pipe wrap holds
+ * (reached through /proc/<wrap>/fd/<n>, never a file in a shared directory): when the wait began
+ * and ended, and the terminal writes the thread made before it. As it goes, never only at exit,
+ * since dash and many C programs end with _exit. wrap makes frames of them: what reached the
+ * terminal between two waits of CMD's tree is a frame.
+ *
+ * With mode `frame` (`wrap --try frame`) terminal writes are held in one process-wide buffer
+ * and written at once when any thread waits (blocking or not), reads the terminal, forks,
+ * spawns, execs, exits, changes the terminal's settings, signals a process, writes to a pipe or
+ * socket, closes or dup2s over a terminal fd, or when 1 MiB is held: the same bytes in the same
+ * order, fewer write(2) calls. What a signal that kills the program (SIGKILL) can lose is at most
+ * what is held: one frame.
+ *
+ * Not seen (wrap then says "seen from outside" and why): glibc stdio's own writes (they call
+ * libc-internal functions), raw syscall(SYS_write), static programs and setuid programs (the
+ * loader drops LD_PRELOAD), a program that clears its environment before exec.
+ *
+ * Why C, not a Rust cdylib: the observer *defines* libc's symbols (write, execl...), some of
+ * them variadic, which stable Rust cannot define; it must run inside programs that are not Rust,
+ * before and after their runtime, without bringing a second allocator, panic machinery or std's
+ * own calls to write(2) (which would come back here); and it is a few hundred lines.
+ *
+ * Settings, from the environment: FLUSHLAB_OBSERVER=<channel path>:<pty st_rdev>:<mode>,
+ * mode `o` (observe) or `f` (hold frames). Without it (or malformed) every function passes
+ * straight through.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The wire format, read by crates/flushlab-observer/src/lib.rs: 64 bytes, native endian. */
+enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4 };
+struct record {
+    uint32_t kind;
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t lost; /* records this process could not send before this one */
+    uint64_t writes; /* HELLO: the program's name, 24 bytes, in writes..first_ns */
+    uint64_t bytes;
+    uint64_t first_ns; /* CLOCK_MONOTONIC of the frame's first terminal write */
+    uint64_t start_ns; /* the wait began (WAIT), or now */
+    uint64_t end_ns; /* the wait ended (WAIT), or now */
+    uint32_t flushed_writes; /* --try: write(2) calls the held bytes took since the last record */
+    uint32_t flushed_bytes;
+};
+_Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
+
+/* ---- the real functions ------------------------------------------------------------------ */
+
+#define REAL(ret, name, args)                                                                    \
+    static ret(*real_##name) args;                                                               \
+    static ret(*get_##name(void)) args {                                                         \
+        if (!real_##name)                                                                        \
+            real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name);                                  \
+        return real_##name;                                                                      \
+    }
+
+REAL(ssize_t, write, (int, const void *, size_t))
+REAL(ssize_t, writev, (int, const struct iovec *, int))
+REAL(ssize_t, pwrite, (int, const void *, size_t, off_t))
+REAL(ssize_t, pwrite64, (int, const void *, size_t, off_t))
+REAL(ssize_t, pwritev, (int, const struct iovec *, int, off_t))
+REAL(ssize_t, read, (int, void *, size_t))
+REAL(ssize_t, readv, (int, const struct iovec *, int))
+REAL(int, close, (int))
+REAL(int, close_range, (unsigned, unsigned, int))
+REAL(int, dup, (int))
+REAL(int, dup2, (int, int))
+REAL(int, dup3, (int, int, int))
+REAL(int, fclose, (FILE *))
+REAL(int, pclose, (FILE *))
+REAL(int, open, (const char *, int, ...))
+REAL(int, open64, (const char *, int, ...))
+REAL(int, openat, (int, const char *, int, ...))
+REAL(int, openat64, (int, const char *, int, ...))
+REAL(int, pipe, (int[2]))
+REAL(int, pipe2, (int[2], int))
+REAL(int, socket, (int, int, int))
+REAL(int, accept, (int, struct sockaddr *, socklen_t *))
+REAL(int, accept4, (int, struct sockaddr *, socklen_t *, int))
+REAL(int, poll, (struct pollfd *, nfds_t, int))
+REAL(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))
+REAL(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *))
+REAL(int, pselect, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *))
+REAL(int, epoll_wait, (int, struct epoll_event *, int, int))
+REAL(int, epoll_pwait, (int, struct epoll_event *, int, int, const sigset_t *))
+REAL(int, nanosleep, (const struct timespec *, struct timespec *))
+REAL(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))
+REAL(int, usleep, (useconds_t))
+REAL(unsigned, sleep, (unsigned))
+REAL(int, sigsuspend, (const sigset_t *))
+REAL(int, pause, (void))
+REAL(pid_t, waitpid, (pid_t, int *, int))
+REAL(pid_t, wait, (int *))
+REAL(pid_t, wait4, (pid_t, int *, int, struct rusage *))
+REAL(int, waitid, (idtype_t, id_t, siginfo_t *, int))
+REAL(int, ioctl, (int, unsigned long, ...))
+REAL(int, tcsetattr, (int, int, const struct termios *))
+REAL(int, tcdrain, (int))
+REAL(int, tcflush, (int, int))
+REAL(int, kill, (pid_t, int))
+REAL(int, killpg, (pid_t, int))
+REAL(int, raise, (int))
+REAL(int, execve, (const char *, char *const[], char *const[]))
+REAL(int, execv, (const char *, char *const[]))
+REAL(int, execvp, (const char *, char *const[]))
+REAL(int, execvpe, (const char *, char *const[], char *const[]))
+REAL(int, fexecve, (int, char *const[], char *const[]))
+REAL(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]))
+REAL(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,
+                         const posix_spawnattr_t *, char *const[], char *const[]))
+REAL(int, system, (const char *))
+REAL(FILE *, popen, (const char *, const char *))
+REAL(void, _exit, (int))
+REAL(void, _Exit, (int))
+
+/* ---- settings and state ------------------------------------------------------------------ */
+
+static int active;      /* FLUSHLAB_OBSERVER was read and the channel opened */
+static int holding;     /* --try frame */
+static dev_t tty_rdev;  /* the pty wrap made */
+static char channel_path[128];
+static atomic_int channel = -1;
+static atomic_uint lost;
+
+/* What an fd is, asked once: 0 not asked yet, then one of these. */
+enum { K_UNKNOWN = 0, K_TTY = 1, K_PIPE = 2, K_OTHER = 3 };
+#define FD_CACHE 4096
+static _Atomic unsigned char fd_kind[FD_CACHE];
+
+/* A thread's frame so far: its terminal writes since its last blocking wait. */
+static TLS uint64_t t_writes, t_bytes, t_first_ns;
+/* Set while this thread is inside the observer's held-buffer code: a signal handler that writes
+ * then must not take the lock this thread holds (it would wait for itself for ever). */
+static TLS int t_inside;
+/* A signal handler's terminal writes while its thread was inside: appended after the write it
+ * interrupted, before the lock is let go, so nothing is reordered. */
+#define SIDE 4096
+static TLS char t_side[SIDE];
+static TLS size_t t_side_len;
+static TLS int t_side_fd;
+
+/* --try frame: the held bytes, in order, and the fd of the terminal they go to. */
+#define CAP (1 << 20)
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *held;
+static size_t held_len;
+static int held_fd = -1;
+static atomic_uint flushed_writes, flushed_bytes;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the channel to wrap ------------------------------------------------------------------ */
+
+/* The channel's fd sits at 900 or above, out of the way of programs that count on low fds. */
+static void open_channel(void) {
+    int fd = get_open()(channel_path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
+    get_close()(fd);
+    atomic_store(&channel, high);
+}
+
+/* One record, never blocking the program and never killing it: a full pipe drops the record
+ * (counted in the next), and a wrap that is gone (EPIPE) ends the reporting without the SIGPIPE
+ * that would end the program. */
+static void send_record(struct record *r) {
+    int fd = atomic_load(&channel);
+    if (fd < 0)
+        return;
+    r->pid = (uint32_t)getpid();
+    r->tid = (uint32_t)syscall(SYS_gettid);
+    r->lost = atomic_exchange(&lost, 0);
+    r->flushed_writes = atomic_exchange(&flushed_writes, 0);
+    r->flushed_bytes = atomic_exchange(&flushed_bytes, 0);
+    sigset_t pipe_only, before;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+    ssize_t n = get_write()(fd, r, sizeof *r);
+    int err = errno;
+    if (n < 0 && err == EPIPE) {
+        sigset_t pending;
+        sigpending(&pending);
+        /* Ours, unless the program had one pending before: taken off, never delivered. */
+        if (!sigismember(&before, SIGPIPE) && sigismember(&pending, SIGPIPE)) {
+            struct timespec zero = {0, 0};
+            sigtimedwait(&pipe_only, NULL, &zero);
+        }
+        atomic_store(&channel, -1);
+    } else if (n != (ssize_t)sizeof *r) {
+        atomic_fetch_add(&lost, 1);
+    }
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    errno = err;
+}
+
+/* ---- what an fd is ------------------------------------------------------------------------ */
+
+static int kind_of(int fd) {
+    if (fd >= 0 && fd < FD_CACHE) {
+        int k = atomic_load_explicit(&fd_kind[fd], memory_order_relaxed);
+        if (k != K_UNKNOWN)
+            return k;
+    }
+    struct stat st;
+    int saved = errno;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        errno = saved;
+        return K_OTHER; /* not cached: the number may be handed out later */
+    }
+    errno = saved;
+    int k = S_ISCHR(st.st_mode) && st.st_rdev == tty_rdev   ? K_TTY
+            : S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? K_PIPE
+                                                           : K_OTHER;
+    if (fd < FD_CACHE)
+        atomic_store_explicit(&fd_kind[fd], (unsigned char)k, memory_order_relaxed);
+    return k;
+}
+
+static void forget(int fd) {
+    if (fd >= 0 && fd < FD_CACHE)
+        atomic_store_explicit(&fd_kind[fd], K_UNKNOWN, memory_order_relaxed);
+    if (fd >= 0 && fd == atomic_load(&channel))
+        atomic_store(&channel, -1); /* the program took our number: reopened at the next record */
+}
+
+/* ---- held bytes (--try frame) --------------------------------------------------------------- */
+
+/* All of `n` bytes to `fd` through the real write(2), however the terminal takes them: partial
+ * writes continued, EINTR retried, EAGAIN (a non-blocking tty) waited out. Counted. */
+static void write_all(int fd, const char *p, size_t n) {
+    while (n > 0) {
+        ssize_t w = get_write()(fd, p, n);
+        atomic_fetch_add(&flushed_writes, 1);
+        if (w > 0) {
+            atomic_fetch_add(&flushed_bytes, (unsigned)w);
+            p += w;
+            n -= (size_t)w;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd out = {fd, POLLOUT, 0};
+            get_poll()(&out, 1, 100);
+        } else {
+            return; /* the terminal is gone: so are the bytes, as they would be unheld */
+        }
+    }
+}
+
+static void append_locked(int fd, const char *p, size_t n) {
+    if (held_len > 0 && (held_len + n > CAP || fd != held_fd)) {
+        write_all(held_fd, held, held_len);
+        held_len = 0;
+    }
+    if (n >= CAP || !held) {
+        write_all(fd, p, n);
+        return;
+    }
+    memcpy(held + held_len, p, n);
+    held_len += n;
+    held_fd = fd;
+}
+
+/* A signal handler's bytes that came while this thread was inside, after what it interrupted. */
+static void drain_side_locked(void) {
+    while (t_side_len > 0) {
+        size_t n = t_side_len;
+        char copy[SIDE];
+        memcpy(copy, t_side, n);
+        t_side_len = 0;
+        append_locked(t_side_fd, copy, n);
+    }
+}
+
+/* Enters the held buffer's code, or says that this thread is already inside (a signal handler
+ * interrupted it): then nothing may wait for the lock. */
+static int enter(void) {
+    if (t_inside)
+        return 0;
+    t_inside = 1;
+    pthread_mutex_lock(&held_lock);
+    return 1;
+}
+
+static void leave(void) {
+    drain_side_locked();
+    pthread_mutex_unlock(&held_lock);
+    t_inside = 0;
+    /* A handler that came after the last drain and before t_inside was cleared. */
+    if (t_side_len > 0 && enter())
+        leave();
+}
+
+static void flush_held(void) {
+    if (!holding || !enter())
+        return;
+    if (held_len > 0) {
+        write_all(held_fd, held, held_len);
+        held_len = 0;
+    }
+    leave();
+}
+
+static ssize_t hold(int fd, const char *p, size_t n) {
+    if (!enter()) {
+        /* Re-entered from a signal handler: kept aside, after the interrupted write. */
+        if (t_side_len + n <= SIDE && (t_side_len == 0 || t_side_fd == fd)) {
+            memcpy(t_side + t_side_len, p, n);
+            t_side_len += n;
+            t_side_fd = fd;
+        } else {
+            write_all(fd, p, n);
+        }
+        return (ssize_t)n;
+    }
+    append_locked(fd, p, n);
+    leave();
+    return (ssize_t)n;
+}
+
+/* ---- frames ------------------------------------------------------------------------------ */
+
+static void count_write(ssize_t done) {
+    if (t_writes == 0)
+        t_first_ns = now_ns();
+    t_writes++;
+    if (done > 0)
+        t_bytes += (uint64_t)done;
+}
+
+/* Before any wait: held bytes go out (a wait is where a frame ends, and the program may wait for
+ * an answer to what it wrote). */
+static uint64_t before_wait(void) {
+    if (!active)
+        return 0;
+    flush_held();
+    return now_ns();
+}
+
+/* A wait with no terminal write of its thread before it is said too (a shell's children draw
+ * and `sleep` waits; a stdio program's writes are not seen, its waits are), at most once a
+ * millisecond a process: a program that polls faster than that is not slowed by its reports. */
+#define QUIET_WAIT_EVERY_NS 1000000u
+static _Atomic uint64_t last_quiet_wait_ns;
+
+/* After a blocking wait returned: when it began and ended, and the terminal writes this thread
+ * made before it, go to wrap. */
+static void after_wait(uint64_t start, int blocking) {
+    if (!active || !blocking)
+        return;
+    int saved = errno;
+    uint64_t end = now_ns();
+    if (t_writes == 0) {
+        uint64_t last = atomic_load_explicit(&last_quiet_wait_ns, memory_order_relaxed);
+        if (end - last < QUIET_WAIT_EVERY_NS ||
+            !atomic_compare_exchange_strong(&last_quiet_wait_ns, &last, end)) {
+            errno = saved;
+            return;
+        }
+    }
+    struct record r = {.kind = WAIT,
+                       .writes = t_writes,
+                       .bytes = t_bytes,
+                       .first_ns = t_first_ns,
+                       .start_ns = start,
+                       .end_ns = end};
+    t_writes = t_bytes = 0;
+    send_record(&r);
+    errno = saved;
+}
+
+/* Exit, exec: what is held goes out, and the writes after the last wait are said (a teardown,
+ * or a program that never waits). */
+static void tail(void) {
+    if (!active)
+        return;
+    int saved = errno;
+    flush_held();
+    struct record r = {.kind = TAIL, .writes = t_writes, .bytes = t_bytes, .first_ns = t_first_ns};
+    r.start_ns = r.end_ns = now_ns();
+    t_writes = t_bytes = 0;
+    send_record(&r);
+    errno = saved;
+}
+
+static int timeout_blocks_ms(int ms) { return ms != 0; }
+static int timespec_blocks(const struct timespec *ts) {
+    return !ts || ts->tv_sec != 0 || ts->tv_nsec != 0;
+}
+static int timeval_blocks(const struct timeval *tv) {
+    return !tv || tv->tv_sec != 0 || tv->tv_usec != 0;
+}
+
+/* ---- start, fork ---------------------------------------------------------------------------- */
+
+static void prepare_fork(void) {
+    if (!active)
+        return;
+    flush_held();
+    if (holding) {
+        t_inside = 1;
+        pthread_mutex_lock(&held_lock);
+    }
+}
+static void parent_after_fork(void) {
+    if (active && holding) {
+        pthread_mutex_unlock(&held_lock);
+        t_inside = 0;
+    }
+}
+static void child_after_fork(void) {
+    if (!active)
+        return;
+    if (holding) {
+        pthread_mutex_init(&held_lock, NULL);
+        held_len = 0;
+        t_inside = 0;
+    }
+    /* The child starts clean: its parent's frame is its parent's. */
+    t_writes = t_bytes = 0;
+    t_side_len = 0;
+    atomic_store(&lost, 0);
+    struct record r = {.kind = FORK, .writes = (uint64_t)getppid()};
+    r.start_ns = r.end_ns = now_ns();
+    send_record(&r);
+}
+
+__attribute__((constructor)) static void observer_start(void) {
+    const char *setting = getenv("FLUSHLAB_OBSERVER");
+    if (!setting)
+        return;
+    /* <path>:<rdev>:<mode> */
+    const char *last = strrchr(setting, ':');
+    if (!last || last == setting)
+        return;
+    const char *middle = last - 1;
+    while (middle > setting && *middle != ':')
+        middle--;
+    size_t path_len = (size_t)(middle - setting);
+    if (*middle != ':' || path_len == 0 || path_len >= sizeof channel_path)
+        return;
+    memcpy(channel_path, setting, path_len);
+    channel_path[path_len] = 0;
+    char *end;
+    unsigned long long rdev = strtoull(middle + 1, &end, 10);
+    if (end != last)
+        return;
+    tty_rdev = (dev_t)rdev;
+    holding = last[1] == 'f';
+    if (holding) {
+        held = malloc(CAP);
+        if (!held)
+            holding = 0;
+    }
+    open_channel();
+    if (atomic_load(&channel) < 0)
+        return;
+    pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+    active = 1;
+    struct record r = {.kind = HELLO};
+    extern char *program_invocation_short_name;
+    char name[24] = {0};
+    strncpy(name, program_invocation_short_name ? program_invocation_short_name : "", 23);
+    memcpy(&r.writes, name, sizeof name);
+    r.start_ns = r.end_ns = now_ns();
+    send_record(&r);
+}
+
+__attribute__((destructor)) static void observer_end(void) { tail(); }
+
+/* ---- writes ------------------------------------------------------------------------------ */
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n) {
+    if (active) {
+        int k = kind_of(fd);
+        if (k == K_TTY) {
+            ssize_t done = holding ? hold(fd, buf, n) : get_write()(fd, buf, n);
+            count_write(done);
+            return done;
+        }
+        if (k == K_PIPE)
+            flush_held();
+    }
+    return get_write()(fd, buf, n);
+}
+
+/* A vector written as one: held as its bytes in order, counted as one call. */
+static ssize_t hold_vector(int fd, const struct iovec *iov, int n) {
+    size_t total = 0;
+    if (!enter()) {
+        for (int i = 0; i < n; i++) {
+            write_all(fd, iov[i].iov_base, iov[i].iov_len);
+            total += iov[i].iov_len;
+        }
+        return (ssize_t)total;
+    }
+    for (int i = 0; i < n; i++) {
+        append_locked(fd, iov[i].iov_base, iov[i].iov_len);
+        total += iov[i].iov_len;
+    }
+    leave();
+    return (ssize_t)total;
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
+    if (active) {
+        int k = kind_of(fd);
+        if (k == K_TTY) {
+            ssize_t done = holding && n >= 0 ? hold_vector(fd, iov, n) : get_writev()(fd, iov, n);
+            count_write(done);
+            return done;
+        }
+        if (k == K_PIPE)
+            flush_held();
+    }
+    return get_writev()(fd, iov, n);
+}
+
+EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
+    if (active && kind_of(fd) == K_TTY) {
+        ssize_t done = get_pwrite()(fd, buf, n, off);
+        count_write(done);
+        return done;
+    }
+    return get_pwrite()(fd, buf, n, off);
+}
+
+EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
+    if (active && kind_of(fd) == K_TTY) {
+        ssize_t done = get_pwrite64()(fd, buf, n, off);
+        count_write(done);
+        return done;
+    }
+    return get_pwrite64()(fd, buf, n, off);
+}
+
+EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
+    if (active && kind_of(fd) == K_TTY) {
+        ssize_t done = get_pwritev()(fd, iov, n, off);
+        count_write(done);
+        return done;
+    }
+    return get_pwritev()(fd, iov, n, off);
+}
+
+/* ---- reads: of the terminal, a wait for the user ---------------------------------------- */
+
+EXPORT ssize_t read(int fd, void *buf, size_t n) {
+    if (!active)
+        return get_read()(fd, buf, n);
+    int k = kind_of(fd);
+    if (k == K_OTHER)
+        return get_read()(fd, buf, n);
+    uint64_t start = before_wait();
+    ssize_t got = get_read()(fd, buf, n);
+    after_wait(start, k == K_TTY);
+    return got;
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
+    if (!active)
+        return get_readv()(fd, iov, n);
+    int k = kind_of(fd);
+    if (k == K_OTHER)
+        return get_readv()(fd, iov, n);
+    uint64_t start = before_wait();
+    ssize_t got = get_readv()(fd, iov, n);
+    after_wait(start, k == K_TTY);
+    return got;
+}
+
+/* ---- waits ---------------------------------------------------------------------------------- */
+
+#define WAIT(blocks, call)                                                                       \
+    do {                                                                                         \
+        uint64_t start_ = before_wait();                                                         \
+        __typeof__(call) result_ = call;                                                         \
+        int saved_ = errno;                                                                      \
+        after_wait(start_, blocks);                                                              \
+        errno = saved_;                                                                          \
+        return result_;                                                                          \
+    } while (0)
+
+EXPORT int poll(struct pollfd *fds, nfds_t n, int ms) {
+    WAIT(timeout_blocks_ms(ms), get_poll()(fds, n, ms));
+}
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *m) {
+    WAIT(timespec_blocks(ts), get_ppoll()(fds, n, ts, m));
+}
+EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv) {
+    int blocks = timeval_blocks(tv);
+    WAIT(blocks, get_select()(n, r, w, e, tv));
+}
+EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+                   const sigset_t *m) {
+    WAIT(timespec_blocks(ts), get_pselect()(n, r, w, e, ts, m));
+}
+EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int ms) {
+    WAIT(timeout_blocks_ms(ms), get_epoll_wait()(ep, ev, max, ms));
+}
+EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int ms, const sigset_t *m) {
+    WAIT(timeout_blocks_ms(ms), get_epoll_pwait()(ep, ev, max, ms, m));
+}
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
+    WAIT(timespec_blocks(req), get_nanosleep()(req, rem));
+}
+EXPORT int clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
+                           struct timespec *rem) {
+    WAIT(flags != 0 || timespec_blocks(req), get_clock_nanosleep()(c, flags, req, rem));
+}
+EXPORT int usleep(useconds_t us) { WAIT(us != 0, get_usleep()(us)); }
+EXPORT unsigned sleep(unsigned s) { WAIT(s != 0, get_sleep()(s)); }
+EXPORT int sigsuspend(const sigset_t *m) { WAIT(1, get_sigsuspend()(m)); }
+EXPORT int pause(void) { WAIT(1, get_pause()()); }
+
+/* A parent waiting for a child (a shell) is no frame's end, or the frames of children that draw
+ * would be split at each child: held bytes still go out first. */
+EXPORT pid_t waitpid(pid_t pid, int *status, int options) {
+    if (active)
+        flush_held();
+    return get_waitpid()(pid, status, options);
+}
+EXPORT pid_t wait(int *status) {
+    if (active)
+        flush_held();
+    return get_wait()(status);
+}
+EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru) {
+    if (active)
+        flush_held();
+    return get_wait4()(pid, status, options, ru);
+}
+EXPORT int waitid(idtype_t id, id_t which, siginfo_t *info, int options) {
+    if (active)
+        flush_held();
+    return get_waitid()(id, which, info, options);
+}
+
+/* ---- fds: forgotten when closed or replaced, flushed first when they are the terminal ------ */
+
+static void before_closing(int fd) {
+    if (holding && active && (fd == held_fd || kind_of(fd) == K_TTY))
+        flush_held();
+}
+
+EXPORT int close(int fd) {
+    before_closing(fd);
+    forget(fd);
+    return get_close()(fd);
+}
+EXPORT int close_range(unsigned first, unsigned last, int flags) {
+    if (holding && active && held_fd >= 0 && (unsigned)held_fd >= first &&
+        (unsigned)held_fd <= last)
+        flush_held();
+    for (unsigned fd = first; fd <= last && fd < FD_CACHE; fd++)
+        forget((int)fd);
+    int ch = atomic_load(&channel);
+    if (ch >= 0 && (unsigned)ch >= first && (unsigned)ch <= last)
+        atomic_store(&channel, -1);
+    return get_close_range()(first, last, flags);
+}
+EXPORT int dup2(int old, int new) {
+    before_closing(new);
+    forget(new);
+    return get_dup2()(old, new);
+}
+EXPORT int dup3(int old, int new, int flags) {
+    before_closing(new);
+    forget(new);
+    return get_dup3()(old, new, flags);
+}
+EXPORT int dup(int old) {
+    int fd = get_dup()(old);
+    forget(fd);
+    return fd;
+}
+EXPORT int fclose(FILE *f) {
+    int fd = f ? fileno(f) : -1;
+    if (fd >= 0) {
+        before_closing(fd);
+        forget(fd);
+    }
+    return get_fclose()(f);
+}
+EXPORT int pclose(FILE *f) {
+    int fd = f ? fileno(f) : -1;
+    forget(fd);
+    if (active)
+        flush_held();
+    return get_pclose()(f);
+}
+
+/* Every new fd is asked about afresh: its number may have been closed inside libc. */
+#define NEW_FD(call)                                                                             \
+    do {                                                                                         \
+        int fd_ = call;                                                                          \
+        forget(fd_);                                                                             \
+        return fd_;                                                                              \
+    } while (0)
+
+static mode_t mode_arg(int flags, va_list ap) {
+    return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? va_arg(ap, mode_t) : 0;
+}
+EXPORT int open(const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    NEW_FD(get_open()(path, flags, mode));
+}
+EXPORT int open64(const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    NEW_FD(get_open64()(path, flags, mode));
+}
+EXPORT int openat(int dir, const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    NEW_FD(get_openat()(dir, path, flags, mode));
+}
+EXPORT int openat64(int dir, const char *path, int flags, ...) {
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    NEW_FD(get_openat64()(dir, path, flags, mode));
+}
+EXPORT int pipe(int fds[2]) {
+    int r = get_pipe()(fds);
+    if (r == 0) {
+        forget(fds[0]);
+        forget(fds[1]);
+    }
+    return r;
+}
+EXPORT int pipe2(int fds[2], int flags) {
+    int r = get_pipe2()(fds, flags);
+    if (r == 0) {
+        forget(fds[0]);
+        forget(fds[1]);
+    }
+    return r;
+}
+EXPORT int socket(int d, int t, int p) { NEW_FD(get_socket()(d, t, p)); }
+EXPORT int accept(int s, struct sockaddr *a, socklen_t *l) { NEW_FD(get_accept()(s, a, l)); }
+EXPORT int accept4(int s, struct sockaddr *a, socklen_t *l, int f) {
+    NEW_FD(get_accept4()(s, a, l, f));
+}
+
+/* ---- the terminal's settings, signals: what is held goes out first ------------------------ */
+
+EXPORT int ioctl(int fd, unsigned long request, ...) {
+    va_list ap;
+    va_start(ap, request);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    if (holding && active && kind_of(fd) == K_TTY)
+        flush_held();
+    return get_ioctl()(fd, request, arg);
+}
+EXPORT int tcsetattr(int fd, int when, const struct termios *t) {
+    if (active)
+        flush_held();
+    return get_tcsetattr()(fd, when, t);
+}
+EXPORT int tcdrain(int fd) {
+    if (active)
+        flush_held();
+    return get_tcdrain()(fd);
+}
+EXPORT int tcflush(int fd, int which) {
+    if (active)
+        flush_held();
+    return get_tcflush()(fd, which);
+}
+EXPORT int kill(pid_t pid, int sig) {
+    if (active)
+        flush_held();
+    return get_kill()(pid, sig);
+}
+EXPORT int killpg(pid_t pg, int sig) {
+    if (active)
+        flush_held();
+    return get_killpg()(pg, sig);
+}
+EXPORT int raise(int sig) {
+    if (active)
+        flush_held();
+    return get_raise()(sig);
+}
+
+/* ---- new programs: held bytes out, the frame so far said ------------------------------------ */
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[]) {
+    tail();
+    return get_execve()(path, argv, envp);
+}
+EXPORT int execv(const char *path, char *const argv[]) {
+    tail();
+    return get_execv()(path, argv);
+}
+EXPORT int execvp(const char *file, char *const argv[]) {
+    tail();
+    return get_execvp()(file, argv);
+}
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]) {
+    tail();
+    return get_execvpe()(file, argv, envp);
+}
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[]) {
+    tail();
+    return get_fexecve()(fd, argv, envp);
+}
+
+/* execl and friends: their arguments gathered into the vector the v-forms take. */
+#define GATHER(first, argv, ap)                                                                  \
+    size_t count_ = 1;                                                                           \
+    va_list counting_;                                                                           \
+    va_copy(counting_, ap);                                                                      \
+    while (va_arg(counting_, char *))                                                            \
+        count_++;                                                                                \
+    va_end(counting_);                                                                           \
+    char **argv = alloca((count_ + 1) * sizeof(char *));                                         \
+    argv[0] = (char *)(first);                                                                   \
+    for (size_t i_ = 1; i_ <= count_; i_++)                                                      \
+        argv[i_] = va_arg(ap, char *);
+
+EXPORT int execl(const char *path, const char *arg, ...) {
+    va_list ap;
+    va_start(ap, arg);
+    GATHER(arg, argv, ap);
+    va_end(ap);
+    return execv(path, argv);
+}
+EXPORT int execlp(const char *file, const char *arg, ...) {
+    va_list ap;
+    va_start(ap, arg);
+    GATHER(arg, argv, ap);
+    va_end(ap);
+    return execvp(file, argv);
+}
+EXPORT int execle(const char *path, const char *arg, ...) {
+    va_list ap;
+    va_start(ap, arg);
+    GATHER(arg, argv, ap);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, argv, envp);
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
+    if (active)
+        flush_held();
+    return get_posix_spawn()(pid, path, fa, at, argv, envp);
+}
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
+    if (active)
+        flush_held();
+    return get_posix_spawnp()(pid, file, fa, at, argv, envp);
+}
+EXPORT int system(const char *command) {
+    if (active)
+        flush_held();
+    return get_system()(command);
+}
+EXPORT FILE *popen(const char *command, const char *type) {
+    if (active)
+        flush_held();
+    return get_popen()(command, type);
+}
+
+EXPORT void _exit(int status) {
+    tail();
+    get__exit()(status);
+    __builtin_unreachable();
+}
+EXPORT void _Exit(int status) {
+    tail();
+    get__Exit()(status);
+    __builtin_unreachable();
+}

@@ -1,0 +1,381 @@
+//! flushlab's observer, seen from wrap: the shared object (`observer.c`, built by `build.rs`,
+//! embedded here), how it is put where only this user's processes reach it, and what it says.
+//!
+//! The object never touches the disk: it lives in a sealed in-memory file (`memfd_create`) that
+//! CMD's loader opens as `/proc/<wrap>/fd/<n>`, so there is no path anyone could plant a link
+//! at, nothing to clean up on any way out (SIGKILL of wrap included), and only processes that
+//! may look into wrap's fds (this user's) can load it. The records come back over a pipe whose
+//! write end wrap holds and the observer opens the same way. The C is the one place with
+//! `unsafe` semantics; this side is safe Rust.
+
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The observer, as built for this target.
+pub const SHARED_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/flushlab-observer.so"));
+
+/// The variable the observer reads its settings from.
+pub const SETTING: &str = "FLUSHLAB_OBSERVER";
+
+/// What the observer does with the terminal writes it sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Counts them, and the waits between them: the program runs as it would.
+    Observe,
+    /// Also holds them until the program waits, then writes them at once (`wrap --try frame`).
+    HoldFrames,
+}
+
+/// The observer made ready for one run: the object in memory, the channel's two ends.
+#[derive(Debug)]
+pub struct Injection {
+    object: OwnedFd,
+    channel_write: OwnedFd,
+    channel_read: Option<File>,
+    tty_rdev: u64,
+    mode: Mode,
+}
+
+impl Injection {
+    /// `tty`: the pty's slave, whose device number tells the observer which writes are the
+    /// terminal's.
+    pub fn new(tty: impl AsFd, mode: Mode) -> io::Result<Injection> {
+        use rustix::fs::{MemfdFlags, SealFlags};
+        let tty_rdev = rustix::fs::fstat(tty)?.st_rdev;
+        let object = rustix::fs::memfd_create(
+            "flushlab-observer",
+            MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+        )?;
+        File::from(object.try_clone()?).write_all(SHARED_OBJECT)?;
+        // Sealed: nobody, not even a process of ours, can change what later programs load.
+        rustix::fs::fcntl_add_seals(
+            &object,
+            SealFlags::WRITE | SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL,
+        )?;
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok(Injection {
+            object,
+            channel_write: write,
+            channel_read: Some(File::from(read)),
+            tty_rdev,
+            mode,
+        })
+    }
+
+    /// The variables CMD runs with: the observer first in `LD_PRELOAD` (what was there already
+    /// stays, after it), and its settings.
+    pub fn environment(&self, existing_preload: Option<&OsStr>) -> [(OsString, OsString); 2] {
+        let pid = std::process::id();
+        let mut preload = OsString::from(format!("/proc/{pid}/fd/{}", self.object.as_raw_fd()));
+        if let Some(existing) = existing_preload.filter(|p| !p.is_empty()) {
+            preload.push(":");
+            preload.push(existing);
+        }
+        let mode = match self.mode {
+            Mode::Observe => 'o',
+            Mode::HoldFrames => 'f',
+        };
+        let setting = format!(
+            "/proc/{pid}/fd/{}:{}:{mode}",
+            self.channel_write.as_raw_fd(),
+            self.tty_rdev
+        );
+        [
+            ("LD_PRELOAD".into(), preload),
+            (SETTING.into(), setting.into()),
+        ]
+    }
+
+    /// Starts reading what the observers send, in a thread, until `stop` is set and the channel
+    /// is empty.
+    pub fn listen(&mut self, stop: Arc<AtomicBool>) -> io::Result<Listening> {
+        let channel = self
+            .channel_read
+            .take()
+            .ok_or_else(|| io::Error::other("the observer's channel is already read"))?;
+        let thread = std::thread::Builder::new()
+            .name("wrap-observer".into())
+            .spawn(move || collect(channel, &stop))?;
+        Ok(Listening { thread })
+    }
+}
+
+/// The thread reading the channel; its sightings once it ends.
+#[derive(Debug)]
+pub struct Listening {
+    thread: std::thread::JoinHandle<io::Result<Sightings>>,
+}
+
+impl Listening {
+    pub fn finish(self) -> io::Result<Sightings> {
+        self.thread
+            .join()
+            .map_err(|_| io::Error::other("the observer's reader panicked"))?
+    }
+}
+
+fn collect(mut channel: File, stop: &AtomicBool) -> io::Result<Sightings> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut sightings = Sightings::default();
+    let mut pending = Vec::new();
+    let mut buf = vec![0u8; 64 * RECORD];
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 20_000_000,
+    };
+    loop {
+        let ready = {
+            let mut fds = [PollFd::new(&channel, PollFlags::IN)];
+            matches!(poll(&mut fds, Some(&tick)), Ok(1..))
+        };
+        if !ready {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(sightings);
+            }
+            continue;
+        }
+        let n = match channel.read(&mut buf) {
+            Ok(0) => return Ok(sightings),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        pending.extend_from_slice(&buf[..n]);
+        let whole = pending.len() / RECORD * RECORD;
+        for record in pending[..whole].chunks_exact(RECORD) {
+            if let Some(record) = Record::parse(record) {
+                sightings.add(record);
+            }
+        }
+        pending.drain(..whole);
+    }
+}
+
+/// The size of one record on the wire (`struct record` in observer.c).
+pub const RECORD: usize = 64;
+
+/// One thing an observer said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A program loaded the observer: its pid and name.
+    Hello { pid: u32, name: String },
+    /// A thread's blocking wait, after it returned, with the terminal writes it made before.
+    Wait(Wait),
+    /// Writes after the last wait, said at exit or exec.
+    Tail(Wait),
+    /// A child of `parent` started (it starts clean).
+    Fork { pid: u32, parent: u32 },
+}
+
+/// A wait and the terminal writes before it; times are CLOCK_MONOTONIC nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wait {
+    pub pid: u32,
+    pub tid: u32,
+    /// Records this process could not send before this one (its channel was full).
+    pub lost: u32,
+    pub writes: u64,
+    pub bytes: u64,
+    pub first_write_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// `--try frame`: write(2) calls and bytes the held output took since the last record.
+    pub flushed_writes: u32,
+    pub flushed_bytes: u32,
+}
+
+impl Record {
+    /// One record from its 64 bytes; an unknown kind is `None`.
+    pub fn parse(bytes: &[u8]) -> Option<Record> {
+        let u32_at = |i: usize| u32::from_ne_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
+        let u64_at = |i: usize| u64::from_ne_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
+        if bytes.len() != RECORD {
+            return None;
+        }
+        let wait = Wait {
+            pid: u32_at(4),
+            tid: u32_at(8),
+            lost: u32_at(12),
+            writes: u64_at(16),
+            bytes: u64_at(24),
+            first_write_ns: u64_at(32),
+            start_ns: u64_at(40),
+            end_ns: u64_at(48),
+            flushed_writes: u32_at(56),
+            flushed_bytes: u32_at(60),
+        };
+        match u32_at(0) {
+            1 => {
+                let name = &bytes[16..40];
+                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                Some(Record::Hello {
+                    pid: wait.pid,
+                    name: String::from_utf8_lossy(&name[..end]).into_owned(),
+                })
+            }
+            2 => Some(Record::Wait(wait)),
+            3 => Some(Record::Tail(wait)),
+            4 => Some(Record::Fork {
+                pid: wait.pid,
+                parent: u64_at(16) as u32,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the observers of one run said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sightings {
+    /// Programs that loaded the observer, in the order they said so: pid and name.
+    pub hellos: Vec<(u32, String)>,
+    pub waits: Vec<Wait>,
+    pub tails: Vec<Wait>,
+    pub forks: u64,
+    /// Records the observers could not send.
+    pub lost: u64,
+    /// Records received: each was a write(2) of CMD's tree (to the channel, not the terminal).
+    pub records: u64,
+}
+
+impl Sightings {
+    pub fn add(&mut self, record: Record) {
+        self.records += 1;
+        match record {
+            Record::Hello { pid, name } => self.hellos.push((pid, name)),
+            Record::Wait(wait) => {
+                self.lost += u64::from(wait.lost);
+                self.waits.push(wait);
+            }
+            Record::Tail(tail) => {
+                self.lost += u64::from(tail.lost);
+                self.tails.push(tail);
+            }
+            Record::Fork { .. } => self.forks += 1,
+        }
+    }
+
+    fn all(&self) -> impl Iterator<Item = &Wait> {
+        self.waits.iter().chain(&self.tails)
+    }
+
+    /// The write(2) calls the observers made themselves, sent or not, and their bytes: the
+    /// kernel counts them among CMD's tree's.
+    pub fn own_writes(&self) -> (u64, u64) {
+        let calls = self.records + self.lost;
+        (calls, self.records * RECORD as u64)
+    }
+
+    /// Terminal write calls the programs made, and their bytes.
+    pub fn writes(&self) -> (u64, u64) {
+        self.all()
+            .fold((0, 0), |(w, b), x| (w + x.writes, b + x.bytes))
+    }
+
+    /// `--try frame`: the write(2) calls and bytes the held output really took.
+    pub fn flushed(&self) -> (u64, u64) {
+        self.all().fold((0, 0), |(w, b), x| {
+            (
+                w + u64::from(x.flushed_writes),
+                b + u64::from(x.flushed_bytes),
+            )
+        })
+    }
+
+    /// The waits that end frames, as (start, end): every wait of a thread that wrote to the
+    /// terminal, and every wait of a process none of whose threads did (a `sleep` between a
+    /// shell's children that draw; a program whose writes the observer cannot see). A thread
+    /// that only waits beside one that draws (an input thread) ends nobody's frame.
+    pub fn boundaries(&self) -> Vec<(u64, u64)> {
+        use std::collections::HashSet;
+        let writers: HashSet<(u32, u32)> = self
+            .all()
+            .filter(|w| w.writes > 0)
+            .map(|w| (w.pid, w.tid))
+            .collect();
+        let writing: HashSet<u32> = writers.iter().map(|&(pid, _)| pid).collect();
+        let mut boundaries: Vec<(u64, u64)> = self
+            .waits
+            .iter()
+            .filter(|w| writers.contains(&(w.pid, w.tid)) || !writing.contains(&w.pid))
+            .map(|w| (w.start_ns, w.end_ns.max(w.start_ns)))
+            .collect();
+        boundaries.sort_unstable();
+        boundaries
+    }
+}
+
+/// Now on CLOCK_MONOTONIC, in nanoseconds: the observers' clock.
+pub fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec).unwrap_or(0)
+}
+
+/// How long a listener waits for the last records once the run is over.
+pub const SETTLE: Duration = Duration::from_millis(50);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(kind: u32, pid: u32, tid: u32, writes: u64, start: u64, end: u64) -> Vec<u8> {
+        let mut r = vec![0u8; RECORD];
+        r[0..4].copy_from_slice(&kind.to_ne_bytes());
+        r[4..8].copy_from_slice(&pid.to_ne_bytes());
+        r[8..12].copy_from_slice(&tid.to_ne_bytes());
+        r[16..24].copy_from_slice(&writes.to_ne_bytes());
+        r[24..32].copy_from_slice(&(writes * 10).to_ne_bytes());
+        r[40..48].copy_from_slice(&start.to_ne_bytes());
+        r[48..56].copy_from_slice(&end.to_ne_bytes());
+        r
+    }
+
+    #[test]
+    fn records_read_back_as_written() {
+        let mut hello = wire(1, 7, 7, 0, 1, 1);
+        hello[16..20].copy_from_slice(b"htop");
+        assert_eq!(
+            Record::parse(&hello),
+            Some(Record::Hello {
+                pid: 7,
+                name: "htop".into()
+            })
+        );
+        let Some(Record::Wait(w)) = Record::parse(&wire(2, 7, 8, 3, 100, 200)) else {
+            panic!("not a wait");
+        };
+        assert_eq!((w.pid, w.tid, w.writes, w.bytes), (7, 8, 3, 30));
+        assert_eq!((w.start_ns, w.end_ns), (100, 200));
+        assert_eq!(Record::parse(&wire(9, 1, 1, 0, 0, 0)), None);
+        assert_eq!(Record::parse(&[0u8; 10]), None);
+    }
+
+    #[test]
+    fn an_input_thread_beside_the_drawing_one_ends_no_frame() {
+        let mut s = Sightings::default();
+        // pid 1: thread 1 draws and waits, thread 2 only waits; pid 2 (a sleep) only waits.
+        for (kind, pid, tid, writes, start) in [
+            (2, 1, 1, 5, 10),
+            (2, 1, 2, 0, 11),
+            (2, 2, 2, 0, 30),
+            (3, 3, 3, 1, 40),
+        ] {
+            s.add(Record::parse(&wire(kind, pid, tid, writes, start, start + 5)).unwrap());
+        }
+        assert_eq!(s.boundaries(), vec![(10, 15), (30, 35)]);
+        assert_eq!(s.writes(), (6, 60));
+    }
+
+    #[test]
+    fn the_object_is_built_and_is_a_shared_object() {
+        assert!(SHARED_OBJECT.starts_with(b"\x7fELF"));
+        assert!(SHARED_OBJECT.len() > 4096);
+    }
+}

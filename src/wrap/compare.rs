@@ -1,0 +1,209 @@
+//! `wrap --compare FIX -- CMD`: what a fix would buy CMD, before anyone edits it. CMD runs as
+//! it is and with the fix tried (the observer holding its frames), alternating, headless, in
+//! rounds of equal duration and size, so that a machine that slows down meanwhile slows both;
+//! one table, the speedup with its spread, and the permanent fix in CMD's language.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::inside::Fix;
+use super::report::WrapReport;
+use super::{How, WrapArgs, measure, report};
+use crate::outcome::{Outcome, complain};
+use crate::units::{bytes, count, thousands};
+
+/// A round's length when `--duration` is not given.
+const DEFAULT_ROUND: Duration = Duration::from_secs(3);
+
+/// The `--export-json` of a comparison: every run, and the speedup.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub fix: Fix,
+    pub rounds: u32,
+    pub seconds_each: f64,
+    pub as_is: Vec<WrapReport>,
+    pub tried: Vec<WrapReport>,
+    /// Frames a second tried over as is, round by round; `null` where a side's rate is unknown.
+    pub speedup: Option<Spread>,
+    /// What makes the fix permanent, in CMD's language.
+    pub permanent_fix: String,
+}
+
+/// A median and the range it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
+        values.retain(|v| v.is_finite());
+        values.sort_by(f64::total_cmp);
+        let (min, max) = (*values.first()?, *values.last()?);
+        let mid = values.len() / 2;
+        let median = if values.len() % 2 == 1 {
+            values[mid]
+        } else {
+            (values[mid - 1] + values[mid]) / 2.0
+        };
+        Some(Spread { median, min, max })
+    }
+}
+
+pub fn run(
+    args: &WrapArgs,
+    program: &Path,
+    fix: Fix,
+    signal: &AtomicUsize,
+) -> anyhow::Result<Outcome> {
+    let duration = args.duration.unwrap_or(DEFAULT_ROUND);
+    let (mut as_is, mut tried) = (Vec::new(), Vec::new());
+    'rounds: for _ in 0..args.rounds {
+        for side in [None, Some(fix)] {
+            let how = How {
+                interactive: false,
+                fix: side,
+                duration: Some(duration),
+            };
+            let (measured, _) = measure(args, program, how, signal)?;
+            if signal.load(Ordering::Relaxed) != 0 {
+                break 'rounds;
+            }
+            match side {
+                None => as_is.push(report(args, measured)),
+                Some(_) => tried.push(report(args, measured)),
+            }
+        }
+    }
+    let speedup = Spread::of(
+        as_is
+            .iter()
+            .zip(&tried)
+            .filter_map(|(a, t)| Some(fps(t)? / fps(a)?))
+            .collect(),
+    );
+    let permanent_fix = as_is
+        .first()
+        .map(|r| super::diagnose::unbuffered_fix(&r.writer).to_owned())
+        .unwrap_or_default();
+    let comparison = Comparison {
+        fix,
+        rounds: args.rounds,
+        seconds_each: duration.as_secs_f64(),
+        as_is,
+        tried,
+        speedup,
+        permanent_fix,
+    };
+    complain(&comparison.table(&args.command_line()));
+    if let Some(destination) = &args.report {
+        let mut json = serde_json::to_vec_pretty(&comparison)?;
+        json.push(b'\n');
+        destination
+            .write(&json)
+            .with_context(|| format!("writing the comparison to {destination}"))?;
+    }
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => Outcome::Finished,
+        sig => Outcome::Signal(sig),
+    })
+}
+
+fn fps(report: &WrapReport) -> Option<f64> {
+    report
+        .run
+        .figures
+        .as_ref()
+        .map(|f| f.fps)
+        .filter(|f| *f > 0.0)
+}
+
+/// The median of what `figure` gives for each run that has it.
+fn median(runs: &[WrapReport], figure: impl Fn(&WrapReport) -> Option<f64>) -> Option<Spread> {
+    Spread::of(runs.iter().filter_map(figure).collect())
+}
+
+impl Comparison {
+    /// The table printed after the rounds.
+    pub fn table(&self, command: &str) -> String {
+        let size = self
+            .as_is
+            .first()
+            .map_or(String::new(), |r| format!(" at {}x{}", r.cols, r.rows));
+        let mut out = format!(
+            "wrap --compare {}: {command}, {} round(s) of {:.1} s{size}\n",
+            self.fix_name(),
+            self.rounds,
+            self.seconds_each
+        );
+        out += "| run    | fps (min–max)          | write(2) a frame | bytes a frame | CPU ms a frame |\n";
+        for (name, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
+            let cell = |s: Option<Spread>, f: &dyn Fn(f64) -> String| {
+                s.map_or("unknown".to_owned(), |s| f(s.median))
+            };
+            let rate = median(runs, fps).map_or("unknown".to_owned(), |s| {
+                format!("{} ({}–{})", count(s.median), count(s.min), count(s.max))
+            });
+            out += &format!(
+                "| {name:<6} | {rate:<22} | {:<16} | {:<13} | {:<14} |\n",
+                cell(
+                    median(runs, |r| r.run.figures.as_ref()?.writes_per_frame),
+                    &|v| count(v)
+                ),
+                cell(
+                    median(runs, |r| r.run.figures.as_ref()?.bytes_per_frame),
+                    &|v| bytes(v)
+                ),
+                cell(
+                    median(runs, |r| r.run.figures.as_ref()?.cpu_ms_per_frame()),
+                    &|v| format!("{v:.2}")
+                ),
+            );
+        }
+        out += &match self.speedup {
+            Some(s) => format!(
+                "speedup ×{:.2} (×{:.2}–×{:.2} over {} round(s))",
+                s.median,
+                s.min,
+                s.max,
+                thousands(self.as_is.len().min(self.tried.len()) as u64)
+            ),
+            None => "speedup unknown: a side's frames are unknown (see --export-json)".to_owned(),
+        };
+        if !self.permanent_fix.is_empty() {
+            out += &format!("\nto keep it: {}", self.permanent_fix);
+        }
+        out
+    }
+
+    fn fix_name(&self) -> &'static str {
+        match self.fix {
+            Fix::Frame => "frame",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_is_the_median_and_its_range() {
+        assert_eq!(Spread::of(vec![]), None);
+        assert_eq!(
+            Spread::of(vec![3.0, 1.0, 2.0]),
+            Some(Spread {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            })
+        );
+        assert_eq!(Spread::of(vec![4.0, 1.0, f64::NAN]).unwrap().median, 2.5);
+    }
+}

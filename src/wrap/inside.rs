@@ -1,0 +1,213 @@
+//! wrap looking from inside CMD: the observer ([`flushlab_observer`]) preloaded into CMD's
+//! tree, what it said, and what that makes of the run — frames from CMD's own waits, write(2)
+//! counts of the terminal alone — or why the run was seen from outside after all.
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use flushlab_observer::{Injection, Listening, Mode, Sightings};
+use serde::Serialize;
+
+use crate::accounting::IoCounters;
+use crate::sys::pty::Pty;
+
+/// What wrap does with CMD's terminal writes, beside watching them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fix {
+    /// Hold each frame's writes until CMD next waits, then write them at once: what
+    /// `BufWriter` and one flush a frame would do, tried without changing CMD.
+    Frame,
+}
+
+/// The observer, injected for one run.
+pub struct Inside {
+    injection: Injection,
+    listening: Listening,
+    stop: Arc<AtomicBool>,
+    /// One moment on both clocks: wrap's `Instant` and the observers' CLOCK_MONOTONIC.
+    base: (Instant, u64),
+    pub fix: Option<Fix>,
+}
+
+impl Inside {
+    /// Ready for CMD on `pty`: the object in memory, its channel listened to.
+    pub fn start(pty: &Pty, fix: Option<Fix>) -> std::io::Result<Inside> {
+        let mode = match fix {
+            Some(Fix::Frame) => Mode::HoldFrames,
+            None => Mode::Observe,
+        };
+        let mut injection = Injection::new(pty.open_slave()?, mode)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let listening = injection.listen(Arc::clone(&stop))?;
+        Ok(Inside {
+            injection,
+            listening,
+            stop,
+            base: (Instant::now(), flushlab_observer::now_ns()),
+            fix,
+        })
+    }
+
+    /// The variables CMD gets: the observer before any `LD_PRELOAD` wrap was given.
+    pub fn environment(&self) -> [(OsString, OsString); 2] {
+        self.injection
+            .environment(std::env::var_os("LD_PRELOAD").as_deref())
+    }
+
+    /// After CMD's tree is gone: everything the observers said.
+    pub fn finish(self) -> Sightings {
+        self.stop.store(true, Ordering::Relaxed);
+        let sightings = self.listening.finish().unwrap_or_default();
+        drop(self.injection);
+        sightings
+    }
+
+    pub fn base(&self) -> (Instant, u64) {
+        self.base
+    }
+}
+
+/// Where a figure came from: the observer inside CMD, or outside it (and why).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "from", content = "why")]
+pub enum Source {
+    Inside,
+    Outside(String),
+}
+
+/// What the observer saw, in the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InsideReport {
+    /// The frames: between CMD's waits (inside), or from what it drew (outside).
+    pub frames_from: Source,
+    /// write(2) counts: the terminal's alone (inside), or the kernel's for CMD's whole tree.
+    pub writes_from: Source,
+    /// Programs that loaded the observer (wrap's own `setsid` included).
+    pub programs: Vec<String>,
+    /// Blocking waits reported (quiet ones at most one a millisecond a process).
+    pub waits: u64,
+    /// Write calls CMD's tree made to the terminal, and their bytes, as the program made them.
+    pub terminal_writes: u64,
+    pub terminal_bytes: u64,
+    /// `--try frame`: the write(2) calls the held writes took.
+    pub held_writes: Option<u64>,
+    /// Records an observer could not send (its channel was full): figures may be short.
+    pub lost_records: u64,
+    /// The observers' own write(2) calls (their records), taken off the kernel's counts of
+    /// CMD's tree.
+    pub observer_writes: u64,
+    #[serde(skip)]
+    pub own_writes: IoCounters,
+}
+
+/// The share of the terminal's bytes the observer must have seen written for its counts to be
+/// the terminal's.
+const COVERAGE: f64 = 0.95;
+
+impl InsideReport {
+    /// What the sightings make of a run in which the terminal received `received` bytes, of
+    /// which `newlines` may have had a `\r` put before them by the pty; `program` is CMD's.
+    pub fn of(
+        sightings: &Sightings,
+        received: u64,
+        newlines: u64,
+        program: &str,
+        fix: Option<Fix>,
+    ) -> InsideReport {
+        let (writes, bytes) = sightings.writes();
+        let mut programs: Vec<String> = Vec::new();
+        for (_, name) in &sightings.hellos {
+            if !programs.contains(name) {
+                programs.push(name.clone());
+            }
+        }
+        let not_loaded = if sightings.hellos.is_empty() {
+            Some("the observer was not loaded (LD_PRELOAD refused by the loader)".to_owned())
+        } else if programs.iter().all(|p| p == "setsid") {
+            Some(format!(
+                "{} did not load the observer: a static or setuid program, or one that cleared \
+                 its environment",
+                crate::units::one_line(program)
+            ))
+        } else {
+            None
+        };
+        let frames_from = match &not_loaded {
+            Some(why) => Source::Outside(why.clone()),
+            None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
+            None if sightings.boundaries().is_empty() => {
+                Source::Outside("CMD never waited between frames".to_owned())
+            }
+            None => Source::Inside,
+        };
+        let expected = received.saturating_sub(newlines) as f64 * COVERAGE;
+        let writes_from = match not_loaded {
+            Some(why) => Source::Outside(why),
+            None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
+            None if (bytes as f64) < expected => Source::Outside(format!(
+                "the observer saw {:.0}% of the terminal's bytes written (the rest through \
+                 glibc's stdio or raw syscalls)",
+                bytes as f64 * 100.0 / received.max(1) as f64
+            )),
+            None => Source::Inside,
+        };
+        InsideReport {
+            frames_from,
+            writes_from,
+            programs,
+            waits: sightings.waits.len() as u64,
+            terminal_writes: writes,
+            terminal_bytes: bytes,
+            held_writes: fix.map(|_| sightings.flushed().0),
+            lost_records: sightings.lost,
+            observer_writes: sightings.own_writes().0,
+            own_writes: {
+                let (write_calls, bytes) = sightings.own_writes();
+                IoCounters { write_calls, bytes }
+            },
+        }
+    }
+
+    /// The terminal's write(2) calls when the observer saw them all: as made, or as held.
+    pub fn terminal_io(&self) -> Option<IoCounters> {
+        (self.writes_from == Source::Inside).then(|| IoCounters {
+            write_calls: self.held_writes.unwrap_or(self.terminal_writes),
+            bytes: self.terminal_bytes,
+        })
+    }
+
+    /// How the figures were obtained, for the summary: one line, two spaces in.
+    pub fn summary(&self) -> String {
+        use crate::units::thousands;
+        let mut out = match (&self.frames_from, &self.writes_from) {
+            (Source::Inside, Source::Inside) => "\n  seen from inside CMD: frames between its \
+                 waits, write(2) counts of the terminal alone"
+                .to_owned(),
+            (Source::Inside, Source::Outside(why)) => format!(
+                "\n  frames seen from inside CMD (between its waits); write(2) counts from the \
+                 kernel: {why}"
+            ),
+            (Source::Outside(why), Source::Inside) => format!(
+                "\n  write(2) counts of the terminal alone, seen from inside CMD; frames seen \
+                 from outside: {why}"
+            ),
+            (Source::Outside(why), Source::Outside(_)) => format!("\n  seen from outside: {why}"),
+        };
+        if let Some(held) = self.held_writes {
+            out += &format!(
+                "\n  --try frame: CMD's {} terminal writes went out in {} write(2)",
+                thousands(self.terminal_writes),
+                thousands(held)
+            );
+        }
+        out
+    }
+
+    /// Whether CMD's waits may tell its frames.
+    pub fn frames_from_waits(&self) -> bool {
+        self.frames_from == Source::Inside
+    }
+}

@@ -1,0 +1,303 @@
+//! The observer wrap preloads into CMD (crates/flushlab-observer), checked against truths from
+//! outside it: the bytes a terminal receives (as is and with frames held: identical), each
+//! program's own frame count, strace's count of the writes to the terminal's fd.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use flushlab::sys::pty::{Pty, read_to_end};
+use flushlab_observer::{Injection, Mode};
+use serde_json::Value;
+
+/// `program args…` on a fresh 200x60 pty with the observer in `mode`: every byte the
+/// terminal received, and the exit status.
+fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Vec<u8> {
+    let pty = Pty::open(200, 60).unwrap();
+    let mut injection = Injection::new(pty.open_slave().unwrap(), mode).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let listening = injection.listen(std::sync::Arc::clone(&stop)).unwrap();
+    let mut child = pty
+        .spawn(Path::new(program), |cmd| {
+            cmd.args(args)
+                .envs(envs.iter().copied())
+                .envs(injection.environment(None));
+        })
+        .unwrap();
+    let master = pty.master.try_clone().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        read_to_end(&master, |b| out.extend_from_slice(b)).unwrap();
+        out
+    });
+    let status = common::wait_for(Duration::from_secs(60), "the program to end", || {
+        child.try_wait().unwrap()
+    });
+    assert!(status.success(), "{program} {args:?}: {status}");
+    drop(pty);
+    let out = reader.join().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sightings = listening.finish().unwrap();
+    assert!(
+        !sightings.hellos.is_empty(),
+        "{program}: the observer never said hello"
+    );
+    out
+}
+
+fn example(name: &str) -> String {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("examples");
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+/// Programs whose output is fixed (a set number of frames, then exit): as is and with frames
+/// held, the terminal receives the same bytes in the same order.
+#[test]
+fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
+    let ratatui = example("corpus_ratatui");
+    let sh_loop = "i=0; while [ $i -lt 30 ]; do printf '\\033[H'; j=0; while [ $j -lt 20 ]; do \
+                   printf 'row %d of frame %d\\n' $j $i; j=$((j+1)); done; i=$((i+1)); \
+                   sleep 0.01; done";
+    type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
+        (&ratatui, vec!["stderr"], vec![("FRAMES", "4")]),
+        (&ratatui, vec!["stdout"], vec![("FRAMES", "8")]),
+        ("/bin/sh", vec!["-c", sh_loop], vec![]),
+        (
+            "python3",
+            vec![
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/frames.py"),
+                "flush",
+            ],
+            vec![("FRAMES", "10")],
+        ),
+    ];
+    for (program, args, envs) in &cases {
+        let program = flushlab::files::find_program(program.as_ref())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let as_is = terminal_bytes(Mode::Observe, &program, args, envs);
+        let held = terminal_bytes(Mode::HoldFrames, &program, args, envs);
+        assert!(
+            as_is.len() > 1000,
+            "{program} {args:?}: {} bytes",
+            as_is.len()
+        );
+        assert!(
+            as_is == held,
+            "{program} {args:?}: {} bytes as is, {} held, first difference at {:?}",
+            as_is.len(),
+            held.len(),
+            as_is.iter().zip(&held).position(|(a, b)| a != b)
+        );
+    }
+}
+
+/// `flushlab wrap --size 80x24 --export-json F ARGS…`: the report and what wrap said.
+fn wrap_json(args: &[&str], envs: &[(&str, &str)]) -> (Value, String) {
+    let dir = common::scratch_dir("observer-wrap");
+    let report = dir.join(format!("{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("wrap")
+        .args(["--size", "80x24", "--export-json"])
+        .arg(&report)
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap_or_else(|e| {
+        panic!("{args:?}: {e}: {said}");
+    });
+    std::fs::remove_file(&report).unwrap();
+    (json, said)
+}
+
+/// The material's program, `stderr()` unbuffered: frames from its waits match its own count;
+/// write(2) a frame match strace's count of writes to the terminal; held, one write a frame.
+#[test]
+fn frames_and_writes_seen_from_inside_match_the_programs_own_and_straces() {
+    let dir = common::scratch_dir("observer-truth");
+    let frames_file = dir.join("frames");
+    let ratatui = example("corpus_ratatui");
+    let frames_env = frames_file.to_str().unwrap();
+    let (json, said) = wrap_json(
+        &["--", &ratatui, "stderr"],
+        &[("FRAMES", "5"), ("FRAMES_FILE", frames_env)],
+    );
+    let truth: u64 = std::fs::read_to_string(&frames_file)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
+    assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
+    assert_eq!(json["frame_method"], "waits", "{said}");
+    let frames = json["frame_detection"]["frames"].as_u64().unwrap();
+    // The program's own count, and at most the teardown's group besides.
+    assert!(
+        frames.abs_diff(truth) <= 1,
+        "{frames} frames, truth {truth}: {said}"
+    );
+    let writes = json["inside"]["terminal_writes"].as_u64().unwrap();
+
+    // strace, writes to fd 2 (the terminal) of the same program drawing the same frames.
+    if Path::new("/usr/bin/strace").exists() {
+        let log = dir.join("strace");
+        let pty = Pty::open(80, 24).unwrap();
+        let mut child = pty
+            .spawn(Path::new("/usr/bin/strace"), |cmd| {
+                cmd.args([
+                    "-f",
+                    "-qq",
+                    "-e",
+                    "trace=write,writev",
+                    "-e",
+                    "signal=none",
+                    "-o",
+                ])
+                .arg(&log)
+                .args([ratatui.as_str(), "stderr"])
+                .env("FRAMES", "5");
+            })
+            .unwrap();
+        let master = pty.master.try_clone().unwrap();
+        let reader = std::thread::spawn(move || read_to_end(&master, |_| {}).unwrap());
+        child.wait().unwrap();
+        drop(pty);
+        reader.join().unwrap();
+        let traced = std::fs::read_to_string(&log).unwrap();
+        let to_terminal = traced
+            .lines()
+            .filter(|l| l.contains("write(2,") || l.contains("writev(2,"))
+            .count() as f64;
+        let within = (writes as f64 - to_terminal).abs() / to_terminal;
+        assert!(within < 0.05, "observer {writes}, strace {to_terminal}");
+    }
+
+    // Held: about one write(2) a frame.
+    let (tried, said) = wrap_json(
+        &["--try", "frame", "--", &ratatui, "stderr"],
+        &[("FRAMES", "5")],
+    );
+    let held = tried["inside"]["held_writes"].as_f64().unwrap();
+    assert!(
+        held <= 3.0 * truth as f64,
+        "{held} writes for {truth} frames: {said}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A static program cannot load the observer: the report says so, and wrap measures it from
+/// outside as before. An `LD_PRELOAD` the user had stays, after the observer.
+#[test]
+fn a_program_the_observer_cannot_enter_is_seen_from_outside_and_said_so() {
+    let dir = common::scratch_dir("observer-static");
+    let source = dir.join("s.c");
+    std::fs::write(
+        &source,
+        "#include <unistd.h>\nint main(void){for(int i=0;i<20;i++){write(1,\"\\033[Hx\",4);usleep(10000);}return 0;}\n",
+    )
+    .unwrap();
+    let binary = dir.join("s");
+    let built = Command::new("gcc")
+        .args(["-static", "-O1", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .unwrap();
+    if !built.success() {
+        eprintln!("skipped: gcc -static needs libc6-dev's libc.a");
+        return;
+    }
+    let (json, said) = wrap_json(&["--", binary.to_str().unwrap()], &[]);
+    assert_eq!(json["inside"]["frames_from"]["from"], "outside", "{said}");
+    assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
+    let why = json["inside"]["frames_from"]["why"].as_str().unwrap();
+    assert!(why.contains("did not load the observer"), "{why}");
+    assert_ne!(json["frame_method"], "waits");
+
+    // A dynamic program with an LD_PRELOAD of its own: both are loaded, the user's after.
+    let (json, said) = wrap_json(
+        &["--", "sh", "-c", "echo \"$LD_PRELOAD\"; sleep 0.05"],
+        &[("LD_PRELOAD", "libc.so.6")],
+    );
+    assert_ne!(json["inside"]["frames_from"]["from"], "outside", "{said}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Nothing of the observer is ever on disk: wrap with TMPDIR pointing at an empty directory
+/// leaves it empty, and the object CMD loads is a sealed in-memory file of wrap's.
+#[test]
+fn the_observer_never_touches_the_disk() {
+    let dir = common::scratch_dir("observer-tmpdir");
+    let (json, said) = wrap_json(
+        &[
+            "--",
+            "sh",
+            "-c",
+            "printf \"%s\" \"$LD_PRELOAD\" > /dev/tty; sleep 0.05",
+        ],
+        &[("TMPDIR", dir.to_str().unwrap())],
+    );
+    assert_ne!(json["inside"]["frames_from"]["from"], "outside", "{said}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A `watch`-like shell whose children draw (coreutils' printf writes through stdio, which the
+/// observer cannot see) with `sleep` between frames; and a pipeline through `tee` to a file,
+/// whose file and pipe writes are no terminal writes. Frames from the waits, within 10% of the
+/// frames drawn; write(2) counts of the terminal alone where the observer saw them all.
+#[test]
+fn children_that_draw_and_a_pipeline_through_tee() {
+    let (json, said) = wrap_json(
+        &[
+            "--",
+            "sh",
+            "-c",
+            "for i in $(seq 20); do /usr/bin/printf '\\033[Hframe %s\\033[2;1Hxx' $i; sleep 0.05; done",
+        ],
+        &[],
+    );
+    assert_eq!(json["frame_method"], "waits", "{said}");
+    let frames = json["figures"]["frames"].as_u64().unwrap();
+    assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
+    assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
+    assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
+
+    // Through `cat`, which writes with write(2): the shell's writes to the pipe are no
+    // terminal writes, cat's are. Through `tee` (coreutils' writes through stdio, which the
+    // observer cannot see): the frames still, the counts the kernel's, said so.
+    let dir = common::scratch_dir("observer-tee");
+    let log = dir.join("log");
+    let frames_into = |tail: &str| {
+        format!(
+            "i=0; while [ $i -lt 20 ]; do printf '\\033[Hframe %s' $i; i=$((i+1)); sleep 0.05; \
+             done | {tail}"
+        )
+    };
+    let (json, said) = wrap_json(&["--", "sh", "-c", &frames_into("cat")], &[]);
+    let frames = json["figures"]["frames"].as_u64().unwrap();
+    assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
+    assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
+    assert_eq!(json["write_scope"]["scope"], "terminal", "{said}");
+    let per_frame = json["figures"]["writes_per_frame"].as_f64().unwrap();
+    assert!((0.9..=1.5).contains(&per_frame), "{per_frame}: {said}");
+    let tee = frames_into(&format!("tee {}", log.display()));
+    let (json, said) = wrap_json(&["--", "sh", "-c", &tee], &[]);
+    let frames = json["figures"]["frames"].as_u64().unwrap();
+    assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
+    assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
