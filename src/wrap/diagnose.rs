@@ -129,8 +129,22 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
     found
 }
 
+/// What makes holding a frame's writes permanent in CMD's own code: the fix for what was
+/// diagnosed (a 1 KiB buffer, or none), for what wrote it.
+pub(crate) fn permanent_fix(report: &super::report::WrapReport) -> &'static str {
+    if report
+        .diagnoses
+        .iter()
+        .any(|d| d.code == "line-buffered-1k")
+    {
+        one_kib_fix(&report.writer)
+    } else {
+        unbuffered_fix(&report.writer)
+    }
+}
+
 /// How to stop writing a frame piece by piece, for what wrote it.
-pub(crate) fn unbuffered_fix(writer: &Writer) -> &'static str {
+fn unbuffered_fix(writer: &Writer) -> &'static str {
     if writer.curses {
         return "ncurses flushes its output before each check for typed-ahead keys: call \
                 typeahead(-1) (Python: curses.typeahead(-1)) so a refresh goes out in one write";
