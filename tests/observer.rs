@@ -301,3 +301,53 @@ fn children_that_draw_and_a_pipeline_through_tee() {
     assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A pager and an editor scrolling, driven by keys: they redraw after each key and then wait
+/// for the next, never repositioning to a frame's start — frames an outside view cannot find.
+/// The truth: the first screen and one redraw a key.
+#[test]
+fn a_pager_and_an_editor_scrolling_have_a_frame_a_key() {
+    use std::io::Write;
+    let text = "/usr/share/common-licenses/GPL-3";
+    for (program, args, key, quit) in [
+        ("less", vec![text], &b"j"[..], &b"q"[..]),
+        (
+            "vim",
+            vec!["-u", "NONE", "-n", text],
+            &b"\x05"[..],
+            &b":q!\r"[..],
+        ),
+    ] {
+        if flushlab::files::find_program(program.as_ref()).is_none() || !Path::new(text).exists() {
+            eprintln!("skipped: {program} or {text} is not installed");
+            continue;
+        }
+        let dir = common::scratch_dir(&format!("observer-{program}"));
+        let report = dir.join("report.json");
+        let mut argv: Vec<&std::ffi::OsStr> = vec!["wrap".as_ref(), "--export-json".as_ref()];
+        argv.push(report.as_os_str());
+        argv.push("--".as_ref());
+        argv.push(program.as_ref());
+        argv.extend(args.iter().map(std::ffi::OsStr::new));
+        let running = common::start(&[], &argv);
+        let mut keys = running.pty.master.try_clone().unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        let presses = 20;
+        for _ in 0..presses {
+            keys.write_all(key).unwrap();
+            std::thread::sleep(Duration::from_millis(80));
+        }
+        keys.write_all(quit).unwrap();
+        let run = running.finish(Duration::from_secs(20));
+        assert_eq!(run.code, Some(0), "{program}");
+        let json: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(json["frame_method"], "waits", "{program}: {json}");
+        let frames = json["frame_detection"]["frames"].as_u64().unwrap();
+        let truth = presses + 1;
+        assert!(
+            frames.abs_diff(truth) * 10 <= truth,
+            "{program}: {frames} frames, {truth} screens drawn: {json}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
