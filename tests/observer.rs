@@ -47,6 +47,23 @@ fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)
     out
 }
 
+/// tests/corpus/hostile.c, built for this test run.
+fn hostile_program() -> std::path::PathBuf {
+    let dir = common::scratch_dir("observer-hostile");
+    let binary = dir.join("hostile");
+    let built = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/corpus/hostile.c"
+        ))
+        .status()
+        .unwrap();
+    assert!(built.success(), "gcc tests/corpus/hostile.c");
+    binary
+}
+
 fn example(name: &str) -> String {
     let exe = std::env::current_exe().unwrap();
     let dir = exe
@@ -79,6 +96,11 @@ fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
             vec![("FRAMES", "10")],
         ),
     ];
+    let hostile = hostile_program();
+    let hostile = hostile.to_str().unwrap();
+    let mut cases = cases;
+    cases.push((hostile, vec!["dup2", "20"], vec![]));
+    cases.push((hostile, vec!["vfork", "20"], vec![]));
     for (program, args, envs) in &cases {
         let program = flushlab::files::find_program(program.as_ref())
             .unwrap()
@@ -349,5 +371,29 @@ fn a_pager_and_an_editor_scrolling_have_a_frame_a_key() {
             "{program}: {frames} frames, {truth} screens drawn: {json}"
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+/// A signal handler that writes to the terminal every millisecond while frames are held: it
+/// runs inside the observer's own code as often as not, and must neither wait for the lock its
+/// thread holds (a deadlock) nor lose or duplicate a byte: the terminal gets exactly as many
+/// '!' as the handler says it wrote.
+#[test]
+fn a_signal_handler_that_writes_while_frames_are_held_loses_nothing_and_never_deadlocks() {
+    let hostile = hostile_program();
+    for mode in [Mode::Observe, Mode::HoldFrames] {
+        let out = terminal_bytes(mode, hostile.to_str().unwrap(), &["signals", "300"], &[]);
+        let text = String::from_utf8_lossy(&out);
+        let said: usize = text
+            .rsplit("signals ")
+            .next()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{mode:?}: no count said"));
+        let seen = out.iter().filter(|&&b| b == b'!').count();
+        assert!(said > 10, "{mode:?}: only {said} signals");
+        assert_eq!(
+            seen, said,
+            "{mode:?}: the handler wrote {said} '!', the terminal got {seen}"
+        );
     }
 }

@@ -24,7 +24,7 @@
  * what is held: one frame.
  *
  * Not seen (wrap then says "seen from outside" and why): glibc stdio's own writes (they call
- * libc-internal functions), raw syscall(SYS_write), static programs and setuid programs (the
+ * libc-internal functions; its output calls are interposed only to let held bytes out first), raw syscall(SYS_write), static programs and setuid programs (the
  * loader drops LD_PRELOAD), a program that clears its environment before exec.
  *
  * Why C, not a Rust cdylib: the observer *defines* libc's symbols (write, execl...), some of
@@ -151,6 +151,15 @@ REAL(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t
 REAL(int, system, (const char *))
 REAL(FILE *, popen, (const char *, const char *))
 REAL(void, _exit, (int))
+REAL(size_t, fwrite, (const void *, size_t, size_t, FILE *))
+REAL(int, fputs, (const char *, FILE *))
+REAL(int, puts, (const char *))
+REAL(int, fputc, (int, FILE *))
+REAL(int, putc, (int, FILE *))
+REAL(int, putchar, (int))
+REAL(int, fflush, (FILE *))
+REAL(int, vfprintf, (FILE *, const char *, va_list))
+REAL(int, __vfprintf_chk, (FILE *, int, const char *, va_list))
 REAL(void, _Exit, (int))
 
 /* ---- settings and state ------------------------------------------------------------------ */
@@ -929,4 +938,93 @@ EXPORT void _Exit(int status) {
     tail();
     get__Exit()(status);
     __builtin_unreachable();
+}
+
+/* ---- stdio: its writes are not seen, but nothing held may come after them ------------------ *
+ * glibc's stdio writes through libc-internal calls, so what it writes is never held; bytes
+ * held before a stdio call would then reach the terminal after that call's output, which
+ * without the observer came after them. So every stdio output call lets held bytes out first
+ * (one load of a length when nothing is held). */
+
+static void before_stdio(void) {
+    if (holding && active && held_len > 0)
+        flush_held();
+}
+
+EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f) {
+    before_stdio();
+    return get_fwrite()(p, size, n, f);
+}
+EXPORT int fputs(const char *s, FILE *f) {
+    before_stdio();
+    return get_fputs()(s, f);
+}
+EXPORT int puts(const char *s) {
+    before_stdio();
+    return get_puts()(s);
+}
+EXPORT int fputc(int c, FILE *f) {
+    before_stdio();
+    return get_fputc()(c, f);
+}
+EXPORT int putc(int c, FILE *f) {
+    before_stdio();
+    return get_putc()(c, f);
+}
+EXPORT int putchar(int c) {
+    before_stdio();
+    return get_putchar()(c);
+}
+EXPORT int fflush(FILE *f) {
+    before_stdio();
+    return get_fflush()(f);
+}
+EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) {
+    before_stdio();
+    return get_vfprintf()(f, fmt, ap);
+}
+EXPORT int vprintf(const char *fmt, va_list ap) {
+    before_stdio();
+    return get_vfprintf()(stdout, fmt, ap);
+}
+EXPORT int fprintf(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    before_stdio();
+    int n = get_vfprintf()(f, fmt, ap);
+    va_end(ap);
+    return n;
+}
+EXPORT int printf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    before_stdio();
+    int n = get_vfprintf()(stdout, fmt, ap);
+    va_end(ap);
+    return n;
+}
+/* What programs built with _FORTIFY_SOURCE call instead (Debian builds its packages so). */
+EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap) {
+    before_stdio();
+    return get___vfprintf_chk()(f, flag, fmt, ap);
+}
+EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) {
+    before_stdio();
+    return get___vfprintf_chk()(stdout, flag, fmt, ap);
+}
+EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    before_stdio();
+    int n = get___vfprintf_chk()(f, flag, fmt, ap);
+    va_end(ap);
+    return n;
+}
+EXPORT int __printf_chk(int flag, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    before_stdio();
+    int n = get___vfprintf_chk()(stdout, flag, fmt, ap);
+    va_end(ap);
+    return n;
 }
