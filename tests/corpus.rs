@@ -17,6 +17,9 @@
 #![allow(clippy::too_many_lines)]
 
 mod common;
+#[path = "common/example.rs"]
+#[allow(dead_code)]
+mod example;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,20 +48,7 @@ struct Case {
 }
 
 fn example(name: &str) -> String {
-    // target/debug/deps/corpus-HASH → target/debug/examples/NAME
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("examples");
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} not built: run the whole `cargo test`, which builds the examples",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
+    example::example_path(name).to_string_lossy().into_owned()
 }
 
 fn source(name: &str) -> String {

@@ -3,6 +3,9 @@
 //! program's own frame count, strace's count of the writes to the terminal's fd.
 
 mod common;
+#[path = "common/example.rs"]
+#[allow(dead_code)]
+mod example;
 
 use std::path::Path;
 use std::process::Command;
@@ -65,13 +68,7 @@ fn hostile_program() -> std::path::PathBuf {
 }
 
 fn example(name: &str) -> String {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("examples");
-    dir.join(name).to_string_lossy().into_owned()
+    example::example_path(name).to_string_lossy().into_owned()
 }
 
 /// Programs whose output is fixed (a set number of frames, then exit): as is and with frames
@@ -164,7 +161,11 @@ fn frames_and_writes_seen_from_inside_match_the_programs_own_and_straces() {
         .unwrap();
     assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
     assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
-    assert_eq!(json["frame_method"], "waits", "{said}");
+    assert_eq!(
+        json["frame_method"], "waits",
+        "{said}: {}",
+        json["frame_detection"]
+    );
     let frames = json["frame_detection"]["frames"].as_u64().unwrap();
     // The program's own count, and at most the teardown's group besides.
     assert!(

@@ -103,10 +103,8 @@ pub fn run(
     };
     complain(&comparison.table(&args.command_line()));
     if let Some(destination) = &args.report {
-        let mut json = serde_json::to_vec_pretty(&comparison)?;
-        json.push(b'\n');
         destination
-            .write(&json)
+            .write_json(&comparison)
             .with_context(|| format!("writing the comparison to {destination}"))?;
     }
     Ok(match signal.load(Ordering::Relaxed) {

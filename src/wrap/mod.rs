@@ -258,10 +258,8 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let report = report(&args, measured);
     // The file first: a summary written to a terminal that stopped reading would wait forever.
     if let Some(destination) = &args.report {
-        let mut json = serde_json::to_vec_pretty(&report)?;
-        json.push(b'\n');
         destination
-            .write(&json)
+            .write_json(&report)
             .with_context(|| format!("writing the report to {destination}"))?;
     }
     if !stalled {

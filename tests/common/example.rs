@@ -5,6 +5,11 @@ use std::path::PathBuf;
 use std::process::Command;
 
 pub fn example(name: &str) -> Command {
+    Command::new(example_path(name))
+}
+
+/// Where `cargo test` put the example `name`.
+pub fn example_path(name: &str) -> PathBuf {
     // target/debug/deps/TEST-HASH → target/debug/examples/NAME
     let exe = std::env::current_exe().unwrap();
     let dir = exe
@@ -18,5 +23,5 @@ pub fn example(name: &str) -> Command {
         "{} not built: run the whole `cargo test`, which builds the examples",
         path.display()
     );
-    Command::new(path)
+    path
 }

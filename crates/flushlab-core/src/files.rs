@@ -494,6 +494,13 @@ impl Destination {
         self.file().map_or(Ok(()), check_writable)
     }
 
+    /// `value` as pretty JSON and a line break: [`Destination::write`].
+    pub fn write_json(&self, value: &impl serde::Serialize) -> io::Result<()> {
+        let mut json = serde_json::to_vec_pretty(value).map_err(io::Error::other)?;
+        json.push(b'\n');
+        self.write(&json)
+    }
+
     /// The whole output: [`write_atomically`] for a file, one write to standard output (a
     /// reader that left is marked so, see [`crate::outcome::print`]).
     pub fn write(&self, bytes: &[u8]) -> io::Result<()> {

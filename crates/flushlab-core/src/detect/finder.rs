@@ -124,9 +124,11 @@ impl FrameFinder {
         let mut found = detectors.iter().find_map(|d| d.found());
         // A program that falls behind its pace stops waiting between some frames (its timer is
         // already due): frames told from its waits then come short. Confirmed restarts that
-        // count more than a tenth above them are the better count.
+        // count more than a tenth above them, and by more than the one a teardown may add,
+        // are the better count.
         if let Some(by_waits) = found.as_ref().filter(|f| f.method == FrameMethod::Waits)
             && let Some(by_restarts) = self.restarts.found()
+            && by_restarts.frames > by_waits.frames + 1
             && by_restarts.frames as f64 > by_waits.frames as f64 * 1.1
         {
             found = Some(by_restarts);
