@@ -398,3 +398,50 @@ fn a_signal_handler_that_writes_while_frames_are_held_loses_nothing_and_never_de
         );
     }
 }
+
+/// A setuid program, run by a normal user: the loader drops `LD_PRELOAD` (secure mode), the
+/// program runs unobserved, and the report says so. (As root there is no secure mode: run as
+/// `nobody` through util-linux's runuser when the build is reachable by it.)
+#[test]
+fn a_setuid_program_runs_unobserved_and_the_report_says_so() {
+    let setuid = Path::new("/usr/bin/mount");
+    let runuser = Path::new("/usr/sbin/runuser");
+    let reachable = rustix::process::geteuid().is_root()
+        && runuser.exists()
+        && Command::new(runuser)
+            .args([
+                "-u",
+                "nobody",
+                "--",
+                "test",
+                "-x",
+                env!("CARGO_BIN_EXE_flushlab"),
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    let is_setuid = std::fs::metadata(setuid).is_ok_and(|m| {
+        use std::os::unix::fs::PermissionsExt;
+        m.permissions().mode() & 0o4000 != 0
+    });
+    if !reachable || !is_setuid {
+        eprintln!("skipped: needs root, runuser, a build nobody can run, and a setuid mount");
+        return;
+    }
+    let out = Command::new(runuser)
+        .args(["-u", "nobody", "--"])
+        .arg(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "5", "--export-json", "-", "--"])
+        .arg(setuid)
+        .arg("--version")
+        .current_dir("/")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = report["inside"]["frames_from"]["why"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("did not load the observer"), "{report}");
+    assert!(said.contains("seen from outside"), "{said}");
+}

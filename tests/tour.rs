@@ -339,3 +339,29 @@ fn every_mode_of_a_tour_draws_the_same_frame_and_stdout_beats_stderr() {
         fps("stderr/raw")
     );
 }
+
+/// Issue 33 #2 and the new surfaces: a `TERM` and a `DISPLAY` carrying an OSC (a window title
+/// set by whoever set the environment) never reach the terminal as commands: the table after
+/// the tour names the terminal escaped, and `--paint`'s one line about the display too.
+#[test]
+fn a_hostile_term_or_display_never_reaches_the_terminal_unescaped() {
+    let json = scratch("hostile-env.json");
+    let flushlab = Path::new(env!("CARGO_BIN_EXE_flushlab"));
+    let (code, output) = in_front_of(Fake::Silent, flushlab, |cmd| {
+        cmd.args(tour_args("0.05"))
+            .args(["--modes", "stdout/frame", "--paint", "--export-json"])
+            .arg(&json)
+            .env("TERM", "xterm\x1b]0;pwned\x07")
+            .env("DISPLAY", "\x1b]0;pwned-display\x07:99");
+    });
+    assert_eq!(code, Some(0), "{output}");
+    assert!(
+        !output.contains("\x1b]0;pwned"),
+        "an OSC reached the terminal: {output:?}"
+    );
+    assert!(
+        output.contains("pwned"),
+        "the name is shown, escaped: {output:?}"
+    );
+    std::fs::remove_file(json).unwrap();
+}

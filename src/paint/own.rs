@@ -46,7 +46,13 @@ impl OwnWindow {
                 "painted frames need an X11 display ({why}); the tour ran without them"
             ));
         };
-        let cannot = |e: anyhow::Error| format!("painted frames: {e:#}; the tour ran without them");
+        // The error may quote $DISPLAY, someone else's text: escaped before it reaches a terminal.
+        let cannot = |e: anyhow::Error| {
+            format!(
+                "painted frames: {}; the tour ran without them",
+                crate::units::one_line(&format!("{e:#}"))
+            )
+        };
         let observer = Observer::connect(&display).map_err(cannot)?;
         let window = observer
             .own_window()

@@ -90,7 +90,7 @@ pub fn run(
     );
     let permanent_fix = as_is
         .first()
-        .map(|r| super::diagnose::permanent_fix(r).to_owned())
+        .map(|r| super::diagnose::permanent_fix(&r.diagnoses, &r.writer).to_owned())
         .unwrap_or_default();
     let comparison = Comparison {
         fix,

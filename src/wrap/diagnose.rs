@@ -131,15 +131,11 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
 
 /// What makes holding a frame's writes permanent in CMD's own code: the fix for what was
 /// diagnosed (a 1 KiB buffer, or none), for what wrote it.
-pub(crate) fn permanent_fix(report: &super::report::WrapReport) -> &'static str {
-    if report
-        .diagnoses
-        .iter()
-        .any(|d| d.code == "line-buffered-1k")
-    {
-        one_kib_fix(&report.writer)
+pub(crate) fn permanent_fix(diagnoses: &[Diagnosis], writer: &Writer) -> &'static str {
+    if diagnoses.iter().any(|d| d.code == "line-buffered-1k") {
+        one_kib_fix(writer)
     } else {
-        unbuffered_fix(&report.writer)
+        unbuffered_fix(writer)
     }
 }
 

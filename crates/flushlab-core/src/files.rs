@@ -403,6 +403,10 @@ pub fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
 /// Writes `bytes` to `path`: atomically for a regular file, through the stream for flushlab's
 /// own stdout or stderr, in place for a device or FIFO. See the module's documentation.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    // Two runs finishing at once on one destination take turns in its directory: each then
+    // sees what the other wrote (and keeps its own results beside it), instead of both finding
+    // the path as checked and renaming over each other.
+    let _turn = directory_turn(path);
     let path = &destination_now(path)?;
     match target(path)? {
         Target::Stream(1) => crate::outcome::print(bytes),
@@ -420,6 +424,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
             Ok(())
         }
     }
+}
+
+/// An exclusive advisory lock on `path`'s directory, held until dropped; `None` where the
+/// directory cannot be opened or locked (the write then says why, or goes ahead alone).
+fn directory_turn(path: &Path) -> Option<std::os::fd::OwnedFd> {
+    let (dir, _) = directory_of(path).ok()?;
+    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).ok()?;
+    Some(dir)
 }
 
 /// Replaces (or creates) the regular file `at` through its directory's handle.
