@@ -1,0 +1,61 @@
+//! The surfaces added since round three, given hostile values (issue 33): the lesson's flags,
+//! the man page and completions, the time split's switch, wrap's new flags. Each gets one line
+//! naming the value and the valid choices, exit 2, and no byte of the value reaches the
+//! terminal unescaped.
+
+use std::process::{Command, Stdio};
+
+#[test]
+fn hostile_values_on_the_new_surfaces_are_one_escaped_line_and_exit_2() {
+    let osc = "\x1b]0;pwned\x07";
+    let cases: Vec<Vec<String>> = vec![
+        vec!["lesson".into(), "--step".into(), "0".into()],
+        vec!["lesson".into(), "--step".into(), format!("3{osc}")],
+        vec!["man".into(), format!("bench{osc}")],
+        vec!["completions".into(), format!("zsh{osc}")],
+        vec!["--no-time-split=maybe".into()],
+        vec![
+            "wrap".into(),
+            "--try".into(),
+            format!("frame{osc}"),
+            "--".into(),
+            "true".into(),
+        ],
+        vec![
+            "wrap".into(),
+            "--compare".into(),
+            "sync".into(),
+            "--".into(),
+            "true".into(),
+        ],
+        vec![
+            "wrap".into(),
+            "--rounds".into(),
+            "0".into(),
+            "--".into(),
+            "true".into(),
+        ],
+        vec![
+            "wrap".into(),
+            "--try".into(),
+            "frame".into(),
+            "--no-observer".into(),
+            "true".into(),
+        ],
+    ];
+    for args in &cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
+        assert_eq!(said.trim_end().lines().count(), 1, "{args:?}: {said}");
+        assert!(
+            !said.contains('\x1b') && !said.contains('\x07'),
+            "{args:?}: {said:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
