@@ -16,7 +16,6 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// The observer, as built for this target.
 pub const SHARED_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/flushlab-observer.so"));
@@ -317,9 +316,6 @@ pub fn now_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec).unwrap_or(0)
 }
-
-/// How long a listener waits for the last records once the run is over.
-pub const SETTLE: Duration = Duration::from_millis(50);
 
 #[cfg(test)]
 mod tests {
