@@ -50,6 +50,19 @@ fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)
     out
 }
 
+/// tests/corpus/stdio.c, built for this test run.
+fn stdio_program() -> std::path::PathBuf {
+    let binary = common::scratch_dir("observer-stdio").join("stdio");
+    let built = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/stdio.c"))
+        .status()
+        .unwrap();
+    assert!(built.success(), "gcc tests/corpus/stdio.c");
+    binary
+}
+
 /// tests/corpus/hostile.c, built for this test run.
 fn hostile_program() -> std::path::PathBuf {
     let dir = common::scratch_dir("observer-hostile");
@@ -98,6 +111,19 @@ fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
     let mut cases = cases;
     cases.push((hostile, vec!["dup2", "20"], vec![]));
     cases.push((hostile, vec!["vfork", "20"], vec![]));
+    // The corpus's other programs that end by themselves: C stdio (writes the observer cannot
+    // see, mixed with none it holds), a shell drawing a row at a time, Node where installed.
+    let stdio = stdio_program();
+    let stdio = stdio.to_str().unwrap();
+    for mode in ["full", "unbuffered", "twophase"] {
+        cases.push((stdio, vec![mode], vec![("FRAMES", "5")]));
+    }
+    let frames_sh = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/frames.sh");
+    cases.push(("/bin/sh", vec![frames_sh, "rows"], vec![("FRAMES", "5")]));
+    let frames_js = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/frames.js");
+    if flushlab::files::find_program("node".as_ref()).is_some() {
+        cases.push(("node", vec![frames_js], vec![("FRAMES", "5")]));
+    }
     for (program, args, envs) in &cases {
         let program = flushlab::files::find_program(program.as_ref())
             .unwrap()
@@ -406,19 +432,7 @@ fn a_signal_handler_that_writes_while_frames_are_held_loses_nothing_and_never_de
 fn a_setuid_program_runs_unobserved_and_the_report_says_so() {
     let setuid = Path::new("/usr/bin/mount");
     let runuser = Path::new("/usr/sbin/runuser");
-    let reachable = rustix::process::geteuid().is_root()
-        && runuser.exists()
-        && Command::new(runuser)
-            .args([
-                "-u",
-                "nobody",
-                "--",
-                "test",
-                "-x",
-                env!("CARGO_BIN_EXE_flushlab"),
-            ])
-            .status()
-            .is_ok_and(|s| s.success());
+    let reachable = common::nobody_can_run_flushlab();
     let is_setuid = std::fs::metadata(setuid).is_ok_and(|m| {
         use std::os::unix::fs::PermissionsExt;
         m.permissions().mode() & 0o4000 != 0

@@ -562,22 +562,8 @@ fn random_keys_against_cmds_exit_never_hang_wrap() {
 fn wrap_counts_as_a_normal_user_and_without_path() {
     // /proc/PID/io of a finished child is closed to a normal user: wrap's counts come from its
     // own counters, so `nobody` gets them too.
-    let root = rustix::process::geteuid().is_root();
-    let runuser = std::path::Path::new("/usr/sbin/runuser").exists();
-    // The build may sit under a directory `nobody` cannot enter (a root's home).
-    let reachable = runuser
-        && Command::new("runuser")
-            .args([
-                "-u",
-                "nobody",
-                "--",
-                "test",
-                "-x",
-                env!("CARGO_BIN_EXE_flushlab"),
-            ])
-            .status()
-            .is_ok_and(|s| s.success());
-    if root && reachable {
+    let reachable = common::nobody_can_run_flushlab();
+    if reachable {
         let out = Command::new("runuser")
             .args(["-u", "nobody", "--"])
             .arg(env!("CARGO_BIN_EXE_flushlab"))

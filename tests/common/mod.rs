@@ -260,3 +260,21 @@ pub fn table_lines(output: &str) -> Vec<&str> {
         .filter_map(|l| l.find("| ").or_else(|| l.find("|-")).map(|i| &l[i..]))
         .collect()
 }
+
+/// Whether this test runs as root and `nobody` can run the built flushlab through util-linux's
+/// runuser (the build may sit under a directory `nobody` cannot enter, a root's home).
+pub fn nobody_can_run_flushlab() -> bool {
+    rustix::process::geteuid().is_root()
+        && Path::new("/usr/sbin/runuser").exists()
+        && std::process::Command::new("/usr/sbin/runuser")
+            .args([
+                "-u",
+                "nobody",
+                "--",
+                "test",
+                "-x",
+                env!("CARGO_BIN_EXE_flushlab"),
+            ])
+            .status()
+            .is_ok_and(|s| s.success())
+}
