@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::backend::BackendKind;
 use crate::condition::{Condition, HudLayout};
 use crate::meters::{Meters, Totals, per};
 use crate::scene::Scene;
@@ -25,6 +26,8 @@ pub struct App {
     pub mode: Mode,
     pub scene: Scene,
     pub sync: bool,
+    /// Which ratatui backend encodes the frame (`x`, `--backend`).
+    pub backend: BackendKind,
     pub show_help: bool,
     /// The table of modes drawn over the scene (`m`, and at the end of a tour).
     pub show_table: bool,
@@ -56,6 +59,7 @@ impl App {
             mode,
             scene,
             sync,
+            backend: BackendKind::default(),
             show_help: false,
             show_table: false,
             tour: None,
@@ -95,6 +99,7 @@ impl App {
             rows,
             sync: self.sync,
             hud: self.hud,
+            backend: self.backend,
         }
     }
 
@@ -164,6 +169,7 @@ impl App {
                 self.status = Some(format!("block capacity {}", format_capacity(capacity)));
             }
             Action::ToggleSync => self.sync = !self.sync,
+            Action::NextBackend => self.backend = self.backend.next(),
             Action::NextScene => self.scene = self.scene.next(),
             Action::ToggleHud => {
                 self.hud_wanted = self.hud.other();
@@ -394,6 +400,7 @@ mod tests {
         assert_eq!(key(KeyCode::Char('-')), Action::CapacityDown);
         assert_eq!(key(KeyCode::Char('y')), Action::ToggleSync);
         assert_eq!(key(KeyCode::Char('s')), Action::NextScene);
+        assert_eq!(key(KeyCode::Char('x')), Action::NextBackend);
         assert_eq!(key(KeyCode::Char('t')), Action::Tour);
         assert_eq!(key(KeyCode::Char('h')), Action::ToggleHelp);
         assert_eq!(key(KeyCode::Char('?')), Action::ToggleHelp);

@@ -89,7 +89,7 @@ impl Write for SharedBytes {
 pub fn encode_steady_frame(app: &App, hud: &Hud, condition: Condition) -> Vec<u8> {
     let bytes = SharedBytes::default();
     let area = Rect::new(0, 0, condition.cols, condition.rows);
-    let mut renderer = Renderer::new(Box::new(bytes.clone()), area);
+    let mut renderer = Renderer::new(Box::new(bytes.clone()), area, condition.backend);
     renderer.sync = condition.sync;
     let meters = Meters::new();
     hud.paint_frame(app, &meters, 0, area, renderer.buffer_mut());

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::accounting::Accounting;
+use crate::backend::BackendKind;
 use crate::scene::Scene;
 use crate::units::{parse_capacity, parse_switch};
 use crate::writer_mode::DEFAULT_CAPACITY;
@@ -28,6 +29,12 @@ pub struct FrameArgs {
     #[arg(long, value_parser = parse_switch, num_args = 0..=1, default_missing_value = "true",
           default_value = "false")]
     pub sync: bool,
+
+    /// The ratatui backends that encode the frames: crossterm (ratatui's) or lean (flushlab's,
+    /// the same screen built without `fmt`); a bench takes a list (a row each, ceilings too),
+    /// a tour one.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "crossterm")]
+    pub backend: Vec<BackendKind>,
 }
 
 /// `--accounting`, for the commands that count write(2) calls.

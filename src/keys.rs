@@ -17,6 +17,8 @@ pub enum Action {
     CapacityUp,
     CapacityDown,
     ToggleSync,
+    /// The other backend (ratatui's crossterm, flushlab's lean encoder).
+    NextBackend,
     NextScene,
     ToggleHud,
     Tour,
@@ -113,10 +115,11 @@ pub const BINDINGS: [Binding; 12] = [
             (Char('y'), Action::ToggleSync),
             (Char('s'), Action::NextScene),
             (Char('v'), Action::ToggleHud),
+            (Char('x'), Action::NextBackend),
         ],
-        shown: "y s v",
-        help: "sync output (DEC 2026) · scene · HUD compact/full",
-        footer: "y sync · s scene · v HUD",
+        shown: "y s v x",
+        help: "sync output (DEC 2026) · scene · HUD compact/full · backend",
+        footer: "y sync · s scene · v HUD · x backend",
     },
     Binding {
         keys: &[(Char('t'), Action::Tour)],

@@ -38,7 +38,7 @@ impl MeasuredOutput {
 
     /// Measures through writers that `open` builds (the CPU ceiling's `io::sink()`, say).
     pub fn with_writers(mode: Mode, condition: Condition, open: OpenWriter) -> io::Result<Self> {
-        let mut renderer = Renderer::new(open(mode)?, area(condition));
+        let mut renderer = Renderer::new(open(mode)?, area(condition), condition.backend);
         renderer.sync = condition.sync;
         Ok(MeasuredOutput {
             renderer,
@@ -80,7 +80,8 @@ impl MeasuredOutput {
         }
         // A new writer even when only the condition changed: dropping the old one is the only
         // way to know a writer thread's frame in flight has been written, and counted.
-        self.renderer.set_writer((self.open)(mode)?)?;
+        self.renderer
+            .set_writer((self.open)(mode)?, condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
         if (condition.cols, condition.rows) != (self.condition.cols, self.condition.rows) {
             self.renderer.resize(area(condition));
@@ -99,7 +100,8 @@ impl MeasuredOutput {
         if !crate::terminal_session::resumable() {
             return Ok(false);
         }
-        self.renderer.set_writer((self.open)(self.mode)?)?;
+        self.renderer
+            .set_writer((self.open)(self.mode)?, self.condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
         let suspended = crate::terminal_session::suspend()?;
         self.meters.skip_pause();
@@ -144,7 +146,8 @@ impl MeasuredOutput {
         if paused == self.paused {
             return Ok(());
         }
-        self.renderer.set_writer((self.open)(self.mode)?)?;
+        self.renderer
+            .set_writer((self.open)(self.mode)?, self.condition.backend)?;
         if paused {
             self.meters.end_segment(self.mode, self.condition);
         } else {
@@ -182,7 +185,9 @@ impl MeasuredOutput {
     /// Flushes and drops the writer (waiting for a frame in flight), closes the last segment and
     /// hands the meters back, with the flush's error if any: the figures are kept either way.
     pub fn finish(mut self) -> (Meters, io::Result<()>) {
-        let flushed = self.renderer.set_writer(Box::new(io::sink()));
+        let flushed = self
+            .renderer
+            .set_writer(Box::new(io::sink()), self.condition.backend);
         self.meters.end_segment(self.mode, self.condition);
         (self.meters, flushed)
     }

@@ -1,5 +1,6 @@
 //! The write path of one frame: diff the new buffer against the last one, encode the changed
-//! cells through ratatui's crossterm backend into the current mode's writer, flush once.
+//! cells through the condition's backend (ratatui's crossterm backend, or the core's
+//! `LeanBackend`) into the current mode's writer, flush once.
 //!
 //! This is `ratatui::Terminal::draw` without what would distort the measurement: no size query
 //! per frame (which opens /dev/tty on every draw of a fullscreen viewport), no hide-cursor
@@ -9,19 +10,66 @@
 use std::io::{self, Write};
 
 use ratatui::backend::{Backend, CrosstermBackend};
-use ratatui::buffer::Buffer;
-use ratatui::crossterm::{
-    queue,
-    terminal::{BeginSynchronizedUpdate, Clear, ClearType, EndSynchronizedUpdate},
-};
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 
+use crate::backend::{BackendKind, LeanBackend};
 use crate::outcome::mark_reader_gone;
 
 pub type BoxedWriter = Box<dyn Write + Send>;
 
+/// The sequences the renderer sends itself, as crossterm's commands spell them: one `write`
+/// each, whichever backend encodes the cells.
+const SYNC_BEGIN: &[u8] = b"\x1b[?2026h";
+const SYNC_END: &[u8] = b"\x1b[?2026l";
+const CLEAR_ALL: &[u8] = b"\x1b[2J";
+
+/// The backend that encodes the cells, over the mode's writer. Called by name, not through
+/// `dyn`: `Backend::draw` is generic over the cells' iterator.
+enum Encoder {
+    Crossterm(CrosstermBackend<BoxedWriter>),
+    Lean(LeanBackend<BoxedWriter>),
+}
+
+impl Encoder {
+    fn new(kind: BackendKind, writer: BoxedWriter) -> Encoder {
+        match kind {
+            BackendKind::Crossterm => Encoder::Crossterm(CrosstermBackend::new(writer)),
+            BackendKind::Lean => Encoder::Lean(LeanBackend::new(writer)),
+        }
+    }
+
+    fn kind(&self) -> BackendKind {
+        match self {
+            Encoder::Crossterm(_) => BackendKind::Crossterm,
+            Encoder::Lean(_) => BackendKind::Lean,
+        }
+    }
+
+    fn draw<'a>(&mut self, cells: impl Iterator<Item = (u16, u16, &'a Cell)>) -> io::Result<()> {
+        match self {
+            Encoder::Crossterm(backend) => backend.draw(cells),
+            Encoder::Lean(backend) => backend.draw(cells),
+        }
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Encoder::Crossterm(backend) => backend.write_all(bytes),
+            Encoder::Lean(backend) => backend.write_all(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Encoder::Crossterm(backend) => Backend::flush(backend),
+            Encoder::Lean(backend) => Backend::flush(backend),
+        }
+    }
+}
+
 pub struct Renderer {
-    backend: CrosstermBackend<BoxedWriter>,
+    backend: Encoder,
     /// What the terminal shows now, and the frame being painted.
     shown: Buffer,
     next: Buffer,
@@ -32,9 +80,9 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    pub fn new(writer: BoxedWriter, area: Rect) -> Self {
+    pub fn new(writer: BoxedWriter, area: Rect, backend: BackendKind) -> Self {
         Renderer {
-            backend: CrosstermBackend::new(writer),
+            backend: Encoder::new(backend, writer),
             shown: Buffer::empty(area),
             next: Buffer::empty(area),
             sync: false,
@@ -71,20 +119,20 @@ impl Renderer {
     fn send_frame(&mut self, trailer: &[u8]) -> io::Result<usize> {
         let writer = &mut self.backend;
         if self.sync {
-            queue!(writer, BeginSynchronizedUpdate)?;
+            writer.write_all(SYNC_BEGIN)?;
         }
         if self.clear_pending {
-            queue!(writer, Clear(ClearType::All))?;
+            writer.write_all(CLEAR_ALL)?;
             self.clear_pending = false;
         }
         let mut cells = 0;
         let diff = self.shown.diff_iter(&self.next).inspect(|_| cells += 1);
         writer.draw(diff)?;
         if self.sync {
-            queue!(writer, EndSynchronizedUpdate)?;
+            writer.write_all(SYNC_END)?;
         }
         writer.write_all(trailer)?;
-        Backend::flush(writer)?;
+        writer.flush()?;
         std::mem::swap(&mut self.shown, &mut self.next);
         Ok(cells)
     }
@@ -96,11 +144,16 @@ impl Renderer {
         self.clear_pending = true;
     }
 
-    /// Replaces the writer after flushing the old one. What the terminal shows is unchanged, so
-    /// the next frame is still a diff: switching never restarts the terminal.
-    pub fn set_writer(&mut self, writer: BoxedWriter) -> io::Result<()> {
-        Backend::flush(&mut self.backend).map_err(mark_reader_gone)?;
-        let old = std::mem::replace(&mut self.backend, CrosstermBackend::new(writer));
+    pub fn backend(&self) -> BackendKind {
+        self.backend.kind()
+    }
+
+    /// Replaces the writer after flushing the old one, and encodes with `backend` from now on.
+    /// What the terminal shows is unchanged (the backends send the same screen), so the next
+    /// frame is still a diff: switching never restarts the terminal.
+    pub fn set_writer(&mut self, writer: BoxedWriter, backend: BackendKind) -> io::Result<()> {
+        self.backend.flush().map_err(mark_reader_gone)?;
+        let old = std::mem::replace(&mut self.backend, Encoder::new(backend, writer));
         // Dropping waits for a writer thread's frame in flight, so frames stay in order.
         drop(old);
         Ok(())
@@ -110,13 +163,13 @@ impl Renderer {
     pub fn write_now(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.backend
             .write_all(bytes)
-            .and_then(|()| Backend::flush(&mut self.backend))
+            .and_then(|()| self.backend.flush())
             .map_err(mark_reader_gone)
     }
 
     /// Flushes and drops the writer, waiting for any frame in flight.
     pub fn finish(mut self) -> io::Result<()> {
-        Backend::flush(&mut self.backend).map_err(mark_reader_gone)
+        self.backend.flush().map_err(mark_reader_gone)
     }
 }
 
@@ -140,7 +193,11 @@ mod tests {
     #[test]
     fn sends_only_changed_cells_and_sync_markers_wrap_the_frame() {
         let out = Shared::default();
-        let mut r = Renderer::new(Box::new(out.clone()), Rect::new(0, 0, 10, 2));
+        let mut r = Renderer::new(
+            Box::new(out.clone()),
+            Rect::new(0, 0, 10, 2),
+            BackendKind::Crossterm,
+        );
         r.sync = true;
         r.buffer_mut()
             .set_string(0, 0, "hello", ratatui::style::Style::new());
@@ -157,7 +214,11 @@ mod tests {
     #[test]
     fn resize_clears_and_resends_everything() {
         let out = Shared::default();
-        let mut r = Renderer::new(Box::new(out.clone()), Rect::new(0, 0, 4, 1));
+        let mut r = Renderer::new(
+            Box::new(out.clone()),
+            Rect::new(0, 0, 4, 1),
+            BackendKind::Lean,
+        );
         r.buffer_mut()
             .set_string(0, 0, "abcd", ratatui::style::Style::new());
         r.present().unwrap();

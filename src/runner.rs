@@ -14,6 +14,7 @@ use clap::Args;
 
 use crate::accounting::{Accounting, Counted};
 use crate::app::{Action, App, verdict};
+use crate::backend::BackendKind;
 use crate::ceiling::{self, Spinning};
 use crate::condition::{Condition, HudLayout};
 use crate::frame_args::ChildOf;
@@ -63,6 +64,10 @@ pub struct RunArgs {
     /// What is drawn under the HUD.
     #[arg(long, env = "SCENE", value_enum, default_value_t = Scene::Full)]
     pub scene: Scene,
+
+    /// The ratatui backend that encodes each frame (x switches it in the explorer).
+    #[arg(long, env = "BACKEND", value_enum, default_value_t = BackendKind::Crossterm)]
+    pub backend: BackendKind,
 
     /// Frame size COLSxROWS when the stream is not a terminal [default: 200x60].
     #[arg(long, env = "SIZE", value_parser = parse_size)]
@@ -137,6 +142,7 @@ pub struct HeadlessRun {
     pub duration: Duration,
     pub scene: Scene,
     pub sync: bool,
+    pub backend: BackendKind,
     pub size: (u16, u16),
     /// How the child counts write(2): as its parent does.
     pub accounting: Accounting,
@@ -156,6 +162,8 @@ impl HeadlessRun {
             "--scene",
             self.scene.name(),
             if self.sync { "--sync=on" } else { "--sync=off" },
+            "--backend",
+            self.backend.name(),
             "--size",
             &format!("{}x{}", self.size.0, self.size.1),
             "--accounting",
@@ -318,6 +326,7 @@ fn plan(cli: &RunArgs) -> Result<bool, Refusal> {
 fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Result<App> {
     let stream = cli.stream;
     let mut app = App::new(cli.mode(), cli.scene, cli.sync);
+    app.backend = cli.backend;
     app.tour_step = cli.tour_seconds;
     app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
     if let Some(step) = cli.lesson {
@@ -786,6 +795,7 @@ mod tests {
                 duration: Duration::from_secs_f64(0.3),
                 scene: Scene::Sparse,
                 sync: true,
+                backend: BackendKind::Lean,
                 size: (80, 24),
                 accounting: Accounting::Counting,
                 child_of: ChildOf {
@@ -801,6 +811,7 @@ mod tests {
                 duration: Duration::from_secs(2),
                 scene: Scene::Full,
                 sync: false,
+                backend: BackendKind::Crossterm,
                 size: (200, 60),
                 accounting: Accounting::Kernel,
                 child_of: ChildOf {
@@ -823,6 +834,7 @@ mod tests {
                 duration: cli.duration.unwrap(),
                 scene: cli.scene,
                 sync: cli.sync,
+                backend: cli.backend,
                 size: cli.size.unwrap(),
                 accounting: cli.accounting.accounting.unwrap(),
                 child_of: ChildOf {

@@ -65,7 +65,7 @@ pub fn pivot(all: &[BenchResults]) -> String {
         for row in &results.results {
             if !modes.contains(&row.subject) {
                 modes.push(row.subject.clone());
-                names.push(results.name(&row.subject));
+                names.push(results.row_name(row));
             }
         }
     }

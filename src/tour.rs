@@ -167,6 +167,13 @@ fn plan(args: &TourArgs) -> Result<TourPlan, Refusal> {
             }
         }
     }
+    if let [_, _, ..] = args.frame.backend.as_slice() {
+        return Err(
+            "tour: --backend: a tour draws with one backend (choose crossterm or lean)"
+                .to_owned()
+                .into(),
+        );
+    }
     let exports = args.exports();
     crate::results::export::distinct(&exports, "--export-json, --export-markdown")
         .map_err(|why| format!("tour: {why}"))?;
@@ -227,6 +234,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     let session = TerminalSession::enter(Stream::Stdout)?;
     let mut keyboard = Keyboard::open()?;
     let mut app = App::new(modes[0], args.frame.scene, args.frame.sync);
+    app.backend = args.frame.backend.first().copied().unwrap_or_default();
     app.hud_wanted = args.hud.unwrap_or(HudLayout::Full);
     let condition = crate::hud::fit(&mut app, cols, rows);
     let mut out = MeasuredOutput::open(modes[0], condition)?;
@@ -472,6 +480,7 @@ fn tour_results(
             duration_seconds: args.seconds.as_secs_f64(),
             scene: args.frame.scene,
             sync: args.frame.sync,
+            backends: vec![condition.backend],
             capacity: args.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1))
@@ -502,14 +511,16 @@ fn tour_results(
             .enumerate()
             .filter_map(|(i, &mode)| {
                 let totals = meters.totals_for(mode, condition)?;
-                Some(row(
+                let mut row = row(
                     mode,
                     totals,
                     shown.get(i).copied().flatten(),
                     cols,
                     rows,
                     &terminal_name,
-                ))
+                );
+                row.backend = condition.backend;
+                Some(row)
             })
             .collect(),
     }

@@ -14,8 +14,12 @@ use serde_json::Value;
 
 /// A headless run of `mode` into /dev/null, counted by `accounting`; its report.
 fn headless(mode: &str, accounting: &str) -> Value {
+    headless_with(mode, accounting, "crossterm")
+}
+
+fn headless_with(mode: &str, accounting: &str, backend: &str) -> Value {
     let (stream, buffering) = mode.split_once('/').unwrap();
-    let report = scratch(&format!("{stream}-{buffering}-{accounting}.json"));
+    let report = scratch(&format!("{stream}-{buffering}-{accounting}-{backend}.json"));
     let status = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args(["--report"])
         .arg(&report)
@@ -25,6 +29,7 @@ fn headless(mode: &str, accounting: &str) -> Value {
             ("BUFFERING", buffering),
             ("DURATION", "0.3"),
             ("SIZE", "80x24"),
+            ("BACKEND", backend),
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -208,4 +213,38 @@ fn the_reader_wait_is_the_time_the_kernel_sees_the_writer_asleep_in_write() {
             assert!(flushlab > 0.5, "{buffering}: {run}");
         }
     }
+}
+
+/// The lean backend, counted by the kernel: unbuffered, one write(2) for each cell the frame
+/// sends and one for the draw's closing reset (crossterm: many a cell), the same bytes; buffered
+/// a frame, one write(2) either way.
+#[test]
+fn the_kernel_counts_a_write_a_cell_from_the_lean_backend() {
+    let raw = headless_with("stderr/raw", "kernel", "lean");
+    assert_eq!(raw["condition"]["backend"], "lean");
+    let (writes, cells) = (
+        raw["writes_per_frame"].as_f64().unwrap(),
+        raw["cells_per_frame"].as_f64().unwrap(),
+    );
+    assert!(
+        (writes - (cells + 1.0)).abs() < 0.02 * cells,
+        "{writes} write(2) a frame for {cells} cells"
+    );
+    let crossterm = headless_with("stderr/raw", "kernel", "crossterm");
+    let ratio = crossterm["writes_per_frame"].as_f64().unwrap() / writes;
+    assert!(ratio > 8.0, "crossterm makes {ratio:.1}x the writes");
+    let bytes =
+        |r: &Value| r["bytes_per_frame"].as_f64().unwrap() / r["cells_per_frame"].as_f64().unwrap();
+    // The same encoding (tests/writer_stack.rs: byte for byte); the HUD's own figures differ
+    // between two runs by a few cells.
+    let (lean, theirs) = (bytes(&raw), bytes(&crossterm));
+    assert!(
+        (lean / theirs - 1.0).abs() < 0.05,
+        "bytes a cell: lean {lean}, crossterm {theirs}"
+    );
+    let frame = headless_with("stdout/frame", "kernel", "lean");
+    assert!(
+        (frame["writes_per_frame"].as_f64().unwrap() - 1.0).abs() < 0.05,
+        "{frame}"
+    );
 }

@@ -120,6 +120,7 @@ fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
         capacity: 8192,
         scene: flushlab::scene::Scene::Full,
         sync: false,
+        backend: flushlab::backend::BackendKind::Crossterm,
         size: (80, 24),
         duration: Duration::from_millis(100),
         sink: Sink::Pty,

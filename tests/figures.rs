@@ -536,7 +536,7 @@ impl Mark {
     }
 }
 
-/// `stdout/line` or `stdout/line@200x60,throttle:2MB/s`: exactly one row.
+/// `stdout/line` or `stdout/line@200x60,throttle:2MB/s,lean`: exactly one row.
 fn find_row<'a>(results: &'a BenchResults, spec: &str) -> Result<&'a Row, String> {
     let (name, conditions) = spec.split_once('@').unwrap_or((spec, ""));
     let matching: Vec<&Row> = results
@@ -546,7 +546,10 @@ fn find_row<'a>(results: &'a BenchResults, spec: &str) -> Result<&'a Row, String
             let named = results.name(&r.subject);
             (named == name || r.subject.to_string() == name)
                 && conditions.split(',').filter(|c| !c.is_empty()).all(|c| {
-                    c == r.size.to_string() || c == r.reader.to_string() || c == r.sink.to_string()
+                    c == r.size.to_string()
+                        || c == r.reader.to_string()
+                        || c == r.sink.to_string()
+                        || c == r.backend.name()
                 })
         })
         .collect();

@@ -18,6 +18,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, run_once};
+use crate::backend::BackendKind;
 use crate::files::Destination;
 use crate::frame_args::FrameArgs;
 use crate::outcome::{Outcome, Refusal, complain};
@@ -187,6 +188,7 @@ impl BenchArgs {
             duration_seconds: self.duration().as_secs_f64(),
             scene: self.frame.scene,
             sync: self.frame.sync,
+            backends: self.backends(),
             capacity: self.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1).map(shell_word))
@@ -195,35 +197,56 @@ impl BenchArgs {
         }
     }
 
+    /// The backends asked for, each once, in the order given. A flood draws no frame, nor does
+    /// another program through flushlab's backend: their rows are crossterm's, the default.
+    fn backends(&self) -> Vec<BackendKind> {
+        if self.workload == Workload::Flood {
+            return vec![BackendKind::default()];
+        }
+        let mut backends = self.frame.backend.clone();
+        backends.dedup();
+        backends.sort_unstable();
+        backends.dedup();
+        backends
+    }
+
     /// Every row (still without runs) with the spec of its runs, in table order: sizes, then
-    /// sinks × readers, then subjects (ceilings first).
+    /// sinks × readers, then backends, then subjects (ceilings first). Another program's rows
+    /// come once, under the first backend: it draws with its own.
     fn cells(&self, binary: &Path, scratch: &Path) -> Vec<(Row, RunSpec)> {
         let mut cells = Vec::new();
         for &size in &self.size {
             for (sink, reader) in self.targets() {
-                for subject in self.subjects() {
-                    let row = Row::new(
-                        subject.clone(),
-                        Size::from(size),
-                        reader.map_or(Reader::None, Reader::Model),
-                        sink,
-                    );
-                    let spec = RunSpec {
-                        binary: binary.to_owned(),
-                        subject,
-                        capacity: self.frame.capacity,
-                        scene: self.frame.scene,
-                        sync: self.frame.sync,
-                        size,
-                        duration: self.duration(),
-                        sink,
-                        reader: reader.unwrap_or(ReaderModel::Drain),
-                        scratch: scratch.to_owned(),
-                        grace: RunSpec::default_grace(self.duration()),
-                        work: self.work,
-                        rate: self.rate,
-                    };
-                    cells.push((row, spec));
+                for (nth, backend) in self.backends().into_iter().enumerate() {
+                    for subject in self.subjects() {
+                        if nth > 0 && !subject.draws_the_frame() {
+                            continue;
+                        }
+                        let mut row = Row::new(
+                            subject.clone(),
+                            Size::from(size),
+                            reader.map_or(Reader::None, Reader::Model),
+                            sink,
+                        );
+                        row.backend = backend;
+                        let spec = RunSpec {
+                            binary: binary.to_owned(),
+                            subject,
+                            capacity: self.frame.capacity,
+                            scene: self.frame.scene,
+                            sync: self.frame.sync,
+                            backend,
+                            size,
+                            duration: self.duration(),
+                            sink,
+                            reader: reader.unwrap_or(ReaderModel::Drain),
+                            scratch: scratch.to_owned(),
+                            grace: RunSpec::default_grace(self.duration()),
+                            work: self.work,
+                            rate: self.rate,
+                        };
+                        cells.push((row, spec));
+                    }
                 }
             }
         }

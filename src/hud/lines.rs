@@ -152,9 +152,10 @@ pub(super) fn stacked_bar(
 
 pub(super) fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
     Line::from(format!(
-        "scene {} · sync {} · {}x{} · accounting {}",
+        "scene {} · sync {} · backend {} · {}x{} · accounting {}",
         app.scene.name(),
         if app.sync { "on" } else { "off" },
+        app.backend.name(),
         area.width,
         area.height,
         match (

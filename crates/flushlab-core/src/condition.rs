@@ -1,11 +1,12 @@
 //! The conditions a mode is measured under. Two modes are compared only under one condition:
-//! the same scene, frame size, synchronized output and HUD layout, so that they do the same work
-//! per frame. Changing any of these starts new rows; it never mixes into the old ones.
+//! the same scene, frame size, synchronized output, HUD layout and backend, so that they do the
+//! same work per frame. Changing any of these starts new rows; it never mixes into the old ones.
 
 use std::fmt;
 
 use serde::Serialize;
 
+use crate::backend::BackendKind;
 use crate::scene::Scene;
 
 /// How much of the screen the HUD takes. Fixed for a condition: the HUD never grows as modes
@@ -43,19 +44,22 @@ pub struct Condition {
     pub rows: u16,
     pub sync: bool,
     pub hud: HudLayout,
+    /// Which ratatui backend encodes the frame.
+    pub backend: BackendKind,
 }
 
-/// `full 200x60 sync off, compact HUD`.
+/// `full 200x60 sync off, compact HUD, crossterm`.
 impl fmt::Display for Condition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} {}x{} sync {}, {} HUD",
+            "{} {}x{} sync {}, {} HUD, {}",
             self.scene.name(),
             self.cols,
             self.rows,
             if self.sync { "on" } else { "off" },
-            self.hud.name()
+            self.hud.name(),
+            self.backend.name()
         )
     }
 }

@@ -7,6 +7,8 @@
 //! - [`meters`], [`timing`]: per-frame counts and the frame's time split (build, encode,
 //!   write(2), asleep in the kernel).
 //! - [`embed`]: the same for another ratatui app: wrap its writer, measure each draw.
+//! - [`backend`]: the encoders a frame is drawn with (ratatui's crossterm backend, and
+//!   [`backend::LeanBackend`], the same screen for a fraction of the CPU).
 //! - [`scene`], [`condition`]: what a frame shows and under which conditions it was measured.
 //! - [`detect`]: finding the frames in another program's output stream.
 //! - [`confirm`]: evidence from the terminal's side that frames got there (cursor-position
@@ -19,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 pub mod accounting;
+pub mod backend;
 pub mod condition;
 pub mod confirm;
 pub mod detect;

@@ -11,6 +11,7 @@ pub mod statistics;
 
 use self::conditions::{Reader, Sink, Size, SyncOutput, Unit, Workload};
 use self::statistics::{NOISY, Spread, median};
+use crate::backend::BackendKind;
 use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
 use crate::scene::Scene;
 use crate::subject::{FloodWriter, Subject};
@@ -59,6 +60,10 @@ pub struct Row {
     pub size: Size,
     pub reader: Reader,
     pub sink: Sink,
+    /// The ratatui backend the frames were encoded with (files older than the choice, and
+    /// rows that draw no frame of flushlab's: crossterm).
+    #[serde(default)]
+    pub backend: BackendKind,
     /// `None` when no run succeeded.
     pub fps: Option<Spread>,
     pub writes_per_frame: Option<f64>,
@@ -87,9 +92,10 @@ pub struct Row {
 }
 
 impl Row {
-    /// What a row was measured under: rows are compared only when these are equal.
-    pub fn conditions(&self) -> (Size, Sink, Reader) {
-        (self.size, self.sink, self.reader.clone())
+    /// What a row was measured under: rows are compared only when these are equal (a ceiling
+    /// too is the ceiling of its backend).
+    pub fn conditions(&self) -> (Size, Sink, Reader, BackendKind) {
+        (self.size, self.sink, self.reader.clone(), self.backend)
     }
 
     pub fn new(subject: Subject, size: Size, reader: Reader, sink: Sink) -> Row {
@@ -98,6 +104,7 @@ impl Row {
             size,
             reader,
             sink,
+            backend: BackendKind::default(),
             fps: None,
             writes_per_frame: None,
             bytes_per_frame: None,
@@ -219,6 +226,10 @@ impl Machine {
     }
 }
 
+fn default_backends() -> Vec<BackendKind> {
+    vec![BackendKind::default()]
+}
+
 /// How the benchmark was run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
@@ -233,6 +244,10 @@ pub struct Settings {
     pub duration_seconds: f64,
     pub scene: Scene,
     pub sync: bool,
+    /// The ratatui backends the frames were encoded with, a row each (files older than the
+    /// choice: crossterm).
+    #[serde(default = "default_backends")]
+    pub backends: Vec<BackendKind>,
     pub capacity: usize,
     pub command: String,
 }
@@ -364,6 +379,17 @@ impl BenchResults {
         }
     }
 
+    /// A row as the tables name it: [`BenchResults::name`], and the backend where it is not
+    /// the default (`stdout/frame (lean)`).
+    pub fn row_name(&self, row: &Row) -> String {
+        let name = self.name(&row.subject);
+        if row.backend == BackendKind::default() {
+            name
+        } else {
+            format!("{name} ({})", row.backend.name())
+        }
+    }
+
     /// Like hyperfine's outlier warning: which rows' runs were further apart than
     /// [`NOISY`], since the table cannot tell rows apart by less than their runs varied.
     pub fn noise_warning(&self) -> Option<String> {
@@ -377,7 +403,7 @@ impl BenchResults {
             noisy.len(),
             self.results.len(),
             (NOISY - 1.0) * 100.0,
-            self.name(&worst.subject),
+            self.row_name(worst),
             worst.size,
             crate::units::count(fps.min),
             crate::units::count(fps.max),
@@ -410,7 +436,7 @@ impl BenchResults {
                 warnings.push(format!(
                     "A CEILING WAS BEATEN: {} at {} made {} fps, {} made {} (runs spread {}): \
                      the method or the machine is wrong; do not trust the ratios to it",
-                    self.name(&row.subject),
+                    self.row_name(row),
                     row.size,
                     crate::units::count(fps.median),
                     self.name(&ceiling.subject),

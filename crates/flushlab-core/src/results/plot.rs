@@ -76,7 +76,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let label = |v: &SegmentValue<usize>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
             rows.get(*i).map_or_else(String::new, |r| {
-                let mut label = results.name(&r.subject);
+                let mut label = results.row_name(r);
                 if sizes {
                     label += &format!(" {}", r.size);
                 }

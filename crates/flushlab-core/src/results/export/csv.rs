@@ -27,7 +27,7 @@ impl Exporter for CsvExporter {
         let num = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
         for row in &results.results {
             let fields = [
-                field(&results.name(&row.subject)),
+                field(&results.row_name(row)),
                 field(&row.size.to_string()),
                 field(&row.reader.to_string()),
                 field(row.sink.name()),

@@ -192,7 +192,7 @@ impl Column {
     fn cell(self, results: &BenchResults, row: &Row) -> String {
         let ratio = |v: Option<f64>| or_dash(v, |r| format!("{r:.2}"));
         match self {
-            Column::Mode => results.name(&row.subject),
+            Column::Mode => results.row_name(row),
             Column::Size => cell(&row.size.to_string()),
             Column::Sink => cell(row.sink.name()),
             Column::Reader => cell(&row.reader.to_string()),
@@ -336,7 +336,7 @@ impl MarkdownExporter {
                 .collect();
             format!(
                 "| {} | {} | {} | {} | {} |",
-                results.name(&row.subject),
+                results.row_name(row),
                 cell(&row.size.to_string()),
                 cell(row.sink.name()),
                 cell(&row.reader.to_string()),
@@ -436,11 +436,7 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
             if readers {
                 at = format!("{at}, {}", cell(&a.reader.to_string()));
             }
-            let pair = format!(
-                "{} ≈ {}",
-                results.name(&a.subject),
-                results.name(&b.subject)
-            );
+            let pair = format!("{} ≈ {}", results.row_name(a), results.row_name(b));
             match groups.iter_mut().find(|(g, _)| *g == at) {
                 Some((_, pairs)) => pairs.push(pair),
                 None => groups.push((at, vec![pair])),
@@ -466,9 +462,14 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
         s.warmup,
         if s.workload == Workload::Tui {
             format!(
-                ", scene {}, sync {}",
+                ", scene {}, sync {}, backend {}",
                 s.scene.name(),
-                if s.sync { "on" } else { "off" }
+                if s.sync { "on" } else { "off" },
+                s.backends
+                    .iter()
+                    .map(|b| b.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         } else {
             String::new()

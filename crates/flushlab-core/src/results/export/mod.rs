@@ -239,6 +239,7 @@ pub(crate) mod fixture {
                 duration_seconds: 2.0,
                 scene: crate::scene::Scene::Full,
                 sync: false,
+                backends: vec![crate::backend::BackendKind::Crossterm],
                 capacity: 8192,
                 command: "flushlab bench".into(),
             },

@@ -1,0 +1,48 @@
+//! The encoders a frame can be drawn with: ratatui's crossterm backend, and [`LeanBackend`],
+//! which sends the same screen for a fraction of the CPU. Which one draws is a condition of a
+//! measurement, as the writer mode is: the buffering lesson holds under each.
+
+mod lean;
+
+use serde::{Deserialize, Serialize};
+
+pub use lean::LeanBackend;
+
+/// Which ratatui `Backend` encodes the frame.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// ratatui's `CrosstermBackend`: every sequence and number formatted through `fmt`, one
+    /// `write` a formatted piece.
+    #[default]
+    Crossterm,
+    /// flushlab's `LeanBackend`: the same bytes built with a digit table, one `write` a cell.
+    Lean,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 2] = [BackendKind::Crossterm, BackendKind::Lean];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Crossterm => "crossterm",
+            BackendKind::Lean => "lean",
+        }
+    }
+
+    /// The one after this, round: what the explorer's key switches to.
+    pub fn next(self) -> BackendKind {
+        match self {
+            BackendKind::Crossterm => BackendKind::Lean,
+            BackendKind::Lean => BackendKind::Crossterm,
+        }
+    }
+
+    /// `crossterm`, `lean`: the names [`BackendKind::name`] writes.
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        BackendKind::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
