@@ -12,24 +12,18 @@ pub use flushlab_core::{
 };
 
 pub mod app;
-pub mod bench;
 pub mod big_digits;
 pub mod ceiling;
+pub mod children;
 pub mod cli;
-pub mod flood;
+pub mod commands;
 pub mod frame_args;
 pub mod hud;
 pub mod keyboard;
 pub mod keys;
 pub mod lesson;
 pub mod measured;
-pub mod paint;
-pub mod profile_digest;
+pub mod painting;
 pub mod reader;
 pub mod renderer;
-pub mod report;
-pub mod runner;
-pub mod terminal_report;
 pub mod terminal_session;
-pub mod tour;
-pub mod wrap;

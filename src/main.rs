@@ -40,13 +40,13 @@ fn main() -> ExitCode {
         return Outcome::BadInput.into();
     }
     let result = match cli.command {
-        Some(Command::Bench(args)) => flushlab::bench::run(args),
-        Some(Command::Profile(args)) => flushlab::profile_digest::run(args),
-        Some(Command::Flood(args)) => flushlab::flood::run(args),
-        Some(Command::Tour(args)) => flushlab::tour::run(args),
-        Some(Command::Paint(args)) => flushlab::paint::run(args),
-        Some(Command::Report(args)) => flushlab::terminal_report::run(args),
-        Some(Command::Wrap(args)) => flushlab::wrap::run(args),
+        Some(Command::Bench(args)) => flushlab::commands::bench::run(args),
+        Some(Command::Profile(args)) => flushlab::commands::profile::run(args),
+        Some(Command::Flood(args)) => flushlab::commands::flood::run(args),
+        Some(Command::Tour(args)) => flushlab::commands::tour::run(args),
+        Some(Command::Paint(args)) => flushlab::commands::paint::run(args),
+        Some(Command::Report(args)) => flushlab::commands::report::run(args),
+        Some(Command::Wrap(args)) => flushlab::commands::wrap::run(args),
         Some(Command::Lesson(args)) => lesson(args),
         Some(Command::Man(args)) => match flushlab::cli::manual(args.command.as_deref()) {
             Ok(page) => flushlab::outcome::print(&page)
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             if let Err(e) = flushlab::cli::validate_run(&cli.run) {
                 return usage_error(e);
             }
-            flushlab::runner::run(cli.run)
+            flushlab::commands::run::run(cli.run)
         }
     };
     let outcome = match result {
@@ -106,7 +106,7 @@ fn lesson(args: flushlab::cli::LessonArgs) -> anyhow::Result<Outcome> {
         }
     };
     run.lesson = Some(usize::from(args.step.unwrap_or(1)) - 1);
-    flushlab::runner::run(run)
+    flushlab::commands::run::run(run)
 }
 
 /// Help and version go out as clap prints them; a usage error becomes one line that names the

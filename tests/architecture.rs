@@ -168,3 +168,73 @@ fn os_calls_live_in_sys() {
         found.join("\n")
     );
 }
+
+/// The commands stand side by side: a command (a room under `src/commands/`) never names
+/// another command, and a shared room (the rest of `src/` but `cli.rs`, `main.rs` and
+/// `lib.rs`, which sit above every command) never names a command or the command line. So no
+/// circle can run through a command, and each can be read, changed and tested alone.
+#[test]
+fn no_command_imports_another_and_no_shared_room_imports_a_command() {
+    let src = Path::new(ROOT).join("src");
+    let commands = src.join("commands");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let named = |source: &str, prefix: &str| -> Vec<String> {
+        source
+            .match_indices(prefix)
+            .map(|(at, _)| {
+                source[at + prefix.len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect()
+            })
+            .collect()
+    };
+    let mut wrong = Vec::new();
+    let mut commands_seen = 0;
+    for file in &files {
+        let source = std::fs::read_to_string(file).unwrap();
+        let relative = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if let Ok(inside) = file.strip_prefix(&commands) {
+            let own = inside
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy()
+                .trim_end_matches(".rs")
+                .to_owned();
+            if own == "mod" {
+                continue;
+            }
+            commands_seen += 1;
+            for other in named(&source, "crate::commands::") {
+                if other != own {
+                    wrong.push(format!(
+                        "src/{relative} (command {own}) names command {other}"
+                    ));
+                }
+            }
+            if source.contains("crate::cli") {
+                wrong.push(format!(
+                    "src/{relative} (command {own}) names the command line"
+                ));
+            }
+        } else if !["cli.rs", "main.rs", "lib.rs"].contains(&relative.as_str()) {
+            for prefix in ["crate::commands", "crate::cli", "flushlab::commands"] {
+                if source.contains(prefix) {
+                    wrong.push(format!("src/{relative} (a shared room) names {prefix}"));
+                }
+            }
+        }
+    }
+    assert!(
+        commands_seen >= 8,
+        "only {commands_seen} command files found"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

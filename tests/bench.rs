@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use flushlab::bench::executor::{RunSpec, run_once};
+use flushlab::commands::bench::executor::{RunSpec, run_once};
 use flushlab::results::conditions::{ReaderModel, Sink};
 use flushlab::subject::Subject;
 use flushlab::writer_mode::{Buffering, Stream};

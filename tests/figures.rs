@@ -638,7 +638,7 @@ fn read<T>(
 
 fn load_painted(dir: &Path, source: &str) -> Result<Vec<PaintRun>, String> {
     read(dir, source, |bytes| {
-        serde_json::from_slice::<flushlab::paint::PaintResults>(bytes)
+        serde_json::from_slice::<flushlab::painting::PaintResults>(bytes)
             .map(|p| p.runs)
             .map_err(|e| format!("not paint results: {e}"))
     })

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use flushlab::profile_digest::{digest, render_table};
+use flushlab::commands::profile::{digest, render_table};
 
 const RAW: &str = "tests/fixtures/profiles/stderr-raw.json.gz";
 const FRAME: &str = "tests/fixtures/profiles/stdout-frame.json.gz";

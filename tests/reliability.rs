@@ -242,7 +242,7 @@ fn ten_thousand_switches_lose_nothing() {
 
 #[test]
 fn bad_input_is_one_line_exit_2_and_leaves_the_terminal_alone() {
-    let vars = flushlab::runner::RunArgs::env_vars();
+    let vars = flushlab::commands::run::RunArgs::env_vars();
     assert!(vars.len() >= 11, "{vars:?}");
     let values: [&[u8]; 5] = [b"", b"bogus", b"-1", b"99999999999999999999", b"\xff\xfe"];
     for var in &vars {

@@ -9,8 +9,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use flushlab::commands::report::pivot;
 use flushlab::results::BenchResults;
-use flushlab::terminal_report::pivot;
 
 fn fixture(name: &str) -> BenchResults {
     serde_json::from_slice(&std::fs::read(format!("tests/fixtures/tours/{name}.json")).unwrap())

@@ -2,7 +2,8 @@
 //! no duration is given (keys, until `q`), headless when one is (until it is over). Both take
 //! the terminal over only when the measured stream is one.
 
-use std::ffi::OsString;
+pub mod report;
+
 use std::io;
 use std::os::fd::AsFd;
 use std::sync::Arc;
@@ -12,19 +13,17 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Args;
 
-use crate::accounting::{Accounting, Counted};
+use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
 use crate::backend::BackendKind;
 use crate::ceiling::{self, Spinning};
 use crate::condition::{Condition, HudLayout};
-use crate::frame_args::ChildOf;
 use crate::hud::Hud;
 use crate::keyboard::Keyboard;
 use crate::measured::{MeasuredOutput, OpenWriter};
 use crate::meters::Phases;
 use crate::meters::{Meters, ModeRow};
 use crate::outcome::{Outcome, Refusal, reader_gone};
-use crate::report::{ModeReport, Report};
 use crate::scene::Scene;
 use crate::subject::Ceiling;
 use crate::terminal_session::TerminalSession;
@@ -32,6 +31,7 @@ use crate::units::{
     DEFAULT_SIZE, parse_capacity, parse_duration, parse_fps, parse_size, parse_switch,
 };
 use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
+use report::{ModeReport, Report};
 
 /// The explorer's and the headless run's settings.
 #[derive(Debug, Args)]
@@ -127,59 +127,6 @@ pub struct RunArgs {
         conflicts_with = "ceiling"
     )]
     pub paint_log: Option<std::path::PathBuf>,
-}
-
-/// A headless run's settings as a parent (the bench) hands them to a child flushlab: one typed
-/// value, written as the very flags [`RunArgs`] parses (a test reads them back equal), so that
-/// no setting travels as an environment string the child might take from somewhere else.
-#[derive(Clone, Debug, PartialEq)]
-pub struct HeadlessRun {
-    pub stream: Stream,
-    /// `None`: as std buffers the stream.
-    pub buffering: Option<Buffering>,
-    pub ceiling: Option<Ceiling>,
-    pub capacity: usize,
-    pub duration: Duration,
-    pub scene: Scene,
-    pub sync: bool,
-    pub backend: BackendKind,
-    pub size: (u16, u16),
-    /// How the child counts write(2): as its parent does.
-    pub accounting: Accounting,
-    pub child_of: ChildOf,
-}
-
-impl HeadlessRun {
-    /// The child's command-line flags.
-    pub fn args(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> = [
-            "--stream",
-            self.stream.name(),
-            "--capacity",
-            &self.capacity.to_string(),
-            "--duration",
-            &self.duration.as_secs_f64().to_string(),
-            "--scene",
-            self.scene.name(),
-            if self.sync { "--sync=on" } else { "--sync=off" },
-            "--backend",
-            self.backend.name(),
-            "--size",
-            &format!("{}x{}", self.size.0, self.size.1),
-            "--accounting",
-            self.accounting.name(),
-        ]
-        .map(OsString::from)
-        .into();
-        if let Some(buffering) = self.buffering {
-            args.extend(["--buffering".into(), buffering.name().into()]);
-        }
-        if let Some(ceiling) = self.ceiling {
-            args.extend(["--ceiling".into(), ceiling.value().into()]);
-        }
-        args.extend(self.child_of.args());
-        args
-    }
 }
 
 /// How the loop is driven, decided once before it starts.
@@ -386,7 +333,7 @@ fn frames(
     // The wait for paint's observer comes before the meters start: it is no frame's.
     let stop = || signal.load(Ordering::Relaxed) != 0;
     let mut probe = match &cli.paint_log {
-        Some(log) => Some(crate::paint::probe::Probe::start(
+        Some(log) => Some(crate::painting::probe::Probe::start(
             log, cli.stream, rows, stop,
         )?),
         None => None,
@@ -571,7 +518,7 @@ fn frame_loop(
     out: &mut MeasuredOutput,
     settings: &LoopSettings,
     signal: &AtomicUsize,
-    mut probe: Option<&mut crate::paint::probe::Probe>,
+    mut probe: Option<&mut crate::painting::probe::Probe>,
 ) -> io::Result<Outcome> {
     let start = Instant::now();
     let mut keyboard = settings.input.then(|| open_keyboard(app)).flatten();
@@ -617,7 +564,7 @@ fn frame_loop(
         out.build_frame(|meters, canvas| {
             hud.paint_frame(app, meters, frame, area, canvas);
             if probe.is_some() {
-                crate::paint::marker::paint(frame, area, canvas);
+                crate::painting::marker::paint(frame, area, canvas);
             }
         });
         let writing = probe.is_some().then(crate::sys::monotonic_ns);
@@ -774,75 +721,4 @@ fn same_terminal(stream: Stream, other: Stream) -> bool {
             .ok()
     };
     rdev(stream).is_some() && rdev(stream) == rdev(other)
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::*;
-
-    /// What a parent hands a child is what the child reads: every setting, through the same
-    /// clap definition, with no environment variable in between.
-    #[test]
-    fn a_headless_run_reads_back_what_its_parent_wrote() {
-        let runs = [
-            HeadlessRun {
-                stream: Stream::Stderr,
-                buffering: Some(Buffering::Block),
-                ceiling: None,
-                capacity: 8192,
-                duration: Duration::from_secs_f64(0.3),
-                scene: Scene::Sparse,
-                sync: true,
-                backend: BackendKind::Lean,
-                size: (80, 24),
-                accounting: Accounting::Counting,
-                child_of: ChildOf {
-                    parent: 4321,
-                    report: "/tmp/scratch/report.json".into(),
-                },
-            },
-            HeadlessRun {
-                stream: Stream::Stdout,
-                buffering: None,
-                ceiling: Some(Ceiling::Transport),
-                capacity: 64,
-                duration: Duration::from_secs(2),
-                scene: Scene::Full,
-                sync: false,
-                backend: BackendKind::Crossterm,
-                size: (200, 60),
-                accounting: Accounting::Kernel,
-                child_of: ChildOf {
-                    parent: 1,
-                    report: "r.json".into(),
-                },
-            },
-        ];
-        for run in runs {
-            let args = std::iter::once("flushlab".into()).chain(run.args());
-            let cli = crate::cli::Cli::try_parse_from(args).unwrap().run;
-            let Some(crate::files::Destination::File(report)) = cli.report else {
-                panic!("no report file in {:?}", run.args());
-            };
-            let read = HeadlessRun {
-                stream: cli.stream,
-                buffering: cli.buffering,
-                ceiling: cli.ceiling,
-                capacity: cli.capacity,
-                duration: cli.duration.unwrap(),
-                scene: cli.scene,
-                sync: cli.sync,
-                backend: cli.backend,
-                size: cli.size.unwrap(),
-                accounting: cli.accounting.accounting.unwrap(),
-                child_of: ChildOf {
-                    parent: cli.exit_with_parent.unwrap(),
-                    report,
-                },
-            };
-            assert_eq!(read, run);
-        }
-    }
 }

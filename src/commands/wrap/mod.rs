@@ -31,7 +31,6 @@ use crate::accounting::IoCounters;
 use crate::detect::finder::FrameFinder;
 use crate::figures::{PerSecond, WrapRun};
 use crate::files::Destination;
-use crate::frame_args::ChildOf;
 use crate::meters::CpuTimes;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::reader::consume;
@@ -108,39 +107,6 @@ impl WrapArgs {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         crate::units::one_line(&words.join(" "))
-    }
-}
-
-/// A bench's `--command` row as the child flushlab it starts: CMD under wrap, headless, in a
-/// pty of the bench's size read by the bench's reader model. One typed value, written as the
-/// flags [`WrapArgs`] parses (a test reads them back equal).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HeadlessWrap {
-    pub duration: Duration,
-    pub size: (u16, u16),
-    pub reader: ReaderModel,
-    pub child_of: ChildOf,
-    pub command: Vec<OsString>,
-}
-
-impl HeadlessWrap {
-    /// The child's command line after the program: `wrap`, its flags, `--`, CMD.
-    pub fn args(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> = [
-            "wrap",
-            "--duration",
-            &self.duration.as_secs_f64().to_string(),
-            "--size",
-            &format!("{}x{}", self.size.0, self.size.1),
-            "--reader",
-            &self.reader.to_string(),
-        ]
-        .map(OsString::from)
-        .into();
-        args.extend(self.child_of.args());
-        args.push("--".into());
-        args.extend(self.command.iter().cloned());
-        args
     }
 }
 
@@ -824,50 +790,4 @@ fn forward_keys_and_resizes(
                 }
             }
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::*;
-    use crate::cli::{Cli, Command};
-
-    /// What a bench hands its `--command` child is what wrap reads, through the same clap
-    /// definition; CMD's own flags stay CMD's.
-    #[test]
-    fn a_headless_wrap_reads_back_what_its_parent_wrote() {
-        let wrap = HeadlessWrap {
-            duration: Duration::from_secs_f64(1.5),
-            size: (80, 24),
-            reader: ReaderModel::Throttle {
-                bytes_per_second: 2_000_000,
-            },
-            child_of: ChildOf {
-                parent: 99,
-                report: "/tmp/y/report.json".into(),
-            },
-            command: ["cmatrix", "-b", "--duration", "7"]
-                .map(OsString::from)
-                .into(),
-        };
-        let args = std::iter::once("flushlab".into()).chain(wrap.args());
-        let Some(Command::Wrap(read)) = Cli::try_parse_from(args).unwrap().command else {
-            panic!("not a wrap: {:?}", wrap.args());
-        };
-        let Some(Destination::File(report)) = read.report else {
-            panic!("no report file in {:?}", wrap.args());
-        };
-        let read = HeadlessWrap {
-            duration: read.duration.unwrap(),
-            size: read.size,
-            reader: read.reader,
-            child_of: ChildOf {
-                parent: read.exit_with_parent.unwrap(),
-                report,
-            },
-            command: read.command,
-        };
-        assert_eq!(read, wrap);
-    }
 }

@@ -2,7 +2,6 @@
 //! logs: this writes numbered log lines as fast as it can through the chosen writer and reports
 //! lines/s, write(2) calls, and the latency of one log call.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -15,9 +14,8 @@ use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::accounting::{Accounting, Counted, IoProbe, std_handles_counted};
+use crate::accounting::{Counted, IoProbe, std_handles_counted};
 use crate::figures::PerLine;
-use crate::frame_args::ChildOf;
 use crate::latency::Histogram;
 use crate::meters::{Sample, Totals};
 use crate::outcome::{Outcome, Refusal, reader_gone};
@@ -97,47 +95,6 @@ pub struct FloodArgs {
     /// not outlive a bench that was killed.
     #[arg(long, hide = true, value_name = "PID")]
     pub exit_with_parent: Option<i32>,
-}
-
-/// A bench's flood row as the child flushlab it starts: one typed value, written as the flags
-/// [`FloodArgs`] parses (a test reads them back equal).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HeadlessFlood {
-    pub writer: FloodWriter,
-    pub duration: Duration,
-    pub capacity: usize,
-    /// `--work` and `--rate`: the lines as a server's requests.
-    pub work: Option<Duration>,
-    pub rate: Option<u64>,
-    pub accounting: Accounting,
-    pub child_of: ChildOf,
-}
-
-impl HeadlessFlood {
-    /// The child's command line after the program: `flood` and its flags.
-    pub fn args(&self) -> Vec<OsString> {
-        let mut args: Vec<OsString> = [
-            "flood",
-            "--writer",
-            self.writer.name(),
-            "--duration",
-            &self.duration.as_secs_f64().to_string(),
-            "--capacity",
-            &self.capacity.to_string(),
-            "--accounting",
-            self.accounting.name(),
-        ]
-        .map(OsString::from)
-        .into();
-        if let Some(work) = self.work {
-            args.extend(["--work".into(), work.as_secs_f64().to_string().into()]);
-        }
-        if let Some(rate) = self.rate {
-            args.extend(["--rate".into(), rate.to_string().into()]);
-        }
-        args.extend(self.child_of.args());
-        args
-    }
 }
 
 /// Spins for `work` of wall time on this core: a request's own work, which a sleep would not be.
@@ -857,67 +814,4 @@ fn publish(args: &FloodArgs, stream: Stream, report: &FloodReport) -> anyhow::Re
             .with_context(|| format!("writing the report to {destination}"))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::*;
-    use crate::cli::{Cli, Command};
-    use crate::files::Destination;
-
-    /// What a bench hands its flood child is what the child reads, through the same clap
-    /// definition.
-    #[test]
-    fn a_headless_flood_reads_back_what_its_parent_wrote() {
-        let floods = [
-            HeadlessFlood {
-                writer: FloodWriter::Thread,
-                duration: Duration::from_secs_f64(0.5),
-                capacity: 4096,
-                work: Some(Duration::from_micros(17)),
-                rate: Some(20_000),
-                accounting: Accounting::Counting,
-                child_of: ChildOf {
-                    parent: 77,
-                    report: "/tmp/x/report.json".into(),
-                },
-            },
-            HeadlessFlood {
-                writer: FloodWriter::Println,
-                duration: Duration::from_secs(3),
-                capacity: DEFAULT_CAPACITY,
-                work: None,
-                rate: None,
-                accounting: Accounting::Kernel,
-                child_of: ChildOf {
-                    parent: 1,
-                    report: "r.json".into(),
-                },
-            },
-        ];
-        for flood in floods {
-            let args = std::iter::once("flushlab".into()).chain(flood.args());
-            let Some(Command::Flood(read)) = Cli::try_parse_from(args).unwrap().command else {
-                panic!("not a flood: {:?}", flood.args());
-            };
-            let Some(Destination::File(report)) = read.report else {
-                panic!("no report file in {:?}", flood.args());
-            };
-            let read = HeadlessFlood {
-                writer: read.writer,
-                duration: read.duration.unwrap(),
-                capacity: read.capacity,
-                work: read.work,
-                rate: read.rate,
-                accounting: read.accounting.accounting.unwrap(),
-                child_of: ChildOf {
-                    parent: read.exit_with_parent.unwrap(),
-                    report,
-                },
-            };
-            assert_eq!(read, flood);
-        }
-    }
 }

@@ -24,7 +24,7 @@ use crate::keyboard::{Input, Keyboard};
 use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
 use crate::outcome::{Outcome, Refusal, complain};
-use crate::paint::own::OwnWindow;
+use crate::painting::own::OwnWindow;
 use crate::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
@@ -493,7 +493,7 @@ fn tour_results(
                 segments
                     .into_iter()
                     .zip(modes)
-                    .map(|(painted, mode)| crate::paint::PaintRun {
+                    .map(|(painted, mode)| crate::results::painted::PaintRun {
                         terminal: terminal_name.clone(),
                         mode: Subject::Mode(mode.stream, mode.buffering),
                         sync: args.frame.sync,

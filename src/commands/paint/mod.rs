@@ -7,17 +7,11 @@
 //! the markers show. Per run: accepted fps (from the run's own frame log), painted fps,
 //! skipped and torn shares, and the latency from a frame's write(2) to its first paint.
 //!
-//! Rooms: [`marker`] (the codec, a leaf), [`probe`] (the run's side, inside the terminal),
-//! [`display`] (Xvfb and the terminals' launch table), [`observer`] (the X client),
-//! [`analysis`] (reads and frame times to figures, with the self-checks).
+//! Its own room holds the command (flags, plan, runs) and [`display`] (Xvfb and the terminals'
+//! launch table); what the explorer and the tour share with it — the frame marker, the probe
+//! inside the terminal, the X observer, the analysis — is [`crate::painting`].
 
-pub mod analysis;
 pub mod display;
-pub mod marker;
-pub mod observer;
-pub mod own;
-pub mod plot;
-pub mod probe;
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,11 +19,12 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal};
-pub use crate::results::painted::PaintRun;
+use crate::painting::{PaintResults, analysis, marker, observer, plot, probe};
+use crate::results::painted::PaintRun;
 use crate::subject::Subject;
 use crate::units::{parse_duration, parse_fps, parse_size};
 use display::{Terminal, Xvfb};
@@ -97,15 +92,6 @@ pub struct PaintArgs {
     /// difference to a run with it.
     #[arg(long, help_heading = "Advanced")]
     pub no_observer: bool,
-}
-
-/// Every run of a `flushlab paint`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PaintResults {
-    pub version: String,
-    pub duration_s: f64,
-    pub fps_cap: Option<f64>,
-    pub runs: Vec<PaintRun>,
 }
 
 /// The validated plan: what runs, in which order.

@@ -8,16 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
 use crate::figures::WrapRun;
-use crate::flood::HeadlessFlood;
 use crate::frame_args::ChildOf;
 use crate::reader::{Tail, consume};
 use crate::results::conditions::{ReaderModel, Sink};
 use crate::results::{FailedRun, Run};
-use crate::runner::HeadlessRun;
 use crate::subject::Subject;
 use crate::sys::pty::Pty;
-use crate::wrap::HeadlessWrap;
 use crate::writer_mode::Stream;
 
 /// Everything one run needs.
@@ -57,7 +55,7 @@ impl RunSpec {
 
     fn configure(&self, command: &mut Command, report: &Path) {
         // Whatever the headless run reads, nothing leaks from the bench's own environment.
-        for var in crate::runner::RunArgs::env_vars() {
+        for var in RUN_ENV {
             command.env_remove(var);
         }
         command.args(self.child_args(report));

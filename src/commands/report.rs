@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal, print};
-use crate::paint::PaintResults;
+use crate::painting::PaintResults;
 use crate::results::conditions::Reader;
 use crate::results::export::{markdown_cell, or_dash};
 use crate::results::painted::PaintRun;
@@ -166,7 +166,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     if let Some(destination) = &args.plot {
         let svg = if all.is_empty() {
             // Only `flushlab paint` results: their own chart.
-            crate::paint::plot::svg(&painted)?.into_bytes()
+            crate::painting::plot::svg(&painted)?.into_bytes()
         } else {
             crate::results::export::Exporter::serialize(&plot::SvgPlot, &merged(&all))?
         };

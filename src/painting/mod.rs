@@ -1,0 +1,26 @@
+//! Painted frames, the machinery three commands share: the frame marker painted into each
+//! frame and its codec ([`marker`], a leaf), the probe that logs each frame's write inside the
+//! terminal ([`probe`]), the X client that watches a terminal's window ([`observer`]), the
+//! analysis of what it read ([`analysis`]), the tour's own window ([`own`]) and the chart of
+//! painted rates ([`plot`]). `flushlab paint` runs them; the explorer paints the marker and
+//! keeps the probe's log; the tour reads its own window; `flushlab report` draws the chart.
+
+pub mod analysis;
+pub mod marker;
+pub mod observer;
+pub mod own;
+pub mod plot;
+pub mod probe;
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::painted::PaintRun;
+
+/// Every run of a `flushlab paint`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PaintResults {
+    pub version: String,
+    pub duration_s: f64,
+    pub fps_cap: Option<f64>,
+    pub runs: Vec<PaintRun>,
+}
