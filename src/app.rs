@@ -109,6 +109,7 @@ impl App {
         self.lesson = Some(at);
         self.mode = crate::lesson::mode(at, self.mode.capacity);
         self.sync = crate::lesson::STEPS[at].sync;
+        self.backend = crate::lesson::STEPS[at].backend;
         self.show_table = at == crate::lesson::STEPS.len() - 1;
     }
 

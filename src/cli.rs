@@ -38,8 +38,8 @@ Examples:
 #[derive(Debug, clap::Args)]
 #[command(after_help = LESSON_EXAMPLES)]
 pub struct LessonArgs {
-    /// The step to start at, 1 to 9.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=9))]
+    /// The step to start at, 1 to 10.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=10))]
     pub step: Option<u16>,
     /// List the steps and exit.
     #[arg(long)]

@@ -6,6 +6,7 @@
 use ratatui::style::{Color, Stylize};
 use ratatui::text::{Line, Span};
 
+use crate::backend::BackendKind;
 use crate::condition::Condition;
 use crate::meters::{Meters, Totals};
 use crate::units::{bytes, count};
@@ -18,16 +19,20 @@ pub struct Step {
     pub stream: Stream,
     pub buffering: Buffering,
     pub sync: bool,
+    /// The backend the step starts with; in the encoder's step, `x` switches it and the
+    /// figures compare the two backends instead of the mode with `stdout()`.
+    pub backend: BackendKind,
     pub text: &'static str,
 }
 
 /// The lesson, in order.
-pub const STEPS: [Step; 9] = [
+pub const STEPS: [Step; 10] = [
     Step {
         title: "std's stdout()",
         stream: Stream::Stdout,
         buffering: Buffering::Line,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "println! and ratatui's default terminal write through std's stdout(): a 1 KiB \
                LineWriter. A frame has almost no newline, so it leaves in 1 KiB pieces, one \
                write(2) each.",
@@ -37,6 +42,7 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stderr,
         buffering: Buffering::Raw,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "std's stderr() is unbuffered, so that a crash message is out at once. Under a \
                TUI, every escape sequence crossterm writes becomes its own write(2): watch the \
                frame rate collapse.",
@@ -46,6 +52,7 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stdout,
         buffering: Buffering::Raw,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "A frame is thousands of tiny pieces: move the cursor, set a colour, print a \
                cell. Unbuffered, each piece is a system call. The bytes are the same in every \
                step; only how many write(2) carry them changes.",
@@ -55,6 +62,7 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stdout,
         buffering: Buffering::Block,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "BufWriter::new(stdout()) gathers the pieces and writes 8 KiB at a time: a few \
                dozen write(2) a frame instead of hundreds, and far less CPU a frame.",
     },
@@ -63,6 +71,7 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stdout,
         buffering: Buffering::Frame,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "Gather the whole frame and write it once: one write(2) a frame. The loop waits \
                inside that write while the terminal takes the bytes.",
     },
@@ -71,6 +80,7 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stdout,
         buffering: Buffering::Thread,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "Hand the finished frame to a thread that writes it while the next one is drawn: \
                one write(2) a frame, and drawing no longer waits for the terminal.",
     },
@@ -79,14 +89,26 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stdout,
         buffering: Buffering::Frame,
         sync: true,
+        backend: BackendKind::Crossterm,
         text: "DEC mode 2026 asks the terminal to show a frame only once it is complete: no \
                half-drawn frames. The two markers travel in the same single write(2).",
+    },
+    Step {
+        title: "After buffering: the encoder",
+        stream: Stream::Stdout,
+        buffering: Buffering::Thread,
+        sync: false,
+        backend: BackendKind::Lean,
+        text: "With one write a frame, most of a frame's CPU is encoding it: crossterm formats \
+               every sequence through fmt. flushlab's lean backend sends the same bytes built \
+               without it. Press x to switch backends: the figures compare the two.",
     },
     Step {
         title: "The terminal is the limit",
         stream: Stream::Stdout,
         buffering: Buffering::Block,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "Past a point a faster writer buys no frames: the terminal reads at its own pace \
                and the loop waits for it (reader wait). What still differs between the modes \
                is the CPU each frame costs.",
@@ -96,6 +118,7 @@ pub const STEPS: [Step; 9] = [
         stream: Stream::Stdout,
         buffering: Buffering::Thread,
         sync: false,
+        backend: BackendKind::Crossterm,
         text: "Every mode of this lesson, measured here under the same conditions. Headless, \
                in fresh terminals: flushlab bench --modes stdout/line,stderr/raw,stdout/raw,\
                stdout/block,stdout/frame,stdout/thread",
@@ -130,8 +153,12 @@ pub fn list() -> String {
         .enumerate()
         .map(|(i, s)| {
             let sync = if s.sync { " + sync" } else { "" };
+            let backend = match s.backend {
+                BackendKind::Crossterm => String::new(),
+                other => format!(", {} backend", other.name()),
+            };
             format!(
-                "{:>2}. {} ({}/{}{sync})\n",
+                "{:>2}. {} ({}/{}{sync}{backend})\n",
                 i + 1,
                 s.title,
                 s.stream.name(),
@@ -165,23 +192,42 @@ pub fn caption(
     while head.len() < 1 + TEXT_LINES {
         head.push(Line::from(""));
     }
-    let stdout = Mode::new(Stream::Stdout, Buffering::Line, mode.capacity);
     // The last second while the step runs; its row (kept) until a second has passed.
     let figures = meters
         .window
         .or_else(|| meters.totals_for(mode, condition).copied());
-    let is_stdout = mode.key() == stdout.key();
-    let base = (!is_stdout)
-        .then(|| meters.totals_for(stdout, condition).copied())
-        .flatten();
-    // Rows are compared under one condition only: say so instead of a ratio.
-    let no_base = (!is_stdout && base.is_none()).then_some(if condition.sync {
-        "× stdout(): none measured with sync on"
+    let (against, base, no_base) = if this.backend == BackendKind::Crossterm {
+        let stdout = Mode::new(Stream::Stdout, Buffering::Line, mode.capacity);
+        let is_stdout = mode.key() == stdout.key();
+        let base = (!is_stdout)
+            .then(|| meters.totals_for(stdout, condition).copied())
+            .flatten();
+        // Rows are compared under one condition only: say so instead of a ratio.
+        let no_base = (!is_stdout && base.is_none()).then_some(if condition.sync {
+            "× stdout(): none measured with sync on".to_owned()
+        } else {
+            "× stdout(): not measured yet".to_owned()
+        });
+        ("stdout()", base, no_base)
     } else {
-        "× stdout(): not measured yet"
-    });
+        // The encoder's step: the same mode through the other backend.
+        let other = condition.backend.next();
+        let base = meters
+            .totals_for(
+                mode,
+                Condition {
+                    backend: other,
+                    ..condition
+                },
+            )
+            .copied();
+        let no_base = base
+            .is_none()
+            .then(|| format!("× {}: press x to measure it", other.name()));
+        (other.name(), base, no_base)
+    };
     let tail = vec![
-        figures_line(figures.as_ref(), base.as_ref(), no_base, width),
+        figures_line(figures.as_ref(), base.as_ref(), against, no_base, width),
         Line::from(" space/→ next · ←/Backspace back · m table · q quit").fg(Color::DarkGray),
     ];
     (head, tail)
@@ -191,14 +237,15 @@ pub fn caption(
 fn figures_line(
     now: Option<&Totals>,
     base: Option<&Totals>,
-    no_base: Option<&str>,
+    against: &str,
+    no_base: Option<String>,
     width: u16,
 ) -> Line<'static> {
     let Some(now) = now else {
         return Line::from(" measuring… (figures update once a second)").italic();
     };
     let times = |a: Option<f64>, b: Option<f64>| match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!(" (×{} stdout())", ratio(a / b)),
+        (Some(a), Some(b)) if b > 0.0 => format!(" (×{} {against})", ratio(a / b)),
         _ => String::new(),
     };
     let base_writes = base.and_then(|b| b.writes_per_frame());
@@ -225,7 +272,7 @@ fn figures_line(
         format!("{}/frame", now.bytes_per_frame().map_or("–".into(), bytes)),
     ];
     if let Some(why) = no_base {
-        parts.insert(1, why.to_owned());
+        parts.insert(1, why);
     }
     // Whole figures only: what does not fit is left out, from the end.
     let mut line = String::new();
@@ -285,5 +332,58 @@ mod tests {
         assert_eq!(next(STEPS.len() - 1), STEPS.len() - 1);
         assert_eq!(previous(0), 0);
         assert_eq!(list().lines().count(), STEPS.len());
+    }
+
+    /// The encoder's step compares the mode through the two backends, never with `stdout()`;
+    /// `x` there switches the backend, and going to the step sets the lean one.
+    #[test]
+    fn the_encoders_step_compares_the_two_backends() {
+        use crate::app::{Action, App};
+        use crate::condition::HudLayout;
+        use crate::meters::{ModeRow, Totals};
+        use crate::scene::Scene;
+
+        let at = STEPS
+            .iter()
+            .position(|s| s.backend == BackendKind::Lean)
+            .unwrap();
+        let mut app = App::new(mode(0, 8192), Scene::Full, false);
+        app.go_to_step(at);
+        assert_eq!(app.backend, BackendKind::Lean);
+        let lean = app.condition(80, 24);
+        app.apply(Action::NextBackend, std::time::Instant::now());
+        assert_eq!(app.backend, BackendKind::Crossterm);
+        let crossterm = app.condition(80, 24);
+        assert_eq!(lean.hud, HudLayout::Full);
+
+        let totals = |frames| Totals {
+            frames,
+            seconds: 1.0,
+            ..Totals::default()
+        };
+        let mut meters = Meters::new();
+        let mode = app.mode;
+        meters.rows.push(ModeRow {
+            condition: crossterm,
+            mode: mode.key(),
+            totals: totals(200),
+        });
+        let text = |meters: &Meters, condition| {
+            let (_, tail) = caption(at, mode, meters, condition, 200);
+            tail[0].to_string()
+        };
+        assert!(
+            text(&meters, crossterm).contains("× lean: press x to measure it"),
+            "{}",
+            text(&meters, crossterm)
+        );
+        meters.rows.push(ModeRow {
+            condition: lean,
+            mode: mode.key(),
+            totals: totals(400),
+        });
+        let said = text(&meters, lean);
+        assert!(said.contains("400 fps (×2.00 crossterm)"), "{said}");
+        assert!(!said.contains("stdout()"), "{said}");
     }
 }

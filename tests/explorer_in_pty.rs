@@ -676,6 +676,9 @@ fn a_lesson_goes_through_every_step_and_back() {
             // the sync step says why there is none.
             let compared = if step.sync {
                 "× stdout(): none measured with sync on"
+            } else if step.backend != flushlab::backend::BackendKind::Crossterm {
+                // The encoder's step: the same mode through the other backend.
+                "crossterm)"
             } else {
                 "stdout())"
             };

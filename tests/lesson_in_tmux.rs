@@ -73,7 +73,13 @@ fn a_class_goes_through_the_lesson_in_tmux_and_back() {
         );
         let title = |i: usize| format!("Step {} of {} · {}", i + 1, steps.len(), steps[i].title);
         let shown = |i: usize, screen: &str| {
-            let compared = i == 0 || steps[i].sync || screen.contains("stdout())");
+            // The encoder's step compares the two backends (the other's row from the step
+            // before it, the same mode).
+            let against = match steps[i].backend {
+                flushlab::backend::BackendKind::Crossterm => "stdout())",
+                _ => "crossterm)",
+            };
+            let compared = i == 0 || steps[i].sync || screen.contains(against);
             screen.contains(&title(i))
                 && screen.contains("write(2)/frame")
                 && screen.contains(" fps")
