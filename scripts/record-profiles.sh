@@ -2,7 +2,7 @@
 # Records a samply profile of flushlab's headless run for each writer mode, into profiles/.
 #
 #   scripts/record-profiles.sh [--lower-paranoid] [--duration SECONDS] [--size COLSxROWS]
-#                              [--rate HZ] [--out DIR] [MODE...]
+#                              [--rate HZ] [--out DIR] [--profile NAME] [MODE...]
 #
 # MODE is stdout/raw, stderr/block, ... (default: all ten). The run happens inside a
 # pseudo-terminal (util-linux `script`) drained to /dev/null, so it needs no terminal and
@@ -12,9 +12,11 @@
 #   DIR/<stream>-<buffering>.report.json    flushlab's own report of the run (frames, fps, ...)
 # DIR defaults to profiles/. Defaults: --duration 5, --size 200x60, --rate 1000 (capped at the
 # kernel's perf_event_max_sample_rate, which the kernel itself lowers when sampling is costly).
+# --profile: the cargo profile to build (default profiling: full debug info for inlined frames;
+# release has line tables only, enough for the digest's parts, and CI has it built already).
 set -euo pipefail
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "record-profiles: $*" >&2; exit 1; }
 
 lower=false
@@ -22,6 +24,7 @@ duration=5
 size=200x60
 out=profiles
 rate=1000
+profile=profiling
 modes=()
 while (($#)); do
     case "$1" in
@@ -30,8 +33,9 @@ while (($#)); do
         --size) size="${2:?--size needs COLSxROWS}"; shift ;;
         --out) out="${2:?--out needs DIR}"; shift ;;
         --rate) rate="${2:?--rate needs HZ}"; shift ;;
+        --profile) profile="${2:?--profile needs NAME}"; shift ;;
         -h|--help) usage; exit 0 ;;
-        -*) die "unknown option '$1' (valid: --lower-paranoid, --duration, --size, --rate, --out, --help)" ;;
+        -*) die "unknown option '$1' (valid: --lower-paranoid, --duration, --size, --rate, --out, --profile, --help)" ;;
         *) modes+=("$1") ;;
     esac
     shift
@@ -43,6 +47,7 @@ if ((${#modes[@]} == 0)); then
 fi
 [[ "$duration" =~ ^[0-9]*\.?[0-9]+$ ]] || die "bad --duration '$duration' (expected seconds, e.g. 5 or 0.5)"
 [[ "$rate" =~ ^[1-9][0-9]*$ ]] || die "bad --rate '$rate' (expected samples per second, e.g. 1000)"
+[[ "$profile" =~ ^(profiling|release)$ ]] || die "bad --profile '$profile' (valid: profiling, release)"
 [[ "$size" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || die "bad --size '$size' (expected COLSxROWS, e.g. 200x60)"
 cols=${BASH_REMATCH[1]}
 rows=${BASH_REMATCH[2]}
@@ -82,9 +87,9 @@ if ((rate > max_rate)); then
     rate=$max_rate
 fi
 
-echo "+ cargo build --profile profiling"
-cargo build --profile profiling --quiet
-bin="$root/target/profiling/flushlab"
+echo "+ cargo build --profile $profile"
+cargo build --profile "$profile" --locked --quiet
+bin="$root/target/$profile/flushlab"
 
 for mode in "${modes[@]}"; do
     stream="${mode%%/*}"

@@ -39,6 +39,8 @@
 
 mod common;
 
+use flushlab::backend::BackendKind;
+
 use flushlab_core::results::conditions::Workload;
 use flushlab_core::results::painted::PaintRun;
 use flushlab_core::results::{BenchResults, Row};
@@ -521,8 +523,13 @@ impl Mark {
                 let base = results
                     .results
                     .iter()
+                    // std's writer through ratatui's own backend, in the same place: a lean
+                    // row's rate is compared as a ratio to it too (the lean `stdout/line`
+                    // swings most of all rows, a factor of 3 between runs here).
                     .find(|r| {
-                        results.name(&r.subject) == name && r.conditions() == row.conditions()
+                        results.name(&r.subject) == name
+                            && r.backend == BackendKind::default()
+                            && (r.size, r.sink, &r.reader) == (row.size, row.sink, &row.reader)
                     })
                     .ok_or_else(|| format!("no {name} row beside {} to compare with", self.row))?;
                 let base = field
