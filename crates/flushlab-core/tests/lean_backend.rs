@@ -41,27 +41,30 @@ impl Write for Calls {
     }
 }
 
+/// The 16 named colours, in ANSI order (their index is the one crossterm sends).
+const NAMED: [Color; 16] = [
+    Color::Black,
+    Color::Red,
+    Color::Green,
+    Color::Yellow,
+    Color::Blue,
+    Color::Magenta,
+    Color::Cyan,
+    Color::Gray,
+    Color::DarkGray,
+    Color::LightRed,
+    Color::LightGreen,
+    Color::LightYellow,
+    Color::LightBlue,
+    Color::LightMagenta,
+    Color::LightCyan,
+    Color::White,
+];
+
 fn colour() -> impl Strategy<Value = Color> {
     prop_oneof![
         Just(Color::Reset),
-        (0u8..16).prop_map(|i| [
-            Color::Black,
-            Color::Red,
-            Color::Green,
-            Color::Yellow,
-            Color::Blue,
-            Color::Magenta,
-            Color::Cyan,
-            Color::Gray,
-            Color::DarkGray,
-            Color::LightRed,
-            Color::LightGreen,
-            Color::LightYellow,
-            Color::LightBlue,
-            Color::LightMagenta,
-            Color::LightCyan,
-            Color::White,
-        ][usize::from(i)]),
+        (0..NAMED.len()).prop_map(|i| NAMED[i]),
         any::<u8>().prop_map(Color::Indexed),
         any::<(u8, u8, u8)>().prop_map(|(r, g, b)| Color::Rgb(r, g, b)),
     ]
@@ -151,30 +154,12 @@ fn screen(bytes: &[u8], area: Rect) -> vt100::Parser {
 }
 
 fn vt_colour(colour: Color) -> vt100::Color {
-    let named = [
-        Color::Black,
-        Color::Red,
-        Color::Green,
-        Color::Yellow,
-        Color::Blue,
-        Color::Magenta,
-        Color::Cyan,
-        Color::Gray,
-        Color::DarkGray,
-        Color::LightRed,
-        Color::LightGreen,
-        Color::LightYellow,
-        Color::LightBlue,
-        Color::LightMagenta,
-        Color::LightCyan,
-        Color::White,
-    ];
     match colour {
         Color::Reset => vt100::Color::Default,
         Color::Indexed(i) => vt100::Color::Idx(i),
         Color::Rgb(r, g, b) => vt100::Color::Rgb(r, g, b),
         named_colour => {
-            vt100::Color::Idx(named.iter().position(|c| *c == named_colour).unwrap() as u8)
+            vt100::Color::Idx(NAMED.iter().position(|c| *c == named_colour).unwrap() as u8)
         }
     }
 }
