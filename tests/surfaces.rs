@@ -42,6 +42,19 @@ fn hostile_values_on_the_new_surfaces_are_one_escaped_line_and_exit_2() {
             "--no-observer".into(),
             "true".into(),
         ],
+        // The backends (issue 35): an unknown one, as a flag of each command that takes it.
+        vec![
+            format!("--backend=lean{osc}"),
+            "--duration".into(),
+            "0.1".into(),
+        ],
+        vec![
+            "bench".into(),
+            "--backend".into(),
+            format!("crossterm,{osc}"),
+        ],
+        vec!["tour".into(), "--backend".into(), "crossterm,lean".into()],
+        vec!["lesson".into(), "--step".into(), "11".into()],
     ];
     for args in &cases {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
@@ -58,4 +71,23 @@ fn hostile_values_on_the_new_surfaces_are_one_escaped_line_and_exit_2() {
         );
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// `BACKEND` from the environment is checked as the flag is: one escaped line naming it.
+#[test]
+fn a_hostile_backend_from_the_environment_is_one_escaped_line_and_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .env("BACKEND", "lean\x1b]0;pwned\x07")
+        .env("DURATION", "0.1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
+    assert!(
+        said.contains("BACKEND") && said.contains("crossterm"),
+        "{said}"
+    );
+    assert!(!said.contains('\x1b') && !said.contains('\x07'), "{said:?}");
 }
