@@ -33,7 +33,10 @@
 //!   as ratios to std's `stdout()` (a log line's: `println!`'s) in the same conditions and
 //!   ratios within a factor of 3, latencies within a factor of 10 —
 //!   two machines of this project's kind put `stderr()` at 4.6 and 2.9 fps against `stdout()`'s
-//!   129 and 171 at 200x60, a factor of 2.1 between their ratios).
+//!   129 and 171 at 200x60, a factor of 2.1 between their ratios). A fresh run the machine
+//!   starved (a row waited for a core [`STARVED_POINTS`] more of its frames than quoted, as
+//!   the kernel counts it) cannot speak for timings: its timing figures that do not hold are
+//!   printed with the reason and set aside; its counts still must hold.
 //! - `FLUSHLAB_WRITE_FIGURES=1` rewrites every quoted figure from its file instead of checking
 //!   (`scripts/regenerate-docs.sh` does, after re-running the commands into docs/results).
 
@@ -781,10 +784,56 @@ fn check_doc(text: &str, sources: &mut Sources) -> (Vec<String>, String, usize) 
     (problems, rewritten, count)
 }
 
-/// Every marked figure against a fresh run: the problems, and how many were compared.
-fn check_fresh(text: &str, quoted: &mut Sources, fresh: &mut Sources) -> (Vec<String>, usize) {
+/// How many points more of its frames a fresh row may spend runnable but not running than the
+/// quoted row did before the fresh run counts as starved. Two `yes > /dev/null` beside a bench
+/// here put 8–23 points on every row (stdout/line 6 → 18%, stderr/raw 9 → 32%); quiet runs
+/// stay within 3 points of each other.
+const STARVED_POINTS: f64 = 0.10;
+
+/// Whether something else on the machine took the cores from a fresh run: the row that waited
+/// for a core longest beyond its quoted twin, as the kernel counts it (`/proc/PID/schedstat`'s
+/// run delay, the time split's "cpu wait"), when it is more than [`STARVED_POINTS`] beyond.
+/// CI on a shared machine once ran every bench while another tenant held the cores: stdout/line
+/// waited 28% of its frames (0.2% quoted) and reached a third of its quoted fps.
+fn starved(quoted: &BenchResults, fresh: &BenchResults) -> Option<String> {
+    let share = |row: &Row| {
+        let split = row.time_split?;
+        (split.total_ms() > 0.0).then(|| split.cpu_wait_ms / split.total_ms())
+    };
+    fresh
+        .results
+        .iter()
+        .filter_map(|f| {
+            let q = quoted
+                .results
+                .iter()
+                .find(|q| q.subject == f.subject && q.conditions() == f.conditions())?;
+            let (qs, fs) = (share(q)?, share(f)?);
+            (fs - qs > STARVED_POINTS).then_some((fs - qs, f, qs, fs))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, row, qs, fs)| {
+            let (size, sink, reader, _) = row.conditions();
+            format!(
+                "{}@{size},{sink},{reader} waited for a core {:.0}% of its frames \
+                 ({:.0}% quoted)",
+                fresh.row_name(row),
+                fs * 100.0,
+                qs * 100.0
+            )
+        })
+}
+
+/// Every marked figure against a fresh run: the problems, how many were compared, and the
+/// timing figures that did not hold in a run the machine starved (why, once a source).
+fn check_fresh(
+    text: &str,
+    quoted: &mut Sources,
+    fresh: &mut Sources,
+) -> (Vec<String>, usize, BTreeMap<String, Vec<String>>) {
     let mut problems = Vec::new();
     let mut compared = 0;
+    let mut excused: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for mark in marks(text).into_iter().flatten() {
         if mark.not_rerun || matches!(mark.field, Field::Painted(_)) {
             continue;
@@ -808,7 +857,7 @@ fn check_fresh(text: &str, quoted: &mut Sources, fresh: &mut Sources) -> (Vec<St
             Ok((q, f)) => {
                 compared += 1;
                 if !mark.kind().holds(q, f) {
-                    problems.push(format!(
+                    let problem = format!(
                         "line {}: {} {} {:?} is {:.3} quoted and {:.3} fresh (as compared), \
                          beyond {}",
                         mark.line,
@@ -818,13 +867,29 @@ fn check_fresh(text: &str, quoted: &mut Sources, fresh: &mut Sources) -> (Vec<St
                         q,
                         f,
                         mark.kind().tolerance()
-                    ));
+                    );
+                    // Counts are the code's on any machine, however busy; timings are not.
+                    let starvation = match mark.kind() {
+                        Kind::Count => None,
+                        _ => quoted
+                            .get(&mark.source)
+                            .ok()
+                            .zip(fresh.get(&mark.source).ok())
+                            .and_then(|(q, f)| starved(q, f)),
+                    };
+                    match starvation {
+                        Some(why) => excused
+                            .entry(format!("{}: {why}", mark.source))
+                            .or_default()
+                            .push(problem),
+                        None => problems.push(problem),
+                    }
                 }
             }
             Err(e) => problems.push(format!("line {}: {e}", mark.line)),
         }
     }
-    (problems, compared)
+    (problems, compared, excused)
 }
 
 #[test]
@@ -871,14 +936,29 @@ fn quoted_figures_hold_on_a_fresh_run() {
     let mut quoted = Sources::new(root().join("docs/results"));
     let mut runs: Vec<(Vec<String>, usize)> = Vec::new();
     for dir in std::env::split_paths(&fresh) {
-        let mut fresh = Sources::new(dir);
+        let mut fresh = Sources::new(dir.clone());
         let mut problems = Vec::new();
         let mut total = 0;
+        let mut excused: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for doc in DOCS {
             let text = std::fs::read_to_string(root().join(doc)).unwrap();
-            let (found, compared) = check_fresh(&text, &mut quoted, &mut fresh);
+            let (found, compared, starved) = check_fresh(&text, &mut quoted, &mut fresh);
             total += compared;
             problems.extend(found.into_iter().map(|p| format!("{doc} {p}")));
+            for (why, figures) in starved {
+                let figures = figures.into_iter().map(|p| format!("{doc} {p}"));
+                excused.entry(why).or_default().extend(figures);
+            }
+        }
+        // Said, never hidden: which timings this run could not speak for, and why.
+        for (why, figures) in &excused {
+            eprintln!(
+                "{}: {} timing figure(s) off in a starved run, not counted against the docs \
+                 ({why}):\n  {}",
+                dir.display(),
+                figures.len(),
+                figures.join("\n  ")
+            );
         }
         runs.push((problems, total));
     }
@@ -1033,7 +1113,8 @@ mod the_checker {
         let mut quoted = Sources::new(root().join("docs/results"));
         let same = std_results();
         let dir = scratch_with(&same);
-        let (problems, compared) = check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
+        let (problems, compared, _) =
+            check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
         assert_eq!((problems, compared), (vec![], 4));
 
         // A machine twice as fast moves every rate alike: the ratios hold.
@@ -1045,7 +1126,7 @@ mod the_checker {
             });
         }
         let dir = scratch_with(&faster);
-        let (problems, _) = check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
+        let (problems, _, _) = check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
         assert!(problems.is_empty(), "{problems:?}");
 
         // stderr() alone four times faster, 20% more writes, 30 points less kernel: each named.
@@ -1063,9 +1144,31 @@ mod the_checker {
         raw.kernel_share = raw.kernel_share.map(|k| k - 0.3);
         raw.cpu_ms_per_frame = raw.cpu_ms_per_frame.map(|c| c / 4.0);
         let dir = scratch_with(&off);
-        let (problems, _) = check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
-        std::fs::remove_dir_all(&dir).unwrap();
+        let (problems, _, excused) = check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
         assert_eq!(problems.len(), 4, "{problems:#?}");
         assert!(problems[0].contains("WritesPerFrame") && problems[0].contains("15%"));
+        assert!(excused.is_empty(), "{excused:?}");
+
+        // The same run with one row waiting for a core a third of its frames: the machine,
+        // not the code, moved its timings, and they are set aside with the reason; the writes
+        // a frame are the code's and still fail.
+        let line = off
+            .results
+            .iter_mut()
+            .find(|r| r.subject.to_string() == "stdout/line")
+            .unwrap();
+        let split = line.time_split.as_mut().unwrap();
+        split.cpu_wait_ms += split.total_ms() * 0.5;
+        let dir = scratch_with(&off);
+        let (problems, _, excused) = check_fresh(text, &mut quoted, &mut Sources::new(dir.clone()));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(problems[0].contains("WritesPerFrame"), "{problems:?}");
+        let (why, figures) = excused.iter().next().unwrap();
+        assert!(
+            why.contains("stdout/line@200x60") && why.contains("waited for a core"),
+            "{why}"
+        );
+        assert_eq!(figures.len(), 3, "{figures:#?}");
     }
 }
