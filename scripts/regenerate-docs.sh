@@ -5,17 +5,17 @@
 #                                          guide give them (3 runs of 2 s a frame's row, of
 #                                          1 s a log line's; ~12 minutes here), into
 #                                          docs/results; then every marked figure in the docs
-#                                          is rewritten from those files (tests/figures.rs)
+#                                          is rewritten from those files (tests/it/figures.rs)
 #   scripts/regenerate-docs.sh --short     1 run of 1 s a row (~3 minutes) into a scratch
 #                                          directory, then checks every quoted figure against
-#                                          it with the tolerance tests/figures.rs states (where
+#                                          it with the tolerance tests/it/figures.rs states (where
 #                                          a figure fails, the benches run once more and a
 #                                          figure holds if it held once); CI runs this.
 #                                          Nothing in docs/ changes.
 #   --out DIR                              keep the fresh results in DIR instead
 #
 # A figure is marked where a document quotes it: `317<!--fig std-200x60 stdout/line
-# writes_per_frame-->`; tests/figures.rs says how, and `cargo test` checks that every quoted
+# writes_per_frame-->`; tests/it/figures.rs says how, and `cargo test` checks that every quoted
 # figure is the one in its file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,7 +98,7 @@ run_benches
 if $short; then
     check() {
         FLUSHLAB_FRESH_RESULTS="$1" \
-            cargo test --locked --quiet --test figures -- quoted_figures_hold_on_a_fresh_run --nocapture
+            cargo test --locked --quiet --test it -- figures::quoted_figures_hold_on_a_fresh_run --nocapture
     }
     first="$(cd "$out" && pwd)"
     echo "== the quoted figures against this run"
@@ -117,6 +117,6 @@ else
         "$flushlab" report "$out/$chart.json" --plot "$out/$chart.svg"
     done
     echo "== every marked figure rewritten from docs/results"
-    FLUSHLAB_WRITE_FIGURES=1 cargo test --locked --quiet --test figures -- every_quoted_figure
+    FLUSHLAB_WRITE_FIGURES=1 cargo test --locked --quiet --test it -- figures::every_quoted_figure
     git --no-pager diff --stat -- README.md docs
 fi

@@ -1,4 +1,4 @@
-/* Programs that fight back, for the observer's held frames (tests/observer.rs): each draws
+/* Programs that fight back, for the observer's held frames (tests/it/observer.rs): each draws
  * frames to fd 1 with many small write(2) and a pause between frames, doing one hostile thing.
  *
  *   hostile MODE FRAMES      MODE is one of

@@ -256,15 +256,15 @@ fn measure(
     how: How,
     signal: &AtomicUsize,
 ) -> anyhow::Result<(Measured, bool)> {
-    let interactive = how.interactive;
-    let mut running = Running::start(args, program, how)?;
     // Stopped as a job (`kill -TSTP`; Ctrl-Z itself goes to CMD): the terminal is given back
-    // while wrap is stopped, and taken again when it continues.
-    let suspend = if interactive {
+    // while wrap is stopped, and taken again when it continues. Watched before the terminal is
+    // taken: a SIGTSTP in between would stop wrap with the terminal still raw.
+    let suspend = if how.interactive {
         Some(crate::terminal_session::watch_suspend()?)
     } else {
         None
     };
+    let mut running = Running::start(args, program, how)?;
     let ended_by_wrap = wait_for_end(
         running.pid,
         &mut running.child,

@@ -1,11 +1,10 @@
 //! Every runnable lesson in examples/ runs and shows what its comments say it shows.
-//! The whole `cargo test` builds the examples (`cargo test --test examples` alone does not);
+//! The whole `cargo test` builds the examples (`cargo test --test it` alone does not);
 //! they are run from target/…/examples.
 
 use std::process::{Command, Output, Stdio};
 
-#[path = "common/example.rs"]
-mod example;
+use crate::example;
 use example::example;
 
 fn run(mut command: Command) -> (Output, String, String) {

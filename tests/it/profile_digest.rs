@@ -5,7 +5,7 @@
 // A test is one story from setup to its last assertion: the length limit is for src/.
 #![allow(clippy::too_many_lines)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -140,6 +140,10 @@ fn profile_of(file: &Path) -> (Option<i32>, Vec<u8>, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (3 s): cargo test --features slow-tests"
+)]
 fn hostile_profiles_are_refused_with_one_line_never_a_panic_or_a_hang() {
     type Corrupt = fn(&mut serde_json::Value);
     let cases: [(&str, Corrupt); 8] = [
@@ -271,6 +275,10 @@ const ONE_NAME: &str = r#"["main"]"#;
 /// is cheapest to write and dearest to hold, and a chain of 400,000 stacks each sampled once
 /// (a walk up every stack would take 8·10^10 steps) finishes within the deadline.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (4 s): cargo test --features slow-tests"
+)]
 fn hostile_profiles_cost_bounded_time_and_memory() {
     let near_limit = |entry_bytes: usize| (16 << 20) / entry_bytes - 512;
     let chain = 400_000;

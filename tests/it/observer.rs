@@ -2,10 +2,8 @@
 //! outside it: the bytes a terminal receives (as is and with frames held: identical), each
 //! program's own frame count, strace's count of the writes to the terminal's fd.
 
-mod common;
-#[path = "common/example.rs"]
-#[allow(dead_code)]
-mod example;
+use crate::common;
+use crate::example;
 
 use std::path::Path;
 use std::process::Command;
@@ -87,6 +85,10 @@ fn example(name: &str) -> String {
 /// Programs whose output is fixed (a set number of frames, then exit): as is and with frames
 /// held, the terminal receives the same bytes in the same order.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (9 s; every fixed-output program of the corpus, twice): cargo test --features slow-tests"
+)]
 fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
     let ratatui = example("corpus_ratatui");
     let sh_loop = "i=0; while [ $i -lt 30 ]; do printf '\\033[H'; j=0; while [ $j -lt 20 ]; do \
@@ -169,6 +171,10 @@ fn wrap_json(args: &[&str], envs: &[(&str, &str)]) -> (Value, String) {
 /// The material's program, `stderr()` unbuffered: frames from its waits match its own count;
 /// write(2) a frame match strace's count of writes to the terminal; held, one write a frame.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (29 s; strace of the material's program): cargo test --features slow-tests"
+)]
 fn frames_and_writes_seen_from_inside_match_the_programs_own_and_straces() {
     let dir = common::scratch_dir("observer-truth");
     let frames_file = dir.join("frames");
@@ -309,6 +315,10 @@ fn the_observer_never_touches_the_disk() {
 /// whose file and pipe writes are no terminal writes. Frames from the waits, within 10% of the
 /// frames drawn; write(2) counts of the terminal alone where the observer saw them all.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (3 s): cargo test --features slow-tests"
+)]
 fn children_that_draw_and_a_pipeline_through_tee() {
     let (json, said) = wrap_json(
         &[
@@ -355,6 +365,10 @@ fn children_that_draw_and_a_pipeline_through_tee() {
 /// for the next, never repositioning to a frame's start — frames an outside view cannot find.
 /// The truth: the first screen and one redraw a key.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (5 s): cargo test --features slow-tests"
+)]
 fn a_pager_and_an_editor_scrolling_have_a_frame_a_key() {
     use std::io::Write;
     let text = "/usr/share/common-licenses/GPL-3";

@@ -2,7 +2,7 @@
 //! the screen, and the test answers (or ignores) the cursor-position, DECRQM, XTVERSION and
 //! device-attributes queries the tour sends.
 
-mod common;
+use crate::common;
 
 use common::scratch;
 
@@ -302,6 +302,10 @@ fn a_tour_waiting_for_answers_quits_and_dies_at_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (5 s): cargo test --features slow-tests"
+)]
 fn every_mode_of_a_tour_draws_the_same_frame_and_stdout_beats_stderr() {
     let (code, report, output) = tour_of("modes", Fake::Modern, "1", "ten-modes.json");
     assert_eq!(code, Some(0));

@@ -1,7 +1,7 @@
 //! `flushlab wrap`: flushlab measuring flushlab from outside agrees with its own report; frames
 //! are found or honestly unknown; an interactive program runs through it untouched.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;
@@ -49,6 +49,10 @@ fn close(a: f64, b: f64, within: f64) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (4 s): cargo test --features slow-tests"
+)]
 fn wrapping_flushlab_agrees_with_its_own_report() {
     for (buffering, expected) in [
         ("raw", Some("unbuffered")),
@@ -393,6 +397,10 @@ fn gone(marker: &str) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (5 s): cargo test --features slow-tests"
+)]
 fn everything_cmd_started_ends_with_it() {
     // A daemon that leaves CMD's session and ignores SIGHUP and SIGTERM outlives CMD's exit:
     // wrap (its subreaper) ends it, and counts what it wrote.

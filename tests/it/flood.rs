@@ -1,7 +1,7 @@
 //! `flushlab flood`: every writer writes every line, in order, with the write(2) pattern it is
 //! there to show.
 
-mod common;
+use crate::common;
 
 use common::scratch;
 
@@ -215,6 +215,10 @@ fn logged(writer: &str, lines: u64, pty: bool, stall: Duration) -> (Value, u64) 
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s; a 2-core race between loggers and their reader): cargo test --features slow-tests"
+)]
 fn the_logging_crates_lose_no_line_unless_they_count_it() {
     let lines = 20_000;
     for writer in [
@@ -386,6 +390,10 @@ fn rust_log_in_the_environment_changes_nothing() {
 /// what its queue holds, `lossy(false)` or not. What reached the reader is what flood counted
 /// as delivered (give or take the one write in flight), and the rest is reported lost, by name.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (3 s): cargo test --features slow-tests"
+)]
 fn lines_a_logging_library_loses_are_counted_and_named() {
     for writer in ["tracing-lossless", "tracing-non-blocking"] {
         let path = scratch(&format!("lost-{writer}.json"));

@@ -1,7 +1,7 @@
 //! Every output flag takes `-` for standard output: what it writes there is the format alone
 //! (the table for people goes to stderr then), and no file named `-` is ever created.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

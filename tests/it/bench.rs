@@ -3,7 +3,7 @@
 // A test is one story from setup to its last assertion: the length limit is for src/.
 #![allow(clippy::too_many_lines)]
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -171,6 +171,10 @@ fn a_hanging_child_is_killed_after_the_grace() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (3 s): cargo test --features slow-tests"
+)]
 fn the_flood_workload_runs_writers_across_sinks() {
     let dir = scratch("flood");
     let json = dir.join("results.json");
@@ -559,6 +563,10 @@ fn processes_with_arg(needle: &str) -> Vec<u32> {
 /// nothing running, whatever the sink: the kernel tells the row's process (its parent-death
 /// signal), which ends as on SIGTERM — wrap with CMD's whole tree.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s): cargo test --features slow-tests"
+)]
 fn no_row_outlives_a_killed_bench() {
     let cases: [(&str, &[&str]); 4] = [
         (

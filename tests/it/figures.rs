@@ -40,7 +40,7 @@
 //! - `FLUSHLAB_WRITE_FIGURES=1` rewrites every quoted figure from its file instead of checking
 //!   (`scripts/regenerate-docs.sh` does, after re-running the commands into docs/results).
 
-mod common;
+use crate::common;
 
 use flushlab::backend::BackendKind;
 

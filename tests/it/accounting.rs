@@ -4,7 +4,7 @@
 // A test is one story from setup to its last assertion: the length limit is for src/.
 #![allow(clippy::too_many_lines)]
 
-mod common;
+use crate::common;
 
 use common::scratch;
 
@@ -121,6 +121,10 @@ const WRITE: &str = "64";
 /// spent waiting for the reader agree within 0.15, for the frame loop (frame mode) and for the
 /// writer thread (thread mode), behind a slow reader and a fast one.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (8 s; samples /proc 500 times a second, load-sensitive): cargo test --features slow-tests"
+)]
 fn the_reader_wait_is_the_time_the_kernel_sees_the_writer_asleep_in_write() {
     use std::io::Read;
     for (buffering, slow) in [
@@ -235,7 +239,7 @@ fn the_kernel_counts_a_write_a_cell_from_the_lean_backend() {
     assert!(ratio > 8.0, "crossterm makes {ratio:.1}x the writes");
     let bytes =
         |r: &Value| r["bytes_per_frame"].as_f64().unwrap() / r["cells_per_frame"].as_f64().unwrap();
-    // The same encoding (tests/writer_stack.rs: byte for byte); the HUD's own figures differ
+    // The same encoding (tests/it/writer_stack.rs: byte for byte); the HUD's own figures differ
     // between two runs by a few cells.
     let (lean, theirs) = (bytes(&raw), bytes(&crossterm));
     assert!(

@@ -1,10 +1,10 @@
 //! `flushlab report` on tour results recorded here: one from tmux 3.3a, one from the test
-//! suite's fake terminal (tests/tour.rs).
+//! suite's fake terminal (tests/it/tour.rs).
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
 #![allow(clippy::too_many_lines)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
