@@ -119,7 +119,7 @@ fn interactive(command: &str) -> bool {
 
 /// A directory where the commands run: the inputs they name are links to the project's, the
 /// files they write stay inside it.
-fn workspace() -> std::path::PathBuf {
+fn workspace() -> common::Scratch {
     let dir = common::scratch_dir("docs");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for input in ["profiles", "docs", "tests"] {

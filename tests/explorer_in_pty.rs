@@ -320,7 +320,7 @@ fn report_paths_are_checked_up_front_and_devices_stay_devices() {
     use std::process::Command;
     let dir = scratch("a-directory");
     std::fs::create_dir_all(&dir).unwrap();
-    for bad in [dir.clone(), dir.join("missing/report.json")] {
+    for bad in [dir.to_path_buf(), dir.join("missing/report.json")] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .args(["--duration", "30", "--report"])
             .arg(&bad)

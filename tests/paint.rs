@@ -247,7 +247,7 @@ fn the_tour_reads_its_own_terminals_window() {
         "--modes".into(),
         "stdout/frame,stdout/line".into(),
         "--export-json".into(),
-        json.clone().into(),
+        json.as_os_str().to_owned(),
     ];
     let mut xterm = xvfb
         .launch(Terminal::Xterm, (80, 24), &command, &[])

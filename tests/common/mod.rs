@@ -43,19 +43,84 @@ pub fn wait_for<T>(limit: Duration, what: &str, mut ready: impl FnMut() -> Optio
     }
 }
 
-/// A file in this test process's scratch directory. Scratch space lives under cargo's
-/// `CARGO_TARGET_TMPDIR` (inside `target/`, gone with `cargo clean`), never in /tmp.
-pub fn scratch(name: &str) -> PathBuf {
-    scratch_dir("files").join(name)
+/// A file in a scratch directory of its own, removed with it when the value is dropped.
+pub fn scratch(name: &str) -> ScratchFile {
+    let dir = scratch_dir("files");
+    let path = dir.join(name);
+    ScratchFile { _dir: dir, path }
 }
 
-/// A directory of its own for one test, created empty.
-pub fn scratch_dir(name: &str) -> PathBuf {
+/// A directory of its own for one test, created empty. Scratch space lives under cargo's
+/// `CARGO_TARGET_TMPDIR` (inside `target/`), never in /tmp; a name is made unique within the
+/// process (the fast tests share one), and the directory is removed when the value is
+/// dropped, by a test that fails too (drops run as its panic unwinds).
+pub fn scratch_dir(name: &str) -> Scratch {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("flushlab-{}", std::process::id()))
-        .join(name);
+        .join(format!("{name}-{n}"));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// See [`scratch_dir`].
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        // The process's directory, once its last test's is gone.
+        if let Some(parent) = self.0.parent() {
+            let _ = std::fs::remove_dir(parent);
+        }
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+/// See [`scratch`].
+#[derive(Debug)]
+pub struct ScratchFile {
+    _dir: Scratch,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for ScratchFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for ScratchFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for ScratchFile {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
 }
 
 /// A flushlab running on a fresh pty whose output a thread collects.

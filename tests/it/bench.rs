@@ -146,7 +146,7 @@ fn a_crashing_child_is_a_failed_run_with_its_output() {
     let failure = run_once(
         &spec(
             script(&dir, "echo 'something broke' >&2; exit 7"),
-            dir.clone(),
+            dir.to_path_buf(),
         ),
         &AtomicUsize::new(0),
     )
@@ -161,7 +161,7 @@ fn a_hanging_child_is_killed_after_the_grace() {
     let dir = scratch("hang");
     let start = std::time::Instant::now();
     let failure = run_once(
-        &spec(script(&dir, "exec sleep 60"), dir.clone()),
+        &spec(script(&dir, "exec sleep 60"), dir.to_path_buf()),
         &AtomicUsize::new(0),
     )
     .unwrap_err();

@@ -48,34 +48,26 @@ fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)
     out
 }
 
-/// tests/corpus/stdio.c, built for this test run.
-fn stdio_program() -> std::path::PathBuf {
-    let binary = common::scratch_dir("observer-stdio").join("stdio");
+/// tests/corpus/NAME.c, built for this test: gone when the value is dropped.
+fn c_program(name: &str) -> common::ScratchFile {
+    let binary = common::scratch(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/corpus/{name}.c"));
     let built = Command::new("gcc")
         .args(["-O2", "-o"])
         .arg(&binary)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/stdio.c"))
+        .arg(&source)
         .status()
         .unwrap();
-    assert!(built.success(), "gcc tests/corpus/stdio.c");
+    assert!(built.success(), "gcc {}", source.display());
     binary
 }
 
-/// tests/corpus/hostile.c, built for this test run.
-fn hostile_program() -> std::path::PathBuf {
-    let dir = common::scratch_dir("observer-hostile");
-    let binary = dir.join("hostile");
-    let built = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&binary)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/corpus/hostile.c"
-        ))
-        .status()
-        .unwrap();
-    assert!(built.success(), "gcc tests/corpus/hostile.c");
-    binary
+fn stdio_program() -> common::ScratchFile {
+    c_program("stdio")
+}
+
+fn hostile_program() -> common::ScratchFile {
+    c_program("hostile")
 }
 
 fn example(name: &str) -> String {
@@ -150,8 +142,7 @@ fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
 
 /// `flushlab wrap --size 80x24 --export-json F ARGS…`: the report and what wrap said.
 fn wrap_json(args: &[&str], envs: &[(&str, &str)]) -> (Value, String) {
-    let dir = common::scratch_dir("observer-wrap");
-    let report = dir.join(format!("{}.json", std::process::id()));
+    let report = common::scratch("report.json");
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .arg("wrap")
         .args(["--size", "80x24", "--export-json"])
@@ -413,6 +404,83 @@ fn a_pager_and_an_editor_scrolling_have_a_frame_a_key() {
         );
         std::fs::remove_dir_all(dir).unwrap();
     }
+}
+
+/// htop and `watch`: programs whose refreshes the outside view cannot confirm (their pauses
+/// cover most of the run, their cursor restarts are fewer than their refreshes). Truths from
+/// outside wrap: each refresh of `watch -n 0.1` runs its command, which appends a line to a file;
+/// each of htop's refreshes reads /proc/stat and then writes to the terminal, which strace sees
+/// (a refresh is a run of writes to fd 1 after an open of /proc/stat).
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 s; htop under strace): cargo test --features slow-tests"
+)]
+fn htop_and_watch_have_a_frame_a_refresh() {
+    let missing: Vec<&str> = ["htop", "watch", "strace"]
+        .into_iter()
+        .filter(|p| flushlab::files::find_program(p.as_ref()).is_none())
+        .collect();
+    if !missing.is_empty() {
+        eprintln!("skipped: {missing:?} not installed (.ci/run installs them)");
+        return;
+    }
+    let dir = common::scratch_dir("observer-htop-watch");
+    let within_a_tenth = |frames: u64, truth: u64, said: &str| {
+        assert!(truth >= 10, "only {truth} refreshes: {said}");
+        assert!(
+            frames.abs_diff(truth) * 10 <= truth,
+            "{frames} frames, {truth} refreshes: {said}"
+        );
+    };
+
+    let runs = dir.join("runs");
+    let command = format!("date +%N; echo >> {}", runs.display());
+    let (json, said) = wrap_json(
+        &["--duration", "3", "--", "watch", "-n", "0.1", &command],
+        &[],
+    );
+    assert_eq!(json["frame_method"], "waits", "{said}");
+    let truth = std::fs::read_to_string(&runs).unwrap().lines().count() as u64;
+    within_a_tenth(json["figures"]["frames"].as_u64().unwrap(), truth, &said);
+
+    let log = dir.join("htop.strace");
+    let (json, said) = wrap_json(
+        &[
+            "--duration",
+            "3",
+            "--",
+            "strace",
+            "-f",
+            "-qq",
+            "--seccomp-bpf",
+            "-e",
+            "trace=openat,write",
+            "-e",
+            "signal=none",
+            "-o",
+            log.to_str().unwrap(),
+            "htop",
+            "-d",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(json["frame_method"], "waits", "{said}");
+    let (mut refreshes, mut scanned) = (0, false);
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        if line.contains("openat(") && line.contains("\"/proc/stat\"") {
+            scanned = true;
+        } else if line.contains(" write(1,") && scanned {
+            refreshes += 1;
+            scanned = false;
+        }
+    }
+    within_a_tenth(
+        json["figures"]["frames"].as_u64().unwrap(),
+        refreshes,
+        &said,
+    );
 }
 
 /// A signal handler that writes to the terminal every millisecond while frames are held: it
