@@ -1,0 +1,556 @@
+//! CMD running in its pty, and everything that watches it while it runs: its process tree,
+//! the reader and parser threads, the observer's records, the key and resize forwarder, the
+//! user's terminal when interactive, and the way it ends (CMD exits, the duration is over, a
+//! signal) — what one run gives, [`Measured`], becomes a report in the parent module.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::inside::{Fix, Inside, InsideReport};
+use super::tree::Tree;
+use crate::accounting::IoCounters;
+use crate::detect::finder::FrameFinder;
+use crate::meters::CpuTimes;
+use crate::reader::consume;
+use crate::results::conditions::ReaderModel;
+use crate::sys::pty::Pty;
+
+use super::WrapArgs;
+
+/// How long CMD (and then what is left of its tree) has between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_secs(2);
+/// How often CMD's tree is looked at while it runs.
+const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+
+/// The writes wrap makes itself while CMD runs (copying CMD's output to the terminal, passing
+/// keys to CMD): taken off its own counters, which also hold CMD's tree's.
+#[derive(Debug, Default)]
+pub(super) struct OwnWrites {
+    calls: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl OwnWrites {
+    /// Writes all of `bytes` to `out`, counting each write(2).
+    fn write_all(&self, mut out: impl Write, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            match out.write(bytes) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    bytes = &bytes[n..];
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn total(&self) -> IoCounters {
+        IoCounters {
+            write_calls: self.calls.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What one wrapped run gave, before it becomes a report.
+pub(super) struct Measured {
+    pub(super) size: (u16, u16),
+    pub(super) reader: ReaderModel,
+    pub(super) seconds: f64,
+    pub(super) exit_code: Option<i32>,
+    pub(super) io: Option<IoCounters>,
+    pub(super) cpu: CpuTimes,
+    pub(super) finder: FrameFinder,
+    pub(super) tree: Tree,
+    pub(super) terminal_syncs: bool,
+    /// Interactive, and the user's terminal stopped reading (wrap's copy of CMD's output never
+    /// finished): nothing more is written to it, the summary included.
+    pub(super) terminal_stalled: bool,
+    pub(super) inside: Option<InsideReport>,
+    /// CMD as the user named it.
+    pub(super) program: String,
+}
+
+/// How one run of CMD goes: on the user's terminal or headless, with a fix tried or as it is,
+/// for how long (until CMD exits when `None`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct How {
+    pub(super) interactive: bool,
+    pub(super) fix: Option<Fix>,
+    pub(super) duration: Option<Duration>,
+}
+
+/// Runs CMD in its pty until it exits, the duration is over or a signal asks wrap to stop;
+/// returns what was measured and whether wrap ended CMD.
+pub(super) fn measure(
+    args: &WrapArgs,
+    program: &Path,
+    how: How,
+    signal: &AtomicUsize,
+) -> anyhow::Result<(Measured, bool)> {
+    // Stopped as a job (`kill -TSTP`; Ctrl-Z itself goes to CMD): the terminal is given back
+    // while wrap is stopped, and taken again when it continues. Watched before the terminal is
+    // taken: a SIGTSTP in between would stop wrap with the terminal still raw.
+    let suspend = if how.interactive {
+        Some(crate::terminal_session::watch_suspend()?)
+    } else {
+        None
+    };
+    let mut running = Running::start(args, program, how)?;
+    let ended_by_wrap = wait_for_end(
+        running.pid,
+        &mut running.child,
+        how.duration.map(|d| running.started + d),
+        (signal, suspend.as_deref()),
+        &mut running.tree,
+    );
+    Ok((running.finish(ended_by_wrap)?, ended_by_wrap))
+}
+
+/// CMD running in its pty, and everything that watches it: its process tree, the reader and
+/// parser threads, the key forwarder, the user's terminal when interactive.
+struct Running {
+    pty: Pty,
+    size: (u16, u16),
+    reader: ReaderModel,
+    session: Option<crate::terminal_session::TerminalSession>,
+    tree: Tree,
+    cpu_before: CpuTimes,
+    started: Instant,
+    child: std::process::Child,
+    /// CMD's pid, which is also its process group's (it leads a session of its own).
+    pid: i32,
+    finder: Arc<Mutex<FrameFinder>>,
+    own: Arc<OwnWrites>,
+    child_gone: Arc<AtomicBool>,
+    reading: Reading,
+    forwarding: Option<std::thread::JoinHandle<()>>,
+    /// The observer in CMD's tree, unless `--no-observer`.
+    inside: Option<Inside>,
+    /// CMD's name, as the user gave it.
+    program: String,
+}
+
+impl Running {
+    fn start(args: &WrapArgs, program: &Path, how: How) -> anyhow::Result<Running> {
+        let interactive = how.interactive;
+        let size = if interactive {
+            let (cols, rows) = crate::sys::window_size(io::stdout())?;
+            (cols.max(1), rows.max(1))
+        } else {
+            args.size
+        };
+        let pty = Pty::open(size.0, size.1)?;
+        // Interactive: the keys go to CMD, the user's terminal is raw until CMD is done. Nothing
+        // is written to it before CMD's own output: keys typed ahead reach CMD.
+        let session = if interactive {
+            Some(crate::terminal_session::TerminalSession::raw_only(
+                crate::writer_mode::Stream::Stdout,
+            )?)
+        } else {
+            None
+        };
+        // Before the tree's counters start: writing the observer into memory is wrap's write.
+        let inside = if args.no_observer {
+            None
+        } else {
+            Some(Inside::start(&pty, how.fix)?)
+        };
+        let tree = Tree::adopt_descendants(pty.slave_path())?;
+        let cpu_before = CpuTimes::children();
+        let started = Instant::now();
+        let child = pty.spawn(program, |command| {
+            command.args(&args.command[1..]);
+            if let Some(inside) = &inside {
+                command.envs(inside.environment());
+            }
+        })?;
+        let pid = child.id() as i32;
+        if interactive {
+            // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
+            // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's
+            // group is killed and wrap exits 128+N with the terminal's mode restored, within
+            // 3 s of the signal however CMD answers it.
+            crate::terminal_session::end_stuck_runs_after(
+                GRACE + Duration::from_millis(500),
+                move || {
+                    let _ =
+                        crate::sys::signals::signal_group(pid, crate::sys::signals::Signal::KILL);
+                },
+            )?;
+        }
+        let reader = if interactive {
+            ReaderModel::Drain
+        } else {
+            args.reader
+        };
+        let finder = Arc::new(Mutex::new(FrameFinder::new(
+            size,
+            args.frame_gap,
+            !matches!(reader, ReaderModel::Throttle { .. }),
+        )));
+        let own = Arc::new(OwnWrites::default());
+        let child_gone = Arc::new(AtomicBool::new(false));
+        let reading = read_output(&pty, reader, size, interactive, &finder, &own, &child_gone)?;
+        let forwarding = if interactive {
+            Some(forward_keys_and_resizes(&pty, &child_gone, &finder, &own)?)
+        } else {
+            None
+        };
+        Ok(Running {
+            pty,
+            size,
+            reader,
+            session,
+            tree,
+            cpu_before,
+            started,
+            child,
+            pid,
+            finder,
+            own,
+            child_gone,
+            reading,
+            forwarding,
+            inside,
+            program: args.command[0].to_string_lossy().into_owned(),
+        })
+    }
+
+    /// After CMD ended (or was ended): the rest of its tree ended, the threads done, the user's
+    /// terminal given back, and what was measured.
+    fn finish(mut self, ended_by_wrap: bool) -> anyhow::Result<Measured> {
+        let status = self.child.wait()?;
+        self.tree.end_the_rest(GRACE);
+        let seconds = self.started.elapsed().as_secs_f64();
+        self.child_gone.store(true, Ordering::Relaxed);
+        // Keys stop going to CMD (within one poll tick): what the terminal answers next is
+        // wrap's. Keys CMD never read may have filled the pty's input queue, holding the
+        // forwarder in write(2) for good (it hung wrap for 40 s and more): they are discarded
+        // until it is out. A forwarder still stuck after that is left to the exit.
+        if let Some(forwarding) = self.forwarding.take() {
+            let until = Instant::now() + Duration::from_secs(1);
+            while !forwarding.is_finished() && Instant::now() < until {
+                let _ = self.pty.discard_input();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if forwarding.is_finished() {
+                let _ = forwarding.join();
+            }
+        }
+        // The reader ends when every holder of the pty's slave is gone, which the end of the
+        // tree makes sure of; a process that escaped it may keep it: then what was read is the
+        // answer.
+        drop(self.pty);
+        let read = &self.reading.read;
+        let until = Instant::now() + Duration::from_secs(1);
+        while !read.load(Ordering::Relaxed) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Interactive and not all read: the reader waits in write(2) on a terminal that stopped
+        // reading (Ctrl-S, a stalled ssh), and any write of ours would wait with it.
+        let terminal_stalled = self.session.is_some() && !read.load(Ordering::Relaxed);
+        // What was read is parsed whole, however busy the machine: the parse queue holds 4 MiB
+        // at most (a busy test machine took over a second for it, and the counts came short).
+        let until = Instant::now() + Duration::from_secs(30);
+        while read.load(Ordering::Relaxed)
+            && !self.reading.thread.is_finished()
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let io = self.tree.writes(self.own.total());
+        let cpu = CpuTimes::children();
+        let cpu = CpuTimes {
+            user: cpu.user.saturating_sub(self.cpu_before.user),
+            kernel: cpu.kernel.saturating_sub(self.cpu_before.kernel),
+        };
+        let inside = self.inside.take().map(|inside| {
+            let (base, fix) = (inside.base(), inside.fix);
+            let sightings = inside.finish();
+            let mut finder = self.finder.lock().unwrap_or_else(|e| e.into_inner());
+            let report = InsideReport::of(
+                &sightings,
+                finder.bytes,
+                finder.newlines,
+                &self.program,
+                fix,
+            );
+            if report.frames_from_waits() {
+                finder.set_waits(&sightings.boundaries(), base);
+            }
+            report
+        });
+        let finder = self
+            .finder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let terminal_syncs = self
+            .session
+            .is_some_and(|session| give_back(session, &finder, terminal_stalled));
+        let exit_code = (!ended_by_wrap).then(|| {
+            use std::os::unix::process::ExitStatusExt;
+            status
+                .code()
+                .or_else(|| status.signal().map(|s| 128 + s))
+                .unwrap_or(0)
+        });
+        Ok(Measured {
+            size: self.size,
+            reader: self.reader,
+            seconds,
+            exit_code,
+            io,
+            cpu,
+            finder,
+            tree: self.tree,
+            terminal_syncs,
+            terminal_stalled,
+            inside,
+            program: self.program,
+        })
+    }
+}
+
+/// Reads CMD's output in a thread: through the reader model when headless, copied to the
+/// user's terminal as it comes when interactive; every chunk goes through the frame finder.
+fn read_output(
+    pty: &Pty,
+    reader: ReaderModel,
+    size: (u16, u16),
+    interactive: bool,
+    finder: &Arc<Mutex<FrameFinder>>,
+    own: &Arc<OwnWrites>,
+    child_gone: &Arc<AtomicBool>,
+) -> io::Result<Reading> {
+    let master = pty.master.try_clone()?;
+    let read = Arc::new(AtomicBool::new(false));
+    let done = Arc::clone(&read);
+    let (finder, own, child_gone) = (Arc::clone(finder), Arc::clone(own), Arc::clone(child_gone));
+    // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
+    let mut out = if interactive {
+        Some(crate::writer_mode::Stream::Stdout.raw()?)
+    } else {
+        None
+    };
+    let thread = std::thread::Builder::new()
+        .name("wrap-reader".into())
+        .spawn(move || {
+            // Parsing happens beside the reading, not between two reads: a read is never late
+            // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
+            // program's frame rate when it was). Chunks go over in batches, each chunk with the
+            // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
+            // per read cost it 20%. The queue is bounded, so memory is too.
+            let (batches, parse) = std::sync::mpsc::sync_channel::<Batch>(PARSE_QUEUE);
+            let parser = std::thread::Builder::new()
+                .name("wrap-parser".into())
+                .spawn(move || {
+                    for batch in parse {
+                        let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut start = 0;
+                        for &(end, at) in &batch.chunks {
+                            finder.feed(&batch.bytes[start..end], at);
+                            start = end;
+                        }
+                    }
+                })?;
+            let mut batch = Batch::default();
+            let mut seen = |chunk: &[u8]| {
+                let at = Instant::now();
+                if let Some(out) = &mut out {
+                    let _ = own.write_all(&mut *out, chunk);
+                }
+                batch.bytes.extend_from_slice(chunk);
+                batch.chunks.push((batch.bytes.len(), at));
+                let first = batch.chunks[0].1;
+                if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
+                    let _ = batches.send(std::mem::take(&mut batch));
+                }
+            };
+            let read = consume(reader, master, size, &mut seen, &child_gone);
+            done.store(true, Ordering::Relaxed);
+            if !batch.chunks.is_empty() {
+                let _ = batches.send(batch);
+            }
+            drop(batches);
+            let _ = parser.join();
+            read
+        })?;
+    Ok(Reading { thread, read })
+}
+
+/// The reader thread, and whether it has read everything (the parser may still be at work).
+struct Reading {
+    thread: std::thread::JoinHandle<io::Result<u64>>,
+    read: Arc<AtomicBool>,
+}
+
+/// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.
+#[derive(Debug, Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    chunks: Vec<(usize, Instant)>,
+}
+
+/// A batch goes to the parser at this size, or when its first chunk is this old.
+const BATCH_BYTES: usize = 64 * 1024;
+const BATCH_AGE: Duration = Duration::from_millis(5);
+/// Batches read and not parsed yet, at most (each 64 KiB and a read at most).
+const PARSE_QUEUE: usize = 64;
+
+/// Waits until CMD exits (not reaped), the deadline passes or a signal arrives, looking at its
+/// tree meanwhile; ends CMD in the latter two cases and says whether it did.
+fn wait_for_end(
+    pid: i32,
+    child: &mut std::process::Child,
+    deadline: Option<Instant>,
+    (signal, suspend): (&AtomicUsize, Option<&AtomicBool>),
+    tree: &mut Tree,
+) -> bool {
+    loop {
+        if crate::sys::process::has_exited(pid) {
+            return false;
+        }
+        if suspend.is_some_and(|s| s.swap(false, Ordering::Relaxed)) {
+            let _ = crate::terminal_session::suspend();
+        }
+        let sig = signal.load(Ordering::Relaxed);
+        if sig != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+            end_group(pid, child);
+            return sig == 0;
+        }
+        tree.sample();
+        std::thread::sleep(SAMPLE_EVERY);
+    }
+}
+
+/// Interactive, CMD done: undoes the modes CMD left set (and only those), asks the terminal
+/// whether it supports synchronized output when that matters (CMD drew frames without markers),
+/// gives the terminal's mode back, and moves to a new line if CMD left the cursor mid-line, so
+/// the report starts below CMD's output. Returns the terminal's answer. A terminal that stopped
+/// reading gets its mode back (that waits for nothing) and no bytes.
+fn give_back(
+    session: crate::terminal_session::TerminalSession,
+    finder: &FrameFinder,
+    stalled: bool,
+) -> bool {
+    if stalled {
+        drop(session);
+        return false;
+    }
+    let undo = finder.screen().modes.undo();
+    if !undo.is_empty()
+        && let Ok(mut out) = crate::writer_mode::Stream::Stdout.raw()
+    {
+        let _ = out.write_all(&undo);
+    }
+    let ask = finder.sync().begins() == 0 && finder.frames().frames.is_some();
+    let syncs = ask && terminal_supports_sync();
+    drop(session);
+    if !finder.screen().at_line_start {
+        let _ = io::stderr().write_all(b"\r\n");
+    }
+    syncs
+}
+
+/// Asks the terminal (DECRQM ?2026) whether it supports synchronized output; waits at most
+/// 200 ms for the answer (a terminal that does not know the query says nothing).
+fn terminal_supports_sync() -> bool {
+    let Ok(mut keyboard) = crate::keyboard::Keyboard::open() else {
+        return false;
+    };
+    if io::stdout()
+        .write_all(b"\x1b[?2026$p")
+        .and_then(|()| io::stdout().flush())
+        .is_err()
+    {
+        return false;
+    }
+    let until = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < until {
+        for input in keyboard.pending_input().unwrap_or_default() {
+            if let crate::keyboard::Input::PrivateMode { mode: 2026, status } = input {
+                // 1 set, 2 reset: known; 0 not recognized, 4 permanently reset.
+                return matches!(status, 1 | 2);
+            }
+        }
+        keyboard.wait(Duration::from_millis(5));
+    }
+    false
+}
+
+/// SIGTERM to CMD's process group (it leads a session of its own), SIGKILL after [`GRACE`];
+/// returns once CMD has exited (not reaped).
+fn end_group(pid: i32, child: &mut std::process::Child) {
+    use crate::sys::process::has_exited;
+    use crate::sys::signals::{Signal, signal_group};
+    let _ = signal_group(pid, Signal::TERM);
+    let until = Instant::now() + GRACE;
+    while Instant::now() < until {
+        if has_exited(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = signal_group(pid, Signal::KILL);
+    let _ = child.kill();
+    while !has_exited(pid) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Interactive: the user's keys go to CMD as they come, and a resize of the user's terminal
+/// becomes a resize of CMD's (the kernel sends CMD its SIGWINCH) and of the frame finder's model.
+fn forward_keys_and_resizes(
+    pty: &Pty,
+    stop: &Arc<AtomicBool>,
+    finder: &Arc<Mutex<FrameFinder>>,
+    own: &Arc<OwnWrites>,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
+    let master = pty.master.try_clone()?;
+    let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
+    std::thread::Builder::new()
+        .name("wrap-input".into())
+        .spawn(move || {
+            use rustix::event::{PollFd, PollFlags, Timespec, poll};
+            let stdin = rustix::stdio::stdin();
+            let mut buf = [0u8; 4096];
+            let tick = Timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000_000,
+            };
+            while !stop.load(Ordering::Relaxed) {
+                if resized.swap(false, Ordering::Relaxed)
+                    && let Ok((cols, rows)) = crate::sys::window_size(io::stdout())
+                {
+                    let _ = crate::sys::set_window_size(&master, (cols, rows));
+                    finder
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .resize(cols, rows);
+                }
+                let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+                if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
+                    continue;
+                }
+                match rustix::io::read(stdin, &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if own.write_all(&master, &buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        })
+}
