@@ -20,11 +20,13 @@
  * and written at once when any thread waits (blocking or not), reads the terminal, forks,
  * spawns, execs, exits, changes the terminal's settings, signals a process, writes to a pipe or
  * socket, closes or dup2s over a terminal fd, or when 1 MiB is held: the same bytes in the same
- * order, fewer write(2) calls. What a signal that kills the program (SIGKILL) can lose is at most
- * what is held: one frame.
+ * order, fewer write(2) calls. stdout and stderr, where they are the terminal, are fully
+ * buffered too and flushed at the same moments, held bytes first (see the stdio section). What a
+ * signal that kills the program (SIGKILL) can lose is at most what is held: one frame.
  *
  * Not seen (wrap then says "seen from outside" and why): glibc stdio's own writes (they call
- * libc-internal functions; its output calls are interposed only to let held bytes out first), raw syscall(SYS_write), static programs and setuid programs (the
+ * libc-internal functions; its calls are interposed for the order of held bytes and, with
+ * `frame`, for its buffering), raw syscall(SYS_write), static programs and setuid programs (the
  * loader drops LD_PRELOAD), a program that clears its environment before exec.
  *
  * Why C, not a Rust cdylib: the observer *defines* libc's symbols (write, execl...), some of
@@ -48,6 +50,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -161,6 +164,41 @@ REAL(int, fflush, (FILE *))
 REAL(int, vfprintf, (FILE *, const char *, va_list))
 REAL(int, __vfprintf_chk, (FILE *, int, const char *, va_list))
 REAL(void, _Exit, (int))
+REAL(void, abort, (void))
+REAL(int, __overflow, (FILE *, int))
+REAL(size_t, fwrite_unlocked, (const void *, size_t, size_t, FILE *))
+REAL(int, fputs_unlocked, (const char *, FILE *))
+REAL(int, fputc_unlocked, (int, FILE *))
+REAL(int, putc_unlocked, (int, FILE *))
+REAL(int, putchar_unlocked, (int))
+REAL(void, perror, (const char *))
+REAL(int, vdprintf, (int, const char *, va_list))
+REAL(int, __vdprintf_chk, (int, int, const char *, va_list))
+REAL(int, setvbuf, (FILE *, char *, int, size_t))
+REAL(void, setbuf, (FILE *, char *))
+REAL(void, setbuffer, (FILE *, char *, size_t))
+REAL(void, setlinebuf, (FILE *))
+REAL(char *, fgets, (char *, int, FILE *))
+REAL(char *, fgets_unlocked, (char *, int, FILE *))
+REAL(char *, __fgets_chk, (char *, size_t, int, FILE *))
+REAL(char *, __fgets_unlocked_chk, (char *, size_t, int, FILE *))
+REAL(int, fgetc, (FILE *))
+REAL(int, getc, (FILE *))
+REAL(int, getchar, (void))
+REAL(int, fgetc_unlocked, (FILE *))
+REAL(int, getc_unlocked, (FILE *))
+REAL(int, getchar_unlocked, (void))
+REAL(int, __uflow, (FILE *))
+REAL(int, __underflow, (FILE *))
+REAL(size_t, fread, (void *, size_t, size_t, FILE *))
+REAL(size_t, fread_unlocked, (void *, size_t, size_t, FILE *))
+REAL(size_t, __fread_chk, (void *, size_t, size_t, size_t, FILE *))
+REAL(size_t, __fread_unlocked_chk, (void *, size_t, size_t, size_t, FILE *))
+REAL(ssize_t, getline, (char **, size_t *, FILE *))
+REAL(ssize_t, getdelim, (char **, size_t *, int, FILE *))
+REAL(ssize_t, __getdelim, (char **, size_t *, int, FILE *))
+REAL(int, vfscanf, (FILE *, const char *, va_list))
+REAL(int, __isoc99_vfscanf, (FILE *, const char *, va_list))
 
 /* ---- settings and state ------------------------------------------------------------------ */
 
@@ -195,6 +233,15 @@ static char *held;
 static size_t held_len;
 static int held_fd = -1;
 static atomic_uint flushed_writes, flushed_bytes;
+
+/* --try frame: stdout and stderr, when they are the terminal, fully buffered (1 MiB, as stdbuf
+ * would) and flushed wherever held bytes are let out, held bytes first (see let_out). */
+#define STDIO_CAP (1 << 20)
+static FILE *held_streams[2];
+/* Set while this thread is inside one of the program's stdio calls (through the observer): a
+ * signal handler then must not flush the stream its thread is in the middle of. */
+static TLS int t_in_stdio;
+static void let_out(void);
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -355,6 +402,40 @@ static void flush_held(void) {
     leave();
 }
 
+/* stdio's buffered terminal output (--try frame), out through its own fflush. */
+static void flush_stdio(void) {
+    for (int i = 0; i < 2; i++) {
+        FILE *f = held_streams[i];
+        if (f && __fpending(f) > 0) {
+            t_in_stdio++;
+            get_fflush()(f);
+            t_in_stdio--;
+        }
+    }
+}
+
+/* Everything held goes out, in the order the program wrote it: the held write(2) bytes, then
+ * stdio's. The order holds because a stdio call lets held bytes out before it runs
+ * (before_stdio) and a terminal write lets stdio's out before it is held: held bytes never
+ * follow stdio's. A signal handler that interrupted the observer or a stdio call of its
+ * thread flushes nothing of stdio's (the stream may be half updated). */
+static void let_out(void) {
+    if (!holding || !active)
+        return;
+    flush_held();
+    if (t_inside || t_in_stdio)
+        return;
+    flush_stdio();
+}
+
+static void stdio_before_terminal_write(void) {
+    for (int i = 0; i < 2; i++)
+        if (held_streams[i] && __fpending(held_streams[i]) > 0) {
+            let_out();
+            return;
+        }
+}
+
 static ssize_t hold(int fd, const char *p, size_t n) {
     if (!enter()) {
         /* Re-entered from a signal handler: kept aside, after the interrupted write. */
@@ -387,7 +468,7 @@ static void count_write(ssize_t done) {
 static uint64_t before_wait(void) {
     if (!active)
         return 0;
-    flush_held();
+    let_out();
     return now_ns();
 }
 
@@ -429,7 +510,7 @@ static void tail(void) {
     if (!active)
         return;
     int saved = errno;
-    flush_held();
+    let_out();
     struct record r = {.kind = TAIL, .writes = t_writes, .bytes = t_bytes, .first_ns = t_first_ns};
     r.start_ns = r.end_ns = now_ns();
     t_writes = t_bytes = 0;
@@ -447,10 +528,24 @@ static int timeval_blocks(const struct timeval *tv) {
 
 /* ---- start, fork ---------------------------------------------------------------------------- */
 
+/* Before main, no output yet: the stream fully buffered in a buffer of its own, as stdbuf does
+ * (glibc's own for a terminal would be 1 KiB: a write(2) a KiB). */
+static void hold_stream(int slot, FILE *f) {
+    int fd = fileno(f);
+    if (fd < 0 || kind_of(fd) != K_TTY)
+        return;
+    char *buffer = malloc(STDIO_CAP);
+    if (buffer && get_setvbuf()(f, buffer, _IOFBF, STDIO_CAP) == 0)
+        held_streams[slot] = f;
+    else
+        free(buffer);
+}
+
 static void prepare_fork(void) {
     if (!active)
         return;
-    flush_held();
+    /* The child must not inherit a buffer of the parent's output and write it a second time. */
+    let_out();
     if (holding) {
         t_inside = 1;
         pthread_mutex_lock(&held_lock);
@@ -511,6 +606,10 @@ __attribute__((constructor)) static void observer_start(void) {
         return;
     pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
     active = 1;
+    if (holding) {
+        hold_stream(0, stdout);
+        hold_stream(1, stderr);
+    }
     struct record r = {.kind = HELLO};
     extern char *program_invocation_short_name;
     char name[24] = {0};
@@ -528,12 +627,14 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n) {
     if (active) {
         int k = kind_of(fd);
         if (k == K_TTY) {
+            if (holding)
+                stdio_before_terminal_write();
             ssize_t done = holding ? hold(fd, buf, n) : get_write()(fd, buf, n);
             count_write(done);
             return done;
         }
         if (k == K_PIPE)
-            flush_held();
+            let_out();
     }
     return get_write()(fd, buf, n);
 }
@@ -560,12 +661,14 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
     if (active) {
         int k = kind_of(fd);
         if (k == K_TTY) {
+            if (holding)
+                stdio_before_terminal_write();
             ssize_t done = holding && n >= 0 ? hold_vector(fd, iov, n) : get_writev()(fd, iov, n);
             count_write(done);
             return done;
         }
         if (k == K_PIPE)
-            flush_held();
+            let_out();
     }
     return get_writev()(fd, iov, n);
 }
@@ -671,30 +774,39 @@ EXPORT int pause(void) { WAIT(1, get_pause()()); }
  * would be split at each child: held bytes still go out first. */
 EXPORT pid_t waitpid(pid_t pid, int *status, int options) {
     if (active)
-        flush_held();
+        let_out();
     return get_waitpid()(pid, status, options);
 }
 EXPORT pid_t wait(int *status) {
     if (active)
-        flush_held();
+        let_out();
     return get_wait()(status);
 }
 EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru) {
     if (active)
-        flush_held();
+        let_out();
     return get_wait4()(pid, status, options, ru);
 }
 EXPORT int waitid(idtype_t id, id_t which, siginfo_t *info, int options) {
     if (active)
-        flush_held();
+        let_out();
     return get_waitid()(id, which, info, options);
 }
 
 /* ---- fds: forgotten when closed or replaced, flushed first when they are the terminal ------ */
 
+/* A held stream's fd replaced (a shell's `2>/dev/null` around a builtin): what it buffered goes
+ * where it was written, before, as it would have unbuffered. */
+static int is_held_stream_fd(int fd) {
+    for (int i = 0; i < 2; i++)
+        if (held_streams[i] && fileno(held_streams[i]) == fd)
+            return 1;
+    return 0;
+}
+
 static void before_closing(int fd) {
-    if (holding && active && (fd == held_fd || kind_of(fd) == K_TTY))
-        flush_held();
+    if (holding && active && (fd == held_fd || kind_of(fd) == K_TTY || is_held_stream_fd(fd)))
+        let_out();
 }
 
 EXPORT int close(int fd) {
@@ -705,7 +817,7 @@ EXPORT int close(int fd) {
 EXPORT int close_range(unsigned first, unsigned last, int flags) {
     if (holding && active && held_fd >= 0 && (unsigned)held_fd >= first &&
         (unsigned)held_fd <= last)
-        flush_held();
+        let_out();
     for (unsigned fd = first; fd <= last && fd < FD_CACHE; fd++)
         forget((int)fd);
     int ch = atomic_load(&channel);
@@ -734,13 +846,16 @@ EXPORT int fclose(FILE *f) {
         before_closing(fd);
         forget(fd);
     }
+    for (int i = 0; i < 2; i++)
+        if (f && held_streams[i] == f)
+            held_streams[i] = NULL; /* fclose flushes it; then it is gone */
     return get_fclose()(f);
 }
 EXPORT int pclose(FILE *f) {
     int fd = f ? fileno(f) : -1;
     forget(fd);
     if (active)
-        flush_held();
+        let_out();
     return get_pclose()(f);
 }
 
@@ -813,37 +928,37 @@ EXPORT int ioctl(int fd, unsigned long request, ...) {
     void *arg = va_arg(ap, void *);
     va_end(ap);
     if (holding && active && kind_of(fd) == K_TTY)
-        flush_held();
+        let_out();
     return get_ioctl()(fd, request, arg);
 }
 EXPORT int tcsetattr(int fd, int when, const struct termios *t) {
     if (active)
-        flush_held();
+        let_out();
     return get_tcsetattr()(fd, when, t);
 }
 EXPORT int tcdrain(int fd) {
     if (active)
-        flush_held();
+        let_out();
     return get_tcdrain()(fd);
 }
 EXPORT int tcflush(int fd, int which) {
     if (active)
-        flush_held();
+        let_out();
     return get_tcflush()(fd, which);
 }
 EXPORT int kill(pid_t pid, int sig) {
     if (active)
-        flush_held();
+        let_out();
     return get_kill()(pid, sig);
 }
 EXPORT int killpg(pid_t pg, int sig) {
     if (active)
-        flush_held();
+        let_out();
     return get_killpg()(pg, sig);
 }
 EXPORT int raise(int sig) {
     if (active)
-        flush_held();
+        let_out();
     return get_raise()(sig);
 }
 
@@ -909,23 +1024,23 @@ EXPORT int execle(const char *path, const char *arg, ...) {
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                        const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
     if (active)
-        flush_held();
+        let_out();
     return get_posix_spawn()(pid, path, fa, at, argv, envp);
 }
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                         const posix_spawnattr_t *at, char *const argv[], char *const envp[]) {
     if (active)
-        flush_held();
+        let_out();
     return get_posix_spawnp()(pid, file, fa, at, argv, envp);
 }
 EXPORT int system(const char *command) {
     if (active)
-        flush_held();
+        let_out();
     return get_system()(command);
 }
 EXPORT FILE *popen(const char *command, const char *type) {
     if (active)
-        flush_held();
+        let_out();
     return get_popen()(command, type);
 }
 
@@ -940,58 +1055,65 @@ EXPORT void _Exit(int status) {
     __builtin_unreachable();
 }
 
-/* ---- stdio: its writes are not seen, but nothing held may come after them ------------------ *
- * glibc's stdio writes through libc-internal calls, so what it writes is never held; bytes
- * held before a stdio call would then reach the terminal after that call's output, which
- * without the observer came after them. So every stdio output call lets held bytes out first
- * (one load of a length when nothing is held). */
+/* ---- stdio ------------------------------------------------------------------------------ *
+ * glibc's stdio writes through libc-internal calls, so what it writes is never seen as a
+ * write(2). Its output calls are interposed for the order: bytes held before a stdio call go
+ * out first (without the observer they came first). With --try frame, stdout and stderr on the
+ * terminal are also fully buffered (hold_stream) and flushed where held bytes are (let_out):
+ * a stdio program's frame then goes out in one write(2) too. Reading the terminal through stdio
+ * (a prompt, then fgets) lets everything out first, as a wait does; a program's own setvbuf,
+ * setbuf or setlinebuf that would make a held stream unbuffered or line-buffered is ignored
+ * (that is the fix being tried), full buffering of its own is kept. */
 
 static void before_stdio(void) {
     if (holding && active && held_len > 0)
         flush_held();
 }
 
+#define STDIO_OUT(type, call)                                                                   \
+    do {                                                                                         \
+        before_stdio();                                                                          \
+        t_in_stdio++;                                                                            \
+        type result_ = call;                                                                     \
+        t_in_stdio--;                                                                            \
+        return result_;                                                                          \
+    } while (0)
+
 EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f) {
-    before_stdio();
-    return get_fwrite()(p, size, n, f);
+    STDIO_OUT(size_t, get_fwrite()(p, size, n, f));
 }
-EXPORT int fputs(const char *s, FILE *f) {
-    before_stdio();
-    return get_fputs()(s, f);
+EXPORT size_t(fwrite_unlocked)(const void *p, size_t size, size_t n, FILE *f) {
+    STDIO_OUT(size_t, get_fwrite_unlocked()(p, size, n, f));
 }
-EXPORT int puts(const char *s) {
+EXPORT int fputs(const char *s, FILE *f) { STDIO_OUT(int, get_fputs()(s, f)); }
+EXPORT int fputs_unlocked(const char *s, FILE *f) { STDIO_OUT(int, get_fputs_unlocked()(s, f)); }
+EXPORT int puts(const char *s) { STDIO_OUT(int, get_puts()(s)); }
+EXPORT int fputc(int c, FILE *f) { STDIO_OUT(int, get_fputc()(c, f)); }
+EXPORT int fputc_unlocked(int c, FILE *f) { STDIO_OUT(int, get_fputc_unlocked()(c, f)); }
+EXPORT int putc(int c, FILE *f) { STDIO_OUT(int, get_putc()(c, f)); }
+EXPORT int putc_unlocked(int c, FILE *f) { STDIO_OUT(int, get_putc_unlocked()(c, f)); }
+EXPORT int putchar(int c) { STDIO_OUT(int, get_putchar()(c)); }
+EXPORT int putchar_unlocked(int c) { STDIO_OUT(int, get_putchar_unlocked()(c)); }
+/* What the putc macros call when the buffer is full. */
+EXPORT int __overflow(FILE *f, int c) { STDIO_OUT(int, get___overflow()(f, c)); }
+EXPORT int fflush(FILE *f) { STDIO_OUT(int, get_fflush()(f)); }
+EXPORT void perror(const char *s) {
     before_stdio();
-    return get_puts()(s);
-}
-EXPORT int fputc(int c, FILE *f) {
-    before_stdio();
-    return get_fputc()(c, f);
-}
-EXPORT int putc(int c, FILE *f) {
-    before_stdio();
-    return get_putc()(c, f);
-}
-EXPORT int putchar(int c) {
-    before_stdio();
-    return get_putchar()(c);
-}
-EXPORT int fflush(FILE *f) {
-    before_stdio();
-    return get_fflush()(f);
+    t_in_stdio++;
+    get_perror()(s);
+    t_in_stdio--;
 }
 EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) {
-    before_stdio();
-    return get_vfprintf()(f, fmt, ap);
+    STDIO_OUT(int, get_vfprintf()(f, fmt, ap));
 }
-EXPORT int vprintf(const char *fmt, va_list ap) {
-    before_stdio();
-    return get_vfprintf()(stdout, fmt, ap);
-}
+EXPORT int vprintf(const char *fmt, va_list ap) { STDIO_OUT(int, get_vfprintf()(stdout, fmt, ap)); }
 EXPORT int fprintf(FILE *f, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     before_stdio();
+    t_in_stdio++;
     int n = get_vfprintf()(f, fmt, ap);
+    t_in_stdio--;
     va_end(ap);
     return n;
 }
@@ -999,24 +1121,26 @@ EXPORT int printf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     before_stdio();
+    t_in_stdio++;
     int n = get_vfprintf()(stdout, fmt, ap);
+    t_in_stdio--;
     va_end(ap);
     return n;
 }
 /* What programs built with _FORTIFY_SOURCE call instead (Debian builds its packages so). */
 EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap) {
-    before_stdio();
-    return get___vfprintf_chk()(f, flag, fmt, ap);
+    STDIO_OUT(int, get___vfprintf_chk()(f, flag, fmt, ap));
 }
 EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) {
-    before_stdio();
-    return get___vfprintf_chk()(stdout, flag, fmt, ap);
+    STDIO_OUT(int, get___vfprintf_chk()(stdout, flag, fmt, ap));
 }
 EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     before_stdio();
+    t_in_stdio++;
     int n = get___vfprintf_chk()(f, flag, fmt, ap);
+    t_in_stdio--;
     va_end(ap);
     return n;
 }
@@ -1024,7 +1148,152 @@ EXPORT int __printf_chk(int flag, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     before_stdio();
+    t_in_stdio++;
     int n = get___vfprintf_chk()(stdout, flag, fmt, ap);
+    t_in_stdio--;
     va_end(ap);
     return n;
+}
+
+/* dprintf writes to the fd at once, like write(2): to the terminal, everything before it first. */
+static void before_fd_output(int fd) {
+    if (holding && active && kind_of(fd) == K_TTY)
+        let_out();
+}
+EXPORT int vdprintf(int fd, const char *fmt, va_list ap) {
+    before_fd_output(fd);
+    return get_vdprintf()(fd, fmt, ap);
+}
+EXPORT int dprintf(int fd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    before_fd_output(fd);
+    int n = get_vdprintf()(fd, fmt, ap);
+    va_end(ap);
+    return n;
+}
+EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap) {
+    before_fd_output(fd);
+    return get___vdprintf_chk()(fd, flag, fmt, ap);
+}
+EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    before_fd_output(fd);
+    int n = get___vdprintf_chk()(fd, flag, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* A held stream keeps full buffering: the program's unbuffered or line-buffered wish is what
+ * --try frame tries without. */
+static int is_held_stream(FILE *f) {
+    return holding && active && f && (f == held_streams[0] || f == held_streams[1]);
+}
+EXPORT int setvbuf(FILE *f, char *buffer, int mode, size_t size) {
+    if (is_held_stream(f) && mode != _IOFBF)
+        return 0;
+    return get_setvbuf()(f, buffer, mode, size);
+}
+EXPORT void setbuf(FILE *f, char *buffer) {
+    if (!is_held_stream(f))
+        get_setbuf()(f, buffer);
+}
+EXPORT void setbuffer(FILE *f, char *buffer, size_t size) {
+    if (!is_held_stream(f))
+        get_setbuffer()(f, buffer, size);
+}
+EXPORT void setlinebuf(FILE *f) {
+    if (!is_held_stream(f))
+        get_setlinebuf()(f);
+}
+
+/* Reading the terminal through stdio: a wait for the user, whose prompt must be out. */
+static void before_stdio_input(FILE *f) {
+    if (!holding || !active || !f)
+        return;
+    int saved = errno; /* fileno sets EBADF for a stream of memory */
+    if (kind_of(fileno(f)) == K_TTY)
+        let_out();
+    errno = saved;
+}
+#define STDIO_IN(f, call)                                                                        \
+    do {                                                                                         \
+        before_stdio_input(f);                                                                   \
+        return call;                                                                             \
+    } while (0)
+
+EXPORT char *fgets(char *s, int n, FILE *f) { STDIO_IN(f, get_fgets()(s, n, f)); }
+EXPORT char *fgets_unlocked(char *s, int n, FILE *f) {
+    STDIO_IN(f, get_fgets_unlocked()(s, n, f));
+}
+EXPORT char *__fgets_chk(char *s, size_t size, int n, FILE *f) {
+    STDIO_IN(f, get___fgets_chk()(s, size, n, f));
+}
+EXPORT char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *f) {
+    STDIO_IN(f, get___fgets_unlocked_chk()(s, size, n, f));
+}
+EXPORT int fgetc(FILE *f) { STDIO_IN(f, get_fgetc()(f)); }
+EXPORT int getc(FILE *f) { STDIO_IN(f, get_getc()(f)); }
+EXPORT int getchar(void) { STDIO_IN(stdin, get_getchar()()); }
+EXPORT int fgetc_unlocked(FILE *f) { STDIO_IN(f, get_fgetc_unlocked()(f)); }
+EXPORT int getc_unlocked(FILE *f) { STDIO_IN(f, get_getc_unlocked()(f)); }
+EXPORT int getchar_unlocked(void) { STDIO_IN(stdin, get_getchar_unlocked()()); }
+/* What the getc macros call when the buffer is empty. */
+EXPORT int __uflow(FILE *f) { STDIO_IN(f, get___uflow()(f)); }
+EXPORT int __underflow(FILE *f) { STDIO_IN(f, get___underflow()(f)); }
+EXPORT size_t fread(void *p, size_t size, size_t n, FILE *f) {
+    STDIO_IN(f, get_fread()(p, size, n, f));
+}
+EXPORT size_t(fread_unlocked)(void *p, size_t size, size_t n, FILE *f) {
+    STDIO_IN(f, get_fread_unlocked()(p, size, n, f));
+}
+EXPORT size_t __fread_chk(void *p, size_t room, size_t size, size_t n, FILE *f) {
+    STDIO_IN(f, get___fread_chk()(p, room, size, n, f));
+}
+EXPORT size_t __fread_unlocked_chk(void *p, size_t room, size_t size, size_t n, FILE *f) {
+    STDIO_IN(f, get___fread_unlocked_chk()(p, room, size, n, f));
+}
+EXPORT ssize_t getline(char **line, size_t *n, FILE *f) { STDIO_IN(f, get_getline()(line, n, f)); }
+EXPORT ssize_t getdelim(char **line, size_t *n, int d, FILE *f) {
+    STDIO_IN(f, get_getdelim()(line, n, d, f));
+}
+EXPORT ssize_t __getdelim(char **line, size_t *n, int d, FILE *f) {
+    STDIO_IN(f, get___getdelim()(line, n, d, f));
+}
+/* stdio.h renames scanf and its kin to their __isoc99_ forms (asm labels): the plain symbols,
+ * which older programs call, are defined under C names of their own. */
+int plain_vfscanf(FILE *, const char *, va_list) __asm__("vfscanf");
+int plain_vscanf(const char *, va_list) __asm__("vscanf");
+int plain_fscanf(FILE *, const char *, ...) __asm__("fscanf");
+int plain_scanf(const char *, ...) __asm__("scanf");
+EXPORT int plain_vfscanf(FILE *f, const char *fmt, va_list ap) {
+    STDIO_IN(f, get_vfscanf()(f, fmt, ap));
+}
+EXPORT int __isoc99_vfscanf(FILE *f, const char *fmt, va_list ap) {
+    STDIO_IN(f, get___isoc99_vfscanf()(f, fmt, ap));
+}
+EXPORT int plain_vscanf(const char *fmt, va_list ap) { STDIO_IN(stdin, get_vfscanf()(stdin, fmt, ap)); }
+EXPORT int __isoc99_vscanf(const char *fmt, va_list ap) {
+    STDIO_IN(stdin, get___isoc99_vfscanf()(stdin, fmt, ap));
+}
+#define SCAN(f, real, fmt)                                                                       \
+    va_list ap;                                                                                  \
+    va_start(ap, fmt);                                                                           \
+    before_stdio_input(f);                                                                       \
+    int n = real(f, fmt, ap);                                                                    \
+    va_end(ap);                                                                                  \
+    return n;
+EXPORT int plain_fscanf(FILE *f, const char *fmt, ...) { SCAN(f, get_vfscanf(), fmt) }
+EXPORT int plain_scanf(const char *fmt, ...) { SCAN(stdin, get_vfscanf(), fmt) }
+EXPORT int __isoc99_fscanf(FILE *f, const char *fmt, ...) {
+    SCAN(f, get___isoc99_vfscanf(), fmt)
+}
+EXPORT int __isoc99_scanf(const char *fmt, ...) { SCAN(stdin, get___isoc99_vfscanf(), fmt) }
+
+/* abort() does not flush stdio: a message written just before it is let out first. */
+EXPORT void abort(void) {
+    let_out();
+    get_abort()();
+    __builtin_unreachable();
 }

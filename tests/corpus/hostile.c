@@ -6,6 +6,14 @@
  *     vfork      between frames, vfork + exec /bin/true
  *     signals    a 1 ms interval timer whose handler writes '!' to fd 1 while frames are drawn;
  *                the handler's writes are counted and said on stderr at the end ("signals N")
+ *     mixed      stdout made unbuffered (setvbuf _IONBF), then each frame half through stdio
+ *                (printf), half through write(2), and a line through stdio's stderr: as is, the
+ *                terminal gets the calls' order; tried, stdio is fully buffered all the same
+ *                (the program's setvbuf is what --try overrides) and the order must survive
+ *     prompt     no frames: "name? " through stdio (no newline, no fflush), then a line read
+ *                through stdio from the terminal, then "hello NAME": the prompt must be out
+ *                before the read (glibc flushes a line-buffered stdout there; the observer must
+ *                too once it has made stdout fully buffered)
  *
  * Output is fixed for dup2 and vfork (byte for byte the same with frames held or not); for
  * signals only the count of '!' is. */
@@ -62,12 +70,25 @@ int main(int argc, char **argv) {
         struct itimerval every = {{0, 1000}, {0, 1000}};
         setitimer(ITIMER_REAL, &every, NULL);
     }
+    if (!strcmp(mode, "prompt")) {
+        char name[64];
+        printf("name? ");
+        if (!fgets(name, sizeof name, stdin))
+            return 4;
+        printf("hello %s", name);
+        return 0;
+    }
+    if (!strcmp(mode, "mixed"))
+        setvbuf(stdout, NULL, _IONBF, 0);
     char cell[32];
     for (int f = 0; f < frames; f++) {
         put("\033[H");
         for (int i = 0; i < 400; i++) {
             snprintf(cell, sizeof cell, "\033[3%dm%c", i % 8, 'a' + (f + i) % 26);
-            put(cell);
+            if (!strcmp(mode, "mixed") && i % 2)
+                printf("%s", cell);
+            else
+                put(cell);
             if (!strcmp(mode, "dup2") && i == 200) {
                 int saved = dup(1), null = open("/dev/null", O_WRONLY);
                 dup2(null, 1);
@@ -79,6 +100,8 @@ int main(int argc, char **argv) {
         }
         if (!strcmp(mode, "vfork"))
             run_true();
+        if (!strcmp(mode, "mixed"))
+            fprintf(stderr, "\r\nframe %d\r\n", f);
         usleep(5000);
     }
     if (!strcmp(mode, "signals")) {

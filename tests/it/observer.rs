@@ -105,11 +105,12 @@ fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
     let mut cases = cases;
     cases.push((hostile, vec!["dup2", "20"], vec![]));
     cases.push((hostile, vec!["vfork", "20"], vec![]));
+    cases.push((hostile, vec!["mixed", "20"], vec![]));
     // The corpus's other programs that end by themselves: C stdio (writes the observer cannot
     // see, mixed with none it holds), a shell drawing a row at a time, Node where installed.
     let stdio = stdio_program();
     let stdio = stdio.to_str().unwrap();
-    for mode in ["full", "unbuffered", "twophase"] {
+    for mode in ["line", "full", "unbuffered", "twophase"] {
         cases.push((stdio, vec![mode], vec![("FRAMES", "5")]));
     }
     let frames_sh = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/frames.sh");
@@ -481,6 +482,84 @@ fn htop_and_watch_have_a_frame_a_refresh() {
         refreshes,
         &said,
     );
+}
+
+/// A C program drawing through stdio, tried: stdout and stderr on the terminal are fully
+/// buffered and flushed at each wait, so a frame drawn with a `fprintf` per cell on unbuffered
+/// stderr (thousands of write(2) a frame as it is, the kernel's count) goes out in one or two.
+#[test]
+fn a_stdio_program_tried_writes_a_frame_at_once() {
+    let stdio = stdio_program();
+    let stdio = stdio.to_str().unwrap();
+    let run = |flags: &[&str]| {
+        let mut args = vec!["--duration", "1"];
+        args.extend_from_slice(flags);
+        args.extend(["--", stdio, "unbuffered"]);
+        let (json, said) = wrap_json(&args, &[]);
+        let per_frame = json["figures"]["writes_per_frame"].as_f64();
+        (
+            per_frame.unwrap_or_else(|| panic!("no write(2) a frame: {said}")),
+            said,
+        )
+    };
+    let (as_is, said) = run(&[]);
+    assert!(as_is > 500.0, "{as_is} write(2) a frame as it is: {said}");
+    let (tried, said) = run(&["--try", "frame"]);
+    assert!(tried <= 2.5, "{tried} write(2) a frame tried: {said}");
+}
+
+/// A prompt written through stdio without a newline, then a line read from the terminal through
+/// stdio: glibc flushes a line-buffered stdout before that read; tried, the observer has made
+/// stdout fully buffered and must let the prompt out itself, or the program waits for an answer
+/// to a question nobody sees.
+#[test]
+fn a_prompt_is_out_before_the_terminal_is_read() {
+    use std::io::Write;
+    let hostile = hostile_program();
+    for mode in [Mode::Observe, Mode::HoldFrames] {
+        let pty = Pty::open(80, 24).unwrap();
+        let mut injection = Injection::new(pty.open_slave().unwrap(), mode).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let listening = injection.listen(std::sync::Arc::clone(&stop)).unwrap();
+        let mut child = pty
+            .spawn(&hostile, |cmd| {
+                cmd.args(["prompt", "0"]).envs(injection.environment(None));
+            })
+            .unwrap();
+        let master = pty.master.try_clone().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = read_to_end(&master, |b| {
+                let _ = tx.send(b.to_vec());
+            });
+        });
+        let mut seen = Vec::new();
+        common::wait_for(Duration::from_secs(10), "the prompt", || {
+            while let Ok(bytes) = rx.try_recv() {
+                seen.extend(bytes);
+            }
+            String::from_utf8_lossy(&seen)
+                .contains("name? ")
+                .then_some(())
+        });
+        pty.master.try_clone().unwrap().write_all(b"you\n").unwrap();
+        common::wait_for(Duration::from_secs(10), "the greeting", || {
+            while let Ok(bytes) = rx.try_recv() {
+                seen.extend(bytes);
+            }
+            String::from_utf8_lossy(&seen)
+                .contains("hello you")
+                .then_some(())
+        });
+        let status = common::wait_for(Duration::from_secs(10), "the program to end", || {
+            child.try_wait().unwrap()
+        });
+        assert!(status.success(), "{mode:?}: {status}");
+        drop(pty);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let sightings = listening.finish().unwrap();
+        assert!(!sightings.hellos.is_empty(), "{mode:?}: no hello");
+    }
 }
 
 /// A signal handler that writes to the terminal every millisecond while frames are held: it
