@@ -1,5 +1,5 @@
 //! The write path of one frame: diff the new buffer against the last one, encode the changed
-//! cells through the condition's backend (ratatui's crossterm backend, or the core's
+//! cells through the condition's backend (ratatui's crossterm or termion backend, or the core's
 //! `LeanBackend`) into the current mode's writer, flush once.
 //!
 //! This is `ratatui::Terminal::draw` without what would distort the measurement: no size query
@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
+use ratatui_termion::TermionBackend;
 
 use crate::backend::{BackendKind, LeanBackend};
 use crate::outcome::mark_reader_gone;
@@ -29,6 +30,7 @@ const CLEAR_ALL: &[u8] = b"\x1b[2J";
 enum Encoder {
     Crossterm(CrosstermBackend<BoxedWriter>),
     Lean(LeanBackend<BoxedWriter>),
+    Termion(TermionBackend<BoxedWriter>),
 }
 
 impl Encoder {
@@ -36,6 +38,7 @@ impl Encoder {
         match kind {
             BackendKind::Crossterm => Encoder::Crossterm(CrosstermBackend::new(writer)),
             BackendKind::Lean => Encoder::Lean(LeanBackend::new(writer)),
+            BackendKind::Termion => Encoder::Termion(TermionBackend::new(writer)),
         }
     }
 
@@ -43,6 +46,7 @@ impl Encoder {
         match self {
             Encoder::Crossterm(_) => BackendKind::Crossterm,
             Encoder::Lean(_) => BackendKind::Lean,
+            Encoder::Termion(_) => BackendKind::Termion,
         }
     }
 
@@ -50,6 +54,7 @@ impl Encoder {
         match self {
             Encoder::Crossterm(backend) => backend.draw(cells),
             Encoder::Lean(backend) => backend.draw(cells),
+            Encoder::Termion(backend) => backend.draw(cells),
         }
     }
 
@@ -57,6 +62,7 @@ impl Encoder {
         match self {
             Encoder::Crossterm(backend) => backend.write_all(bytes),
             Encoder::Lean(backend) => backend.write_all(bytes),
+            Encoder::Termion(backend) => backend.write_all(bytes),
         }
     }
 
@@ -64,6 +70,7 @@ impl Encoder {
         match self {
             Encoder::Crossterm(backend) => Backend::flush(backend),
             Encoder::Lean(backend) => Backend::flush(backend),
+            Encoder::Termion(backend) => Backend::flush(backend),
         }
     }
 }

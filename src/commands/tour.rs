@@ -168,11 +168,13 @@ fn plan(args: &TourArgs) -> Result<TourPlan, Refusal> {
         }
     }
     if let [_, _, ..] = args.frame.backend.as_slice() {
-        return Err(
-            "tour: --backend: a tour draws with one backend (choose crossterm or lean)"
-                .to_owned()
-                .into(),
-        );
+        return Err(format!(
+            "tour: --backend: a tour draws with one backend (choose one of {})",
+            crate::backend::BackendKind::ALL
+                .map(|b| b.name())
+                .join(", ")
+        )
+        .into());
     }
     let exports = args.exports();
     crate::results::export::distinct(&exports, "--export-json, --export-markdown")

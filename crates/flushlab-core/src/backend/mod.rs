@@ -1,5 +1,5 @@
-//! The encoders a frame can be drawn with: ratatui's crossterm backend, and [`LeanBackend`],
-//! which sends the same screen for a fraction of the CPU. Which one draws is a condition of a
+//! The encoders a frame can be drawn with: ratatui's crossterm and termion backends, and
+//! [`LeanBackend`], which sends crossterm's bytes for a fraction of the CPU. Which one draws is a condition of a
 //! measurement, as the writer mode is: the buffering lesson holds under each.
 
 mod lean;
@@ -21,15 +21,23 @@ pub enum BackendKind {
     Crossterm,
     /// flushlab's `LeanBackend`: the same bytes built with a digit table, one `write` a cell.
     Lean,
+    /// ratatui's `TermionBackend` (the `ratatui-termion` crate): termion's own sequences, one
+    /// `write!` for the frame's cells into a string, then one `write` of it.
+    Termion,
 }
 
 impl BackendKind {
-    pub const ALL: [BackendKind; 2] = [BackendKind::Crossterm, BackendKind::Lean];
+    pub const ALL: [BackendKind; 3] = [
+        BackendKind::Crossterm,
+        BackendKind::Lean,
+        BackendKind::Termion,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Crossterm => "crossterm",
             BackendKind::Lean => "lean",
+            BackendKind::Termion => "termion",
         }
     }
 
@@ -37,7 +45,8 @@ impl BackendKind {
     pub fn next(self) -> BackendKind {
         match self {
             BackendKind::Crossterm => BackendKind::Lean,
-            BackendKind::Lean => BackendKind::Crossterm,
+            BackendKind::Lean => BackendKind::Termion,
+            BackendKind::Termion => BackendKind::Crossterm,
         }
     }
 
