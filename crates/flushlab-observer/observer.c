@@ -609,6 +609,10 @@ __attribute__((constructor)) static void observer_start(void) {
     if (holding) {
         hold_stream(0, stdout);
         hold_stream(1, stderr);
+        /* Resolved now, not first in abort() or a flush a signal handler reaches: dlsym may
+         * take locks and allocate. */
+        (void)get_abort();
+        (void)get_fflush();
     }
     struct record r = {.kind = HELLO};
     extern char *program_invocation_short_name;
