@@ -2,7 +2,7 @@
 # Records a samply profile of flushlab's headless run for each writer mode, into profiles/.
 #
 #   scripts/record-profiles.sh [--lower-paranoid] [--duration SECONDS] [--size COLSxROWS]
-#                              [--rate HZ] [--out DIR] [--profile NAME] [MODE...]
+#                              [--rate HZ] [--out DIR] [--profile NAME] [--backend NAME] [MODE...]
 #
 # MODE is stdout/raw, stderr/block, ... (default: all ten). The run happens inside a
 # pseudo-terminal (util-linux `script`) drained to /dev/null, so it needs no terminal and
@@ -10,6 +10,8 @@
 #   DIR/<stream>-<buffering>.json.gz        the profile (Firefox Profiler format)
 #   DIR/<stream>-<buffering>.json.syms.json its symbols (samply --unstable-presymbolicate)
 #   DIR/<stream>-<buffering>.report.json    flushlab's own report of the run (frames, fps, ...)
+# With --backend NAME (crossterm, the default, lean or termion) the files are named
+# <stream>-<buffering>-<backend>.*, so that backends recorded side by side sit side by side.
 # DIR defaults to profiles/. Defaults: --duration 5, --size 200x60, --rate 1000 (capped at the
 # kernel's perf_event_max_sample_rate, which the kernel itself lowers when sampling is costly).
 # --profile: the cargo profile to build (default profiling: full debug info for inlined frames;
@@ -25,6 +27,8 @@ size=200x60
 out=profiles
 rate=1000
 profile=profiling
+backend=crossterm
+named=false
 modes=()
 while (($#)); do
     case "$1" in
@@ -34,8 +38,9 @@ while (($#)); do
         --out) out="${2:?--out needs DIR}"; shift ;;
         --rate) rate="${2:?--rate needs HZ}"; shift ;;
         --profile) profile="${2:?--profile needs NAME}"; shift ;;
+        --backend) backend="${2:?--backend needs NAME}"; named=true; shift ;;
         -h|--help) usage; exit 0 ;;
-        -*) die "unknown option '$1' (valid: --lower-paranoid, --duration, --size, --rate, --out, --profile, --help)" ;;
+        -*) die "unknown option '$1' (valid: --lower-paranoid, --duration, --size, --rate, --out, --profile, --backend, --help)" ;;
         *) modes+=("$1") ;;
     esac
     shift
@@ -48,6 +53,7 @@ fi
 [[ "$duration" =~ ^[0-9]*\.?[0-9]+$ ]] || die "bad --duration '$duration' (expected seconds, e.g. 5 or 0.5)"
 [[ "$rate" =~ ^[1-9][0-9]*$ ]] || die "bad --rate '$rate' (expected samples per second, e.g. 1000)"
 [[ "$profile" =~ ^(profiling|release)$ ]] || die "bad --profile '$profile' (valid: profiling, release)"
+[[ "$backend" =~ ^(crossterm|lean|termion)$ ]] || die "bad --backend '$backend' (valid: crossterm, lean, termion)"
 [[ "$size" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || die "bad --size '$size' (expected COLSxROWS, e.g. 200x60)"
 cols=${BASH_REMATCH[1]}
 rows=${BASH_REMATCH[2]}
@@ -95,12 +101,13 @@ for mode in "${modes[@]}"; do
     stream="${mode%%/*}"
     buffering="${mode#*/}"
     name="$stream-$buffering"
+    ! $named || name="$name-$backend"
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
-    inner="stty cols $cols rows $rows && STREAM=$stream BUFFERING=$buffering DURATION=$duration \
+    inner="stty cols $cols rows $rows && STREAM=$stream BUFFERING=$buffering BACKEND=$backend DURATION=$duration \
 exec '$samply' record --save-only --unstable-presymbolicate --rate $rate -o '$tmp/$name.json.gz' \
 -- '$bin' --export-json '$tmp/$name.report.json'"
-    echo "+ $mode: samply record --rate $rate ... -- flushlab (STREAM=$stream BUFFERING=$buffering DURATION=$duration, ${cols}x${rows} pty)"
+    echo "+ $mode: samply record --rate $rate ... -- flushlab (STREAM=$stream BUFFERING=$buffering BACKEND=$backend DURATION=$duration, ${cols}x${rows} pty)"
     # script drains the pty; only the end of what was shown is kept, to explain a failure.
     if ! script -q -e -c "$inner" /dev/null < /dev/null 2>&1 | tail -c 4000 > "$tmp/pty.out"; then
         tail -c 2000 "$tmp/pty.out" | tr -d '\033' >&2 || true
