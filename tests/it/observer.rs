@@ -13,39 +13,79 @@ use flushlab::sys::pty::{Pty, read_to_end};
 use flushlab_observer::{Injection, Mode};
 use serde_json::Value;
 
-/// `program args…` on a fresh 200x60 pty with the observer in `mode`: every byte the
-/// terminal received, and the exit status.
-fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Vec<u8> {
-    let pty = Pty::open(200, 60).unwrap();
+/// A program on a fresh pty with the observer in `mode`, what it draws coming through
+/// [`Observed::output`].
+struct Observed {
+    pty: Pty,
+    child: std::process::Child,
+    _injection: Injection,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    listening: flushlab_observer::Listening,
+}
+
+fn observed(
+    mode: Mode,
+    program: &Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+    (cols, rows): (u16, u16),
+) -> Observed {
+    let pty = Pty::open(cols, rows).unwrap();
     let mut injection = Injection::new(pty.open_slave().unwrap(), mode).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let listening = injection.listen(std::sync::Arc::clone(&stop)).unwrap();
-    let mut child = pty
-        .spawn(Path::new(program), |cmd| {
+    let child = pty
+        .spawn(program, |cmd| {
             cmd.args(args)
                 .envs(envs.iter().copied())
                 .envs(injection.environment(None));
         })
         .unwrap();
-    let master = pty.master.try_clone().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        read_to_end(&master, |b| out.extend_from_slice(b)).unwrap();
-        out
-    });
-    let status = common::wait_for(Duration::from_secs(60), "the program to end", || {
-        child.try_wait().unwrap()
-    });
-    assert!(status.success(), "{program} {args:?}: {status}");
-    drop(pty);
-    let out = reader.join().unwrap();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let sightings = listening.finish().unwrap();
-    assert!(
-        !sightings.hellos.is_empty(),
-        "{program}: the observer never said hello"
-    );
-    out
+    Observed {
+        pty,
+        child,
+        _injection: injection,
+        stop,
+        listening,
+    }
+}
+
+impl Observed {
+    /// Every byte the terminal receives, as it comes (until the pty is gone).
+    fn output(&self) -> std::sync::mpsc::Receiver<Vec<u8>> {
+        let master = self.pty.master.try_clone().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = read_to_end(&master, |b| {
+                let _ = tx.send(b.to_vec());
+            });
+        });
+        rx
+    }
+
+    /// Waits for the program to end well, closes the pty, and checks the observer was in it.
+    fn end(mut self, what: &str) {
+        let status = common::wait_for(Duration::from_secs(60), "the program to end", || {
+            self.child.try_wait().unwrap()
+        });
+        assert!(status.success(), "{what}: {status}");
+        drop(self.pty);
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let sightings = self.listening.finish().unwrap();
+        assert!(
+            !sightings.hellos.is_empty(),
+            "{what}: the observer never said hello"
+        );
+    }
+}
+
+/// `program args…` on a fresh 200x60 pty with the observer in `mode`: every byte the
+/// terminal received, once the program ended well.
+fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)]) -> Vec<u8> {
+    let run = observed(mode, Path::new(program), args, envs, (200, 60));
+    let output = run.output();
+    run.end(&format!("{program} {args:?}"));
+    output.into_iter().flatten().collect()
 }
 
 /// tests/corpus/NAME.c, built for this test: gone when the value is dropped.
@@ -517,48 +557,24 @@ fn a_prompt_is_out_before_the_terminal_is_read() {
     use std::io::Write;
     let hostile = hostile_program();
     for mode in [Mode::Observe, Mode::HoldFrames] {
-        let pty = Pty::open(80, 24).unwrap();
-        let mut injection = Injection::new(pty.open_slave().unwrap(), mode).unwrap();
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let listening = injection.listen(std::sync::Arc::clone(&stop)).unwrap();
-        let mut child = pty
-            .spawn(&hostile, |cmd| {
-                cmd.args(["prompt", "0"]).envs(injection.environment(None));
-            })
-            .unwrap();
-        let master = pty.master.try_clone().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = read_to_end(&master, |b| {
-                let _ = tx.send(b.to_vec());
-            });
-        });
+        let run = observed(mode, &hostile, &["prompt", "0"], &[], (80, 24));
+        let output = run.output();
         let mut seen = Vec::new();
-        common::wait_for(Duration::from_secs(10), "the prompt", || {
-            while let Ok(bytes) = rx.try_recv() {
-                seen.extend(bytes);
-            }
-            String::from_utf8_lossy(&seen)
-                .contains("name? ")
-                .then_some(())
-        });
-        pty.master.try_clone().unwrap().write_all(b"you\n").unwrap();
-        common::wait_for(Duration::from_secs(10), "the greeting", || {
-            while let Ok(bytes) = rx.try_recv() {
-                seen.extend(bytes);
-            }
-            String::from_utf8_lossy(&seen)
-                .contains("hello you")
-                .then_some(())
-        });
-        let status = common::wait_for(Duration::from_secs(10), "the program to end", || {
-            child.try_wait().unwrap()
-        });
-        assert!(status.success(), "{mode:?}: {status}");
-        drop(pty);
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let sightings = listening.finish().unwrap();
-        assert!(!sightings.hellos.is_empty(), "{mode:?}: no hello");
+        let mut shown = |text: &str| {
+            common::wait_for(Duration::from_secs(10), text, || {
+                seen.extend(output.try_iter().flatten());
+                String::from_utf8_lossy(&seen).contains(text).then_some(())
+            })
+        };
+        shown("name? ");
+        run.pty
+            .master
+            .try_clone()
+            .unwrap()
+            .write_all(b"you\n")
+            .unwrap();
+        shown("hello you");
+        run.end(&format!("{mode:?}"));
     }
 }
 

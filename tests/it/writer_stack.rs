@@ -10,15 +10,16 @@ use flushlab::scene::Scene;
 use flushlab::writer_mode::{Buffering, wrap};
 use ratatui::layout::Rect;
 
-/// Stands in for the file descriptor: counts the write calls that reach it and their bytes.
+/// Stands in for the file descriptor: counts the write calls that reach it and keeps their
+/// bytes.
 #[derive(Clone, Default)]
-struct Fd(Arc<Mutex<(u64, u64)>>);
+struct Fd(Arc<Mutex<(u64, Vec<u8>)>>);
 
 impl Write for Fd {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut counts = self.0.lock().unwrap();
-        counts.0 += 1;
-        counts.1 += buf.len() as u64;
+        let mut kept = self.0.lock().unwrap();
+        kept.0 += 1;
+        kept.1.extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -39,8 +40,22 @@ fn render_with(
     sync: bool,
     frames: u64,
 ) -> (u64, u64) {
+    let (calls, bytes) = drawn(backend, buffering, capacity, sync, frames, (80, 24));
+    (calls, bytes.len() as u64)
+}
+
+/// Every byte that reached the fd while drawing the first `frames` frames of the full scene
+/// at `cols`x`rows`, and in how many write calls.
+fn drawn(
+    backend: BackendKind,
+    buffering: Buffering,
+    capacity: usize,
+    sync: bool,
+    frames: u64,
+    (cols, rows): (u16, u16),
+) -> (u64, Vec<u8>) {
     let fd = Fd::default();
-    let area = Rect::new(0, 0, 80, 24);
+    let area = Rect::new(0, 0, cols, rows);
     let writer = wrap(buffering, capacity, fd.clone()).unwrap();
     let mut renderer = Renderer::new(writer, area, backend);
     renderer.sync = sync;
@@ -49,7 +64,7 @@ fn render_with(
         renderer.present().unwrap();
     }
     renderer.finish().unwrap();
-    *fd.0.lock().unwrap()
+    std::mem::take(&mut *fd.0.lock().unwrap())
 }
 
 /// (write calls, bytes) of the second frame alone, in which every cell differs from the first.
@@ -142,34 +157,6 @@ fn the_lean_backend_writes_a_cell_at_a_time_and_buffering_still_decides() {
     assert!(crossterm(Buffering::Raw, 2).0 > 10 * two.0.max(80 * 24 * 2));
 }
 
-/// Every byte a backend sent while drawing the first `frames` frames of the full scene at
-/// 80x24, unbuffered, and how many write calls they took.
-fn drawn(backend: BackendKind, frames: u64) -> (u64, Vec<u8>) {
-    #[derive(Clone, Default)]
-    struct Kept(Arc<Mutex<(u64, Vec<u8>)>>);
-    impl Write for Kept {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            let mut kept = self.0.lock().unwrap();
-            kept.0 += 1;
-            kept.1.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let kept = Kept::default();
-    let area = Rect::new(0, 0, 80, 24);
-    let mut renderer = Renderer::new(Box::new(kept.clone()), area, backend);
-    for frame in 0..frames {
-        Scene::Full.paint(frame, area, renderer.buffer_mut());
-        renderer.present().unwrap();
-    }
-    renderer.finish().unwrap();
-    let kept = kept.0.lock().unwrap();
-    (kept.0, kept.1.clone())
-}
-
 /// termion's backend (ratatui-termion) spells the screen its own way, but a terminal model
 /// (vt100) fed its bytes shows crossterm's screen: every cell's text and colours, frame after
 /// frame. It builds each frame in a string and writes it at once: unbuffered, a handful of
@@ -177,32 +164,41 @@ fn drawn(backend: BackendKind, frames: u64) -> (u64, Vec<u8>) {
 /// backend's choice.
 #[test]
 fn the_termion_backend_draws_crossterms_screen_in_a_few_writes() {
-    let screen = |bytes: &[u8]| {
-        let side = |n| std::num::NonZeroU16::new(n).unwrap();
-        let mut parser = vt100::Parser::new(side(24), side(80), 0);
-        parser.process(bytes);
-        let screen = parser.screen().clone();
-        (0..24u16)
-            .flat_map(|row| (0..80u16).map(move |col| (row, col)))
-            .map(|(row, col)| {
-                let cell = screen.cell(row, col).unwrap();
-                (cell.contents().to_owned(), cell.fgcolor(), cell.bgcolor())
-            })
-            .collect::<Vec<_>>()
-    };
-    for frames in [1, 2, 5] {
-        let (_, crossterm) = drawn(BackendKind::Crossterm, frames);
-        let (_, termion) = drawn(BackendKind::Termion, frames);
-        assert_ne!(crossterm, termion, "termion spells it its own way");
+    for (cols, rows) in [(80, 24), (200, 60)] {
+        let raw = |backend, frames| drawn(backend, Buffering::Raw, 0, false, frames, (cols, rows));
+        let screen = |bytes: &[u8]| {
+            let side = |n| std::num::NonZeroU16::new(n).unwrap();
+            let mut parser = vt100::Parser::new(side(rows), side(cols), 0);
+            parser.process(bytes);
+            let screen = parser.screen().clone();
+            (0..rows)
+                .flat_map(|row| (0..cols).map(move |col| (row, col)))
+                .map(|(row, col)| {
+                    let cell = screen.cell(row, col).unwrap();
+                    (cell.contents().to_owned(), cell.fgcolor(), cell.bgcolor())
+                })
+                .collect::<Vec<_>>()
+        };
+        for frames in [1, 2, 5] {
+            let (_, crossterm) = raw(BackendKind::Crossterm, frames);
+            let (_, termion) = raw(BackendKind::Termion, frames);
+            assert_ne!(crossterm, termion, "termion spells it its own way");
+            assert!(
+                screen(&crossterm) == screen(&termion),
+                "{cols}x{rows}, {frames} frame(s): the screens differ"
+            );
+        }
+        let frame = |backend| raw(backend, 2).0 - raw(backend, 1).0;
+        let termion = frame(BackendKind::Termion);
         assert!(
-            screen(&crossterm) == screen(&termion),
-            "{frames} frame(s): the screens differ"
+            termion <= 8,
+            "{cols}x{rows}: termion made {termion} write calls a frame"
+        );
+        let crossterm = frame(BackendKind::Crossterm);
+        let cells = u64::from(cols) * u64::from(rows);
+        assert!(
+            crossterm > cells,
+            "{cols}x{rows}: crossterm made {crossterm}"
         );
     }
-    let (one, _) = drawn(BackendKind::Termion, 1);
-    let (two, _) = drawn(BackendKind::Termion, 2);
-    assert!(two - one <= 8, "{} write calls for a frame", two - one);
-    let (one, _) = drawn(BackendKind::Crossterm, 1);
-    let (two, _) = drawn(BackendKind::Crossterm, 2);
-    assert!(two - one > 80 * 24, "{} write calls for a frame", two - one);
 }
