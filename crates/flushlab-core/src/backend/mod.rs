@@ -1,6 +1,8 @@
 //! The encoders a frame can be drawn with: ratatui's crossterm and termion backends, and
-//! [`LeanBackend`], which sends crossterm's bytes for a fraction of the CPU. Which one draws is a condition of a
-//! measurement, as the writer mode is: the buffering lesson holds under each.
+//! [`LeanBackend`], which sends crossterm's bytes for a fraction of the CPU. Which one draws is
+//! a condition of a measurement, as the writer mode is. The buffering lesson holds through
+//! crossterm and lean, which hand the writer a piece at a time; termion formats the frame into
+//! a string first, so unbuffered output costs it a few write(2) a frame.
 
 mod lean;
 
@@ -21,8 +23,8 @@ pub enum BackendKind {
     Crossterm,
     /// flushlab's `LeanBackend`: the same bytes built with a digit table, one `write` a cell.
     Lean,
-    /// ratatui's `TermionBackend` (the `ratatui-termion` crate): termion's own sequences, one
-    /// `write!` for the frame's cells into a string, then one `write` of it.
+    /// ratatui's `TermionBackend` (the `ratatui-termion` crate): termion's own sequences, the
+    /// frame's cells formatted into a string, then written with the closing resets (~4 writes).
     Termion,
 }
 
