@@ -26,11 +26,18 @@ use crate::renderer::Renderer;
 use crate::writer_mode::{Buffering, Mode};
 
 /// A writer that never sleeps in write(2): before each write it polls the file descriptor with
-/// a zero timeout, spinning until there is room. A blocking writer that finds a pty full sleeps,
-/// and runs again only once the reader has drained part of the buffer and the scheduler has got
-/// round to it; measured here, that sleep-and-wake cycle costs about half of what the pty and its
-/// reader accept (docs/results: 200x60, blocking 369 fps, spinning 723). Every writer mode
-/// blocks; the ceiling is the fastest way through, so it spins, and burns a core doing so.
+/// a zero timeout until there is room, yielding the core between polls. A blocking writer that
+/// finds a pty full sleeps, and runs again only once the reader has drained part of the buffer
+/// and the scheduler has got round to it; that sleep-and-wake cycle costs about half of what
+/// the pty and its reader accept (`cargo run --release --example writer_wait`, docs/results/
+/// writer-wait.md: at 200x60, 132 fps sleeping, 270 spinning). Every writer mode sleeps; the
+/// ceiling is the fastest way through, so it spins, and burns a core doing so.
+///
+/// It yields, because the reader it waits for may be on the same core: pinned there, a writer
+/// that spins without yielding fell to 34 fps at 200x60, below every sleeping writer (107–148),
+/// a ceiling the modes beat; yielding, 198. Where the two have a core each, not yielding is
+/// faster (359 against 270 in the same run) — but the bench cannot choose where the scheduler
+/// puts them, and a ceiling must hold in both places.
 pub struct Spinning<W> {
     inner: W,
 }
@@ -49,7 +56,7 @@ impl<W: Write + std::os::fd::AsFd> Spinning<W> {
         loop {
             let mut fds = [PollFd::new(&self.inner, PollFlags::OUT)];
             match poll(&mut fds, Some(&zero)) {
-                Ok(0) | Err(rustix::io::Errno::INTR) => std::hint::spin_loop(),
+                Ok(0) | Err(rustix::io::Errno::INTR) => std::thread::yield_now(),
                 // Room, or an error the write itself will report.
                 _ => return,
             }
