@@ -77,8 +77,8 @@ run_benches() {
     bench std-80x24 --size 80x24
     bench time-split --modes stderr/raw,stdout/line,stdout/block,stdout/frame,stdout/thread \
         --sink pty --reader drain,throttle:2MB/s --size 200x60,80x24
-    bench backends-200x60 --size 200x60 --modes stdout,stderr/raw,ceilings --backend crossterm,lean
-    bench backends-80x24 --size 80x24 --modes stdout,stderr/raw,ceilings --backend crossterm,lean
+    bench backends-200x60 --size 200x60 --modes stdout,stderr/raw,ceilings --backend crossterm,lean,termion
+    bench backends-80x24 --size 80x24 --modes stdout,stderr/raw,ceilings --backend crossterm,lean,termion
     bench stderr-tui-120x40 --modes stdout/line,stdout/block,stderr/raw,stderr/block,stderr/thread \
         --size 120x40
     bench flood --workload flood --sink pty,pipe,file,null --reader drain,throttle:20MB/s
