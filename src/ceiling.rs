@@ -30,8 +30,10 @@ use crate::writer_mode::{Buffering, Mode};
 /// finds a pty full sleeps, and runs again only once the reader has drained part of the buffer
 /// and the scheduler has got round to it; that sleep-and-wake cycle costs about half of what
 /// the pty and its reader accept (`cargo run --release --example writer_wait`, docs/results/
-/// writer-wait.md: at 200x60, 132 fps sleeping, 270 spinning). Every writer mode sleeps; the
-/// ceiling is the fastest way through, so it spins, and burns a core doing so.
+/// writer-wait.md: at 200x60, 132 fps sleeping, 270 spinning) on this kind of machine, a KVM
+/// guest whose idle vCPUs halt at once: with halt polling on, sleeping was as fast or faster.
+/// Every writer mode sleeps; the ceiling is the fastest way through wherever it runs, so it
+/// spins, and burns a core doing so.
 ///
 /// It yields, because the reader it waits for may be on the same core: pinned there, a writer
 /// that spins without yielding fell to 34 fps at 200x60, below every sleeping writer (107–148),
