@@ -199,6 +199,57 @@ pub struct Machine {
     pub cores: usize,
     pub kernel: String,
     pub cpu_model: String,
+    /// How its idle CPUs wait, where the kernel says: on a VM whose idle vCPUs halt at once,
+    /// every blocking hand-off (a writer sleeping on a full pty) costs an exit to the host, and
+    /// a writer that sleeps gets half of what one that polls does (docs/results/writer-wait.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<Idle>,
+}
+
+/// The kernel's cpuidle driver and, for `haltpoll` (a KVM guest), how long an idle vCPU polls
+/// for work before it halts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Idle {
+    pub driver: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halt_poll_ns: Option<u64>,
+}
+
+impl Idle {
+    fn this() -> Option<Idle> {
+        let read = |path: &str| {
+            std::fs::read_to_string(path)
+                .ok()
+                .map(|s| s.trim().to_owned())
+        };
+        let driver = read("/sys/devices/system/cpu/cpuidle/current_driver")?;
+        let halt_poll_ns = (driver == "haltpoll")
+            .then(|| {
+                read("/sys/module/haltpoll/parameters/guest_halt_poll_ns")?
+                    .parse()
+                    .ok()
+            })
+            .flatten();
+        Some(Idle {
+            driver,
+            halt_poll_ns,
+        })
+    }
+}
+
+impl std::fmt::Display for Idle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.halt_poll_ns {
+            Some(0) => write!(f, "{}: idle vCPUs halt at once", self.driver),
+            Some(ns) => write!(
+                f,
+                "{}: idle vCPUs poll {} µs, then halt",
+                self.driver,
+                ns / 1000
+            ),
+            None => write!(f, "cpuidle {}", self.driver),
+        }
+    }
 }
 
 impl Machine {
@@ -222,6 +273,7 @@ impl Machine {
                 uname.release().to_string_lossy()
             ),
             cpu_model,
+            idle: Idle::this(),
         }
     }
 }
@@ -528,6 +580,28 @@ mod tests {
     use super::TerminalIdentity;
     use super::conditions::{Reader, ReaderModel, SyncOutput};
     use crate::results::export::fixture;
+
+    #[test]
+    fn the_idle_policy_says_whether_idle_vcpus_halt_at_once() {
+        use super::Idle;
+        let idle = |driver: &str, halt_poll_ns| Idle {
+            driver: driver.into(),
+            halt_poll_ns,
+        };
+        assert_eq!(
+            idle("haltpoll", Some(0)).to_string(),
+            "haltpoll: idle vCPUs halt at once"
+        );
+        assert_eq!(
+            idle("haltpoll", Some(200_000)).to_string(),
+            "haltpoll: idle vCPUs poll 200 µs, then halt"
+        );
+        assert_eq!(idle("intel_idle", None).to_string(), "cpuidle intel_idle");
+        // Results written before the field existed still read.
+        let old: super::Machine =
+            serde_json::from_str(r#"{"cores":2,"kernel":"Linux","cpu_model":"x"}"#).unwrap();
+        assert_eq!(old.idle, None);
+    }
 
     #[test]
     fn a_terminal_is_named_by_its_own_answers_first() {

@@ -455,7 +455,7 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
     let s = &results.settings;
     writeln!(
         out,
-        "\n{} workload: {} run(s) of {} s per row after {} warm-up{}; flushlab {} on {} ({} cores, {}).",
+        "\n{} workload: {} run(s) of {} s per row after {} warm-up{}; flushlab {} on {} ({} cores, {}{}).",
         s.workload,
         s.runs,
         s.duration_seconds,
@@ -478,6 +478,10 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
         results.machine.cpu_model,
         results.machine.cores,
         results.machine.kernel,
+        match &results.machine.idle {
+            Some(idle) => format!("; {idle}"),
+            None => String::new(),
+        },
     )?;
     writeln!(out, "Command: `{}`", s.command)
 }

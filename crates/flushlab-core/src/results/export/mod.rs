@@ -222,6 +222,7 @@ pub(crate) mod fixture {
                 cores: 2,
                 kernel: "Linux 6.1.0".into(),
                 cpu_model: "Test CPU".into(),
+                idle: None,
             },
             terminal: None,
             painted: Vec::new(),
