@@ -23,7 +23,8 @@
 //! from the reader it waits for.
 //!
 //! Each round runs every way once, in an order that rotates; the median of the rounds is kept,
-//! with the CPU this thread used a frame (`CLOCK_THREAD_CPUTIME_ID`): what waiting costs.
+//! with the CPU this thread used a frame (`CLOCK_THREAD_CPUTIME_ID`): what waiting costs. A run
+//! counts only if the reader received every byte of the frames it counts.
 
 use std::io::{self, Write};
 use std::os::fd::AsFd;
@@ -125,7 +126,9 @@ fn run(
         if one_core {
             pin_to_first_cpu()?;
         }
-        read_to_end(&master, |_| {})
+        let mut read = 0u64;
+        read_to_end(&master, |bytes| read += bytes.len() as u64)?;
+        Ok::<u64, io::Error>(read)
     });
     let slave = std::fs::File::from(pty.open_slave()?);
     // As the explorer's terminal session leaves it: raw, no output processing.
@@ -161,7 +164,17 @@ fn run(
     let (elapsed, cpu) = (start.elapsed().as_secs_f64(), thread_cpu() - cpu);
     drop(out);
     drop(pty);
-    let _ = drain.join();
+    // The reader's own count is the truth the rate stands on: every frame written arrived.
+    let read = drain
+        .join()
+        .map_err(|_| io::Error::other("the drain thread panicked"))??;
+    let written = frames * frame.len() as u64;
+    if read != written {
+        return Err(io::Error::other(format!(
+            "{}: {written} bytes written, the reader got {read}",
+            wait.name()
+        )));
+    }
     Ok((
         frames as f64 / elapsed,
         cpu.as_secs_f64() * 1e3 / frames as f64,

