@@ -1,5 +1,5 @@
 //! How a writer waits for room in a pty decides how much of the pty it gets: the same frame,
-//! the same drained pty, four ways of waiting.
+//! the same drained pty, five ways of waiting.
 //!
 //! ```sh
 //! cargo run --release --example writer_wait -- [ROUNDS] [SECONDS] [--one-core]
@@ -12,10 +12,11 @@
 //! - `sleep, one write a frame`: `write_all` of the frame, as the frame and thread modes write
 //!   it; the kernel puts the writer to sleep whenever the pty is full.
 //! - `sleep, 4 KiB writes`: the same in 4 KiB writes (block buffering's shape).
-//! - `spin, 4 KiB writes`: the transport ceiling's writer (`flushlab::ceiling::Spinning`): it
+//! - `spin, 4 KiB writes`: the transport ceiling's writer (`flushlab::wait::Wait::Spin`): it
 //!   asks `poll` with a zero timeout until there is room, yielding the core in between, and never
 //!   sleeps.
-//! - `spin 100 µs, then sleep`: spins like the ceiling for up to 100 µs, then sleeps in `poll`.
+//! - `spin 100 µs, then sleep`: `flushlab::wait::Wait::Poll` (`flushlab bench --wait poll`):
+//!   spins like the ceiling for up to 100 µs, then sleeps in write(2).
 //! - `spin without yielding`: the ceiling's way before it yielded the core between polls.
 //!
 //! With `--one-core` the writer and the reader are both pinned to the first CPU, as the
@@ -32,10 +33,11 @@ use std::time::{Duration, Instant};
 
 use flushlab::app::App;
 use flushlab::backend::BackendKind;
-use flushlab::ceiling::{Spinning, encode_steady_frame};
+use flushlab::ceiling::encode_steady_frame;
 use flushlab::hud::Hud;
 use flushlab::scene::Scene;
 use flushlab::sys::pty::{Pty, read_to_end};
+use flushlab::wait::Waiting;
 use flushlab::writer_mode::{Buffering, Mode, Stream};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
@@ -68,26 +70,21 @@ impl Wait {
     }
 }
 
-/// Waits for room by asking `poll` with a zero timeout for up to `budget` (for ever if `None`),
-/// yielding the core between asks or not, then sleeping in `poll`.
-struct Polling<W> {
+/// Waits for room by asking `poll` with a zero timeout until there is some, without ever
+/// yielding the core: the way [`flushlab::wait::wait_for_room`] does not wait.
+struct NoYield<W> {
     inner: W,
-    budget: Option<Duration>,
-    yields: bool,
 }
 
-impl<W: Write + AsFd> Write for Polling<W> {
+impl<W: Write + AsFd> Write for NoYield<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let zero = Timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        let start = Instant::now();
         loop {
             let mut fds = [PollFd::new(&self.inner, PollFlags::OUT)];
-            let spinning = self.budget.is_none_or(|budget| start.elapsed() < budget);
-            match poll(&mut fds, spinning.then_some(&zero)) {
-                Ok(0) | Err(rustix::io::Errno::INTR) if self.yields => std::thread::yield_now(),
+            match poll(&mut fds, Some(&zero)) {
                 Ok(0) | Err(rustix::io::Errno::INTR) => std::hint::spin_loop(),
                 _ => break,
             }
@@ -137,17 +134,9 @@ fn run(
     rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &termios)?;
     let mut out: Box<dyn Write> = match wait {
         Wait::SleepWholeFrame | Wait::Sleep4K => Box::new(slave),
-        Wait::Spin4K => Box::new(Spinning::new(slave)),
-        Wait::SpinThenSleep4K => Box::new(Polling {
-            inner: slave,
-            budget: Some(Duration::from_micros(100)),
-            yields: true,
-        }),
-        Wait::SpinNoYield4K => Box::new(Polling {
-            inner: slave,
-            budget: None,
-            yields: false,
-        }),
+        Wait::Spin4K => Box::new(Waiting::new(slave, flushlab::wait::Wait::Spin)),
+        Wait::SpinThenSleep4K => Box::new(Waiting::new(slave, flushlab::wait::Wait::Poll)),
+        Wait::SpinNoYield4K => Box::new(NoYield { inner: slave }),
     };
     let piece = match wait {
         Wait::SleepWholeFrame => frame.len(),

@@ -4,10 +4,13 @@
 //!   no system call at all. No writer mode can beat it.
 //! - `transport`: one pre-encoded frame written over and over, in writes of several sizes
 //!   ([`write_sizes`]), the best of them reported, by a writer that never sleeps
-//!   ([`Spinning`]): no painting or encoding, only what the file descriptor and whoever reads it
-//!   accept per second. No writer mode can beat that either; the lower of the two is the real
-//!   ceiling. The frame is the one the modes write, HUD included: a
-//!   frame of every cell would be a heavier frame and a ceiling the modes beat.
+//!   ([`Wait::Spin`](crate::wait::Wait::Spin)): no painting or encoding, only what the file
+//!   descriptor and whoever reads it accept per second. No writer mode can beat that either;
+//!   the lower of the two is the real ceiling. It spins because, where idle CPUs halt at once,
+//!   a writer that sleeps gets about half of what the pty takes (see [`crate::wait`]); the
+//!   ceiling is the fastest way through wherever it runs, and burns a core to be so. The frame
+//!   is the one the modes write, HUD included: a frame of every cell would be a heavier frame
+//!   and a ceiling the modes beat.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,57 +27,6 @@ use crate::meters::Meters;
 use crate::outcome::Outcome;
 use crate::renderer::Renderer;
 use crate::writer_mode::{Buffering, Mode};
-
-/// A writer that never sleeps in write(2): before each write it polls the file descriptor with
-/// a zero timeout until there is room, yielding the core between polls. A blocking writer that
-/// finds a pty full sleeps, and runs again only once the reader has drained part of the buffer
-/// and the scheduler has got round to it; that sleep-and-wake cycle costs about half of what
-/// the pty and its reader accept (`cargo run --release --example writer_wait`, docs/results/
-/// writer-wait.md: at 200x60, 132 fps sleeping, 270 spinning) on this kind of machine, a KVM
-/// guest whose idle vCPUs halt at once: with halt polling on, sleeping was as fast or faster.
-/// Every writer mode sleeps; the ceiling is the fastest way through wherever it runs, so it
-/// spins, and burns a core doing so.
-///
-/// It yields, because the reader it waits for may be on the same core: pinned there, a writer
-/// that spins without yielding fell to 34 fps at 200x60, below every sleeping writer (107–148),
-/// a ceiling the modes beat; yielding, 198. Where the two have a core each, not yielding is
-/// faster (359 against 270 in the same run) — but the bench cannot choose where the scheduler
-/// puts them, and a ceiling must hold in both places.
-pub struct Spinning<W> {
-    inner: W,
-}
-
-impl<W: Write + std::os::fd::AsFd> Spinning<W> {
-    pub fn new(inner: W) -> Self {
-        Spinning { inner }
-    }
-
-    fn wait_for_room(&self) {
-        use rustix::event::{PollFd, PollFlags, Timespec, poll};
-        let zero = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        loop {
-            let mut fds = [PollFd::new(&self.inner, PollFlags::OUT)];
-            match poll(&mut fds, Some(&zero)) {
-                Ok(0) | Err(rustix::io::Errno::INTR) => std::thread::yield_now(),
-                // Room, or an error the write itself will report.
-                _ => return,
-            }
-        }
-    }
-}
-
-impl<W: Write + std::os::fd::AsFd> Write for Spinning<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.wait_for_room();
-        self.inner.write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
 
 #[derive(Clone, Default)]
 struct SharedBytes(Arc<Mutex<Vec<u8>>>);

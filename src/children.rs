@@ -13,12 +13,13 @@ use crate::frame_args::ChildOf;
 use crate::results::conditions::ReaderModel;
 use crate::scene::Scene;
 use crate::subject::{Ceiling, FloodWriter};
+use crate::wait::Wait;
 use crate::writer_mode::{Buffering, Stream};
 
 /// Every environment variable a headless run reads: what a parent clears so that its own
 /// environment never leaks into a child it configures. The run's clap definition is the truth;
 /// a test of the run command checks that this list is it.
-pub const RUN_ENV: [&str; 12] = [
+pub const RUN_ENV: [&str; 13] = [
     "ACCOUNTING",
     "STREAM",
     "BUFFERING",
@@ -27,6 +28,7 @@ pub const RUN_ENV: [&str; 12] = [
     "SYNC",
     "SCENE",
     "BACKEND",
+    "WAIT",
     "SIZE",
     "FPS_CAP",
     "HUD",
@@ -45,6 +47,7 @@ pub struct HeadlessRun {
     pub scene: Scene,
     pub sync: bool,
     pub backend: BackendKind,
+    pub wait: Wait,
     pub size: (u16, u16),
     /// How the child counts write(2): as its parent does.
     pub accounting: Accounting,
@@ -66,6 +69,8 @@ impl HeadlessRun {
             if self.sync { "--sync=on" } else { "--sync=off" },
             "--backend",
             self.backend.name(),
+            "--wait",
+            self.wait.name(),
             "--size",
             &format!("{}x{}", self.size.0, self.size.1),
             "--accounting",

@@ -17,6 +17,7 @@ use crate::frame_args::ChildOf;
 use crate::results::conditions::ReaderModel;
 use crate::scene::Scene;
 use crate::subject::{Ceiling, FloodWriter};
+use crate::wait::Wait;
 use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Stream};
 
 /// The variables a bench clears before it starts a run are every one the run reads.
@@ -43,6 +44,7 @@ fn a_headless_run_reads_back_what_its_parent_wrote() {
             scene: Scene::Sparse,
             sync: true,
             backend: BackendKind::Lean,
+            wait: Wait::Poll,
             size: (80, 24),
             accounting: Accounting::Counting,
             child_of: ChildOf {
@@ -59,6 +61,7 @@ fn a_headless_run_reads_back_what_its_parent_wrote() {
             scene: Scene::Full,
             sync: false,
             backend: BackendKind::Crossterm,
+            wait: Wait::Sleep,
             size: (200, 60),
             accounting: Accounting::Kernel,
             child_of: ChildOf {
@@ -82,6 +85,7 @@ fn a_headless_run_reads_back_what_its_parent_wrote() {
             scene: cli.scene,
             sync: cli.sync,
             backend: cli.backend,
+            wait: cli.wait,
             size: cli.size.unwrap(),
             accounting: cli.accounting.accounting.unwrap(),
             child_of: ChildOf {

@@ -483,6 +483,8 @@ fn tour_results(
             scene: args.frame.scene,
             sync: args.frame.sync,
             backends: vec![condition.backend],
+            // The tour's writers are the explorer's: they sleep in write(2).
+            wait: crate::wait::Wait::Sleep,
             capacity: args.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1))

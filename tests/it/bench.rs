@@ -100,6 +100,8 @@ fn bad_input_is_refused_before_anything_runs() {
         vec!["--reader", "throttle:fast"],
         vec!["--duration", "-1"],
         vec!["--export-json", unwritable.to_str().unwrap()],
+        vec!["--wait", "nap"],
+        vec!["--workload", "flood", "--wait", "poll"],
     ] {
         let out = bench(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -121,6 +123,7 @@ fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
         scene: flushlab::scene::Scene::Full,
         sync: false,
         backend: flushlab::backend::BackendKind::Crossterm,
+        wait: flushlab::wait::Wait::Sleep,
         size: (80, 24),
         duration: Duration::from_millis(100),
         sink: Sink::Pty,
@@ -292,6 +295,69 @@ fn the_transport_ceiling_writes_the_frames_the_modes_write() {
         "transport {transport} B vs stdout/frame {frame} B per frame"
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `--wait poll`: every byte of every frame reaches the reader (the bench's own count, from
+/// the pty's other side), in write(2) calls (the kernel's count) of at most 4 KiB, and the
+/// results say how the writers waited.
+#[test]
+fn a_polling_writer_loses_no_byte_and_writes_what_a_pty_takes() {
+    let dir = scratch("wait");
+    let json = dir.join("results.json");
+    let out = quick_bench(
+        &json,
+        &["--modes", "stdout/frame,stdout/thread", "--wait", "poll"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{out:?}");
+    assert!(
+        stdout.contains("writers poll 100 µs for room, then sleep"),
+        "{stdout}"
+    );
+    let results: Value = read_json(&json);
+    assert_eq!(results["settings"]["wait"], "poll");
+    let rows = results["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let run = &row["runs"][0];
+        let frames = run["frames"].as_f64().unwrap();
+        let frame = run["bytes_per_frame"].as_f64().unwrap();
+        let read = run["reader_bytes"].as_f64().unwrap();
+        assert!(frames > 0.0 && frame > 8192.0, "{row}");
+        // What the session writes besides the frames (the screen's setup and restore) is a few
+        // hundred bytes.
+        assert!(
+            read >= frames * frame && read - frames * frame < 4096.0,
+            "{}: read {read} B of {frames} frames of {frame} B",
+            row["mode"]
+        );
+        let writes = run["writes_per_frame"].as_f64().unwrap();
+        let chunks = (frame / 4096.0).ceil();
+        assert!(
+            (writes - chunks).abs() <= 1.0,
+            "{}: {writes} write(2) a frame of {frame} B, not {chunks} of 4 KiB",
+            row["mode"]
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The explorer's HUD shows writers that sleep: it refuses another wait in one line.
+#[test]
+fn the_explorer_refuses_a_wait_it_would_not_show() {
+    let run = common::run_in_pty(&[], &["--wait", "spin"], Duration::from_secs(20));
+    assert_eq!(run.code, Some(2));
+    let said = String::from_utf8_lossy(&run.output);
+    assert!(
+        said.contains("--wait spin") && said.contains("give --duration"),
+        "{said}"
+    );
+    // Refused before the terminal was taken: nothing to restore, nothing changed.
+    assert!(!said.contains("\x1b[?1049h"), "{said}");
+    assert_eq!(
+        run.termios_before.local_modes,
+        run.termios_after.local_modes
+    );
 }
 
 /// The children of this process, by /proc's parent field.

@@ -38,4 +38,5 @@ pub mod subject;
 pub mod sys;
 pub mod timing;
 pub mod units;
+pub mod wait;
 pub mod writer_mode;

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::accounting::Counted;
 use crate::frame_writer::{FrameWriter, ThreadWriter};
 use crate::units::format_capacity;
+use crate::wait::{Wait, Waiting};
 
 /// `BufWriter::new`'s own default, so that `block` means what Rust programmers get by default.
 pub const DEFAULT_CAPACITY: usize = 8 * 1024;
@@ -266,11 +267,33 @@ impl fmt::Display for Mode {
 
 /// Opens the writer stack for `mode` on the real stream. See [`wrap`] for what each mode costs.
 pub fn open(mode: Mode) -> io::Result<Box<dyn Write + Send>> {
-    if (mode.stream, mode.buffering) == (Stream::Stdout, Buffering::Line) && std_stdout_counted() {
+    open_waiting(mode, Wait::Sleep)
+}
+
+/// [`open`], with the bottom of the stack waiting for room as `wait` says (see
+/// [`crate::wait`]); std's own stdout sleeps in write(2), so a writer that does not is the
+/// same `LineWriter` over a duplicate of fd 1.
+pub fn open_waiting(mode: Mode, wait: Wait) -> io::Result<Box<dyn Write + Send>> {
+    let std_stdout = (mode.stream, mode.buffering) == (Stream::Stdout, Buffering::Line);
+    if std_stdout && wait == Wait::Sleep && std_stdout_counted() {
         // Not `LineWriter::new(raw)`: the point of this mode is std's own stdout, lock and all.
         return Ok(Box::new(io::stdout()));
     }
-    wrap(mode.buffering, mode.capacity, mode.stream.raw()?)
+    let raw = mode.stream.raw()?;
+    match wait {
+        Wait::Sleep => wrap(mode.buffering, mode.capacity, raw),
+        Wait::Poll | Wait::Spin => wrap(mode.buffering, mode.capacity, Waiting::new(raw, wait)),
+    }
+}
+
+/// The function that opens a mode's writer stack waiting as `wait` says: what a measured
+/// output is given to open each mode it visits.
+pub fn opener(wait: Wait) -> fn(Mode) -> io::Result<Box<dyn Write + Send>> {
+    match wait {
+        Wait::Sleep => open,
+        Wait::Poll => |mode| open_waiting(mode, Wait::Poll),
+        Wait::Spin => |mode| open_waiting(mode, Wait::Spin),
+    }
 }
 
 /// Whether std's own `stdout()` can be measured (see [`crate::accounting::std_handles_counted`]).

@@ -27,6 +27,8 @@ pub struct RunSpec {
     pub scene: crate::scene::Scene,
     pub sync: bool,
     pub backend: crate::backend::BackendKind,
+    /// How a mode's writer waits for room (the ceilings wait their own way).
+    pub wait: crate::wait::Wait,
     pub size: (u16, u16),
     pub duration: Duration,
     pub sink: Sink,
@@ -104,6 +106,7 @@ impl RunSpec {
             scene: self.scene,
             sync: self.sync,
             backend: self.backend,
+            wait: self.wait,
             size: self.size,
             accounting,
             child_of,

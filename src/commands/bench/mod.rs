@@ -28,6 +28,7 @@ use crate::results::plot;
 use crate::results::{BenchResults, Machine, Row, Settings};
 use crate::subject::{Subject, parse_subjects};
 use crate::units::{parse_duration, parse_size};
+use crate::wait::Wait;
 
 const BENCHARGS_EXAMPLES: &str = "\
 Examples:
@@ -90,6 +91,12 @@ pub struct BenchArgs {
     /// BufWriter" in one table. Where wrap cannot find its frames, its row is per second.
     #[arg(long = "command", value_name = "NAME=CMD", value_parser = crate::subject::parse_command)]
     pub commands: Vec<Subject>,
+
+    /// How the modes' writers wait when the terminal is full: sleep (in write(2), as std does),
+    /// poll (100 µs, then sleep) or spin (never sleep), the polling ones in 4 KiB writes; tui
+    /// workload only. The ceilings wait their own way whatever this says.
+    #[arg(long, value_enum, default_value_t = Wait::Sleep)]
+    pub wait: Wait,
 
     /// Flood workload only: busy CPU work before each line, seconds (0.000017 for a server
     /// answering ~57k requests/s): a line is then a request, and the rate requests/s.
@@ -189,6 +196,7 @@ impl BenchArgs {
             scene: self.frame.scene,
             sync: self.frame.sync,
             backends: self.backends(),
+            wait: self.wait,
             capacity: self.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1).map(shell_word))
@@ -236,6 +244,7 @@ impl BenchArgs {
                             scene: self.frame.scene,
                             sync: self.frame.sync,
                             backend,
+                            wait: self.wait,
                             size,
                             duration: self.duration(),
                             sink,
@@ -319,6 +328,13 @@ impl BenchArgs {
             return Err(Refusal::bad_input(
                 "--command rows draw frames: they belong to --workload tui",
             ));
+        }
+        if flood && self.wait != Wait::Sleep {
+            return Err(Refusal::bad_input(format!(
+                "--wait {}: the flood's writers are std's and sleep as std does; --wait is for \
+                 --workload tui",
+                self.wait.name()
+            )));
         }
         if !flood && (self.work.is_some() || self.rate.is_some()) {
             return Err(Refusal::bad_input(

@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 use super::RunArgs;
 use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
-use crate::ceiling::{self, Spinning};
+use crate::ceiling;
 use crate::hud::Hud;
 use crate::keyboard::Keyboard;
 use crate::measured::{MeasuredOutput, OpenWriter};
 use crate::meters::Phases;
 use crate::outcome::Outcome;
+use crate::wait::{Wait, Waiting};
 use crate::writer_mode::Stream;
 
 /// How the loop is driven, decided once before it starts.
@@ -54,8 +55,8 @@ pub(super) fn transport_ceiling(
     let (cols, rows) = (condition.cols, condition.rows);
     let frame = ceiling::encode_steady_frame(app, hud, condition);
     let open: OpenWriter = match stream {
-        Stream::Stdout => |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stdout.raw()?)))),
-        Stream::Stderr => |_| Ok(Box::new(Counted::new(Spinning::new(Stream::Stderr.raw()?)))),
+        Stream::Stdout => |_| spinning(Stream::Stdout),
+        Stream::Stderr => |_| spinning(Stream::Stderr),
     };
     let mut out = MeasuredOutput::with_writers(mode, condition, open)?;
     let cells = usize::from(cols) * usize::from(rows);
@@ -80,6 +81,14 @@ pub(super) fn transport_ceiling(
     });
     let (meters, flushed) = out.finish();
     Ok((result.and_then(|o| flushed.map(|()| o)), meters))
+}
+
+/// The transport ceiling's writer: it chooses its write sizes itself ([`ceiling::write_sizes`]).
+fn spinning(stream: Stream) -> io::Result<crate::renderer::BoxedWriter> {
+    Ok(Box::new(Counted::new(Waiting::unchunked(
+        stream.raw()?,
+        Wait::Spin,
+    ))))
 }
 
 /// The size to draw at after a SIGWINCH (asked once per signal, never per frame); `None`

@@ -27,6 +27,7 @@ use crate::terminal_session::TerminalSession;
 use crate::units::{
     DEFAULT_SIZE, parse_capacity, parse_duration, parse_fps, parse_size, parse_switch,
 };
+use crate::wait::Wait;
 use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 use drive::{LoopSettings, drawable, frame_loop, too_large, transport_ceiling};
 use report::{ModeReport, Report};
@@ -66,6 +67,14 @@ pub struct RunArgs {
     /// The ratatui backend that encodes each frame (x switches it in the explorer).
     #[arg(long, env = "BACKEND", value_enum, default_value_t = BackendKind::Crossterm)]
     pub backend: BackendKind,
+
+    /// How the writer waits when the terminal is full: sleep in write(2) as std does, poll
+    /// 100 µs for room before sleeping, or spin (poll, never sleep) — in 4 KiB writes when it
+    /// polls; measured runs only (with --duration; the HUD's expression shows the buffering
+    /// alone). Where idle CPUs halt at once (many VMs) a sleeping writer gets about half of
+    /// what the pty takes.
+    #[arg(long, env = "WAIT", value_enum, default_value_t = Wait::Sleep)]
+    pub wait: Wait,
 
     /// Frame size COLSxROWS when the stream is not a terminal [default: 200x60].
     #[arg(long, env = "SIZE", value_parser = parse_size)]
@@ -231,6 +240,13 @@ fn plan(cli: &RunArgs) -> Result<bool, Refusal> {
         )
         .into());
     }
+    if cli.wait != Wait::Sleep && cli.duration.is_none() {
+        return Err(Refusal::bad_input(format!(
+            "--wait {}: the explorer's writers sleep in write(2) as std's do, as its HUD's \
+             expressions say; --wait is for measured runs: give --duration, or use flushlab bench",
+            cli.wait.name()
+        )));
+    }
     if let Some(destination) = &cli.report {
         if destination.is_stdout() && stream == Stream::Stdout {
             return Err(Refusal::bad_input(
@@ -323,7 +339,7 @@ fn frames(
     let mut out = if sink {
         MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
     } else {
-        MeasuredOutput::open(mode, condition)?
+        MeasuredOutput::with_writers(mode, condition, crate::writer_mode::opener(cli.wait))?
     };
     let outcome = frame_loop(app, hud, &mut out, settings, signal, probe.as_mut());
     if let Some(probe) = probe {

@@ -16,6 +16,7 @@ use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
 use crate::scene::Scene;
 use crate::subject::{FloodWriter, Subject};
 use crate::units::format_capacity;
+use crate::wait::Wait;
 use crate::writer_mode::Buffering;
 
 /// One counted run of one subject at one size: the figures of the child's report (a frame's, or
@@ -300,6 +301,9 @@ pub struct Settings {
     /// choice: crossterm).
     #[serde(default = "default_backends")]
     pub backends: Vec<BackendKind>,
+    /// How the modes' writers waited for room (files older than the choice: they slept).
+    #[serde(default)]
+    pub wait: Wait,
     pub capacity: usize,
     pub command: String,
 }

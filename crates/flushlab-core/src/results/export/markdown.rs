@@ -470,7 +470,10 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
                     .map(|b| b.name())
                     .collect::<Vec<_>>()
                     .join(", ")
-            )
+            ) + &s
+                .wait
+                .describe()
+                .map_or(String::new(), |w| format!(", {w}"))
         } else {
             String::new()
         },

@@ -241,6 +241,7 @@ pub(crate) mod fixture {
                 scene: crate::scene::Scene::Full,
                 sync: false,
                 backends: vec![crate::backend::BackendKind::Crossterm],
+                wait: crate::wait::Wait::Sleep,
                 capacity: 8192,
                 command: "flushlab bench".into(),
             },
