@@ -552,6 +552,7 @@ fn row(
         reader_bytes: 0,
         shown_fps: shown.and_then(Shown::fps),
         per_second: None,
+        round: None,
     });
     row.summarize();
     row

@@ -161,6 +161,8 @@ fn command_run(wrapped: WrapRun) -> Run {
         p99_ns: None,
         reader_bytes: wrapped.bytes,
         shown_fps: None,
+        // Set by the scheduler, which knows the round.
+        round: None,
     }
 }
 

@@ -25,7 +25,7 @@ use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::plot;
-use crate::results::{BenchResults, Machine, Row, Settings};
+use crate::results::{BenchResults, Machine, Row, Run, Settings};
 use crate::subject::{Subject, parse_subjects};
 use crate::units::{parse_duration, parse_size};
 use crate::wait::Wait;
@@ -435,7 +435,10 @@ impl BenchPlan {
                 break;
             }
             match outcome {
-                Ok(run) if step.round.is_some() => row.runs.push(run),
+                Ok(run) if step.round.is_some() => row.runs.push(Run {
+                    round: step.round,
+                    ..run
+                }),
                 Ok(_) => {}
                 Err(failure) => {
                     // `complain`, not `eprintln!`: a stderr that is a closed pipe is no panic.

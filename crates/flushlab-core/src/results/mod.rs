@@ -42,6 +42,31 @@ pub struct Run {
     /// `figures` holds no frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_second: Option<PerSecond>,
+    /// The bench's round this run was counted in (1-based): the runs of one round ran one
+    /// after the other, so two rows' runs of a round saw the same machine. Files older than
+    /// it: `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+}
+
+/// Two backends' fastest modes compared round by round, at one size, sink and reader: the
+/// ratio of medians in the table hides how far it swung from one round to the next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackendRounds {
+    pub size: Size,
+    pub sink: Sink,
+    pub reader: Reader,
+    pub backend: BackendKind,
+    /// This backend's fastest mode (by median), and the base backend's.
+    pub fastest: Subject,
+    pub base: BackendKind,
+    pub base_fastest: Subject,
+    /// `fastest`'s fps over `base_fastest`'s, run against run of the same round.
+    pub ratio: Spread,
+    /// `fastest`'s fps over the lower of its own backend's ceilings in the same round.
+    pub to_ceiling: Option<Spread>,
+    /// The rounds both rows were counted in.
+    pub rounds: usize,
 }
 
 /// A run that did not produce a report: it crashed, failed or hung and was killed.
@@ -533,6 +558,92 @@ impl BenchResults {
 
     /// Fills in the ratios from the rows measured so far. A row is compared only with the rows
     /// measured under the same conditions: same size, same sink, same reader.
+    /// Every backend's fastest mode against the first backend's, round by round, for each
+    /// size, sink and reader (none with one backend). A run's round is the one it recorded, or,
+    /// in files older than that, its place among the row's runs when no run of the row failed.
+    pub fn backends_by_round(&self) -> Vec<BackendRounds> {
+        let Some(&base) = self.settings.backends.first() else {
+            return Vec::new();
+        };
+        let fps_by_round = |row: &Row| -> Vec<(u32, f64)> {
+            let numbered = row.runs.iter().all(|r| r.round.is_some());
+            if !numbered && !row.failed_runs.is_empty() {
+                return Vec::new();
+            }
+            row.runs
+                .iter()
+                .zip(1..)
+                .map(|(run, nth)| (run.round.unwrap_or(nth), run.figures.fps))
+                .collect()
+        };
+        let paired = |a: &[(u32, f64)], b: &[(u32, f64)]| -> Vec<f64> {
+            a.iter()
+                .filter_map(|(round, fa)| {
+                    let (_, fb) = b.iter().find(|(r, _)| r == round)?;
+                    (*fb > 0.0).then(|| fa / fb)
+                })
+                .collect()
+        };
+        let rows = || self.results.iter().filter(|r| r.subject.draws_the_frame());
+        let fastest = |conditions: &(Size, Sink, Reader, BackendKind)| {
+            rows()
+                .filter(|r| !r.subject.is_baseline() && r.conditions() == *conditions)
+                .filter_map(|r| Some((r, r.fps?.median)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(r, _)| r)
+        };
+        // The lower ceiling of a round: each round's own lower of the two.
+        let ceiling_by_round = |conditions: &(Size, Sink, Reader, BackendKind)| {
+            let mut lowest: Vec<(u32, f64)> = Vec::new();
+            for row in rows().filter(|r| r.subject.is_ceiling() && r.conditions() == *conditions) {
+                for (round, fps) in fps_by_round(row) {
+                    match lowest.iter_mut().find(|(r, _)| *r == round) {
+                        Some((_, low)) => *low = low.min(fps),
+                        None => lowest.push((round, fps)),
+                    }
+                }
+            }
+            lowest
+        };
+        let mut groups: Vec<(Size, Sink, Reader)> = Vec::new();
+        for row in rows().filter(|r| r.backend == base) {
+            let (size, sink, reader, _) = row.conditions();
+            if !groups.contains(&(size, sink, reader.clone())) {
+                groups.push((size, sink, reader));
+            }
+        }
+        let mut compared = Vec::new();
+        for (size, sink, reader) in groups {
+            let Some(base_row) = fastest(&(size, sink, reader.clone(), base)) else {
+                continue;
+            };
+            for &backend in self.settings.backends.iter().skip(1) {
+                let here = (size, sink, reader.clone(), backend);
+                let Some(row) = fastest(&here) else {
+                    continue;
+                };
+                let runs = fps_by_round(row);
+                let ratios = paired(&runs, &fps_by_round(base_row));
+                let Some(ratio) = Spread::of(ratios.iter().copied()) else {
+                    continue;
+                };
+                compared.push(BackendRounds {
+                    size,
+                    sink,
+                    reader: reader.clone(),
+                    backend,
+                    fastest: row.subject.clone(),
+                    base,
+                    base_fastest: base_row.subject.clone(),
+                    ratio,
+                    to_ceiling: Spread::of(paired(&runs, &ceiling_by_round(&here))),
+                    rounds: ratios.len(),
+                });
+            }
+        }
+        compared
+    }
+
     pub fn compute_ratios(&mut self) {
         let conditions = Row::conditions;
         let medians: Vec<_> = self
@@ -584,6 +695,89 @@ mod tests {
     use super::TerminalIdentity;
     use super::conditions::{Reader, ReaderModel, SyncOutput};
     use crate::results::export::fixture;
+
+    /// Two backends' fastest modes, paired run against run of the same round; rows whose runs
+    /// cannot be placed in rounds are left out, never paired by guess.
+    #[test]
+    fn backends_are_compared_round_by_round() {
+        use crate::backend::BackendKind;
+        use crate::subject::{Ceiling, Subject};
+        use crate::writer_mode::{Buffering, Stream};
+        let mut results = fixture::results();
+        let size = results.results[0].size;
+        let row = |subject, backend, fps: &[(u32, f64)]| {
+            let mut row = super::Row::new(
+                subject,
+                size,
+                Reader::Model(ReaderModel::Drain),
+                super::Sink::Pty,
+            );
+            row.backend = backend;
+            row.runs = fps
+                .iter()
+                .map(|&(round, fps)| super::Run {
+                    round: Some(round),
+                    ..fixture::run(fps, 1.0)
+                })
+                .collect();
+            row.summarize();
+            row
+        };
+        let (lean, termion) = (BackendKind::Lean, BackendKind::Termion);
+        let thread = Subject::Mode(Stream::Stdout, Buffering::Thread);
+        let block = Subject::Mode(Stream::Stdout, Buffering::Block);
+        results.results.extend([
+            // Recorded out of order: the round, not the place, pairs them.
+            row(thread.clone(), lean, &[(2, 100.0), (1, 360.0), (3, 400.0)]),
+            row(block.clone(), lean, &[(1, 50.0), (2, 60.0), (3, 70.0)]),
+            row(
+                Subject::Ceiling(Ceiling::Cpu),
+                lean,
+                &[(1, 800.0), (2, 200.0), (3, 800.0)],
+            ),
+            row(
+                Subject::Ceiling(Ceiling::Transport),
+                lean,
+                &[(1, 400.0), (2, 900.0), (3, 500.0)],
+            ),
+            row(thread.clone(), termion, &[(1, 90.0), (2, 95.0)]),
+        ]);
+        results.settings.backends = vec![BackendKind::Crossterm, lean, termion];
+        // The base's fastest mode is the fixture's stdout/thread: 180, 190, 170 in rounds 1–3.
+        for run in &mut results.results[4].runs {
+            run.round = None;
+        }
+        let compared = results.backends_by_round();
+        assert_eq!(compared.len(), 2, "{compared:?}");
+        let lean_rounds = &compared[0];
+        assert_eq!(
+            (
+                lean_rounds.backend,
+                &lean_rounds.fastest,
+                &lean_rounds.base_fastest
+            ),
+            (lean, &thread, &thread)
+        );
+        assert_eq!(lean_rounds.rounds, 3);
+        // 360/180, 100/190, 400/170; against each round's lower ceiling 360/400, 100/200, 400/500.
+        let ratio = lean_rounds.ratio;
+        assert!((ratio.median - 2.0).abs() < 1e-9 && (ratio.min - 100.0 / 190.0).abs() < 1e-9);
+        assert!((ratio.max - 400.0 / 170.0).abs() < 1e-9);
+        let to_ceiling = lean_rounds.to_ceiling.unwrap();
+        assert!((to_ceiling.median - 0.8).abs() < 1e-9 && (to_ceiling.min - 0.5).abs() < 1e-9);
+        // termion has no ceiling rows here, and two rounds.
+        assert_eq!((compared[1].rounds, compared[1].to_ceiling), (2, None));
+
+        // A base whose runs carry no round and one of which failed cannot be placed in rounds.
+        results.results[4].failed_runs.push(super::FailedRun {
+            reason: "killed".into(),
+            output: String::new(),
+        });
+        assert!(results.backends_by_round().is_empty());
+        // One backend: nothing to compare.
+        results.settings.backends = vec![BackendKind::Crossterm];
+        assert!(results.backends_by_round().is_empty());
+    }
 
     #[test]
     fn the_idle_policy_says_whether_idle_vcpus_halt_at_once() {

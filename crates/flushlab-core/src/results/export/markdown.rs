@@ -2,7 +2,7 @@ use std::fmt::Write;
 
 use super::{Exporter, or_dash};
 use crate::results::conditions::{Unit, Workload};
-use crate::results::{BenchResults, Row};
+use crate::results::{BenchResults, Row, Spread};
 use crate::units::{bytes, count, percent};
 
 /// The table a person reads, padded so that it reads as well in a terminal as rendered; the
@@ -417,6 +417,50 @@ fn write_table(
     Ok(())
 }
 
+/// Each backend's fastest mode against the first backend's, round by round (see
+/// [`BenchResults::backends_by_round`]); the sink and the reader named where rows differ in them.
+fn backends_by_round(
+    out: &mut String,
+    results: &BenchResults,
+    sinks: bool,
+    readers: bool,
+) -> std::fmt::Result {
+    let rounds: Vec<String> = results
+        .backends_by_round()
+        .into_iter()
+        .map(|c| {
+            let mut at = c.size.to_string();
+            if sinks {
+                at = format!("{at}, {}", c.sink);
+            }
+            if readers {
+                at = format!("{at}, {}", cell(&c.reader.to_string()));
+            }
+            let spread = |s: Spread| format!("{:.2} [{:.2}–{:.2}]", s.median, s.min, s.max);
+            let ceiling = c.to_ceiling.map_or(String::new(), |s| {
+                format!(", to its own lower ceiling {}", spread(s))
+            });
+            format!(
+                "{at}: {}'s fastest mode ({}) against {}'s ({}) {}{ceiling}, over {} round(s)",
+                c.backend.name(),
+                results.name(&c.fastest),
+                c.base.name(),
+                results.name(&c.base_fastest),
+                spread(c.ratio),
+                c.rounds
+            )
+        })
+        .collect();
+    if !rounds.is_empty() {
+        writeln!(
+            out,
+            "\nBackends round by round (a round runs every row once: each ratio is of two runs of one round, median [min–max] of the rounds) — {}.",
+            rounds.join("; ")
+        )?;
+    }
+    Ok(())
+}
+
 /// Under the tables: the rows the runs cannot tell apart, how and where it was measured, and
 /// the command.
 fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
@@ -452,6 +496,7 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
             groups.join("; ")
         )?;
     }
+    backends_by_round(out, results, sinks, readers)?;
     let s = &results.settings;
     writeln!(
         out,
@@ -499,6 +544,31 @@ mod tests {
             .serialize(&crate::results::export::fixture::results())
             .unwrap();
         insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
+    }
+
+    #[test]
+    fn a_second_backend_is_compared_round_by_round() {
+        use crate::backend::BackendKind;
+        let mut results = crate::results::export::fixture::results();
+        let one = String::from_utf8(MarkdownExporter::default().serialize(&results).unwrap());
+        assert!(!one.unwrap().contains("round by round"));
+        let mut lean = results.results[4].clone();
+        lean.backend = BackendKind::Lean;
+        for run in &mut lean.runs {
+            run.figures.fps *= 2.0;
+        }
+        lean.summarize();
+        results.results.push(lean);
+        results.settings.backends = vec![BackendKind::Crossterm, BackendKind::Lean];
+        let text = String::from_utf8(MarkdownExporter::default().serialize(&results).unwrap());
+        let text = text.unwrap();
+        assert!(
+            text.contains(
+                "200x60: lean's fastest mode (stdout/thread) against crossterm's (stdout/thread) \
+                 2.00 [2.00–2.00], over 3 round(s)."
+            ),
+            "{text}"
+        );
     }
 
     #[test]

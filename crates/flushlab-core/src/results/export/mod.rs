@@ -137,6 +137,7 @@ pub(crate) mod fixture {
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
             shown_fps: None,
             per_second: None,
+            round: None,
         }
     }
 
