@@ -461,8 +461,8 @@ fn backends_by_round(
     Ok(())
 }
 
-/// Under the tables: the rows the runs cannot tell apart, how and where it was measured, and
-/// the command.
+/// Under the tables: the rows the runs cannot tell apart, the backends round by round, how and
+/// where it was measured, and the command.
 fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
     let alike = results.indistinguishable();
     let first = results.results.first();
