@@ -550,6 +550,7 @@ fn row(
         p50_ns: None,
         p99_ns: None,
         reader_bytes: 0,
+        reader_cpu_seconds: None,
         shown_fps: shown.and_then(Shown::fps),
         per_second: None,
         round: None,

@@ -53,6 +53,16 @@ fn two_modes_end_to_end() {
             row["runs"][0]["reader_bytes"].as_u64().unwrap() > 0,
             "{row}"
         );
+        // The reader thread's CPU, as the kernel accounts it: some, and no more than one core
+        // for the run's life (its duration, and a second to start and end).
+        let run = &row["runs"][0];
+        let reader_cpu = run["reader_cpu_seconds"].as_f64().unwrap();
+        let seconds = run["seconds"].as_f64().unwrap();
+        assert!(0.0 < reader_cpu && reader_cpu < seconds + 1.0, "{row}");
+        assert!(
+            row["reader_cpu_ms_per_frame"].as_f64().unwrap() > 0.0,
+            "{row}"
+        );
     }
     let writes = |i: usize| rows[i]["writes_per_frame"].as_f64().unwrap();
     assert!(
@@ -80,6 +90,9 @@ fn other_sinks_measure_the_same_frames() {
         let row = &results["results"][0];
         assert_eq!(row["sink"], sink);
         assert!(row["runs"][0]["frames"].as_u64().unwrap() > 0, "{row}");
+        // Only a pipe has a reader whose CPU the bench could count.
+        let reader_cpu = row["runs"][0].get("reader_cpu_seconds");
+        assert_eq!(reader_cpu.is_some(), sink == "pipe", "{row}");
         assert_eq!(
             row["writes_per_frame"].as_f64().unwrap().round(),
             1.0,

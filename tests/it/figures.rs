@@ -76,6 +76,8 @@ enum Field {
     BytesPerWrite,
     KernelShare,
     CpuMsPerFrame,
+    /// The bench's reader thread's CPU a frame, ms.
+    ReaderCpuMsPerFrame,
     RatioToCeiling,
     RatioToFastest,
     /// One part of the frame's time split, in ms: index into `TimeSplit::parts`.
@@ -129,6 +131,7 @@ impl Field {
             "bytes_per_write" => Field::BytesPerWrite,
             "kernel_share" => Field::KernelShare,
             "cpu_ms_per_frame" => Field::CpuMsPerFrame,
+            "reader_cpu_ms_per_frame" => Field::ReaderCpuMsPerFrame,
             "ratio_to_ceiling" => Field::RatioToCeiling,
             "ratio_to_fastest" => Field::RatioToFastest,
             "p50_ns" => Field::P50,
@@ -175,6 +178,7 @@ impl Field {
             Field::BytesPerWrite => plain(row.bytes_per_write),
             Field::KernelShare => plain(row.kernel_share),
             Field::CpuMsPerFrame => plain(row.cpu_ms_per_frame),
+            Field::ReaderCpuMsPerFrame => plain(row.reader_cpu_ms_per_frame),
             Field::RatioToCeiling => plain(row.ratio_to_ceiling),
             Field::RatioToFastest => plain(row.ratio_to_fastest),
             Field::Split(i) => plain(row.time_split.map(|t| t.parts()[i].1)),
@@ -202,6 +206,7 @@ impl Field {
             Field::Fps
             | Field::ShownFps
             | Field::CpuMsPerFrame
+            | Field::ReaderCpuMsPerFrame
             | Field::Units
             | Field::PeakRss
             | Field::Painted(_) => Kind::Rate,

@@ -126,7 +126,7 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     let child_gone = Arc::new(AtomicBool::new(false));
     let (child, reader) = spawn(spec, &report, &child_gone)
         .map_err(|e| failed(format!("could not start: {e}"), String::new()))?;
-    let (status, tail, reader_bytes) = wait(
+    let (status, read) = wait(
         child,
         reader,
         spec.duration + spec.grace,
@@ -134,6 +134,7 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
         &child_gone,
         interrupt,
     );
+    let tail = read.tail;
     let status = status.map_err(|reason| failed(reason, tail.clone()))?;
     if !status.success() {
         return Err(failed(format!("exited with {status}"), tail));
@@ -146,7 +147,10 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
             .map_err(bad);
     }
     let mut run: Run = serde_json::from_slice(&report).map_err(bad)?;
-    run.reader_bytes = reader_bytes;
+    run.reader_bytes = read.bytes;
+    // A file or /dev/null has no reader: the thread then read the other stream's summary.
+    let read_the_output = matches!(spec.sink, Sink::Pty | Sink::Pipe);
+    run.reader_cpu_seconds = read_the_output.then_some(read.cpu.as_secs_f64());
     Ok(run)
 }
 
@@ -160,13 +164,16 @@ fn command_run(wrapped: WrapRun) -> Run {
         p50_ns: None,
         p99_ns: None,
         reader_bytes: wrapped.bytes,
+        // Wrap reads the program's pty itself: the bench's reader saw wrap's summary only.
+        reader_cpu_seconds: None,
         shown_fps: None,
         // Set by the scheduler, which knows the round.
         round: None,
     }
 }
 
-type ReaderThread = std::thread::JoinHandle<(Tail, u64)>;
+/// What a reader thread saw: the end of the output, its bytes, and the CPU it used.
+type ReaderThread = std::thread::JoinHandle<(Tail, u64, Duration)>;
 
 fn spawn(
     spec: &RunSpec,
@@ -183,7 +190,8 @@ fn spawn(
                 let mut tail = Tail::default();
                 let bytes =
                     consume(model, source, size, &mut |b| tail.push(b), &child_gone).unwrap_or(0);
-                (tail, bytes)
+                let (user, kernel) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+                (tail, bytes, user + kernel)
             })
     };
     if spec.sink == Sink::Pty {
@@ -223,11 +231,11 @@ fn spawn(
         let both = std::thread::Builder::new()
             .name("bench-readers".into())
             .spawn(move || {
-                let (_, bytes) = measured.join().unwrap_or_default();
-                let (tail, _) = other
+                let (_, bytes, cpu) = measured.join().unwrap_or_default();
+                let (tail, _, _) = other
                     .map(|o| o.join().unwrap_or_default())
                     .unwrap_or_default();
-                (tail, bytes)
+                (tail, bytes, cpu)
             })?;
         Ok(Some(both))
     };
@@ -262,7 +270,7 @@ fn wait(
     started: Instant,
     child_gone: &AtomicBool,
     interrupt: &AtomicUsize,
-) -> (Result<std::process::ExitStatus, String>, String, u64) {
+) -> (Result<std::process::ExitStatus, String>, Read) {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
@@ -285,8 +293,22 @@ fn wait(
     };
     // What is still buffered is read at full speed: the run is over.
     child_gone.store(true, Ordering::Relaxed);
-    let (tail, bytes) = reader
+    let (tail, bytes, cpu) = reader
         .map(|r| r.join().unwrap_or_default())
         .unwrap_or_default();
-    (status, tail.text(), bytes)
+    let read = Read {
+        tail: tail.text(),
+        bytes,
+        cpu,
+    };
+    (status, read)
+}
+
+/// What the reader of a run's output saw.
+struct Read {
+    /// The end of the output, for a failed run's message.
+    tail: String,
+    bytes: u64,
+    /// The CPU the reader thread used.
+    cpu: Duration,
 }

@@ -34,6 +34,11 @@ pub struct Run {
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
     pub reader_bytes: u64,
+    /// CPU the bench's reader thread used (user and kernel), from the child's start to its
+    /// end: the other side of the pty or pipe, which shares the cores with the writer. Files
+    /// older than it, and readers that are no thread of the bench (a terminal): `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_cpu_seconds: Option<f64>,
     /// Frames per second the terminal confirmed it had processed (cursor-position round trips),
     /// in `flushlab tour`; `null` elsewhere or when the terminal never answered.
     #[serde(default)]
@@ -100,6 +105,11 @@ pub struct Row {
     /// what a frame costs whatever the machine's speed did meanwhile.
     #[serde(default)]
     pub cpu_ms_per_frame: Option<f64>,
+    /// Median CPU time of the bench's reader thread per frame, in ms: what reading a frame
+    /// cost the other side (the kernel's work done in the reader's name included; what its
+    /// workers do for the pty is not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reader_cpu_ms_per_frame: Option<f64>,
     /// Where a frame's time went: each part the median of the runs' (ms a frame).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<TimeSplit>,
@@ -137,6 +147,7 @@ impl Row {
             bytes_per_write: None,
             kernel_share: None,
             cpu_ms_per_frame: None,
+            reader_cpu_ms_per_frame: None,
             time_split: None,
             peak_rss_kib: None,
             shown_fps: None,
@@ -211,6 +222,11 @@ impl Row {
         let runs = &self.runs;
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
+        self.reader_cpu_ms_per_frame = median(runs.iter().filter_map(|r| {
+            let frames = r.figures.frames;
+            (frames > 0 && r.per_second.is_none())
+                .then_some(r.reader_cpu_seconds? * 1000.0 / frames as f64)
+        }));
         let per_second = || runs.iter().filter_map(|r| r.per_second);
         self.per_second = median(per_second().map(|p| p.bytes_per_second)).map(|bytes| PerSecond {
             bytes_per_second: bytes,

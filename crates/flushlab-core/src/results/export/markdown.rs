@@ -16,8 +16,9 @@ pub struct MarkdownExporter {
 
 /// The columns that give way when a table is too wide, first to go first. The mode and its
 /// rate always stay.
-const GIVE_WAY: [Column; 12] = [
+const GIVE_WAY: [Column; 13] = [
     Column::PeakRss,
+    Column::ReaderCpu,
     Column::Sink,
     Column::Reader,
     Column::Size,
@@ -129,6 +130,8 @@ enum Column {
     BytesPerWrite,
     Kernel,
     Cpu,
+    /// The CPU the bench's reader thread used a frame: the other side of the pty.
+    ReaderCpu,
     /// A flood's p50 / p99 latency (of a log call, or with `--rate` of a request).
     Latency,
     PeakRss,
@@ -142,6 +145,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     let rows = &results.results;
     let shown = rows.iter().any(|r| r.shown_fps.is_some());
     let latency = rows.iter().any(|r| r.latency_ns().is_some());
+    let reader_cpu = rows.iter().any(|r| r.reader_cpu_ms_per_frame.is_some());
     [
         Mode,
         Size,
@@ -154,6 +158,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
         BytesPerWrite,
         Kernel,
         Cpu,
+        ReaderCpu,
         Latency,
         PeakRss,
         XCeiling,
@@ -162,6 +167,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     .into_iter()
     .filter(|c| match c {
         Shown => shown,
+        ReaderCpu => reader_cpu,
         Latency => latency,
         _ => true,
     })
@@ -182,6 +188,7 @@ impl Column {
             Column::BytesPerWrite => "bytes/write".into(),
             Column::Kernel => "kernel".into(),
             Column::Cpu => format!("CPU {}/{unit}", time_unit(unit).0),
+            Column::ReaderCpu => format!("reader CPU {}/{unit}", time_unit(unit).0),
             Column::Latency => "latency p50 / p99".into(),
             Column::PeakRss => "peak RSS".into(),
             Column::XCeiling => "× ceiling".into(),
@@ -202,10 +209,9 @@ impl Column {
             Column::Bytes => or_dash(row.bytes_per_frame, bytes),
             Column::BytesPerWrite => or_dash(row.bytes_per_write, bytes),
             Column::Kernel => or_dash(row.kernel_share, percent),
-            // A frame's ms to the µs; a line's µs to a hundredth, as far as its runs agree.
-            Column::Cpu => or_dash(row.cpu_ms_per_frame, |ms| match results.settings.unit {
-                Unit::Frame => format!("{ms:.3}"),
-                Unit::Line => format!("{:.2}", ms * time_unit(Unit::Line).1),
+            Column::Cpu => or_dash(row.cpu_ms_per_frame, |ms| cpu(results.settings.unit, ms)),
+            Column::ReaderCpu => or_dash(row.reader_cpu_ms_per_frame, |ms| {
+                cpu(results.settings.unit, ms)
             }),
             Column::Latency => row.latency_ns().map_or_else(
                 || "–".into(),
@@ -224,6 +230,14 @@ impl Column {
             }
             Column::XFastest => ratio(row.ratio_to_fastest),
         }
+    }
+}
+
+/// A frame's ms to the µs; a line's µs to a hundredth, as far as its runs agree.
+fn cpu(unit: Unit, ms: f64) -> String {
+    match unit {
+        Unit::Frame => format!("{ms:.3}"),
+        Unit::Line => format!("{:.2}", ms * time_unit(Unit::Line).1),
     }
 }
 
