@@ -105,9 +105,9 @@ pub struct Row {
     /// what a frame costs whatever the machine's speed did meanwhile.
     #[serde(default)]
     pub cpu_ms_per_frame: Option<f64>,
-    /// Median CPU time of the bench's reader thread per frame, in ms: what reading a frame
-    /// cost the other side (the kernel's work done in the reader's name included; what its
-    /// workers do for the pty is not).
+    /// Median CPU time of the bench's reader thread per frame's worth of the bytes it read,
+    /// in ms: what reading a frame cost the other side (the kernel's work done in the reader's
+    /// name included; what its workers do for the pty is not). `None` where nothing is written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_cpu_ms_per_frame: Option<f64>,
     /// Where a frame's time went: each part the median of the runs' (ms a frame).
@@ -222,10 +222,13 @@ impl Row {
         let runs = &self.runs;
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
+        // Per frame's worth of the bytes the reader read: the transport ceiling writes frames
+        // in several write sizes and reports the best size's frames, the reader reads them all.
         self.reader_cpu_ms_per_frame = median(runs.iter().filter_map(|r| {
-            let frames = r.figures.frames;
-            (frames > 0 && r.per_second.is_none())
-                .then_some(r.reader_cpu_seconds? * 1000.0 / frames as f64)
+            let frame = r.figures.bytes_per_frame.filter(|&b| b > 0.0)?;
+            let frames_read = r.reader_bytes as f64 / frame;
+            (frames_read >= 1.0 && r.per_second.is_none())
+                .then_some(r.reader_cpu_seconds? * 1000.0 / frames_read)
         }));
         let per_second = || runs.iter().filter_map(|r| r.per_second);
         self.per_second = median(per_second().map(|p| p.bytes_per_second)).map(|bytes| PerSecond {
@@ -793,6 +796,31 @@ mod tests {
         // One backend: nothing to compare.
         results.settings.backends = vec![BackendKind::Crossterm];
         assert!(results.backends_by_round().is_empty());
+    }
+
+    /// The reader's CPU is per frame of what it read, not of the frames the row reports: the
+    /// transport ceiling reports its best write size's frames, its reader read every size's.
+    #[test]
+    fn the_readers_cpu_is_per_frame_it_read() {
+        let mut row = fixture::results().results[3].clone();
+        for run in &mut row.runs {
+            let frame = run.figures.bytes_per_frame.unwrap();
+            run.reader_bytes = (frame * 500.0) as u64;
+            run.reader_cpu_seconds = Some(1.0);
+        }
+        row.summarize();
+        assert!((row.reader_cpu_ms_per_frame.unwrap() - 2.0).abs() < 1e-9);
+        // No bytes a frame (the CPU ceiling), or no reader: no figure.
+        for run in &mut row.runs {
+            run.figures.bytes_per_frame = Some(0.0);
+        }
+        row.summarize();
+        assert_eq!(row.reader_cpu_ms_per_frame, None);
+        row.runs
+            .iter_mut()
+            .for_each(|r| r.reader_cpu_seconds = None);
+        row.summarize();
+        assert_eq!(row.reader_cpu_ms_per_frame, None);
     }
 
     #[test]
