@@ -551,6 +551,7 @@ fn row(
         p99_ns: None,
         reader_bytes: 0,
         reader_cpu_seconds: None,
+        machine_busy_seconds: None,
         shown_fps: shown.and_then(Shown::fps),
         per_second: None,
         round: None,

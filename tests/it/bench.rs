@@ -63,6 +63,19 @@ fn two_modes_end_to_end() {
             row["reader_cpu_ms_per_frame"].as_f64().unwrap() > 0.0,
             "{row}"
         );
+        // The whole machine's busy time (/proc/stat, sampled in ticks) holds at least what the
+        // child and the reader used (getrusage), give or take a few ticks on each CPU.
+        let child_cpu =
+            run["user_seconds"].as_f64().unwrap() + run["kernel_seconds"].as_f64().unwrap();
+        let machine = run["machine_busy_seconds"].as_f64().unwrap();
+        assert!(
+            machine >= child_cpu + reader_cpu - 0.1,
+            "machine {machine} s, child {child_cpu} s, reader {reader_cpu} s"
+        );
+        assert!(
+            row["machine_cpu_ms_per_frame"].as_f64().unwrap() > 0.0,
+            "{row}"
+        );
     }
     let writes = |i: usize| rows[i]["writes_per_frame"].as_f64().unwrap();
     assert!(

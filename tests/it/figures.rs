@@ -78,6 +78,8 @@ enum Field {
     CpuMsPerFrame,
     /// The bench's reader thread's CPU a frame, ms.
     ReaderCpuMsPerFrame,
+    /// The whole machine's busy time a frame, ms.
+    MachineCpuMsPerFrame,
     RatioToCeiling,
     RatioToFastest,
     /// One part of the frame's time split, in ms: index into `TimeSplit::parts`.
@@ -132,6 +134,7 @@ impl Field {
             "kernel_share" => Field::KernelShare,
             "cpu_ms_per_frame" => Field::CpuMsPerFrame,
             "reader_cpu_ms_per_frame" => Field::ReaderCpuMsPerFrame,
+            "machine_cpu_ms_per_frame" => Field::MachineCpuMsPerFrame,
             "ratio_to_ceiling" => Field::RatioToCeiling,
             "ratio_to_fastest" => Field::RatioToFastest,
             "p50_ns" => Field::P50,
@@ -179,6 +182,7 @@ impl Field {
             Field::KernelShare => plain(row.kernel_share),
             Field::CpuMsPerFrame => plain(row.cpu_ms_per_frame),
             Field::ReaderCpuMsPerFrame => plain(row.reader_cpu_ms_per_frame),
+            Field::MachineCpuMsPerFrame => plain(row.machine_cpu_ms_per_frame),
             Field::RatioToCeiling => plain(row.ratio_to_ceiling),
             Field::RatioToFastest => plain(row.ratio_to_fastest),
             Field::Split(i) => plain(row.time_split.map(|t| t.parts()[i].1)),
@@ -207,6 +211,7 @@ impl Field {
             | Field::ShownFps
             | Field::CpuMsPerFrame
             | Field::ReaderCpuMsPerFrame
+            | Field::MachineCpuMsPerFrame
             | Field::Units
             | Field::PeakRss
             | Field::Painted(_) => Kind::Rate,

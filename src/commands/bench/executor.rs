@@ -124,6 +124,7 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     let _ = std::fs::remove_file(&report);
     let started = Instant::now();
     let child_gone = Arc::new(AtomicBool::new(false));
+    let busy_before = crate::sys::machine_busy();
     let (child, reader) = spawn(spec, &report, &child_gone)
         .map_err(|e| failed(format!("could not start: {e}"), String::new()))?;
     let (status, read) = wait(
@@ -134,6 +135,9 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
         &child_gone,
         interrupt,
     );
+    let busy = crate::sys::machine_busy()
+        .zip(busy_before)
+        .map(|(after, before)| after.saturating_sub(before));
     let tail = read.tail;
     let status = status.map_err(|reason| failed(reason, tail.clone()))?;
     if !status.success() {
@@ -151,6 +155,7 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     // A file or /dev/null has no reader: the thread then read the other stream's summary.
     let read_the_output = matches!(spec.sink, Sink::Pty | Sink::Pipe);
     run.reader_cpu_seconds = read_the_output.then_some(read.cpu.as_secs_f64());
+    run.machine_busy_seconds = busy.map(|b| b.as_secs_f64());
     Ok(run)
 }
 
@@ -166,6 +171,7 @@ fn command_run(wrapped: WrapRun) -> Run {
         reader_bytes: wrapped.bytes,
         // Wrap reads the program's pty itself: the bench's reader saw wrap's summary only.
         reader_cpu_seconds: None,
+        machine_busy_seconds: None,
         shown_fps: None,
         // Set by the scheduler, which knows the round.
         round: None,

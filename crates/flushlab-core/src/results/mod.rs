@@ -39,6 +39,11 @@ pub struct Run {
     /// older than it, and readers that are no thread of the bench (a terminal): `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_cpu_seconds: Option<f64>,
+    /// The whole machine's busy time from the child's start to its end (`/proc/stat`): the
+    /// child, the reader, the kernel's workers that move the bytes — and anything else the
+    /// machine ran meanwhile, so an upper bound. Files older than it: `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_busy_seconds: Option<f64>,
     /// Frames per second the terminal confirmed it had processed (cursor-position round trips),
     /// in `flushlab tour`; `null` elsewhere or when the terminal never answered.
     #[serde(default)]
@@ -110,6 +115,11 @@ pub struct Row {
     /// name included; what its workers do for the pty is not). `None` where nothing is written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reader_cpu_ms_per_frame: Option<f64>,
+    /// Median of the machine's busy time per frame's worth of bytes read, in ms (see
+    /// [`Run::machine_busy_seconds`]): with two cores, a row cannot draw more than 2,000 ms /
+    /// this a second however its waits go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_cpu_ms_per_frame: Option<f64>,
     /// Where a frame's time went: each part the median of the runs' (ms a frame).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_split: Option<TimeSplit>,
@@ -148,6 +158,7 @@ impl Row {
             kernel_share: None,
             cpu_ms_per_frame: None,
             reader_cpu_ms_per_frame: None,
+            machine_cpu_ms_per_frame: None,
             time_split: None,
             peak_rss_kib: None,
             shown_fps: None,
@@ -224,12 +235,16 @@ impl Row {
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
         // Per frame's worth of the bytes the reader read: the transport ceiling writes frames
         // in several write sizes and reports the best size's frames, the reader reads them all.
-        self.reader_cpu_ms_per_frame = median(runs.iter().filter_map(|r| {
-            let frame = r.figures.bytes_per_frame.filter(|&b| b > 0.0)?;
-            let frames_read = r.reader_bytes as f64 / frame;
-            (frames_read >= 1.0 && r.per_second.is_none())
-                .then_some(r.reader_cpu_seconds? * 1000.0 / frames_read)
-        }));
+        let per_frame_read = |seconds: fn(&Run) -> Option<f64>| {
+            median(runs.iter().filter_map(|r| {
+                let frame = r.figures.bytes_per_frame.filter(|&b| b > 0.0)?;
+                let frames_read = r.reader_bytes as f64 / frame;
+                (frames_read >= 1.0 && r.per_second.is_none())
+                    .then_some(seconds(r)? * 1000.0 / frames_read)
+            }))
+        };
+        self.reader_cpu_ms_per_frame = per_frame_read(|r| r.reader_cpu_seconds);
+        self.machine_cpu_ms_per_frame = per_frame_read(|r| r.machine_busy_seconds);
         let per_second = || runs.iter().filter_map(|r| r.per_second);
         self.per_second = median(per_second().map(|p| p.bytes_per_second)).map(|bytes| PerSecond {
             bytes_per_second: bytes,

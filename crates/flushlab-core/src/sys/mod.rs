@@ -79,6 +79,31 @@ pub fn cpu_time(of: Usage) -> (Duration, Duration) {
     })
 }
 
+/// The time all the machine's CPUs have spent busy so far — user, nice, system, irq and
+/// softirq from `/proc/stat`; idle, iowait and steal (the hypervisor's) left out — the kernel's
+/// own workers included, and every other process: what a stretch of time cost the whole
+/// machine. `None` without `/proc/stat`.
+pub fn machine_busy() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_machine_busy(&text, rustix::param::clock_ticks_per_second())
+}
+
+fn parse_machine_busy(stat: &str, ticks_per_second: u64) -> Option<Duration> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal …
+    let busy: u64 = [0, 1, 2, 5, 6]
+        .iter()
+        .map(|&i| fields.get(i).copied())
+        .sum::<Option<u64>>()?;
+    let nanos = u128::from(busy) * 1_000_000_000 / u128::from(ticks_per_second.max(1));
+    Some(Duration::from_nanos(u64::try_from(nanos).ok()?))
+}
+
 /// The largest resident set, in KiB (Linux counts `ru_maxrss` in KiB): of this process, or of
 /// the largest of the children it reaped.
 pub fn peak_rss_kib(of: Usage) -> u64 {
@@ -216,6 +241,19 @@ mod tests {
         assert_eq!(super::parse_stat_ids("garbage"), None);
         let own = super::process_ids(None).unwrap();
         assert_eq!(own.parent as u32, std::os::unix::process::parent_id());
+    }
+
+    #[test]
+    fn the_machines_busy_time_leaves_out_idle_iowait_and_steal() {
+        let stat = "cpu  100 2 30 5000 40 6 7 800 0 0\ncpu0 50 1 15 2500 20 3 3 400 0 0\n";
+        let busy = super::parse_machine_busy(stat, 100).unwrap();
+        assert_eq!(busy, std::time::Duration::from_millis(1450));
+        assert_eq!(super::parse_machine_busy("cpu0 1 2 3", 100), None);
+        assert_eq!(super::parse_machine_busy("cpu  1 x 3 4 5 6 7", 100), None);
+        let (Some(before), Some(after)) = (super::machine_busy(), super::machine_busy()) else {
+            return; // no /proc/stat
+        };
+        assert!(after >= before);
     }
 
     #[test]

@@ -16,8 +16,9 @@ pub struct MarkdownExporter {
 
 /// The columns that give way when a table is too wide, first to go first. The mode and its
 /// rate always stay.
-const GIVE_WAY: [Column; 13] = [
+const GIVE_WAY: [Column; 14] = [
     Column::PeakRss,
+    Column::MachineCpu,
     Column::ReaderCpu,
     Column::Sink,
     Column::Reader,
@@ -132,6 +133,8 @@ enum Column {
     Cpu,
     /// The CPU the bench's reader thread used a frame: the other side of the pty.
     ReaderCpu,
+    /// The whole machine's busy time a frame.
+    MachineCpu,
     /// A flood's p50 / p99 latency (of a log call, or with `--rate` of a request).
     Latency,
     PeakRss,
@@ -146,6 +149,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     let shown = rows.iter().any(|r| r.shown_fps.is_some());
     let latency = rows.iter().any(|r| r.latency_ns().is_some());
     let reader_cpu = rows.iter().any(|r| r.reader_cpu_ms_per_frame.is_some());
+    let machine_cpu = rows.iter().any(|r| r.machine_cpu_ms_per_frame.is_some());
     [
         Mode,
         Size,
@@ -159,6 +163,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
         Kernel,
         Cpu,
         ReaderCpu,
+        MachineCpu,
         Latency,
         PeakRss,
         XCeiling,
@@ -168,6 +173,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     .filter(|c| match c {
         Shown => shown,
         ReaderCpu => reader_cpu,
+        MachineCpu => machine_cpu,
         Latency => latency,
         _ => true,
     })
@@ -189,6 +195,7 @@ impl Column {
             Column::Kernel => "kernel".into(),
             Column::Cpu => format!("CPU {}/{unit}", time_unit(unit).0),
             Column::ReaderCpu => format!("reader CPU {}/{unit}", time_unit(unit).0),
+            Column::MachineCpu => format!("machine busy {}/{unit}", time_unit(unit).0),
             Column::Latency => "latency p50 / p99".into(),
             Column::PeakRss => "peak RSS".into(),
             Column::XCeiling => "× ceiling".into(),
@@ -211,6 +218,9 @@ impl Column {
             Column::Kernel => or_dash(row.kernel_share, percent),
             Column::Cpu => or_dash(row.cpu_ms_per_frame, |ms| cpu(results.settings.unit, ms)),
             Column::ReaderCpu => or_dash(row.reader_cpu_ms_per_frame, |ms| {
+                cpu(results.settings.unit, ms)
+            }),
+            Column::MachineCpu => or_dash(row.machine_cpu_ms_per_frame, |ms| {
                 cpu(results.settings.unit, ms)
             }),
             Column::Latency => row.latency_ns().map_or_else(

@@ -136,6 +136,7 @@ pub(crate) mod fixture {
             p99_ns: None,
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
             reader_cpu_seconds: None,
+            machine_busy_seconds: None,
             shown_fps: None,
             per_second: None,
             round: None,
