@@ -73,21 +73,28 @@ fn hostile_values_on_the_new_surfaces_are_one_escaped_line_and_exit_2() {
     }
 }
 
-/// `BACKEND` from the environment is checked as the flag is: one escaped line naming it.
+/// `BACKEND` and `WAIT` from the environment are checked as their flags are: one escaped line
+/// naming the variable and the valid choices.
 #[test]
-fn a_hostile_backend_from_the_environment_is_one_escaped_line_and_exit_2() {
-    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .env("BACKEND", "lean\x1b]0;pwned\x07")
-        .env("DURATION", "0.1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{said}");
-    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
-    assert!(
-        said.contains("BACKEND") && said.contains("crossterm"),
-        "{said}"
-    );
-    assert!(!said.contains('\x1b') && !said.contains('\x07'), "{said:?}");
+fn a_hostile_choice_from_the_environment_is_one_escaped_line_and_exit_2() {
+    for (variable, value, a_choice) in [
+        ("BACKEND", "lean\x1b]0;pwned\x07", "crossterm"),
+        ("WAIT", "poll\x1b]0;pwned\x07", "sleep"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .env(variable, value)
+            .env("DURATION", "0.1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{variable}: {said}");
+        assert_eq!(said.trim_end().lines().count(), 1, "{variable}: {said}");
+        assert!(
+            said.contains(variable) && said.contains(a_choice),
+            "{variable}: {said}"
+        );
+        assert!(!said.contains('\x1b') && !said.contains('\x07'), "{said:?}");
+        assert!(out.stdout.is_empty(), "{variable}");
+    }
 }
