@@ -524,10 +524,19 @@ fn a_misspelt_flag_is_a_usage_error_not_a_command() {
 /// for good once CMD had exited: its key forwarder waited in write(2) on a pty input queue the
 /// keys had filled and nobody would read, and wrap waited for the forwarder. Before the fix
 /// 12 of 15 such runs hung here; each of these must end.
+///
+/// The pty itself can stall first: now and then (about one attempt in a hundred here, more on
+/// a loaded machine) `cat` waits in the kernel's `n_tty_read` for a line while its input queue
+/// is full and takes no more keys, the Ctrl-Cs among them. The same keys into `sh -c 'cat
+/// >/dev/null'` on a pty of Python's `pty.fork()`, without flushlab, stalled once in 120
+/// attempts. wrap rightly waits for a CMD that does not end; what must hold is that wrap ends
+/// once CMD is gone, its forwarder stuck in write(2) or not. So a CMD still alive after 10 s is
+/// killed from outside, like a user's `kill` from another terminal, and wrap must then end.
 #[test]
 fn random_keys_against_cmds_exit_never_hang_wrap() {
     use std::io::Write;
     let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut stalls = 0;
     for attempt in 0..8 {
         let running = wrapped(&["sh", "-c", "cat >/dev/null"]);
         // Ctrl-S would stop the user's terminal once wrap gave it back (a terminal's choice,
@@ -550,22 +559,34 @@ fn random_keys_against_cmds_exit_never_hang_wrap() {
             }
         });
         let mut child = running.child;
-        let ended = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() && ended.elapsed() < Duration::from_secs(15) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let status = child.try_wait().unwrap();
-        let mut stuck = String::new();
-        if status.is_none() {
-            // Where each of wrap's threads waits, for the failure message.
-            let tasks = format!("/proc/{}/task", child.id());
-            for task in std::fs::read_dir(tasks).into_iter().flatten().flatten() {
-                let read =
-                    |f: &str| std::fs::read_to_string(task.path().join(f)).unwrap_or_default();
-                stuck += &format!("{} in {}; ", read("comm").trim(), read("wchan"));
+        let wrap_pid = child.id();
+        let wait_for_wrap = |child: &mut std::process::Child, seconds| {
+            let start = std::time::Instant::now();
+            while child.try_wait().unwrap().is_none()
+                && start.elapsed() < Duration::from_secs(seconds)
+            {
+                std::thread::sleep(Duration::from_millis(20));
             }
-            let _ = child.kill();
-            let _ = child.wait();
+            child.try_wait().unwrap()
+        };
+        let mut status = wait_for_wrap(&mut child, 10);
+        if status.is_none() {
+            stalls += 1;
+            let stalled = cmd_tree(wrap_pid);
+            eprintln!("attempt {attempt}: CMD stalled in the pty, killed: {stalled:?}");
+            for process in &stalled {
+                let _ = Command::new("kill").args(["-KILL", &process.pid]).status();
+            }
+            status = wait_for_wrap(&mut child, 15);
+            if status.is_none() {
+                let threads = threads_of(wrap_pid);
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "attempt {attempt}: wrap did not end in 15 s after CMD was killed; \
+                     CMD was {stalled:?}; wrap's threads: {threads:?}"
+                );
+            }
         }
         // Our own typist may wait on the same full queue: emptied until it is out.
         while !typing.is_finished() {
@@ -573,13 +594,86 @@ fn random_keys_against_cmds_exit_never_hang_wrap() {
             std::thread::sleep(Duration::from_millis(5));
         }
         typing.join().unwrap();
-        assert!(
-            status.is_some(),
-            "attempt {attempt}: wrap did not end in 15 s"
-        );
         drop(running.pty);
         let _ = running.reader.join();
     }
+    // The keys themselves end CMD (a Ctrl-C, a Ctrl-D at a line's start) but for the kernel's
+    // rare stall: most attempts must not need the kill.
+    assert!(stalls <= 2, "{stalls} of 8 attempts needed CMD killed");
+}
+
+/// A process as a failure message shows it: its name, state (R, S, T, Z) and where in the
+/// kernel it waits.
+#[derive(Debug)]
+#[allow(dead_code, reason = "read by the failure message's Debug")]
+struct Seen {
+    pid: String,
+    comm: String,
+    state: String,
+    kernel_stack: Vec<String>,
+}
+
+fn seen(task: &std::path::Path, pid: String) -> Seen {
+    let read = |f: &str| std::fs::read_to_string(task.join(f)).unwrap_or_default();
+    let stat = read("stat");
+    Seen {
+        pid,
+        comm: read("comm").trim().to_owned(),
+        state: stat
+            .rsplit(") ")
+            .next()
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or("")
+            .to_owned(),
+        // Root only; empty otherwise.
+        kernel_stack: read("stack")
+            .lines()
+            .take(4)
+            .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
+            .collect(),
+    }
+}
+
+/// Every thread of `pid`.
+fn threads_of(pid: u32) -> Vec<Seen> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter();
+    tasks
+        .flatten()
+        .flatten()
+        .map(|task| {
+            seen(
+                &task.path(),
+                task.file_name().to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Every descendant of `pid`, children first.
+fn cmd_tree(pid: u32) -> Vec<Seen> {
+    let children = |pid: &str| {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter();
+        tasks
+            .flatten()
+            .flatten()
+            .flat_map(|task| {
+                let listed = std::fs::read_to_string(task.path().join("children"));
+                let listed = listed.unwrap_or_default();
+                listed
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut found = Vec::new();
+    let mut queue = children(&pid.to_string());
+    while let Some(pid) = queue.pop() {
+        queue.extend(children(&pid));
+        let task = std::path::PathBuf::from(format!("/proc/{pid}"));
+        found.push(seen(&task, pid));
+    }
+    found
 }
 
 #[test]
