@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use flushlab::backend::BackendKind;
 use flushlab::renderer::Renderer;
 use flushlab::scene::Scene;
+use flushlab::wait::Wait;
 use flushlab::writer_mode::{Buffering, wrap};
 use ratatui::layout::Rect;
 
@@ -56,7 +57,7 @@ fn drawn(
 ) -> (u64, Vec<u8>) {
     let fd = Fd::default();
     let area = Rect::new(0, 0, cols, rows);
-    let writer = wrap(buffering, capacity, fd.clone()).unwrap();
+    let writer = wrap(buffering, capacity, fd.clone(), Wait::Sleep).unwrap();
     let mut renderer = Renderer::new(writer, area, backend);
     renderer.sync = sync;
     for frame in 0..frames {

@@ -6,6 +6,8 @@ use std::mem;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 
+use crate::wait::{Wait, receive};
+
 /// Collects everything written between two flushes and passes it on in one `write_all`, which
 /// on a blocking descriptor is one write(2) (a signal arriving mid-write can split it).
 #[derive(Debug)]
@@ -55,8 +57,11 @@ impl<W: Write> Drop for FrameWriter<W> {
 ///
 /// A write error on the thread is returned by the next `flush`. Dropping waits for the frame in
 /// flight, so bytes written after the drop (like the terminal's restore sequence) come after it.
+/// The painter waits for the frame in flight, and the writer for the next frame, as the
+/// [`Wait`] it is made with says ([`crate::wait::receive`]).
 pub struct ThreadWriter {
     frame: Vec<u8>,
+    handoff: Wait,
     to_thread: Option<SyncSender<Vec<u8>>>,
     /// Emptied buffers coming back from the thread, or the error that stopped it.
     from_thread: Receiver<io::Result<Vec<u8>>>,
@@ -66,7 +71,13 @@ pub struct ThreadWriter {
 
 impl ThreadWriter {
     /// A failed spawn (RLIMIT_NPROC, memory) is an error, not a panic.
-    pub fn new<W: Write + Send + 'static>(mut inner: W) -> io::Result<Self> {
+    pub fn new<W: Write + Send + 'static>(inner: W) -> io::Result<Self> {
+        Self::waiting(inner, Wait::Sleep)
+    }
+
+    /// [`ThreadWriter::new`], the painter and the writer waiting for each other as `handoff`
+    /// says.
+    pub fn waiting<W: Write + Send + 'static>(mut inner: W, handoff: Wait) -> io::Result<Self> {
         let (to_thread, frames) = mpsc::sync_channel::<Vec<u8>>(1);
         let (done, from_thread) = mpsc::sync_channel(1);
         let thread = thread::Builder::new()
@@ -75,8 +86,8 @@ impl ThreadWriter {
                 let clock =
                     crate::timing::timing().then(crate::timing::Registration::on_this_thread);
                 let next = || match &clock {
-                    Some(clock) => clock.waiting(|| frames.recv()),
-                    None => frames.recv(),
+                    Some(clock) => clock.waiting(|| receive(&frames, handoff)),
+                    None => receive(&frames, handoff),
                 };
                 while let Ok(mut frame) = next() {
                     let result = inner.write_all(&frame).and_then(|()| inner.flush());
@@ -89,6 +100,7 @@ impl ThreadWriter {
             })?;
         Ok(ThreadWriter {
             frame: Vec::new(),
+            handoff,
             to_thread: Some(to_thread),
             from_thread,
             in_flight: false,
@@ -102,7 +114,7 @@ impl ThreadWriter {
             return Ok(None);
         }
         self.in_flight = false;
-        match self.from_thread.recv() {
+        match receive(&self.from_thread, self.handoff) {
             Ok(result) => result.map(Some),
             Err(_) => Err(io::Error::other("the writer thread stopped")),
         }
@@ -184,32 +196,37 @@ mod tests {
     }
 
     #[test]
-    fn thread_writer_keeps_order_and_one_call_per_frame() {
-        let calls = Calls::default();
-        let mut w = ThreadWriter::new(calls.clone()).unwrap();
-        for i in 0..50u8 {
-            w.write_all(&[i; 3]).unwrap();
-            w.write_all(&[i; 2]).unwrap();
-            w.flush().unwrap();
+    fn thread_writer_keeps_order_and_one_call_per_frame_however_it_waits() {
+        for handoff in Wait::ALL {
+            let calls = Calls::default();
+            let mut w = ThreadWriter::waiting(calls.clone(), handoff).unwrap();
+            for i in 0..50u8 {
+                w.write_all(&[i; 3]).unwrap();
+                w.write_all(&[i; 2]).unwrap();
+                w.flush().unwrap();
+            }
+            drop(w);
+            let calls = calls.0.lock().unwrap();
+            assert_eq!(calls.len(), 50, "{handoff:?}");
+            assert!(
+                calls
+                    .iter()
+                    .enumerate()
+                    .all(|(i, c)| c == &vec![i as u8; 5]),
+                "{handoff:?}"
+            );
         }
-        drop(w);
-        let calls = calls.0.lock().unwrap();
-        assert_eq!(calls.len(), 50);
-        assert!(
-            calls
-                .iter()
-                .enumerate()
-                .all(|(i, c)| c == &vec![i as u8; 5])
-        );
     }
 
     #[test]
     fn thread_writer_reports_a_write_error_on_a_later_flush() {
-        let mut w = ThreadWriter::new(Broken).unwrap();
-        w.write_all(b"frame 1").unwrap();
-        w.flush().unwrap();
-        w.write_all(b"frame 2").unwrap();
-        let err = w.flush().unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        for handoff in Wait::ALL {
+            let mut w = ThreadWriter::waiting(Broken, handoff).unwrap();
+            w.write_all(b"frame 1").unwrap();
+            w.flush().unwrap();
+            w.write_all(b"frame 2").unwrap();
+            let err = w.flush().unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::BrokenPipe, "{handoff:?}");
+        }
     }
 }

@@ -12,6 +12,7 @@
 
 use std::io::{self, Write};
 use std::os::fd::AsFd;
+use std::sync::mpsc::{Receiver, RecvError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -26,11 +27,13 @@ pub enum Wait {
     Sleep,
     /// Polls for room without blocking, yielding the core between polls, for up to 100 µs,
     /// then sleeps in write(2); in writes of at most 4 KiB, so that a whole frame's write does
-    /// not sleep in the kernel past the first full buffer. The adaptive spinning of a mutex,
-    /// applied to a terminal.
+    /// not sleep in the kernel past the first full buffer. The thread modes' painter and writer
+    /// wait for each other the same way. The adaptive spinning of a mutex, applied to a
+    /// terminal.
     Poll,
     /// Polls until there is room, never sleeping (the transport ceiling's writer), in writes
-    /// of at most 4 KiB; burns a core while the reader is behind.
+    /// of at most 4 KiB; the thread modes' painter and writer poll for each other too. Burns a
+    /// core while the reader is behind.
     Spin,
 }
 
@@ -70,12 +73,14 @@ impl Wait {
         match self {
             Wait::Sleep => None,
             Wait::Poll => Some(format!(
-                "writers poll {} µs for room, then sleep, in writes of {} KiB at most",
+                "writers poll {} µs for room, then sleep, in writes of {} KiB at most; \
+                 the thread modes' painter and writer wait for each other the same way",
                 POLL_BUDGET.as_micros(),
                 CHUNK >> 10
             )),
             Wait::Spin => Some(format!(
-                "writers poll for room and never sleep, in writes of {} KiB at most",
+                "writers poll for room and never sleep, in writes of {} KiB at most; \
+                 the thread modes' painter and writer poll for each other too",
                 CHUNK >> 10
             )),
         }
@@ -108,6 +113,33 @@ pub fn wait_for_room(fd: impl AsFd, budget: Option<Duration>) {
             _ => return,
         }
     }
+}
+
+/// Receives from `from`, waiting as `wait` says: [`Wait::Sleep`] is std's `recv` (a futex
+/// sleep once its own brief spin is over); the others try, yielding the core between tries, for
+/// their budget, then sleep in `recv`. The thread modes' painter and writer wait for each other
+/// through channels, and a futex wake costs a halted vCPU's wake like the pty's does: a writer
+/// that polled the pty but slept for its next frame still paid one a frame (lean's thread mode
+/// at 80x24, `--wait poll`: 0.41–0.58 of the ceiling sleeping at the hand-off, 0.75–0.78
+/// polling it, in single benches on a quiet machine).
+pub fn receive<T>(from: &Receiver<T>, wait: Wait) -> Result<T, RecvError> {
+    if wait != Wait::Sleep {
+        let budget = wait.budget();
+        let start = Instant::now();
+        loop {
+            match from.try_recv() {
+                Ok(value) => return Ok(value),
+                Err(TryRecvError::Disconnected) => return Err(RecvError),
+                Err(TryRecvError::Empty) => {
+                    if budget.is_some_and(|budget| start.elapsed() >= budget) {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+    from.recv()
 }
 
 /// A writer that waits for room as [`Wait`] says before each write(2) it makes.
@@ -205,6 +237,21 @@ mod tests {
         let mut drained = vec![0; 65_536];
         (&read).read_exact(&mut drained).unwrap();
         wait_for_room(&write, None);
+    }
+
+    #[test]
+    fn a_receive_gets_what_comes_however_late_and_ends_when_the_sender_is_gone() {
+        for wait in Wait::ALL {
+            let (send, receive_from) = std::sync::mpsc::sync_channel(1);
+            let late = std::thread::spawn(move || {
+                // Past a poll's budget: a polling receiver has gone to sleep by then.
+                std::thread::sleep(POLL_BUDGET * 20);
+                send.send(7u8).unwrap();
+            });
+            assert_eq!(receive(&receive_from, wait), Ok(7), "{wait:?}");
+            late.join().unwrap();
+            assert_eq!(receive(&receive_from, wait), Err(RecvError), "{wait:?}");
+        }
     }
 
     #[test]

@@ -281,8 +281,10 @@ pub fn open_waiting(mode: Mode, wait: Wait) -> io::Result<Box<dyn Write + Send>>
     }
     let raw = mode.stream.raw()?;
     match wait {
-        Wait::Sleep => wrap(mode.buffering, mode.capacity, raw),
-        Wait::Poll | Wait::Spin => wrap(mode.buffering, mode.capacity, Waiting::new(raw, wait)),
+        Wait::Sleep => wrap(mode.buffering, mode.capacity, raw, wait),
+        Wait::Poll | Wait::Spin => {
+            wrap(mode.buffering, mode.capacity, Waiting::new(raw, wait), wait)
+        }
     }
 }
 
@@ -322,10 +324,12 @@ fn std_stdout_counted() -> bool {
 ///   painted and encoded. It trades one frame of latency and a second frame buffer for overlap;
 ///   at most one frame is in flight, so a slow reader still slows the painter down (no unbounded
 ///   queue). `flush` means "handed over", not "written": dropping the writer waits for the write.
+///   Painter and writer wait for each other as `handoff` says (the other modes ignore it).
 pub fn wrap<W: Write + Send + 'static>(
     buffering: Buffering,
     capacity: usize,
     raw: W,
+    handoff: Wait,
 ) -> io::Result<Box<dyn Write + Send>> {
     let raw = Counted::new(raw);
     Ok(match buffering {
@@ -333,7 +337,7 @@ pub fn wrap<W: Write + Send + 'static>(
         Buffering::Line => Box::new(LineWriter::new(raw)),
         Buffering::Block => Box::new(BufWriter::with_capacity(capacity, raw)),
         Buffering::Frame => Box::new(FrameWriter::new(raw)),
-        Buffering::Thread => Box::new(ThreadWriter::new(raw)?),
+        Buffering::Thread => Box::new(ThreadWriter::waiting(raw, handoff)?),
     })
 }
 

@@ -92,9 +92,10 @@ pub struct BenchArgs {
     #[arg(long = "command", value_name = "NAME=CMD", value_parser = crate::subject::parse_command)]
     pub commands: Vec<Subject>,
 
-    /// How the modes' writers wait when the terminal is full: sleep (in write(2), as std does),
-    /// poll (100 µs, then sleep) or spin (never sleep), the polling ones in 4 KiB writes; tui
-    /// workload only. The ceilings wait their own way whatever this says.
+    /// How the modes' writers wait when the terminal is full, and the thread modes' painter and
+    /// writer for each other: sleep (in write(2), as std does), poll (100 µs, then sleep) or
+    /// spin (never sleep), the polling ones in 4 KiB writes; tui workload only. The ceilings
+    /// wait their own way whatever this says.
     #[arg(long, value_enum, default_value_t = Wait::Sleep)]
     pub wait: Wait,
 
