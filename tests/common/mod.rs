@@ -292,6 +292,20 @@ pub fn quick_bench(json: &Path, args: &[&str]) -> std::process::Output {
     bench(&[&quick[..], &json, args].concat())
 }
 
+/// A refusal as the tool promises one for bad input: exit 2, one line on stderr with no escape
+/// or bell byte from the input, nothing on stdout. Returns the line for the caller's own checks.
+pub fn assert_refused(out: &std::process::Output, what: &str) -> String {
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{what}: {said}");
+    assert!(
+        !said.contains('\x1b') && !said.contains('\x07'),
+        "{what}: {said:?}"
+    );
+    assert!(out.stdout.is_empty(), "{what}");
+    said
+}
+
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }

@@ -3,6 +3,7 @@
 //! naming the value and the valid choices, exit 2, and no byte of the value reaches the
 //! terminal unescaped.
 
+use crate::common;
 use std::process::{Command, Stdio};
 
 #[test]
@@ -62,14 +63,7 @@ fn hostile_values_on_the_new_surfaces_are_one_escaped_line_and_exit_2() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {said}");
-        assert_eq!(said.trim_end().lines().count(), 1, "{args:?}: {said}");
-        assert!(
-            !said.contains('\x1b') && !said.contains('\x07'),
-            "{args:?}: {said:?}"
-        );
-        assert!(out.stdout.is_empty(), "{args:?}");
+        common::assert_refused(&out, &format!("{args:?}"));
     }
 }
 
@@ -87,14 +81,10 @@ fn a_hostile_choice_from_the_environment_is_one_escaped_line_and_exit_2() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{variable}: {said}");
-        assert_eq!(said.trim_end().lines().count(), 1, "{variable}: {said}");
+        let said = common::assert_refused(&out, variable);
         assert!(
             said.contains(variable) && said.contains(a_choice),
             "{variable}: {said}"
         );
-        assert!(!said.contains('\x1b') && !said.contains('\x07'), "{said:?}");
-        assert!(out.stdout.is_empty(), "{variable}");
     }
 }

@@ -525,13 +525,16 @@ fn a_misspelt_flag_is_a_usage_error_not_a_command() {
 /// keys had filled and nobody would read, and wrap waited for the forwarder. Before the fix
 /// 12 of 15 such runs hung here; each of these must end.
 ///
-/// The pty itself can stall first: now and then (about one attempt in a hundred here, more on
-/// a loaded machine) `cat` waits in the kernel's `n_tty_read` for a line while its input queue
-/// is full and takes no more keys, the Ctrl-Cs among them. The same keys into `sh -c 'cat
-/// >/dev/null'` on a pty of Python's `pty.fork()`, without flushlab, stalled once in 120
-/// attempts. wrap rightly waits for a CMD that does not end; what must hold is that wrap ends
-/// once CMD is gone, its forwarder stuck in write(2) or not. So a CMD still alive after 10 s is
-/// killed from outside, like a user's `kill` from another terminal, and wrap must then end.
+/// The pty itself can stall first: now and then (a few attempts in a thousand here, more on a
+/// loaded machine) `cat` waits in the kernel's tty read for a line while its input queue is
+/// full and takes no more keys, the Ctrl-Cs among them. The same keys into
+/// `sh -c 'cat >/dev/null'` on a pty of Python's `pty.fork()`, without flushlab, stalled once
+/// in 120 attempts. wrap rightly waits for a CMD that does not end; what must hold is that wrap ends
+/// once CMD is gone, its forwarder stuck in write(2) or not. So a CMD still alive after 10 s
+/// with that stall's signature — every CMD process asleep, the last one in the tty layer
+/// (`wait_woken`), wrap's key forwarder there too — is killed from outside, like a user's
+/// `kill` from another terminal, and wrap must then end. Any other CMD still alive is wrap's
+/// failure.
 #[test]
 fn random_keys_against_cmds_exit_never_hang_wrap() {
     use std::io::Write;
@@ -573,6 +576,21 @@ fn random_keys_against_cmds_exit_never_hang_wrap() {
         if status.is_none() {
             stalls += 1;
             let stalled = cmd_tree(wrap_pid);
+            let threads = threads_of(wrap_pid);
+            let in_the_tty = |seen: &Seen| seen.state == "S" && seen.wchan == "wait_woken";
+            let the_kernels_stall = stalled.iter().all(|p| p.state == "S")
+                && stalled.last().is_some_and(in_the_tty)
+                && threads
+                    .iter()
+                    .any(|t| t.comm == "wrap-input" && in_the_tty(t));
+            if !the_kernels_stall {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "attempt {attempt}: wrap did not end in 10 s and CMD is not in the pty's \
+                     stall; CMD: {stalled:?}; wrap's threads: {threads:?}"
+                );
+            }
             eprintln!("attempt {attempt}: CMD stalled in the pty, killed: {stalled:?}");
             for process in &stalled {
                 let _ = Command::new("kill").args(["-KILL", &process.pid]).status();
@@ -610,6 +628,8 @@ struct Seen {
     pid: String,
     comm: String,
     state: String,
+    /// Where it sleeps in the kernel (readable by its owner).
+    wchan: String,
     kernel_stack: Vec<String>,
 }
 
@@ -625,6 +645,7 @@ fn seen(task: &std::path::Path, pid: String) -> Seen {
             .and_then(|rest| rest.split(' ').next())
             .unwrap_or("")
             .to_owned(),
+        wchan: read("wchan"),
         // Root only; empty otherwise.
         kernel_stack: read("stack")
             .lines()
@@ -649,7 +670,7 @@ fn threads_of(pid: u32) -> Vec<Seen> {
         .collect()
 }
 
-/// Every descendant of `pid`, children first.
+/// Every descendant of `pid`, each before its children.
 fn cmd_tree(pid: u32) -> Vec<Seen> {
     let children = |pid: &str| {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter();
