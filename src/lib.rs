@@ -7,8 +7,9 @@
 // The measurement core, re-exported: the binary's rooms name its modules `crate::meters`, …,
 // and tests `flushlab::meters`; the CLI and the screens are this crate's own.
 pub use flushlab_core::{
-    accounting, backend, condition, confirm, detect, embed, figures, files, frame_writer, latency,
-    meters, outcome, results, scene, subject, sys, timing, units, wait, writer_mode,
+    accounting, backend, condition, confirm, detect, embed, figures, files, frame_writer,
+    keyscript, latency, meters, outcome, results, scene, subject, sys, timing, units, wait,
+    writer_mode,
 };
 
 pub mod app;

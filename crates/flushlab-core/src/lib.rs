@@ -29,6 +29,7 @@ pub mod embed;
 pub mod figures;
 pub mod files;
 pub mod frame_writer;
+pub mod keyscript;
 pub mod latency;
 pub mod meters;
 pub mod outcome;

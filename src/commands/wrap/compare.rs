@@ -11,8 +11,10 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::inside::Fix;
+use super::keys::Keys;
 use super::report::WrapReport;
 use super::{How, WrapArgs, measure, report};
+use crate::detect::keyed::Percentiles;
 use crate::outcome::{Outcome, complain};
 use crate::units::{bytes, count, thousands};
 
@@ -29,8 +31,18 @@ pub struct Comparison {
     pub tried: Vec<WrapReport>,
     /// Frames a second tried over as is, round by round; `null` where a side's rate is unknown.
     pub speedup: Option<Spread>,
+    /// With `--keys`: the time from a key to its frame, as is over tried (×2: a key's frame
+    /// comes in half the time), round by round.
+    pub key_speedup: Option<KeySpeedup>,
     /// What makes the fix permanent, in CMD's language.
     pub permanent_fix: String,
+}
+
+/// Key to frame, as is over tried, at the median and the 95th percentile.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KeySpeedup {
+    pub key_to_frame_p50: Option<Spread>,
+    pub key_to_frame_p95: Option<Spread>,
 }
 
 /// A median and the range it comes from.
@@ -60,16 +72,22 @@ pub fn run(
     args: &WrapArgs,
     program: &Path,
     fix: Fix,
+    keys: Option<&Keys>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let duration = args.duration.unwrap_or(DEFAULT_ROUND);
+    // With keys, a round lasts as long as its keys (and CMD's settling) unless a duration is given.
+    let duration = match keys {
+        Some(_) => args.duration,
+        None => Some(args.duration.unwrap_or(DEFAULT_ROUND)),
+    };
     let (mut as_is, mut tried) = (Vec::new(), Vec::new());
     'rounds: for _ in 0..args.rounds {
         for side in [None, Some(fix)] {
             let how = How {
+                keys,
                 interactive: false,
                 fix: side,
-                duration: Some(duration),
+                duration,
             };
             let (measured, _) = measure(args, program, how, signal)?;
             if signal.load(Ordering::Relaxed) != 0 {
@@ -88,6 +106,24 @@ pub fn run(
             .filter_map(|(a, t)| Some(fps(t)? / fps(a)?))
             .collect(),
     );
+    let key_speedup = keys.map(|_| {
+        let ratio = |figure: fn(&Percentiles) -> f64| {
+            Spread::of(
+                as_is
+                    .iter()
+                    .zip(&tried)
+                    .filter_map(|(a, t)| {
+                        let (a, t) = (key_to_frame(a)?, key_to_frame(t)?);
+                        Some(figure(&a) / figure(&t)).filter(|r| r.is_finite())
+                    })
+                    .collect(),
+            )
+        };
+        KeySpeedup {
+            key_to_frame_p50: ratio(|p| p.p50),
+            key_to_frame_p95: ratio(|p| p.p95),
+        }
+    });
     let permanent_fix = as_is
         .first()
         .map(|r| super::diagnose::permanent_fix(&r.diagnoses, &r.writer).to_owned())
@@ -95,10 +131,15 @@ pub fn run(
     let comparison = Comparison {
         fix,
         rounds: args.rounds,
-        seconds_each: duration.as_secs_f64(),
+        seconds_each: match duration {
+            Some(d) => d.as_secs_f64(),
+            None => Spread::of(as_is.iter().chain(&tried).map(|r| r.seconds).collect())
+                .map_or(0.0, |s| s.median),
+        },
         as_is,
         tried,
         speedup,
+        key_speedup,
         permanent_fix,
     };
     complain(&comparison.table(&args.command_line()));
@@ -111,6 +152,10 @@ pub fn run(
         0 => Outcome::Finished,
         sig => Outcome::Signal(sig),
     })
+}
+
+fn key_to_frame(report: &WrapReport) -> Option<Percentiles> {
+    report.keys.as_ref()?.latencies.key_to_frame_ms
 }
 
 fn fps(report: &WrapReport) -> Option<f64> {
@@ -140,7 +185,13 @@ impl Comparison {
             self.rounds,
             self.seconds_each
         );
-        out += "| run    | fps (min–max)          | write(2) a frame | bytes a frame | CPU ms a frame |\n";
+        let keyed = self.key_speedup.is_some();
+        out += "| run    | fps (min–max)          | write(2) a frame | bytes a frame | CPU ms a frame |";
+        out += if keyed {
+            " key→frame p50 | key→frame p95 |\n"
+        } else {
+            "\n"
+        };
         for (name, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
             let cell = |s: Option<Spread>, f: &dyn Fn(f64) -> String| {
                 s.map_or("unknown".to_owned(), |s| f(s.median))
@@ -149,7 +200,7 @@ impl Comparison {
                 format!("{} ({}–{})", count(s.median), count(s.min), count(s.max))
             });
             out += &format!(
-                "| {name:<6} | {rate:<22} | {:<16} | {:<13} | {:<14} |\n",
+                "| {name:<6} | {rate:<22} | {:<16} | {:<13} | {:<14} |",
                 cell(
                     median(runs, |r| r.run.figures.as_ref()?.writes_per_frame),
                     &|v| count(v)
@@ -163,6 +214,15 @@ impl Comparison {
                     &|v| format!("{v:.2}")
                 ),
             );
+            if keyed {
+                let ms = |v: f64| crate::units::milliseconds(v);
+                out += &format!(
+                    " {:<13} | {:<13} |",
+                    cell(median(runs, |r| Some(key_to_frame(r)?.p50)), &ms),
+                    cell(median(runs, |r| Some(key_to_frame(r)?.p95)), &ms),
+                );
+            }
+            out += "\n";
         }
         out += &match self.speedup {
             Some(s) => format!(
@@ -174,6 +234,18 @@ impl Comparison {
             ),
             None => "speedup unknown: a side's frames are unknown (see --export-json)".to_owned(),
         };
+        if let Some(k) = self.key_speedup {
+            let spread = |s: Option<Spread>| {
+                s.map_or("unknown".to_owned(), |s| {
+                    format!("×{:.2} (×{:.2}–×{:.2})", s.median, s.min, s.max)
+                })
+            };
+            out += &format!(
+                "\nkey to frame: p50 {} faster, p95 {} faster (as is over tried, round by round)",
+                spread(k.key_to_frame_p50),
+                spread(k.key_to_frame_p95)
+            );
+        }
         if !self.permanent_fix.is_empty() {
             out += &format!("\nto keep it: {}", self.permanent_fix);
         }

@@ -11,6 +11,7 @@ use flushlab_observer::{Injection, Listening, Mode, Sightings};
 use serde::Serialize;
 
 use crate::accounting::IoCounters;
+use crate::detect::keyed::FrameEnd;
 use crate::sys::pty::Pty;
 
 /// What wrap does with CMD's terminal writes, beside watching them.
@@ -68,6 +69,27 @@ impl Inside {
     pub fn base(&self) -> (Instant, u64) {
         self.base
     }
+}
+
+/// The frame ends CMD's waits tell, on wrap's clock: every wait of a thread that wrote to the
+/// terminal before it (its start: the thread was done drawing), in time order.
+pub fn frame_ends(sightings: &Sightings, base: (Instant, u64)) -> Vec<FrameEnd> {
+    let (instant, ns) = base;
+    let mut ends: Vec<FrameEnd> = sightings
+        .waits
+        .iter()
+        .filter(|w| w.writes > 0)
+        .map(|w| FrameEnd {
+            at: match w.start_ns.checked_sub(ns) {
+                Some(after) => instant + std::time::Duration::from_nanos(after),
+                None => instant,
+            },
+            writes: w.writes,
+            bytes: w.bytes,
+        })
+        .collect();
+    ends.sort_by_key(|e| e.at);
+    ends
 }
 
 /// Where a figure came from: the observer inside CMD, or outside it (and why).

@@ -9,8 +9,10 @@
 pub mod compare;
 pub mod diagnose;
 pub mod inside;
+mod keys;
 pub mod report;
 mod running;
+mod terminal;
 pub mod tree;
 
 use std::ffi::OsString;
@@ -23,11 +25,13 @@ use clap::Args;
 
 use self::diagnose::{Evidence, diagnose};
 use self::inside::{Fix, InsideReport};
+use self::keys::Keys;
 use self::report::{WrapReport, WriteScope};
 use self::running::{How, Measured, measure};
 use crate::accounting::IoCounters;
 use crate::figures::{PerSecond, WrapRun};
 use crate::files::Destination;
+use crate::keyscript::KeyScript;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::conditions::ReaderModel;
 use crate::units::{parse_duration, parse_size};
@@ -36,7 +40,9 @@ const WRAPARGS_EXAMPLES: &str = "\
 Examples:
   flushlab wrap -- htop                     interactive: the program runs as usual, measured
   flushlab wrap --duration 3 -- cmatrix     headless, in a pty of its own, for 3 s
-  flushlab wrap --duration 3 --export-json - -- ls -lR /usr > r.json";
+  flushlab wrap --duration 3 --export-json - -- ls -lR /usr > r.json
+  flushlab wrap --keys '<Down>*100@20ms q' -- less /etc/services   each key's time to its frame
+  flushlab wrap --compare frame --keys 'j*50@30ms' -- ./my-tui       what buffering buys a key";
 
 #[derive(Debug, Args)]
 #[command(after_help = WRAPARGS_EXAMPLES)]
@@ -77,6 +83,22 @@ pub struct WrapArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub rounds: u32,
 
+    /// Type these keys into CMD, headless, once it is ready, and report the time from each key
+    /// to its frame: literal text, <Down>, <PageDown>, <Enter>, <Esc>, <C-x>, <M-x>, <F1>..,
+    /// repeats and pacing (`j*200@15ms`), `<wait 500ms>`, `<paste TEXT>` (docs/wrap.md). Without
+    /// `--duration` the run ends once the keys are done and CMD has settled
+    #[arg(long, value_name = "SCRIPT", value_parser = KeyScript::parse, conflicts_with = "keys_file")]
+    pub keys: Option<KeyScript>,
+
+    /// `--keys`, the script read from this file (at most 1 MiB)
+    #[arg(long, value_name = "FILE")]
+    pub keys_file: Option<std::path::PathBuf>,
+
+    /// Start the keys this many seconds after CMD started [default: once CMD is idle, every
+    /// thread of it asleep]
+    #[arg(long, value_parser = parse_duration, value_name = "SECONDS")]
+    pub keys_after: Option<Duration>,
+
     /// Do not inject the observer (frames and counts seen from outside only)
     #[arg(long)]
     pub no_observer: bool,
@@ -109,6 +131,7 @@ impl WrapArgs {
 struct WrapPlan {
     program: std::path::PathBuf,
     interactive: bool,
+    keys: Option<Keys>,
 }
 
 /// The wrap's plan, or why its flags are refused (a CMD that is not a command, a report that
@@ -129,16 +152,52 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             .check()
             .map_err(|e| format!("wrap: --export-json '{destination}': {e}"))?;
     }
+    let script = match (&args.keys, &args.keys_file) {
+        (Some(script), _) => Some(script.clone()),
+        (None, Some(path)) => Some(read_keys_file(path)?),
+        (None, None) => None,
+    };
+    if args.keys_after.is_some() && script.is_none() {
+        return Err("wrap: --keys-after needs --keys or --keys-file"
+            .to_owned()
+            .into());
+    }
+    let keys = script.map(|script| Keys {
+        script,
+        after: args.keys_after,
+    });
     Ok(WrapPlan {
         program: resolved,
-        interactive: args.duration.is_none() && std::io::IsTerminal::is_terminal(&io::stdout()),
+        // Keys are typed by wrap, so a run with keys is headless.
+        interactive: args.duration.is_none()
+            && keys.is_none()
+            && std::io::IsTerminal::is_terminal(&io::stdout()),
+        keys,
     })
 }
+
+/// `--keys-file`: the script, or a refusal naming the file and what is wrong with it.
+fn read_keys_file(path: &std::path::Path) -> Result<KeyScript, Refusal> {
+    use std::io::Read;
+    let shown = crate::units::printable(&path.to_string_lossy());
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_KEYS_FILE + 1).read_to_string(&mut text))
+        .map_err(|e| format!("wrap: --keys-file '{shown}': {e}"))?;
+    if text.len() as u64 > MAX_KEYS_FILE {
+        return Err(format!("wrap: --keys-file '{shown}': larger than 1 MiB").into());
+    }
+    KeyScript::parse(&text).map_err(|e| format!("wrap: --keys-file '{shown}': {e}").into())
+}
+
+/// The largest `--keys-file` read.
+const MAX_KEYS_FILE: u64 = 1 << 20;
 
 pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let WrapPlan {
         program: resolved,
         interactive,
+        keys,
     } = match plan(&args) {
         Ok(plan) => plan,
         Err(refusal) => return Ok(refusal.tell()),
@@ -148,9 +207,10 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         crate::terminal_session::end_with_parent(parent)?;
     }
     if let Some(fix) = args.compare {
-        return compare::run(&args, &resolved, fix, &signal);
+        return compare::run(&args, &resolved, fix, keys.as_ref(), &signal);
     }
     let how = How {
+        keys: keys.as_ref(),
         interactive,
         fix: args.try_fix,
         duration: args.duration,
@@ -249,5 +309,23 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         diagnoses,
         frame_detection: frames,
         inside: m.inside,
+        keys: m.keys.map(|k| {
+            let arrivals = m.finder.arrivals();
+            report::KeysReport {
+                script: k.script,
+                in_script: k.in_script,
+                sent: k.sent.len() as u64,
+                started_after_ms: k.started_after.map(|d| d.as_secs_f64() * 1e3),
+                ready_by: k.ready_by,
+                unsettled: k.unsettled,
+                latencies: crate::detect::keyed::key_latencies(
+                    &k.sent,
+                    &arrivals,
+                    m.frame_ends.as_deref(),
+                    m.ended,
+                ),
+            }
+        }),
+        asked: m.exchanges,
     }
 }

@@ -81,6 +81,89 @@ pub struct WrapReport {
     /// What the observer saw from inside CMD, and whether the figures come from it; `null`
     /// with `--no-observer`.
     pub inside: Option<super::inside::InsideReport>,
+    /// Headless: what CMD asked the terminal, and what wrap told it.
+    pub asked: Vec<super::terminal::Exchange>,
+    /// `--keys`: each key, its answer, and their percentiles.
+    pub keys: Option<KeysReport>,
+}
+
+/// The keys of a run and what they cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct KeysReport {
+    pub script: String,
+    /// Keys in the script, and sent (fewer when CMD exited or the duration ended first).
+    pub in_script: u64,
+    pub sent: u64,
+    /// When the first key went, after CMD started; `null` if CMD was never ready.
+    pub started_after_ms: Option<f64>,
+    /// What told wrap CMD was ready: `idle` (every thread of it asleep) or `--keys-after`.
+    pub ready_by: &'static str,
+    /// The keys were done and CMD did not settle (idle and silent for 300 ms) within 5 s.
+    pub unsettled: bool,
+    #[serde(flatten)]
+    pub latencies: crate::detect::keyed::KeyLatencies,
+}
+
+impl KeysReport {
+    /// The keys' lines of the summary.
+    fn summary(&self) -> String {
+        use crate::units::milliseconds;
+        let mut out = format!(
+            "
+  keys: {} sent",
+            thousands(self.sent)
+        );
+        if self.sent < self.in_script {
+            out += &format!(
+                " of {} in the script (cut: CMD ended or the duration ran out)",
+                thousands(self.in_script)
+            );
+        }
+        let k = &self.latencies;
+        if let Some(p) = k.key_to_frame_ms {
+            out += &format!(
+                "; key to frame p50 {} p95 {} max {}",
+                milliseconds(p.p50),
+                milliseconds(p.p95),
+                milliseconds(p.max)
+            );
+        }
+        if let Some(p) = k.first_byte_ms {
+            out += &format!(", to first byte p50 {}", milliseconds(p.p50));
+        }
+        let ends = match (k.frame_end_from_wait, k.frame_end_from_quiet_gap) {
+            (_, 0) => "frames end where CMD next waited, seen from inside".to_owned(),
+            (0, _) => {
+                "frames end at the answer's last byte (a quiet gap: an upper bound)".to_owned()
+            }
+            (w, q) => format!(
+                "{w} frames end where CMD next waited (inside), {q} at the answer's last byte"
+            ),
+        };
+        out += &format!(
+            "
+  {ends}; a key: {} B",
+            count(k.bytes_per_key)
+        );
+        if let Some(f) = k.frames_per_key {
+            out += &format!(", {} frames", count(f));
+        }
+        if let Some(w) = k.writes_per_key {
+            out += &format!(", {} write(2)", count(w));
+        }
+        if k.unanswered > 0 {
+            out += &format!("; {} keys had no visible answer", thousands(k.unanswered));
+        }
+        if self.started_after_ms.is_none() {
+            out += "
+  keys: CMD was never ready (never idle): no key was sent; try --keys-after";
+        }
+        if self.unsettled {
+            out += "
+  keys: CMD did not settle within 5 s after the last key (ended by wrap)";
+        }
+        out
+    }
 }
 
 /// The figures a frame, when the frames are known; write(2) a frame only when the writes are
@@ -196,6 +279,29 @@ impl WrapReport {
         };
         if let Some(inside) = &self.inside {
             out += &inside.summary();
+        }
+        if let Some(keys) = &self.keys {
+            out += &keys.summary();
+        }
+        let told: Vec<String> = self
+            .asked
+            .iter()
+            .map(|e| match (&e.told, e.unanswered) {
+                (Some(told), _) => format!("{} ×{} told {}", e.asked, e.times, told),
+                (None, why) => format!(
+                    "{} ×{} not answered ({})",
+                    e.asked,
+                    e.times,
+                    why.unwrap_or("unknown")
+                ),
+            })
+            .collect();
+        if !told.is_empty() {
+            out += &format!(
+                "
+  CMD asked the terminal: {}",
+                told.join("; ")
+            );
         }
         if let Some(code) = self.exit_code.filter(|&c| c != 0) {
             let how = if code > 128 {

@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::inside::{Fix, Inside, InsideReport};
+use super::keys::{Keys, Sending};
+use super::terminal::{Answerer, Exchange, SharedModes};
 use super::tree::Tree;
 use crate::accounting::IoCounters;
 use crate::detect::finder::FrameFinder;
@@ -25,18 +27,23 @@ use super::WrapArgs;
 const GRACE: Duration = Duration::from_secs(2);
 /// How often CMD's tree is looked at while it runs.
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+/// With `--keys` and no duration: once the keys are done, CMD has settled when it has been idle
+/// (every thread asleep) and silent this long…
+const SETTLE: Duration = Duration::from_millis(300);
+/// … or this long after the last key, whatever it does (an animation never settles).
+const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
 
 /// The writes wrap makes itself while CMD runs (copying CMD's output to the terminal, passing
 /// keys to CMD): taken off its own counters, which also hold CMD's tree's.
 #[derive(Debug, Default)]
-pub(super) struct OwnWrites {
+pub struct OwnWrites {
     calls: AtomicU64,
     bytes: AtomicU64,
 }
 
 impl OwnWrites {
     /// Writes all of `bytes` to `out`, counting each write(2).
-    fn write_all(&self, mut out: impl Write, mut bytes: &[u8]) -> io::Result<()> {
+    pub fn write_all(&self, mut out: impl Write, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
             self.calls.fetch_add(1, Ordering::Relaxed);
             match out.write(bytes) {
@@ -77,12 +84,35 @@ pub(super) struct Measured {
     pub(super) inside: Option<InsideReport>,
     /// CMD as the user named it.
     pub(super) program: String,
+    /// What CMD asked the terminal, and what wrap told it (headless).
+    pub(super) exchanges: Vec<Exchange>,
+    /// `--keys`: what was sent, and how the run went with them.
+    pub(super) keys: Option<KeysRun>,
+    /// When the run ended (the last key's answer is what came before it).
+    pub(super) ended: Instant,
+    /// The output as it arrived, and CMD's frame ends seen from inside, for the keys' figures.
+    pub(super) frame_ends: Option<Vec<crate::detect::keyed::FrameEnd>>,
+}
+
+/// How the keys of a run went.
+#[derive(Clone, Debug)]
+pub(super) struct KeysRun {
+    pub(super) sent: Vec<crate::detect::keyed::SentKey>,
+    pub(super) script: String,
+    pub(super) in_script: u64,
+    /// After CMD started, when the first key went (`None`: CMD was never ready).
+    pub(super) started_after: Option<Duration>,
+    /// What made CMD ready: `idle` (every thread asleep) or `--keys-after`.
+    pub(super) ready_by: &'static str,
+    /// The keys were done and CMD did not settle within [`SETTLE_AT_MOST`].
+    pub(super) unsettled: bool,
 }
 
 /// How one run of CMD goes: on the user's terminal or headless, with a fix tried or as it is,
 /// for how long (until CMD exits when `None`).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct How {
+pub(super) struct How<'a> {
+    pub(super) keys: Option<&'a Keys>,
     pub(super) interactive: bool,
     pub(super) fix: Option<Fix>,
     pub(super) duration: Option<Duration>,
@@ -93,7 +123,7 @@ pub(super) struct How {
 pub(super) fn measure(
     args: &WrapArgs,
     program: &Path,
-    how: How,
+    how: How<'_>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<(Measured, bool)> {
     // Stopped as a job (`kill -TSTP`; Ctrl-Z itself goes to CMD): the terminal is given back
@@ -105,14 +135,31 @@ pub(super) fn measure(
         None
     };
     let mut running = Running::start(args, program, how)?;
+    let mut watch = Watch {
+        deadline: how.duration.map(|d| running.started + d),
+        keys: running.sending.as_ref().map(|sending| KeyWatch {
+            sending,
+            after: how.keys.and_then(|k| k.after).map(|a| running.started + a),
+            ready_at: None,
+            idle_samples: 0,
+            done_at: None,
+            unsettled: false,
+            last_read: &running.reading.last_read,
+            started: running.started,
+        }),
+    };
     let ended_by_wrap = wait_for_end(
         running.pid,
         &mut running.child,
-        how.duration.map(|d| running.started + d),
+        &mut watch,
         (signal, suspend.as_deref()),
         &mut running.tree,
     );
-    Ok((running.finish(ended_by_wrap)?, ended_by_wrap))
+    let keys = watch
+        .keys
+        .map(|k| (k.ready_at, k.after.is_some(), k.unsettled));
+    let script = how.keys.map(|k| &k.script);
+    Ok((running.finish(ended_by_wrap, keys, script)?, ended_by_wrap))
 }
 
 /// CMD running in its pty, and everything that watches it: its process tree, the reader and
@@ -133,6 +180,8 @@ struct Running {
     child_gone: Arc<AtomicBool>,
     reading: Reading,
     forwarding: Option<std::thread::JoinHandle<()>>,
+    /// `--keys`, headless.
+    sending: Option<Sending>,
     /// The observer in CMD's tree, unless `--no-observer`.
     inside: Option<Inside>,
     /// CMD's name, as the user gave it.
@@ -140,7 +189,7 @@ struct Running {
 }
 
 impl Running {
-    fn start(args: &WrapArgs, program: &Path, how: How) -> anyhow::Result<Running> {
+    fn start(args: &WrapArgs, program: &Path, how: How<'_>) -> anyhow::Result<Running> {
         let interactive = how.interactive;
         let size = if interactive {
             let (cols, rows) = crate::sys::window_size(io::stdout())?;
@@ -199,11 +248,29 @@ impl Running {
         )));
         let own = Arc::new(OwnWrites::default());
         let child_gone = Arc::new(AtomicBool::new(false));
-        let reading = read_output(&pty, reader, size, interactive, &finder, &own, &child_gone)?;
+        let modes = Arc::new(SharedModes::default());
+        let reading = read_output(
+            &pty,
+            (reader, size, interactive, started),
+            &finder,
+            &own,
+            &child_gone,
+            &modes,
+        )?;
         let forwarding = if interactive {
             Some(forward_keys_and_resizes(&pty, &child_gone, &finder, &own)?)
         } else {
             None
+        };
+        let sending = match how.keys {
+            Some(keys) if !interactive => Some(super::keys::send(
+                pty.master.try_clone()?.into(),
+                keys,
+                &child_gone,
+                &modes,
+                &own,
+            )?),
+            _ => None,
         };
         Ok(Running {
             pty,
@@ -220,6 +287,7 @@ impl Running {
             child_gone,
             reading,
             forwarding,
+            sending,
             inside,
             program: args.command[0].to_string_lossy().into_owned(),
         })
@@ -227,11 +295,28 @@ impl Running {
 
     /// After CMD ended (or was ended): the rest of its tree ended, the threads done, the user's
     /// terminal given back, and what was measured.
-    fn finish(mut self, ended_by_wrap: bool) -> anyhow::Result<Measured> {
+    fn finish(
+        mut self,
+        ended_by_wrap: bool,
+        keys: Option<(Option<Instant>, bool, bool)>,
+        script: Option<&crate::keyscript::KeyScript>,
+    ) -> anyhow::Result<Measured> {
         let status = self.child.wait()?;
         self.tree.end_the_rest(GRACE);
-        let seconds = self.started.elapsed().as_secs_f64();
+        let ended = Instant::now();
+        let seconds = (ended - self.started).as_secs_f64();
         self.child_gone.store(true, Ordering::Relaxed);
+        let keys = match (self.sending.take(), keys) {
+            (Some(sending), Some((ready_at, by_delay, unsettled))) => Some(KeysRun {
+                sent: sending.join(),
+                script: script.map_or_else(String::new, |s| s.source.clone()),
+                in_script: script.map_or(0, |s| s.len()),
+                started_after: ready_at.map(|at| at.saturating_duration_since(self.started)),
+                ready_by: if by_delay { "--keys-after" } else { "idle" },
+                unsettled,
+            }),
+            _ => None,
+        };
         // Keys stop going to CMD (within one poll tick): what the terminal answers next is
         // wrap's. Keys CMD never read may have filled the pty's input queue, holding the
         // forwarder in write(2) for good (it hung wrap for 40 s and more): they are discarded
@@ -273,6 +358,7 @@ impl Running {
             user: cpu.user.saturating_sub(self.cpu_before.user),
             kernel: cpu.kernel.saturating_sub(self.cpu_before.kernel),
         };
+        let mut frame_ends = None;
         let inside = self.inside.take().map(|inside| {
             let (base, fix) = (inside.base(), inside.fix);
             let sightings = inside.finish();
@@ -286,6 +372,7 @@ impl Running {
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);
+                frame_ends = Some(super::inside::frame_ends(&sightings, base));
             }
             report
         });
@@ -317,6 +404,16 @@ impl Running {
             terminal_stalled,
             inside,
             program: self.program,
+            exchanges: std::mem::take(
+                &mut *self
+                    .reading
+                    .exchanges
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            ),
+            keys,
+            ended,
+            frame_ends,
         })
     }
 }
@@ -325,16 +422,31 @@ impl Running {
 /// user's terminal as it comes when interactive; every chunk goes through the frame finder.
 fn read_output(
     pty: &Pty,
-    reader: ReaderModel,
-    size: (u16, u16),
-    interactive: bool,
+    (reader, size, interactive, epoch): (ReaderModel, (u16, u16), bool, Instant),
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
     child_gone: &Arc<AtomicBool>,
+    modes: &Arc<SharedModes>,
 ) -> io::Result<Reading> {
     let master = pty.master.try_clone()?;
     let read = Arc::new(AtomicBool::new(false));
     let done = Arc::clone(&read);
+    let last_read = Arc::new(AtomicU64::new(0));
+    let exchanges = Arc::new(Mutex::new(Vec::new()));
+    // Headless, wrap is CMD's terminal and answers what it asks; interactive, the user's does.
+    let mut answering = if interactive {
+        None
+    } else {
+        Some((
+            Answerer::new(size),
+            std::fs::File::from(pty.master.try_clone()?),
+        ))
+    };
+    let (last, asked, modes) = (
+        Arc::clone(&last_read),
+        Arc::clone(&exchanges),
+        Arc::clone(modes),
+    );
     let (finder, own, child_gone) = (Arc::clone(finder), Arc::clone(own), Arc::clone(child_gone));
     // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
     let mut out = if interactive {
@@ -364,10 +476,21 @@ fn read_output(
                     }
                 })?;
             let mut batch = Batch::default();
+            let mut answers = Vec::new();
             let mut seen = |chunk: &[u8]| {
                 let at = Instant::now();
+                last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
                 if let Some(out) = &mut out {
                     let _ = own.write_all(&mut *out, chunk);
+                }
+                if let Some((answerer, to_cmd)) = &mut answering {
+                    answerer.feed(chunk, &mut answers, &modes);
+                    // Only when CMD's input has room: a CMD that asks and never reads must not
+                    // stop the reading of its output.
+                    if !answers.is_empty() && input_has_room(to_cmd) {
+                        let _ = own.write_all(&*to_cmd, &answers);
+                    }
+                    answers.clear();
                 }
                 batch.bytes.extend_from_slice(chunk);
                 batch.chunks.push((batch.bytes.len(), at));
@@ -378,6 +501,9 @@ fn read_output(
             };
             let read = consume(reader, master, size, &mut seen, &child_gone);
             done.store(true, Ordering::Relaxed);
+            if let Some((answerer, _)) = answering {
+                *asked.lock().unwrap_or_else(|e| e.into_inner()) = answerer.exchanges();
+            }
             if !batch.chunks.is_empty() {
                 let _ = batches.send(batch);
             }
@@ -385,13 +511,29 @@ fn read_output(
             let _ = parser.join();
             read
         })?;
-    Ok(Reading { thread, read })
+    Ok(Reading {
+        thread,
+        read,
+        last_read,
+        exchanges,
+    })
+}
+
+/// Whether CMD's pty takes input now (its input queue has room).
+fn input_has_room(master: &std::fs::File) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(master, PollFlags::OUT)];
+    matches!(poll(&mut fds, Some(&Timespec::default())), Ok(1..))
 }
 
 /// The reader thread, and whether it has read everything (the parser may still be at work).
 struct Reading {
     thread: std::thread::JoinHandle<io::Result<u64>>,
     read: Arc<AtomicBool>,
+    /// When output was last read, in nanoseconds after CMD started.
+    last_read: Arc<AtomicU64>,
+    /// Headless: what CMD asked the terminal, once the reader is done.
+    exchanges: Arc<Mutex<Vec<Exchange>>>,
 }
 
 /// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.
@@ -412,7 +554,7 @@ const PARSE_QUEUE: usize = 64;
 fn wait_for_end(
     pid: i32,
     child: &mut std::process::Child,
-    deadline: Option<Instant>,
+    watch: &mut Watch<'_>,
     (signal, suspend): (&AtomicUsize, Option<&AtomicBool>),
     tree: &mut Tree,
 ) -> bool {
@@ -424,12 +566,71 @@ fn wait_for_end(
             let _ = crate::terminal_session::suspend();
         }
         let sig = signal.load(Ordering::Relaxed);
-        if sig != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+        let now = Instant::now();
+        let keys_over = match &mut watch.keys {
+            Some(keys) => keys.look(now, tree) && watch.deadline.is_none(),
+            None => false,
+        };
+        if sig != 0 || keys_over || watch.deadline.is_some_and(|d| now >= d) {
             end_group(pid, child);
             return sig == 0;
         }
         tree.sample();
         std::thread::sleep(SAMPLE_EVERY);
+    }
+}
+
+/// What the run's watcher looks at besides CMD's exit and signals: the deadline, and the keys.
+struct Watch<'a> {
+    deadline: Option<Instant>,
+    keys: Option<KeyWatch<'a>>,
+}
+
+/// The keys seen from the watcher: it tells them when CMD is ready, and ends a run without a
+/// duration once they are done and CMD has settled.
+struct KeyWatch<'a> {
+    sending: &'a Sending,
+    after: Option<Instant>,
+    ready_at: Option<Instant>,
+    /// Samples in a row in which CMD's whole tree was asleep.
+    idle_samples: u32,
+    done_at: Option<Instant>,
+    unsettled: bool,
+    last_read: &'a AtomicU64,
+    started: Instant,
+}
+
+impl KeyWatch<'_> {
+    /// One look: whether the keys are done and CMD has settled (the run may end).
+    fn look(&mut self, now: Instant, tree: &Tree) -> bool {
+        let idle = tree.idle();
+        self.idle_samples = if idle { self.idle_samples + 1 } else { 0 };
+        if self.ready_at.is_none() {
+            // Ready: the delay given is over, or CMD's tree asleep in two looks 10 ms apart.
+            let ready = match self.after {
+                Some(after) => now >= after,
+                None => self.idle_samples >= 2,
+            };
+            if ready {
+                self.ready_at = Some(now);
+                self.sending.ready.store(true, Ordering::Relaxed);
+            }
+            return false;
+        }
+        if !self.sending.done.load(Ordering::Relaxed) && !self.sending.is_finished() {
+            return false;
+        }
+        let done_at = *self.done_at.get_or_insert(now);
+        let last_read = self.started + Duration::from_nanos(self.last_read.load(Ordering::Relaxed));
+        let quiet = now.saturating_duration_since(last_read.max(done_at)) >= SETTLE;
+        if idle && quiet {
+            return true;
+        }
+        if now - done_at >= SETTLE_AT_MOST {
+            self.unsettled = true;
+            return true;
+        }
+        false
     }
 }
 

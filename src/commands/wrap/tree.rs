@@ -159,6 +159,25 @@ impl Tree {
         }
     }
 
+    /// Whether every thread of CMD's tree is asleep (waiting for input, a timer, a lock): CMD is
+    /// idle, ready for a key. `false` while the tree is empty.
+    pub fn idle(&self) -> bool {
+        let pids = Tree::descendants();
+        !pids.is_empty()
+            && pids.iter().all(|pid| {
+                let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                    return true; // gone meanwhile
+                };
+                tasks.flatten().all(|task| {
+                    std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
+                        stat.rsplit_once(')').is_some_and(|(_, rest)| {
+                            matches!(rest.trim_start().as_bytes().first(), Some(b'S' | b'Z'))
+                        })
+                    })
+                })
+            })
+    }
+
     fn waits_on_terminal(&self, pid: i32) -> bool {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             return false;

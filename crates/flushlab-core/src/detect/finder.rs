@@ -103,6 +103,11 @@ impl FrameFinder {
     }
 
     /// The synchronized-output markers seen (begins, ends, pairs, still open).
+    /// The output read, as (first read, last read, bytes) stretches: see [`Waits::arrivals`].
+    pub fn arrivals(&self) -> Vec<(Instant, Instant, u64)> {
+        self.waits.arrivals()
+    }
+
     pub fn sync(&self) -> &SyncMarkers {
         &self.sync
     }

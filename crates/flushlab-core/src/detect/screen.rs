@@ -22,6 +22,35 @@ pub enum Event {
     Scroll,
     /// A control sequence that programs send once a frame, candidates for confirming frames.
     Mark(Mark),
+    /// The program asked the terminal something and may wait for the answer.
+    Query(Query),
+}
+
+/// What a program asks a terminal; [`crate::detect::answers`] says what a terminal answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Query {
+    /// `ESC[6n`, with where the cursor is (1-based, as the answer gives it).
+    CursorPosition { row: u16, col: u16 },
+    /// `ESC[5n`: are you well.
+    Status,
+    /// `ESC[c`: primary device attributes (DA1).
+    PrimaryAttributes,
+    /// `ESC[>c`: secondary device attributes (DA2).
+    SecondaryAttributes,
+    /// `ESC[?Ps$p` (DECRQM), with whether the model has the mode set now.
+    PrivateMode { mode: u16, set: Option<bool> },
+    /// `ESC[>q` (XTVERSION).
+    Version,
+    /// `ESC[?u`: the kitty keyboard protocol's flags.
+    KittyKeyboard,
+    /// `ESC[18t`: the text area's size in characters.
+    TextAreaSize { rows: u16, cols: u16 },
+    /// `ESC[14t`: the text area's size in pixels (a pty has no pixels).
+    PixelSize,
+    /// `OSC 10/11/12 ; ?`: the foreground, background or cursor colour.
+    Colour(u8),
+    /// A DCS request (DECRQSS `ESC P $ q`, XTGETTCAP `ESC P + q`): named, not answered.
+    DeviceControl,
 }
 
 /// The control sequences that [`Event::Mark`] reports.
@@ -110,6 +139,21 @@ impl Modes {
         out
     }
 
+    /// Whether a private mode is set, for the modes the model follows.
+    pub fn private_mode(&self, mode: u16) -> Option<bool> {
+        Some(match mode {
+            1 => self.application_cursor,
+            7 => !self.autowrap_off,
+            25 => !self.cursor_hidden,
+            47 | 1047 | 1049 => self.alternate_screen,
+            1004 => self.focus_events,
+            2004 => self.bracketed_paste,
+            2026 => self.sync_open,
+            1000 | 1002 | 1003 | 1005 | 1006 | 1015 => self.mouse.contains(&mode),
+            _ => return None,
+        })
+    }
+
     fn private(&mut self, mode: u16, on: bool) {
         match mode {
             1 => self.application_cursor = on,
@@ -143,6 +187,8 @@ enum State {
 }
 
 const MAX_PARAMS: usize = 16;
+/// The first bytes of an OSC or DCS string kept: enough to tell a query (`11;?`, `$q`).
+const STRING_KEPT: usize = 8;
 
 /// See the module's documentation.
 #[derive(Clone, Debug)]
@@ -165,6 +211,10 @@ pub struct Screen {
     intermediate: u8,
     /// A UTF-8 sequence in progress: bytes still to come, and the code point so far.
     utf8: (u8, u32),
+    /// The string in progress: what began it (`]` OSC, `P` DCS, …), its first bytes.
+    string_kind: u8,
+    string: [u8; STRING_KEPT],
+    string_len: usize,
     pub modes: Modes,
     /// Bytes fed so far: events' offsets are counted on it.
     pub offset: u64,
@@ -191,6 +241,9 @@ impl Screen {
             private: 0,
             intermediate: 0,
             utf8: (0, 0),
+            string_kind: 0,
+            string: [0; STRING_KEPT],
+            string_len: 0,
             modes: Modes::default(),
             offset: 0,
             at_line_start: true,
@@ -372,16 +425,21 @@ impl Screen {
             State::EscapeIntermediate => self.state = State::Ground,
             State::Csi => self.csi_byte(b, seen, at),
             State::String => match b {
-                0x07 => self.state = State::Ground,
+                0x07 => self.end_string(seen, at),
                 0x1b => self.state = State::StringEscape,
-                _ => {}
+                _ => {
+                    if self.string_len < STRING_KEPT {
+                        self.string[self.string_len] = b;
+                    }
+                    self.string_len += 1;
+                }
             },
             State::StringEscape => {
-                self.state = if b == b'\\' {
-                    State::Ground
+                if b == b'\\' {
+                    self.end_string(seen, at);
                 } else {
-                    State::String
-                };
+                    self.state = State::String;
+                }
             }
         }
     }
@@ -439,7 +497,11 @@ impl Screen {
                 self.state = State::Csi;
                 self.begin_csi();
             }
-            b']' | b'P' | b'X' | b'^' | b'_' => self.state = State::String,
+            b']' | b'P' | b'X' | b'^' | b'_' => {
+                self.state = State::String;
+                self.string_kind = b;
+                self.string_len = 0;
+            }
             b' '..=b'/' => self.state = State::EscapeIntermediate,
             b'7' => self.saved = (self.row, self.col),
             b'8' => (self.row, self.col) = self.saved,
@@ -466,6 +528,49 @@ impl Screen {
             _ => {}
         }
         self.pending_wrap = false;
+    }
+
+    /// An OSC or DCS string ended (BEL or ST): a query if it asks something.
+    fn end_string(&mut self, seen: &mut impl FnMut(Event, u64), at: u64) {
+        self.state = State::Ground;
+        let kept = &self.string[..self.string_len.min(STRING_KEPT)];
+        let query = match (self.string_kind, kept) {
+            (b']', b"10;?" | b"11;?" | b"12;?") if self.string_len == 4 => {
+                Some(Query::Colour(10 + kept[1] - b'0'))
+            }
+            (b'P', [b'$' | b'+', b'q', ..]) => Some(Query::DeviceControl),
+            _ => None,
+        };
+        if let Some(query) = query {
+            seen(Event::Query(query), at);
+        }
+    }
+
+    /// A CSI sequence that asks the terminal something.
+    fn query(&self, final_byte: u8) -> Option<Query> {
+        let (private, intermediate, first) = (self.private, self.intermediate, self.params[0]);
+        let few = self.count <= 1;
+        Some(match (private, intermediate, final_byte) {
+            (0, 0, b'n') if few && first == 6 => Query::CursorPosition {
+                row: self.row + 1,
+                col: self.col + 1,
+            },
+            (0, 0, b'n') if few && first == 5 => Query::Status,
+            (0, 0, b'c') if few && first == 0 => Query::PrimaryAttributes,
+            (b'>', 0, b'c') if few && first == 0 => Query::SecondaryAttributes,
+            (b'?', b'$', b'p') if few => Query::PrivateMode {
+                mode: first,
+                set: self.modes.private_mode(first),
+            },
+            (b'>', 0, b'q') if few && first == 0 => Query::Version,
+            (b'?', 0, b'u') if self.count == 0 => Query::KittyKeyboard,
+            (0, 0, b't') if few && first == 18 => Query::TextAreaSize {
+                rows: self.rows,
+                cols: self.cols,
+            },
+            (0, 0, b't') if few && first == 14 => Query::PixelSize,
+            _ => return None,
+        })
     }
 
     /// A CSI sequence starts: no parameters yet. Slots at or past `count` are always 0.
@@ -514,6 +619,12 @@ impl Screen {
     }
 
     fn csi(&mut self, final_byte: u8, seen: &mut impl FnMut(Event, u64), at: u64) {
+        if matches!(final_byte, b'n' | b'c' | b'p' | b'q' | b'u' | b't')
+            && let Some(query) = self.query(final_byte)
+        {
+            seen(Event::Query(query), at);
+            return;
+        }
         if self.intermediate != 0 {
             return;
         }

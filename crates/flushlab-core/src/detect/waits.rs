@@ -58,6 +58,18 @@ impl Waits {
         }
     }
 
+    /// The output read, as (first read, last read, bytes) stretches in time order; empty when
+    /// more came than is kept.
+    pub fn arrivals(&self) -> Vec<(Instant, Instant, u64)> {
+        if self.overflowed {
+            return Vec::new();
+        }
+        self.arrivals
+            .iter()
+            .map(|a| (a.first, a.last, a.bytes))
+            .collect()
+    }
+
     /// The waits the observer saw, as (start, end) on the clock `at` reads: each converted
     /// through one moment known on both clocks, `(Instant, nanoseconds)`.
     pub fn set_boundaries(&mut self, waits: &[(u64, u64)], base: (Instant, u64)) {

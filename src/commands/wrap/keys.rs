@@ -1,0 +1,130 @@
+//! `wrap --keys`: a script's keys typed into CMD's pty as a terminal types them, once CMD is
+//! ready for them, each with the moment it was sent (on the clock the output's arrival is read
+//! on), so that [`key_latencies`](crate::detect::keyed::key_latencies) can tell what each cost.
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::running::OwnWrites;
+use super::terminal::SharedModes;
+use crate::detect::keyed::SentKey;
+use crate::keyscript::KeyScript;
+
+/// The keys of one run: the script, and when to start.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    pub script: KeyScript,
+    /// Start this long after CMD started, instead of when CMD is first idle.
+    pub after: Option<Duration>,
+}
+
+/// The keys being sent: what has gone, whether CMD was ready, whether the script is done.
+pub struct Sending {
+    thread: std::thread::JoinHandle<()>,
+    pub sent: Arc<Mutex<Vec<SentKey>>>,
+    /// Set by whoever decides CMD is ready (the run's watcher); the keys wait for it.
+    pub ready: Arc<AtomicBool>,
+    pub done: Arc<AtomicBool>,
+}
+
+impl Sending {
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    pub fn join(self) -> Vec<SentKey> {
+        let _ = self.thread.join();
+        std::mem::take(&mut *self.sent.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Starts typing `keys` into `master` once `ready` is set; stops early when `stop` is set
+/// (CMD is gone).
+pub fn send(
+    master: File,
+    keys: &Keys,
+    stop: &Arc<AtomicBool>,
+    modes: &Arc<SharedModes>,
+    own: &Arc<OwnWrites>,
+) -> io::Result<Sending> {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let ready = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let script = keys.script.clone();
+    let (log, go, finished) = (Arc::clone(&sent), Arc::clone(&ready), Arc::clone(&done));
+    let (stop, modes, own) = (Arc::clone(stop), Arc::clone(modes), Arc::clone(own));
+    let thread = std::thread::Builder::new()
+        .name("wrap-keys".into())
+        .spawn(move || {
+            while !go.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let (before, timeline) = script.timeline();
+            let mut due = Instant::now() + before;
+            for (key, pause) in timeline {
+                if !sleep_until(due, &stop) {
+                    break;
+                }
+                // The bytes as CMD's modes are now (cursor keys, paste), then sent at once.
+                let bytes = key.bytes(modes.get());
+                if !writable(&master, &stop) {
+                    break;
+                }
+                let at = Instant::now();
+                if own.write_all(&master, &bytes).is_err() {
+                    break;
+                }
+                log.lock().unwrap_or_else(|e| e.into_inner()).push(SentKey {
+                    at,
+                    key: key.to_string(),
+                });
+                due = at + pause;
+            }
+            finished.store(true, Ordering::Relaxed);
+        })?;
+    Ok(Sending {
+        thread,
+        sent,
+        ready,
+        done,
+    })
+}
+
+/// Sleeps until `due`, or returns `false` as soon as `stop` is set.
+fn sleep_until(due: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        std::thread::sleep((due - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Waits until the pty takes input (CMD reads what it was sent), or `stop`: a CMD that stops
+/// reading must not hold the keys in write(2) for good.
+fn writable(master: &File, stop: &AtomicBool) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 20_000_000,
+    };
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut fds = [PollFd::new(master, PollFlags::OUT)];
+        if matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
+            return true;
+        }
+    }
+}
