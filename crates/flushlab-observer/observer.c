@@ -6,8 +6,9 @@
  *     fstat's st_rdev is the pty's, asked once per fd and forgotten when the fd is closed,
  *     dup2'd over or handed out again), so pipes, files, eventfds and sockets never count;
  *   - the waits that end a frame: poll, ppoll, select, pselect, epoll_wait/epoll_pwait(2),
- *     nanosleep, clock_nanosleep, usleep, sleep, sigsuspend, pause, and reads of the terminal
- *     (a thread waiting on a futex, as Rust's channels do, is not seen); a wait with a zero timeout never ends a frame;
+ *     nanosleep, clock_nanosleep, usleep, sleep, sigsuspend, pause, reads of the terminal, and
+ *     futex waits made through syscall() (Rust's channels, condvars, park) that lasted 0.5 ms or
+ *     more; a wait with a zero timeout never ends a frame;
  *   - fork (the child starts clean), exec and exit.
  *
  * After each blocking wait returns, one fixed-size record goes to wrap over a pipe wrap holds
@@ -53,6 +54,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
@@ -128,6 +130,7 @@ REAL(int, epoll_pwait, (int, struct epoll_event *, int, int, const sigset_t *))
 REAL(int, nanosleep, (const struct timespec *, struct timespec *))
 REAL(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))
 REAL(int, usleep, (useconds_t))
+REAL(long, syscall, (long, ...))
 REAL(unsigned, sleep, (unsigned))
 REAL(int, sigsuspend, (const sigset_t *))
 REAL(int, pause, (void))
@@ -773,6 +776,32 @@ EXPORT int usleep(useconds_t us) { WAIT(us != 0, get_usleep()(us)); }
 EXPORT unsigned sleep(unsigned s) { WAIT(s != 0, get_sleep()(s)); }
 EXPORT int sigsuspend(const sigset_t *m) { WAIT(1, get_sigsuspend()(m)); }
 EXPORT int pause(void) { WAIT(1, get_pause()()); }
+
+/* A futex wait: how Rust's channels, condition variables and `park` wait (std calls it through
+ * glibc's syscall(), which is why that can be seen here; glibc's own locks call the kernel
+ * directly and are not). Most futex waits are a lock's few microseconds, so whether one was a
+ * wait between frames is known only when it returns: one that lasted FUTEX_BLOCKED_NS or more
+ * is said like any blocking wait. Held bytes go out before any of them (the thread may be about
+ * to wait for a key that only its frame makes a user press). */
+#define FUTEX_BLOCKED_NS 500000u
+EXPORT long syscall(long number, ...) {
+    va_list ap;
+    va_start(ap, number);
+    long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+    long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+    va_end(ap);
+    int op = (int)a2 & FUTEX_CMD_MASK;
+    if (!active || number != SYS_futex ||
+        (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET && op != FUTEX_WAIT_REQUEUE_PI &&
+         op != FUTEX_LOCK_PI && op != FUTEX_LOCK_PI2))
+        return get_syscall()(number, a1, a2, a3, a4, a5, a6);
+    uint64_t start = before_wait();
+    long result = get_syscall()(number, a1, a2, a3, a4, a5, a6);
+    int saved = errno;
+    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS);
+    errno = saved;
+    return result;
+}
 
 /* A parent waiting for a child (a shell) is no frame's end, or the frames of children that draw
  * would be split at each child: held bytes still go out first. */

@@ -246,6 +246,19 @@ impl Comparison {
                 spread(k.key_to_frame_p95)
             );
         }
+        let digests: std::collections::BTreeSet<&str> = self
+            .as_is
+            .iter()
+            .chain(&self.tried)
+            .map(|r| r.received_digest.as_str())
+            .collect();
+        out += &match digests.len() {
+            1 => "\nthe terminal received the same bytes in every run, as is and tried".to_owned(),
+            n => format!(
+                "\nthe terminal received {n} different byte streams over the runs (CMD draws \
+                 differently run to run, or the fix changed what it wrote: see received_digest)"
+            ),
+        };
         if !self.permanent_fix.is_empty() {
             out += &format!("\nto keep it: {}", self.permanent_fix);
         }

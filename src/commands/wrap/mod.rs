@@ -327,5 +327,6 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
             }
         }),
         asked: m.exchanges,
+        received_digest: format!("{:016x}", m.finder.digest),
     }
 }

@@ -81,6 +81,8 @@ pub struct WrapReport {
     /// What the observer saw from inside CMD, and whether the figures come from it; `null`
     /// with `--no-observer`.
     pub inside: Option<super::inside::InsideReport>,
+    /// FNV-1a of every byte the terminal received, in hex.
+    pub received_digest: String,
     /// Headless: what CMD asked the terminal, and what wrap told it.
     pub asked: Vec<super::terminal::Exchange>,
     /// `--keys`: each key, its answer, and their percentiles.

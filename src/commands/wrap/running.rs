@@ -32,6 +32,8 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 const SETTLE: Duration = Duration::from_millis(300);
 /// … or this long after the last key, whatever it does (an animation never settles).
 const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
+/// CMD is ready for keys once idle and silent this long.
+const READY_QUIET: Duration = Duration::from_millis(50);
 
 /// The writes wrap makes itself while CMD runs (copying CMD's output to the terminal, passing
 /// keys to CMD): taken off its own counters, which also hold CMD's tree's.
@@ -605,11 +607,24 @@ impl KeyWatch<'_> {
     fn look(&mut self, now: Instant, tree: &Tree) -> bool {
         let idle = tree.idle();
         self.idle_samples = if idle { self.idle_samples + 1 } else { 0 };
+        let read_ns = self.last_read.load(Ordering::Relaxed);
+        let last_read = self.started + Duration::from_nanos(read_ns);
         if self.ready_at.is_none() {
-            // Ready: the delay given is over, or CMD's tree asleep in two looks 10 ms apart.
+            // Ready: the delay given is over, or CMD's tree asleep in two looks 10 ms apart and
+            // its output quiet for READY_QUIET after it drew something (a program asleep
+            // while it waits for the terminal's answer, or between two steps of its start, is
+            // not waiting for a key yet); one that draws nothing, after READY_QUIET × 10.
+            let quiet_since = if read_ns > 0 {
+                last_read
+            } else {
+                self.started + READY_QUIET * 9
+            };
             let ready = match self.after {
                 Some(after) => now >= after,
-                None => self.idle_samples >= 2,
+                None => {
+                    self.idle_samples >= 2
+                        && now.saturating_duration_since(quiet_since) >= READY_QUIET
+                }
             };
             if ready {
                 self.ready_at = Some(now);
@@ -621,7 +636,6 @@ impl KeyWatch<'_> {
             return false;
         }
         let done_at = *self.done_at.get_or_insert(now);
-        let last_read = self.started + Duration::from_nanos(self.last_read.load(Ordering::Relaxed));
         let quiet = now.saturating_duration_since(last_read.max(done_at)) >= SETTLE;
         if idle && quiet {
             return true;

@@ -28,6 +28,9 @@ pub struct FrameFinder {
     pub bytes: u64,
     /// `\n` bytes received: the pty may have put a `\r` before each.
     pub newlines: u64,
+    /// FNV-1a of every byte received: two runs that gave the terminal the same bytes have the
+    /// same digest (`--compare` shows a fix changed how they were written, not what).
+    pub digest: u64,
     last: Option<Instant>,
     /// The last bytes received, at most [`TAIL`]: what a program said before it ended.
     tail: Vec<u8>,
@@ -35,6 +38,8 @@ pub struct FrameFinder {
 
 /// How many of the last bytes [`FrameFinder::tail`] keeps.
 pub const TAIL: usize = 512;
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 impl FrameFinder {
     /// `gap`: the silence that counts as a pause; `pauses_are_the_programs`: whether pauses can
@@ -48,6 +53,7 @@ impl FrameFinder {
             gap,
             bytes: 0,
             newlines: 0,
+            digest: FNV_OFFSET,
             last: None,
             tail: Vec::new(),
         }
@@ -63,6 +69,9 @@ impl FrameFinder {
             .is_none_or(|last| at.saturating_duration_since(last) >= self.gap);
         self.last = Some(at);
         self.bytes += chunk.len() as u64;
+        self.digest = chunk.iter().fold(self.digest, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(FNV_PRIME)
+        });
         self.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
         let keep = &chunk[chunk.len().saturating_sub(TAIL)..];
         let drop = (self.tail.len() + keep.len()).saturating_sub(TAIL);

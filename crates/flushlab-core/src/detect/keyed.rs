@@ -3,15 +3,22 @@
 //! it took. One clock for all: the keys' send times and the output's arrival are wrap's
 //! `Instant`s, the program's waits come from inside it on CLOCK_MONOTONIC and are converted.
 //!
-//! A key's answer is what arrives between it and the next key (or the end of the run). Its
-//! frame ends where the thread that drew it next waits after writing, seen from inside (exact:
-//! the program is done with the frame); where no such wait is known (no observer, or the wait
-//! had not returned when the run ended), at the last byte of its answer (a quiet gap: the run's
-//! next key or end follows only after the output went quiet, so this is an upper bound).
+//! A key's answer is what arrives between it and the next key (or the end of the run): its
+//! bytes, its frames and writes. Its frame ends where the thread that drew it next waits after
+//! writing, seen from inside (exact: the program is done with the frame) — the last such wait
+//! before the next key, or, when the program was still drawing as the next key came (keys
+//! queue up behind a slow frame), the first one after: what the user waits for. Where no such
+//! wait is known (no observer, or the wait had not returned when the run ended) the frame ends
+//! at the last byte before the output goes quiet for [`QUIET`] (an upper bound).
 
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+/// Output that stops this long has finished its frame, when the frame's end is not known from
+/// inside: far longer than the gaps between an unbuffered program's writes (microseconds),
+/// shorter than a person's keys.
+pub const QUIET: Duration = Duration::from_millis(5);
 
 /// A key as it was sent: when its first byte was written to the pty, and its name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,11 +121,9 @@ pub fn key_latencies(
             a += 1;
         }
         let mut first = None;
-        let mut last = None;
         let mut bytes = 0;
         while a < arrivals.len() && arrivals[a].0 < until {
             first.get_or_insert(arrivals[a].0);
-            last = Some(arrivals[a].1);
             bytes += arrivals[a].2;
             a += 1;
         }
@@ -136,11 +141,29 @@ pub fn key_latencies(
             }
             frames = Some(n);
             writes = Some(w);
+            // Still drawing when the next key came: the first frame end after.
+            if frame_at.is_none() && first.is_some() {
+                frame_at = ends.get(f).map(|e| e.at);
+            }
         }
-        let (frame_ms, frame_end) = match (frame_at, last) {
-            (Some(at), _) => (Some(ms(at - key.at)), Some(EndFrom::Wait)),
-            (None, Some(at)) => (Some(ms(at - key.at)), Some(EndFrom::QuietGap)),
-            (None, None) => (None, None),
+        let quiet_end = || {
+            let start = arrivals.partition_point(|x| x.0 < key.at);
+            let mut end = arrivals.get(start)?.1;
+            for next in &arrivals[start + 1..] {
+                if next.0.saturating_duration_since(end) >= QUIET {
+                    break;
+                }
+                end = next.1;
+            }
+            Some(end)
+        };
+        let (frame_ms, frame_end) = match frame_at {
+            Some(at) => (Some(ms(at - key.at)), Some(EndFrom::Wait)),
+            None if first.is_some() => (
+                quiet_end().map(|at| ms(at - key.at)),
+                Some(EndFrom::QuietGap),
+            ),
+            None => (None, None),
         };
         each.push(KeyAnswer {
             key: key.key.clone(),
@@ -248,6 +271,37 @@ mod tests {
         let k = key_latencies(&sent, &arrivals, None, at(base, 40_000));
         assert_eq!(round(k.each[1].frame_ms), Some(7.9));
         assert_eq!((k.frames_per_key, k.frame_end_from_wait), (None, 0));
+    }
+
+    #[test]
+    fn keys_that_queue_behind_a_slow_frame_wait_for_the_frame_that_follows() {
+        let base = Instant::now();
+        let sent: Vec<SentKey> = [0, 10_000]
+            .iter()
+            .map(|&us| SentKey {
+                at: at(base, us),
+                key: "j".into(),
+            })
+            .collect();
+        // Drawing without a pause from 1 ms to 25 ms: one wait at its end.
+        let arrivals: Vec<(Instant, Instant, u64)> = (0..24)
+            .map(|i| (at(base, 1_000 + i * 1_000), at(base, 1_900 + i * 1_000), 10))
+            .collect();
+        let ends = [FrameEnd {
+            at: at(base, 25_000),
+            writes: 9,
+            bytes: 240,
+        }];
+        let k = key_latencies(&sent, &arrivals, Some(&ends), at(base, 40_000));
+        let frame: Vec<Option<f64>> = k.each.iter().map(|e| e.frame_ms).collect();
+        assert_eq!(frame, [Some(25.0), Some(15.0)]);
+        // From outside, the quiet gap after the drawing: the same ends.
+        let k = key_latencies(&sent, &arrivals, None, at(base, 40_000));
+        let frame: Vec<f64> = k.each.iter().filter_map(|e| e.frame_ms).collect();
+        assert!(
+            (frame[0] - 24.9).abs() < 1e-6 && (frame[1] - 14.9).abs() < 1e-6,
+            "{frame:?}"
+        );
     }
 
     #[test]
