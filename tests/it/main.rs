@@ -17,6 +17,7 @@ mod destinations;
 mod examples;
 mod figures;
 mod flood;
+mod keyed;
 mod observer;
 mod profile_digest;
 mod surfaces;

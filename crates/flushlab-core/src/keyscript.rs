@@ -349,10 +349,12 @@ fn word(text: &str) -> Result<(Step, &str), String> {
             pace(&after[..end]).map_err(|why| bad(&format!("{atom}@{}", &after[..end]), why))?;
         rest = &after[end..];
     }
+    // After a repeat or a pace the word is over: `j*3x` is a typo, not `j*3 x`.
+    let modified = rest.len() < text.len() - atom.len();
     if let Some(c) = rest
         .chars()
         .next()
-        .filter(|c| !c.is_whitespace() && *c != '<')
+        .filter(|c| modified && !c.is_whitespace() && *c != '<')
     {
         return Err(bad(
             &text[..text.len() - rest.len() + c.len_utf8()],
@@ -481,6 +483,7 @@ mod tests {
             b"\x03\x1b\x1bf\x1bOP\x1b[15~\x1b[24~\x1b \x3c\t\x1b[Z\x7f"
         );
         assert_eq!(keys("é日", app), "é日".as_bytes());
+        assert_eq!(keys("<Down>x<Up>", app), b"\x1bOBx\x1bOA");
     }
 
     #[test]
@@ -515,6 +518,7 @@ mod tests {
                 "longer than",
             ),
             ("j*3x", "'j*3x'"),
+            ("j@5msx", "'j@5msx'"),
         ] {
             let error = KeyScript::parse(script).unwrap_err();
             assert!(error.contains(names), "{script:?}: {error}");

@@ -1,0 +1,212 @@
+//! `flushlab wrap --keys`: keys reach a program in order and complete, as a terminal sends them;
+//! the time from a key to its frame agrees with the program's own clock; a program that asks
+//! the terminal things before it draws runs headless; a script is cut, or refused, and said.
+
+use crate::common;
+use crate::example;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// tests/corpus/keyed.c, built for this test: gone when the value is dropped.
+fn keyed_c() -> common::ScratchFile {
+    let binary = common::scratch("keyed-c");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/keyed.c");
+    let built = Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .unwrap();
+    assert!(built.success(), "gcc {}", source.display());
+    binary
+}
+
+/// `flushlab wrap --size SIZE --keys SCRIPT --export-json R -- CMD…` with `KEYS_LOG` set: exit
+/// code, report, summary, and the program's own log (one line a read of its keys).
+fn wrap_keys(size: &str, script: &str, cmd: &[&str]) -> (Option<i32>, Value, String, String) {
+    let report = common::scratch("keyed.json");
+    let log = common::scratch("keyed.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--size", size, "--keys", script, "--export-json"])
+        .arg(&report)
+        .arg("--")
+        .args(cmd)
+        .env("KEYS_LOG", &log)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = common::read_json(&report);
+    let own = std::fs::read_to_string(&log).unwrap_or_default();
+    (out.status.code(), json, said, own)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn keys_arrive_in_order_and_complete_in_both_cursor_modes() {
+    let program = keyed_c();
+    let program = program.to_str().unwrap();
+    for (mode, pace, up) in [
+        ("normal", "0ms", &b"\x1b[A"[..]),
+        ("app", "1ms", &b"\x1bOA"[..]),
+    ] {
+        let script = format!("<Up> <PageDown> <F1> <C-a> j*1000@{pace} <Up> q");
+        let (code, report, said, own) = wrap_keys("80x24", &script, &[program, mode, "frame"]);
+        assert_eq!(code, Some(0), "{said}");
+        let received: String = own.lines().filter_map(|l| l.split(' ').next()).collect();
+        let mut sent = up.to_vec();
+        sent.extend_from_slice(b"\x1b[6~\x1bOP\x01");
+        sent.extend(std::iter::repeat_n(b'j', 1000));
+        sent.extend_from_slice(up);
+        sent.push(b'q');
+        assert_eq!(
+            received,
+            hex(&sent),
+            "{mode}: the keys as the program read them"
+        );
+        assert_eq!(report["keys"]["sent"], 1006, "{said}");
+        assert_eq!(report["keys"]["in_script"], 1006);
+        assert_eq!(report["keys"]["ready_by"], "idle");
+    }
+}
+
+/// The program's own key→frame times (read to written, CLOCK_MONOTONIC) against wrap's (sent to
+/// the frame's end): the median within 10% or 0.5 ms, and nine keys in ten each.
+fn assert_agrees(what: &str, report: &Value, own: &str, frame_field: usize) {
+    let own: Vec<f64> = own
+        .lines()
+        .filter(|l| !l.starts_with("71 ") && !l.starts_with("113 "))
+        .map(|l| {
+            let f: Vec<f64> = l.split(' ').map(|x| x.parse().unwrap_or(0.0)).collect();
+            (f[frame_field + 1] - f[frame_field]) / 1e6
+        })
+        .collect();
+    let ours: Vec<f64> = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["key"] != "q")
+        .map(|k| k["frame_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(own.len(), ours.len(), "{what}: keys read vs keys measured");
+    let close = |a: f64, b: f64| (a - b).abs() <= (0.1 * a).max(0.5);
+    let good = own
+        .iter()
+        .zip(&ours)
+        .filter(|(a, b)| close(**a, **b))
+        .count();
+    assert!(
+        good * 10 >= own.len() * 9,
+        "{what}: {good} of {} keys within 10% or 0.5 ms: own {own:?} wrap {ours:?}",
+        own.len()
+    );
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    assert!(
+        close(median(&own), median(&ours)),
+        "{what}: medians {} {}",
+        median(&own),
+        median(&ours)
+    );
+    assert_eq!(
+        report["keys"]["frame_end_from_wait"],
+        own.len() as u64,
+        "{what}"
+    );
+}
+
+#[test]
+fn key_to_frame_agrees_with_a_c_programs_own_clock() {
+    let program = keyed_c();
+    let program = program.to_str().unwrap();
+    for (size, buffering) in [("80x24", "frame"), ("200x60", "frame"), ("80x24", "raw")] {
+        let (code, report, said, own) =
+            wrap_keys(size, "j*15@40ms q", &[program, "normal", buffering]);
+        assert_eq!(code, Some(0), "{said}");
+        assert_agrees(&format!("C {size} {buffering}"), &report, &own, 1);
+    }
+}
+
+#[test]
+fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
+    // An input thread, a channel: the drawing thread waits in a futex, which the observer sees.
+    let program = example::example_path("keyed_ratatui");
+    let program = program.to_str().unwrap();
+    for size in ["80x24", "200x60"] {
+        let (code, report, said, own) = wrap_keys(size, "j*12@60ms q", &[program, "bufwriter"]);
+        assert_eq!(code, Some(0), "{said}");
+        assert_agrees(&format!("ratatui {size}"), &report, &own, 1);
+        // It asked where the cursor is, its background and the device attributes: answered.
+        let asked = report["asked"].as_array().unwrap();
+        for question in ["ESC[6n", "OSC 11", "ESC[c"] {
+            assert!(
+                asked
+                    .iter()
+                    .any(|e| e["asked"].as_str().unwrap().starts_with(question)
+                        && e["told"].is_string()),
+                "{question} not answered: {asked:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_script_longer_than_the_run_is_cut_and_said_and_a_cmd_that_quits_mid_script_ends_it() {
+    let program = keyed_c();
+    let program = program.to_str().unwrap();
+    let (code, report, said, _) = wrap_keys("80x24", "j*3@5ms q j*100@5ms", &[program]);
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(report["keys"]["in_script"], 104);
+    let sent = report["keys"]["sent"].as_u64().unwrap();
+    assert!((4..104).contains(&sent), "{sent}: {said}");
+    assert!(said.contains("of 104 in the script (cut"), "{said}");
+    let report_file = common::scratch("keyed-cut.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--duration",
+            "0.5",
+            "--keys",
+            "j*1000@10ms",
+            "--export-json",
+        ])
+        .arg(&report_file)
+        .args(["--", program])
+        .output()
+        .unwrap();
+    let report = common::read_json(&report_file);
+    assert!(report["keys"]["sent"].as_u64().unwrap() < 1000);
+    assert!(report["exit_code"].is_null(), "wrap ended it");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn a_hostile_script_is_one_line_naming_the_word() {
+    for (flags, names) in [
+        (vec!["--keys", "j <Foo>"], "'<Foo>'"),
+        (vec!["--keys", "j*99999999"], "'j*99999999'"),
+        (vec!["--keys", "a\u{1b}b"], "control byte"),
+        (
+            vec!["--keys-file", "/nonexistent/keys"],
+            "'/nonexistent/keys'",
+        ),
+        (vec!["--keys-after", "1"], "--keys-after needs --keys"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("wrap")
+            .args(&flags)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, names);
+        assert!(!said.contains('\u{1b}'), "{said:?}");
+    }
+}
