@@ -100,9 +100,10 @@ pub enum Command {
     /// `flushlab man > ~/.local/share/man/man1/flushlab.1`.
     Man(ManArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
-    /// own modes: bytes, write(2) calls, frames (from sync markers or cursor restarts, else
-    /// unknown), and what to change. Interactive in a terminal; headless with --duration or
-    /// when stdout is not one.
+    /// own modes: bytes, write(2) calls, frames (from sync markers, from the program's own waits
+    /// seen from inside it, or from cursor restarts; else unknown), the time from each key to
+    /// its frame (--keys), and what to change. Interactive in a terminal; headless with
+    /// --duration, --keys, or when stdout is not one.
     Wrap(crate::commands::wrap::WrapArgs),
 }
 

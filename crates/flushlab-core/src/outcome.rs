@@ -24,13 +24,16 @@ pub enum Outcome {
     Signal(usize),
     /// The program `flushlab wrap` was to run does not exist: 127, as a shell says it.
     NotFound,
+    /// The program `flushlab wrap` was to run is a file that may not be executed: 126, as a
+    /// shell says it.
+    NotExecutable,
     /// The program `flushlab wrap` ran exited with this status (128+N if signal N ended it):
     /// wrap passes it on, as `time` and `strace` do.
     Exited(i32),
 }
 
 impl Outcome {
-    /// 0 done, 1 error, 2 bad input, 3 reader gone, 128+N signal N, 127 no such command, a
+    /// 0 done, 1 error, 2 bad input, 3 reader gone, 128+N signal N, 127 no such command, 126 not executable, a
     /// wrapped program's own status. (101, a panic, is Rust's.)
     pub fn exit_code(self) -> u8 {
         match self {
@@ -40,6 +43,7 @@ impl Outcome {
             Outcome::ReaderGone => 3,
             Outcome::Signal(n) => 128u8.saturating_add(u8::try_from(n).unwrap_or(127)),
             Outcome::NotFound => 127,
+            Outcome::NotExecutable => 126,
             Outcome::Exited(code) => u8::try_from(code).unwrap_or(1),
         }
     }
@@ -62,6 +66,7 @@ impl Outcome {
             Outcome::Failed => "failed".into(),
             Outcome::Signal(n) => format!("signal:{n}"),
             Outcome::NotFound => "not-found".into(),
+            Outcome::NotExecutable => "not-executable".into(),
             Outcome::Exited(code) => format!("exited:{code}"),
         }
     }

@@ -234,6 +234,16 @@ impl Comparison {
             ),
             None => "speedup unknown: a side's frames are unknown (see --export-json)".to_owned(),
         };
+        out += &self.keys_and_bytes();
+        if !self.permanent_fix.is_empty() {
+            out += &format!("\nto keep it: {}", self.permanent_fix);
+        }
+        out
+    }
+
+    /// Key to frame's speedup, and whether the terminal received the same bytes in every run.
+    fn keys_and_bytes(&self) -> String {
+        let mut out = String::new();
         if let Some(k) = self.key_speedup {
             let spread = |s: Option<Spread>| {
                 s.map_or("unknown".to_owned(), |s| {
@@ -259,9 +269,6 @@ impl Comparison {
                  differently run to run, or the fix changed what it wrote: see received_digest)"
             ),
         };
-        if !self.permanent_fix.is_empty() {
-            out += &format!("\nto keep it: {}", self.permanent_fix);
-        }
         out
     }
 

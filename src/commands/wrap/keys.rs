@@ -46,9 +46,7 @@ impl Sending {
 pub fn send(
     master: File,
     keys: &Keys,
-    stop: &Arc<AtomicBool>,
-    modes: &Arc<SharedModes>,
-    own: &Arc<OwnWrites>,
+    (stop, modes, own): (&Arc<AtomicBool>, &Arc<SharedModes>, &Arc<OwnWrites>),
 ) -> io::Result<Sending> {
     let sent = Arc::new(Mutex::new(Vec::new()));
     let ready = Arc::new(AtomicBool::new(false));

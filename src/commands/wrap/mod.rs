@@ -138,6 +138,20 @@ struct WrapPlan {
 /// cannot be written) before anything starts.
 fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
     let program = &args.command[0];
+    let shown = crate::units::printable(&program.to_string_lossy());
+    let path = std::path::Path::new(program);
+    if program.to_string_lossy().contains('/') && path.is_file() && !path.is_dir() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0, |m| m.permissions().mode());
+        if mode & 0o111 == 0 {
+            return Err(Refusal {
+                outcome: Outcome::NotExecutable,
+                why: format!(
+                    "wrap: '{shown}': permission denied (not executable: chmod +x, or run it through its interpreter)"
+                ),
+            });
+        }
+    }
     let Some(resolved) = crate::files::find_program(program) else {
         return Err(Refusal {
             outcome: Outcome::NotFound,
@@ -235,6 +249,8 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
+// Every field of the report from what was measured, in one place.
+#[allow(clippy::too_many_lines)]
 fn report(args: &WrapArgs, m: Measured) -> WrapReport {
     let frames = m.finder.frames();
     // What the kernel counted for CMD's tree, without the observers' own records.

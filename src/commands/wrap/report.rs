@@ -285,26 +285,7 @@ impl WrapReport {
         if let Some(keys) = &self.keys {
             out += &keys.summary();
         }
-        let told: Vec<String> = self
-            .asked
-            .iter()
-            .map(|e| match (&e.told, e.unanswered) {
-                (Some(told), _) => format!("{} ×{} told {}", e.asked, e.times, told),
-                (None, why) => format!(
-                    "{} ×{} not answered ({})",
-                    e.asked,
-                    e.times,
-                    why.unwrap_or("unknown")
-                ),
-            })
-            .collect();
-        if !told.is_empty() {
-            out += &format!(
-                "
-  CMD asked the terminal: {}",
-                told.join("; ")
-            );
-        }
+        out += &self.asked_summary();
         if let Some(code) = self.exit_code.filter(|&c| c != 0) {
             let how = if code > 128 {
                 format!("was ended by signal {}", code - 128)
@@ -336,6 +317,32 @@ impl WrapReport {
         }
         for d in &self.diagnoses {
             out += &format!("\n  {}: {}", d.code, d.message);
+        }
+        out
+    }
+
+    /// What CMD asked the terminal and what it was told, one line.
+    fn asked_summary(&self) -> String {
+        let mut out = String::new();
+        let told: Vec<String> = self
+            .asked
+            .iter()
+            .map(|e| match (&e.told, e.unanswered) {
+                (Some(told), _) => format!("{} ×{} told {}", e.asked, e.times, told),
+                (None, why) => format!(
+                    "{} ×{} not answered ({})",
+                    e.asked,
+                    e.times,
+                    why.unwrap_or("unknown")
+                ),
+            })
+            .collect();
+        if !told.is_empty() {
+            out += &format!(
+                "
+  CMD asked the terminal: {}",
+                told.join("; ")
+            );
         }
         out
     }

@@ -96,6 +96,27 @@ pub(super) struct Measured {
     pub(super) frame_ends: Option<Vec<crate::detect::keyed::FrameEnd>>,
 }
 
+impl KeysRun {
+    /// After the run: the keys sent, and what the watcher saw (when CMD was ready, whether by
+    /// `--keys-after`, whether it settled).
+    fn of(
+        sending: Option<Sending>,
+        watched: Option<(Option<Instant>, bool, bool)>,
+        script: Option<&crate::keyscript::KeyScript>,
+        started: Instant,
+    ) -> Option<KeysRun> {
+        let (sending, (ready_at, by_delay, unsettled)) = (sending?, watched?);
+        Some(KeysRun {
+            sent: sending.join(),
+            script: script.map_or_else(String::new, |s| s.source.clone()),
+            in_script: script.map_or(0, |s| s.len()),
+            started_after: ready_at.map(|at| at.saturating_duration_since(started)),
+            ready_by: if by_delay { "--keys-after" } else { "idle" },
+            unsettled,
+        })
+    }
+}
+
 /// How the keys of a run went.
 #[derive(Clone, Debug)]
 pub(super) struct KeysRun {
@@ -191,6 +212,9 @@ struct Running {
 }
 
 impl Running {
+    // One run's start, in the order it must happen (observer, tree, child, threads); the
+    // keys and the answering terminal grew it past the lint's length.
+    #[allow(clippy::too_many_lines)]
     fn start(args: &WrapArgs, program: &Path, how: How<'_>) -> anyhow::Result<Running> {
         let interactive = how.interactive;
         let size = if interactive {
@@ -266,11 +290,9 @@ impl Running {
         };
         let sending = match how.keys {
             Some(keys) if !interactive => Some(super::keys::send(
-                pty.master.try_clone()?.into(),
+                pty.master.try_clone()?,
                 keys,
-                &child_gone,
-                &modes,
-                &own,
+                (&child_gone, &modes, &own),
             )?),
             _ => None,
         };
@@ -297,6 +319,8 @@ impl Running {
 
     /// After CMD ended (or was ended): the rest of its tree ended, the threads done, the user's
     /// terminal given back, and what was measured.
+    // The end in its order (tree, keys, forwarder, reader, parser, observer, terminal).
+    #[allow(clippy::too_many_lines)]
     fn finish(
         mut self,
         ended_by_wrap: bool,
@@ -308,17 +332,7 @@ impl Running {
         let ended = Instant::now();
         let seconds = (ended - self.started).as_secs_f64();
         self.child_gone.store(true, Ordering::Relaxed);
-        let keys = match (self.sending.take(), keys) {
-            (Some(sending), Some((ready_at, by_delay, unsettled))) => Some(KeysRun {
-                sent: sending.join(),
-                script: script.map_or_else(String::new, |s| s.source.clone()),
-                in_script: script.map_or(0, |s| s.len()),
-                started_after: ready_at.map(|at| at.saturating_duration_since(self.started)),
-                ready_by: if by_delay { "--keys-after" } else { "idle" },
-                unsettled,
-            }),
-            _ => None,
-        };
+        let keys = KeysRun::of(self.sending.take(), keys, script, self.started);
         // Keys stop going to CMD (within one poll tick): what the terminal answers next is
         // wrap's. Keys CMD never read may have filled the pty's input queue, holding the
         // forwarder in write(2) for good (it hung wrap for 40 s and more): they are discarded
@@ -439,10 +453,7 @@ fn read_output(
     let mut answering = if interactive {
         None
     } else {
-        Some((
-            Answerer::new(size),
-            std::fs::File::from(pty.master.try_clone()?),
-        ))
+        Some((Answerer::new(size), pty.master.try_clone()?))
     };
     let (last, asked, modes) = (
         Arc::clone(&last_read),

@@ -176,27 +176,28 @@ pub fn key_latencies(
             bytes,
         });
     }
-    let n = each.len().max(1) as f64;
-    let inside = frame_ends.is_some();
-    KeyLatencies {
-        keys: each.len() as u64,
-        unanswered: each.iter().filter(|k| k.first_byte_ms.is_none()).count() as u64,
-        first_byte_ms: Percentiles::of(each.iter().filter_map(|k| k.first_byte_ms)),
-        key_to_frame_ms: Percentiles::of(each.iter().filter_map(|k| k.frame_ms)),
-        frame_end_from_wait: each
-            .iter()
-            .filter(|k| k.frame_end == Some(EndFrom::Wait))
-            .count() as u64,
-        frame_end_from_quiet_gap: each
-            .iter()
-            .filter(|k| k.frame_end == Some(EndFrom::QuietGap))
-            .count() as u64,
-        frames_per_key: inside
-            .then(|| each.iter().filter_map(|k| k.frames).sum::<u64>() as f64 / n),
-        writes_per_key: inside
-            .then(|| each.iter().filter_map(|k| k.writes).sum::<u64>() as f64 / n),
-        bytes_per_key: each.iter().map(|k| k.bytes).sum::<u64>() as f64 / n,
-        each,
+    KeyLatencies::of(each, frame_ends.is_some())
+}
+
+impl KeyLatencies {
+    /// The summary of every key's answer; `inside`: the frames were seen from inside.
+    fn of(each: Vec<KeyAnswer>, inside: bool) -> KeyLatencies {
+        let n = each.len().max(1) as f64;
+        let ended = |from| each.iter().filter(|k| k.frame_end == Some(from)).count() as u64;
+        KeyLatencies {
+            keys: each.len() as u64,
+            unanswered: each.iter().filter(|k| k.first_byte_ms.is_none()).count() as u64,
+            first_byte_ms: Percentiles::of(each.iter().filter_map(|k| k.first_byte_ms)),
+            key_to_frame_ms: Percentiles::of(each.iter().filter_map(|k| k.frame_ms)),
+            frame_end_from_wait: ended(EndFrom::Wait),
+            frame_end_from_quiet_gap: ended(EndFrom::QuietGap),
+            frames_per_key: inside
+                .then(|| each.iter().filter_map(|k| k.frames).sum::<u64>() as f64 / n),
+            writes_per_key: inside
+                .then(|| each.iter().filter_map(|k| k.writes).sum::<u64>() as f64 / n),
+            bytes_per_key: each.iter().map(|k| k.bytes).sum::<u64>() as f64 / n,
+            each,
+        }
     }
 }
 

@@ -546,8 +546,32 @@ impl Screen {
         }
     }
 
+    /// `ESC[?…h` / `ESC[?…l`: private modes set or reset, and the marks among them.
+    fn private_modes(&mut self, final_byte: u8, seen: &mut impl FnMut(Event, u64), at: u64) {
+        if matches!(final_byte, b'h' | b'l') {
+            let on = final_byte == b'h';
+            for i in 0..self.count.max(1) {
+                let mode = self.params[i];
+                self.modes.private(mode, on);
+                let mark = match (mode, on) {
+                    (2026, true) => Some(Mark::SyncBegin),
+                    (2026, false) => Some(Mark::SyncEnd),
+                    (25, false) => Some(Mark::CursorHide),
+                    (25, true) => Some(Mark::CursorShow),
+                    _ => None,
+                };
+                if let Some(mark) = mark {
+                    seen(Event::Mark(mark), at);
+                }
+            }
+        }
+    }
+
     /// A CSI sequence that asks the terminal something.
     fn query(&self, final_byte: u8) -> Option<Query> {
+        if !matches!(final_byte, b'n' | b'c' | b'p' | b'q' | b'u' | b't') {
+            return None;
+        }
         let (private, intermediate, first) = (self.private, self.intermediate, self.params[0]);
         let few = self.count <= 1;
         Some(match (private, intermediate, final_byte) {
@@ -619,9 +643,7 @@ impl Screen {
     }
 
     fn csi(&mut self, final_byte: u8, seen: &mut impl FnMut(Event, u64), at: u64) {
-        if matches!(final_byte, b'n' | b'c' | b'p' | b'q' | b'u' | b't')
-            && let Some(query) = self.query(final_byte)
-        {
+        if let Some(query) = self.query(final_byte) {
             seen(Event::Query(query), at);
             return;
         }
@@ -635,23 +657,7 @@ impl Screen {
             return;
         }
         if self.private == b'?' {
-            if matches!(final_byte, b'h' | b'l') {
-                let on = final_byte == b'h';
-                for i in 0..self.count.max(1) {
-                    let mode = self.params[i];
-                    self.modes.private(mode, on);
-                    let mark = match (mode, on) {
-                        (2026, true) => Some(Mark::SyncBegin),
-                        (2026, false) => Some(Mark::SyncEnd),
-                        (25, false) => Some(Mark::CursorHide),
-                        (25, true) => Some(Mark::CursorShow),
-                        _ => None,
-                    };
-                    if let Some(mark) = mark {
-                        seen(Event::Mark(mark), at);
-                    }
-                }
-            }
+            self.private_modes(final_byte, seen, at);
             return;
         }
         if self.private != 0 {
