@@ -41,8 +41,8 @@ Examples:
   flushlab wrap -- htop                     interactive: the program runs as usual, measured
   flushlab wrap --duration 3 -- cmatrix     headless, in a pty of its own, for 3 s
   flushlab wrap --duration 3 --export-json - -- ls -lR /usr > r.json
-  flushlab wrap --keys '<Down>*100@20ms q' -- less /etc/services   each key's time to its frame
-  flushlab wrap --compare frame --keys 'j*50@30ms' -- ./my-tui       what buffering buys a key";
+  flushlab wrap --keys j*100@20ms -- less /etc/services   each key's time to its frame
+  flushlab wrap --compare frame --keys j*50@30ms -- ./my-tui   what buffering buys a key";
 
 #[derive(Debug, Args)]
 #[command(after_help = WRAPARGS_EXAMPLES)]
