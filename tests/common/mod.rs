@@ -357,3 +357,17 @@ pub fn nobody_can_run_flushlab() -> bool {
             .status()
             .is_ok_and(|s| s.success())
 }
+
+/// tests/corpus/NAME.c, built for this test: gone when the value is dropped.
+pub fn c_program(name: &str) -> ScratchFile {
+    let binary = scratch(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/corpus/{name}.c"));
+    let built = std::process::Command::new("gcc")
+        .args(["-O2", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .unwrap();
+    assert!(built.success(), "gcc {}", source.display());
+    binary
+}

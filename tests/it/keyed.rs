@@ -5,23 +5,12 @@
 use crate::common;
 use crate::example;
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-/// tests/corpus/keyed.c, built for this test: gone when the value is dropped.
 fn keyed_c() -> common::ScratchFile {
-    let binary = common::scratch("keyed-c");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/keyed.c");
-    let built = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .status()
-        .unwrap();
-    assert!(built.success(), "gcc {}", source.display());
-    binary
+    common::c_program("keyed")
 }
 
 /// `flushlab wrap --size SIZE --keys SCRIPT --export-json R -- CMD…` with `KEYS_LOG` set: exit

@@ -88,26 +88,12 @@ fn terminal_bytes(mode: Mode, program: &str, args: &[&str], envs: &[(&str, &str)
     output.into_iter().flatten().collect()
 }
 
-/// tests/corpus/NAME.c, built for this test: gone when the value is dropped.
-fn c_program(name: &str) -> common::ScratchFile {
-    let binary = common::scratch(name);
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/corpus/{name}.c"));
-    let built = Command::new("gcc")
-        .args(["-O2", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .status()
-        .unwrap();
-    assert!(built.success(), "gcc {}", source.display());
-    binary
-}
-
 fn stdio_program() -> common::ScratchFile {
-    c_program("stdio")
+    common::c_program("stdio")
 }
 
 fn hostile_program() -> common::ScratchFile {
-    c_program("hostile")
+    common::c_program("hostile")
 }
 
 fn example(name: &str) -> String {

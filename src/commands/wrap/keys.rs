@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::running::OwnWrites;
+use super::own_writes::OwnWrites;
 use super::terminal::SharedModes;
 use crate::detect::keyed::SentKey;
 use crate::keyscript::KeyScript;

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod diagnose;
 pub mod inside;
 mod keys;
+mod own_writes;
 pub mod report;
 mod running;
 mod terminal;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::inside::{Fix, Inside, InsideReport};
 use super::keys::{Keys, Sending};
+use super::own_writes::OwnWrites;
 use super::terminal::{Answerer, Exchange, SharedModes};
 use super::tree::Tree;
 use crate::accounting::IoCounters;
@@ -34,40 +35,6 @@ const SETTLE: Duration = Duration::from_millis(300);
 const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
 /// CMD is ready for keys once idle and silent this long.
 const READY_QUIET: Duration = Duration::from_millis(50);
-
-/// The writes wrap makes itself while CMD runs (copying CMD's output to the terminal, passing
-/// keys to CMD): taken off its own counters, which also hold CMD's tree's.
-#[derive(Debug, Default)]
-pub struct OwnWrites {
-    calls: AtomicU64,
-    bytes: AtomicU64,
-}
-
-impl OwnWrites {
-    /// Writes all of `bytes` to `out`, counting each write(2).
-    pub fn write_all(&self, mut out: impl Write, mut bytes: &[u8]) -> io::Result<()> {
-        while !bytes.is_empty() {
-            self.calls.fetch_add(1, Ordering::Relaxed);
-            match out.write(bytes) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.bytes.fetch_add(n as u64, Ordering::Relaxed);
-                    bytes = &bytes[n..];
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    fn total(&self) -> IoCounters {
-        IoCounters {
-            write_calls: self.calls.load(Ordering::Relaxed),
-            bytes: self.bytes.load(Ordering::Relaxed),
-        }
-    }
-}
 
 /// What one wrapped run gave, before it becomes a report.
 pub(super) struct Measured {
