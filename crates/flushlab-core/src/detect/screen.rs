@@ -26,7 +26,7 @@ pub enum Event {
     Query(Query),
 }
 
-/// What a program asks a terminal; [`crate::detect::answers`] says what a terminal answers.
+/// What a program asks a terminal; `flushlab wrap` answers it as xterm would (its `terminal` module).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Query {
     /// `ESC[6n`, with where the cursor is (1-based, as the answer gives it).
