@@ -13,7 +13,8 @@
 //!
 //! `KEYS_LOG`: a file that receives, at the end (`q`, SIGTERM, SIGHUP), one line a key:
 //! `KEY READ_NS FRAME_NS` — the key's byte, when the input thread read it and when the frame
-//! it caused was flushed, on CLOCK_MONOTONIC. Nothing else is written anywhere but the terminal.
+//! it caused was flushed and drained (`tcdrain`, through libc: under `wrap --try frame` the
+//! observer lets its held frame out there), on CLOCK_MONOTONIC. Nothing else is written anywhere but the terminal.
 
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -93,6 +94,7 @@ where
         }
         n += 1;
         draw(&mut terminal, n)?;
+        nix::sys::termios::tcdrain(io::stderr())?;
         log.push((key, read_ns, now_ns()));
     }
     Ok(log)

@@ -21,7 +21,10 @@
  * and written at once when any thread waits (blocking or not), reads the terminal, forks,
  * spawns, execs, exits, changes the terminal's settings, signals a process, writes to a pipe or
  * socket, closes or dup2s over a terminal fd, or when 1 MiB is held: the same bytes in the same
- * order, fewer write(2) calls. stdout and stderr, where they are the terminal, are fully
+ * order, fewer write(2) calls. Held bytes never wait longer than a bound (10 ms) after the program's
+ * last terminal write: a wait the observer cannot see (a raw syscall, a spin) must not keep a
+ * frame from the screen until something else happens (see the watchdog, which says each release
+ * it makes). stdout and stderr, where they are the terminal, are fully
  * buffered too and flushed at the same moments, held bytes first (see the stdio section). What a
  * signal that kills the program (SIGKILL) can lose is at most what is held: one frame.
  *
@@ -36,7 +39,7 @@
  * own calls to write(2) (which would come back here); and it is a few hundred lines.
  *
  * Settings, from the environment: FLUSHLAB_OBSERVER=<channel path>:<pty st_rdev>:<mode>,
- * mode `o` (observe) or `f` (hold frames). Without it (or malformed) every function passes
+ * mode `o` (observe) or `f<bound in ns>` (hold frames). Without it (or malformed) every function passes
  * straight through.
  */
 #define _GNU_SOURCE
@@ -72,7 +75,7 @@
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* The wire format, read by crates/flushlab-observer/src/lib.rs: 64 bytes, native endian. */
-enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4 };
+enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, RELEASE = 5 };
 struct record {
     uint32_t kind;
     uint32_t pid;
@@ -237,6 +240,15 @@ static size_t held_len;
 static int held_fd = -1;
 static atomic_uint flushed_writes, flushed_bytes;
 
+/* --try frame: the longest held bytes wait after the program's last terminal write before a
+ * thread of the observer's own (the watchdog) lets them out: wrap's HOLD_BOUND (lib.rs says
+ * why that long), given in the setting. Only write(2) bytes: stdio's buffers belong to the
+ * program's threads. */
+static uint64_t bound_ns = 10000000u;
+static pthread_cond_t held_cond; /* on CLOCK_MONOTONIC; signalled when held bytes appear */
+static int watchdog_running;     /* under held_lock; a forked child has none */
+static uint64_t last_held_ns;    /* under held_lock */
+
 /* --try frame: stdout and stderr, when they are the terminal, fully buffered (1 MiB, as stdbuf
  * would) and flushed wherever held bytes are let out, held bytes first (see let_out). */
 #define STDIO_CAP (1 << 20)
@@ -351,6 +363,8 @@ static void write_all(int fd, const char *p, size_t n) {
     }
 }
 
+static void start_watchdog_locked(void);
+
 static void append_locked(int fd, const char *p, size_t n) {
     if (held_len > 0 && (held_len + n > CAP || fd != held_fd)) {
         write_all(held_fd, held, held_len);
@@ -360,9 +374,70 @@ static void append_locked(int fd, const char *p, size_t n) {
         write_all(fd, p, n);
         return;
     }
+    if (held_len == 0) {
+        start_watchdog_locked();
+        pthread_cond_signal(&held_cond);
+    }
     memcpy(held + held_len, p, n);
     held_len += n;
     held_fd = fd;
+    last_held_ns = now_ns();
+}
+
+/* The watchdog: asleep while nothing is held; else until bound_ns after the last held write,
+ * then what is still held goes out, said to wrap (a RELEASE record: when, and how many bytes).
+ * Its waits are glibc's own (pthread_cond_*), which the observer neither sees nor holds for. */
+static void *watchdog(void *unused) {
+    (void)unused;
+    t_inside = 1; /* this thread never re-enters the held buffer's code */
+    pthread_mutex_lock(&held_lock);
+    for (;;) {
+        if (held_len == 0) {
+            pthread_cond_wait(&held_cond, &held_lock);
+            continue;
+        }
+        uint64_t due = last_held_ns + bound_ns, now = now_ns();
+        if (now < due) {
+            struct timespec until = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
+            pthread_cond_timedwait(&held_cond, &held_lock, &until);
+            continue;
+        }
+        struct record r = {.kind = RELEASE, .bytes = held_len, .first_ns = last_held_ns};
+        write_all(held_fd, held, held_len);
+        held_len = 0;
+        r.start_ns = now;
+        r.end_ns = now_ns();
+        send_record(&r);
+    }
+    return NULL;
+}
+
+/* Started with the first held bytes (not before: a program that never writes to the terminal
+ * gets no thread), with every signal blocked (they are the program's threads' to take). A
+ * watchdog that cannot start leaves holding as it was: bytes out at the next wait. */
+static void start_watchdog_locked(void) {
+    if (watchdog_running)
+        return;
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before);
+    pthread_attr_t attr;
+    pthread_t thread;
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 64 * 1024);
+        watchdog_running = pthread_create(&thread, &attr, watchdog, NULL) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
+
+static void init_held_cond(void) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&held_cond, &attr);
+    pthread_condattr_destroy(&attr);
 }
 
 /* A signal handler's bytes that came while this thread was inside, after what it interrupted. */
@@ -565,6 +640,8 @@ static void child_after_fork(void) {
         return;
     if (holding) {
         pthread_mutex_init(&held_lock, NULL);
+        init_held_cond();
+        watchdog_running = 0; /* threads do not fork: the parent's watchdog stayed there */
         held_len = 0;
         t_inside = 0;
     }
@@ -599,10 +676,16 @@ __attribute__((constructor)) static void observer_start(void) {
         return;
     tty_rdev = (dev_t)rdev;
     holding = last[1] == 'f';
+    if (holding && last[2]) {
+        unsigned long long bound = strtoull(last + 2, &end, 10);
+        if (*end == 0 && bound > 0)
+            bound_ns = bound;
+    }
     if (holding) {
         held = malloc(CAP);
         if (!held)
             holding = 0;
+        init_held_cond();
     }
     open_channel();
     if (atomic_load(&channel) < 0)

@@ -3,16 +3,20 @@
  * application cursor keys (DECCKM, ESC[?1h) as vim and less do. Each read of the terminal
  * (blocking, through libc) is one batch of keys; for each batch it draws a full screen — every
  * cell — into unbuffered stderr one cell a write(2) (second argument `raw`, the default) or the
- * whole frame in one write (`frame`). `q` ends it.
+ * whole frame in one write (`frame`). `q` ends it. A third argument `unseen` waits for keys and
+ * reads them through raw system calls, which no LD_PRELOAD object sees (as a program built on
+ * rustix does): wrap's observer then never sees it wait.
  *
  * KEYS_LOG receives, at the end, one line a read: the bytes read in hex, when the read returned
- * and when the frame it caused was written, CLOCK_MONOTONIC nanoseconds. */
+ * and when the frame it caused was written and drained (tcdrain), CLOCK_MONOTONIC nanoseconds. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +25,34 @@ static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A system call made with the instruction itself, not through any libc function. */
+static long raw_syscall3(long number, long a, long b, long c) {
+#if defined(__x86_64__)
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(number), "D"(a), "S"(b), "d"(c)
+                     : "rcx", "r11", "memory");
+    return ret;
+#else
+    return syscall(number, a, b, c); /* glibc's: the observer passes all but futex through */
+#endif
+}
+
+static ssize_t read_key(int unseen, char *buf, size_t size) {
+    if (!unseen)
+        return read(0, buf, size);
+    struct pollfd in = {0, POLLIN, 0};
+#if defined(__x86_64__)
+    long ready = raw_syscall3(SYS_poll, (long)&in, 1, -1);
+#else
+    long ready = syscall(SYS_ppoll, &in, 1, NULL, NULL, 8);
+#endif
+    if (ready <= 0)
+        return -1;
+    return raw_syscall3(SYS_read, 0, (long)buf, (long)size);
 }
 
 static volatile sig_atomic_t stop;
@@ -34,6 +66,7 @@ static uint64_t read_ns[MAX_READS], frame_ns[MAX_READS];
 int main(int argc, char **argv) {
     int app = argc > 1 && strcmp(argv[1], "app") == 0;
     int whole = argc > 2 && strcmp(argv[2], "frame") == 0;
+    int unseen = argc > 3 && strcmp(argv[3], "unseen") == 0;
     struct sigaction sa = {0};
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL); /* no SA_RESTART: a blocked read returns */
@@ -52,7 +85,7 @@ int main(int argc, char **argv) {
     int reads = 0, n_frames = 0;
     while (!stop && reads < MAX_READS) {
         char buf[16];
-        ssize_t n = read(0, buf, sizeof buf);
+        ssize_t n = read_key(unseen, buf, sizeof buf);
         if (n <= 0)
             break;
         uint64_t got = now_ns();
@@ -73,6 +106,10 @@ int main(int argc, char **argv) {
         }
         if (whole)
             write(2, frame, len);
+        /* The frame is finished when the kernel has taken it: under `wrap --try frame` the
+         * observer holds writes, and lets them out here (tcdrain is a libc call it sees). */
+        if (!unseen)
+            tcdrain(2);
         frame_ns[reads] = now_ns();
         reads++;
         if (memchr(buf, 'q', (size_t)n))

@@ -16,10 +16,22 @@ fn keyed_c() -> common::ScratchFile {
 /// `flushlab wrap --size SIZE --keys SCRIPT --export-json R -- CMD…` with `KEYS_LOG` set: exit
 /// code, report, summary, and the program's own log (one line a read of its keys).
 fn wrap_keys(size: &str, script: &str, cmd: &[&str]) -> (Option<i32>, Value, String, String) {
+    wrap_keys_with(&[], size, script, cmd)
+}
+
+/// [`wrap_keys`] with more of wrap's flags (`--try frame`).
+fn wrap_keys_with(
+    flags: &[&str],
+    size: &str,
+    script: &str,
+    cmd: &[&str],
+) -> (Option<i32>, Value, String, String) {
     let report = common::scratch("keyed.json");
     let log = common::scratch("keyed.log");
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--size", size, "--keys", script, "--export-json"])
+        .arg("wrap")
+        .args(flags)
+        .args(["--size", size, "--keys", script, "--export-json"])
         .arg(&report)
         .arg("--")
         .args(cmd)
@@ -117,23 +129,49 @@ fn assert_agrees(what: &str, report: &Value, own: &str, frame_field: usize) {
 fn key_to_frame_agrees_with_a_c_programs_own_clock() {
     let program = keyed_c();
     let program = program.to_str().unwrap();
-    for (size, buffering) in [("80x24", "frame"), ("200x60", "frame"), ("80x24", "raw")] {
+    for (size, buffering, tried) in [
+        ("80x24", "frame", false),
+        ("200x60", "frame", false),
+        ("80x24", "raw", false),
+        ("80x24", "raw", true),
+        ("200x60", "raw", true),
+    ] {
+        let flags: &[&str] = if tried { &["--try", "frame"] } else { &[] };
         let (code, report, said, own) =
-            wrap_keys(size, "j*15@40ms q", &[program, "normal", buffering]);
+            wrap_keys_with(flags, size, "j*15@40ms q", &[program, "normal", buffering]);
         assert_eq!(code, Some(0), "{said}");
-        assert_agrees(&format!("C {size} {buffering}"), &report, &own, 1);
+        assert_agrees(
+            &format!("C {size} {buffering} tried {tried}"),
+            &report,
+            &own,
+            1,
+        );
     }
 }
 
 #[test]
 fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
     // An input thread, a channel: the drawing thread waits in a futex, which the observer sees.
+    // Keys far enough apart that a debug build drawing 200x60 into stderr on a loaded machine
+    // has finished one frame before the next key (keys queued behind a frame are not waited for).
     let program = example::example_path("keyed_ratatui");
     let program = program.to_str().unwrap();
-    for size in ["80x24", "200x60"] {
-        let (code, report, said, own) = wrap_keys(size, "j*12@60ms q", &[program, "bufwriter"]);
+    for (size, mode, tried) in [
+        ("80x24", "bufwriter", false),
+        ("200x60", "bufwriter", false),
+        ("80x24", "stderr", true),
+        ("200x60", "stderr", true),
+    ] {
+        let flags: &[&str] = if tried { &["--try", "frame"] } else { &[] };
+        let (code, report, said, own) =
+            wrap_keys_with(flags, size, "j*12@120ms q", &[program, mode]);
         assert_eq!(code, Some(0), "{said}");
-        assert_agrees(&format!("ratatui {size}"), &report, &own, 1);
+        assert_agrees(
+            &format!("ratatui {size} {mode} tried {tried}"),
+            &report,
+            &own,
+            1,
+        );
         // It asked where the cursor is, its background and the device attributes: answered.
         let asked = report["asked"].as_array().unwrap();
         for question in ["ESC[6n", "OSC 11", "ESC[c"] {
@@ -144,6 +182,38 @@ fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
                         && e["told"].is_string()),
                 "{question} not answered: {asked:?}"
             );
+        }
+    }
+}
+
+/// `--try frame` holds a frame until CMD waits. One key, then silence: its frame must reach the
+/// terminal long before the next key, whether CMD waits where the observer sees it (a channel:
+/// a futex) or where it cannot (raw system calls: then the bound lets it out, and says so).
+#[test]
+fn a_held_frame_never_waits_for_the_next_key() {
+    let c = keyed_c();
+    let ratatui = example::example_path("keyed_ratatui");
+    for (cmd, unseen) in [
+        (vec![ratatui.to_str().unwrap(), "stderr"], false),
+        (vec![c.to_str().unwrap(), "normal", "raw", "unseen"], true),
+    ] {
+        let (code, report, said, _) = wrap_keys_with(
+            &["--try", "frame"],
+            "80x24",
+            "j <wait 800ms> j <wait 800ms> q",
+            &cmd,
+        );
+        assert_eq!(code, Some(0), "{said}");
+        for key in report["keys"]["each"].as_array().unwrap() {
+            let first = key["first_byte_ms"].as_f64().unwrap();
+            assert!(first < 400.0, "{cmd:?}: a frame held {first} ms: {said}");
+        }
+        let released = report["inside"]["released_by_bound"].as_u64().unwrap();
+        if unseen {
+            assert!(released >= 2, "{released}: {said}");
+            assert!(said.contains("went out by that bound"), "{said}");
+        } else {
+            assert_eq!(released, 0, "a channel wait is seen: {said}");
         }
     }
 }

@@ -186,6 +186,18 @@ fn wrap_json(args: &[&str], envs: &[(&str, &str)]) -> (Value, String) {
     (json, said)
 }
 
+/// A program that waits in the middle of each frame (half, 6 ms, the rest, 27 ms): its frames
+/// are its own count, not one a wait (the report said 60 fps for its 30 before the cursor model
+/// was asked whether the drawing went on after a wait).
+#[test]
+fn a_wait_in_the_middle_of_a_frame_ends_no_frame() {
+    let program = common::c_program("halves");
+    let (json, said) = wrap_json(&["--", program.to_str().unwrap(), "30"], &[]);
+    assert_eq!(json["frame_method"], "waits", "{said}");
+    assert_eq!(json["frame_detection"]["frames"], 30, "{said}");
+    assert_eq!(json["inside"]["terminal_writes"], 60, "{said}");
+}
+
 /// The material's program, `stderr()` unbuffered: frames from its waits match its own count;
 /// write(2) a frame match strace's count of writes to the terminal; held, one write a frame.
 #[test]

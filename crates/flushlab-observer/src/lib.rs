@@ -23,6 +23,13 @@ pub const SHARED_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/flush
 /// The variable the observer reads its settings from.
 pub const SETTING: &str = "FLUSHLAB_OBSERVER";
 
+/// `--try frame`: the longest held bytes wait after the program's last terminal write, when no
+/// wait of the program comes (one it makes where the observer cannot see: a raw syscall, a
+/// spin). Below one 60 Hz refresh (16.7 ms), so a frame held past an unseen wait is late by
+/// less than a refresh; far above the gaps between one frame's writes in the programs measured
+/// here (microseconds), so frames are not split by it.
+pub const HOLD_BOUND: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// What the observer does with the terminal writes it sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -78,8 +85,8 @@ impl Injection {
             preload.push(existing);
         }
         let mode = match self.mode {
-            Mode::Observe => 'o',
-            Mode::HoldFrames => 'f',
+            Mode::Observe => "o".to_owned(),
+            Mode::HoldFrames => format!("f{}", HOLD_BOUND.as_nanos()),
         };
         let setting = format!(
             "/proc/{pid}/fd/{}:{}:{mode}",
@@ -171,6 +178,10 @@ pub enum Record {
     Tail(Wait),
     /// A child of `parent` started (it starts clean).
     Fork { pid: u32, parent: u32 },
+    /// `--try frame`: held bytes let out by the bound, not by a wait (the program waited where
+    /// the observer cannot see, or not at all): `bytes`, the last held write at
+    /// `first_write_ns`, out from `start_ns` to `end_ns`.
+    Release(Wait),
 }
 
 /// A wait and the terminal writes before it; times are CLOCK_MONOTONIC nanoseconds.
@@ -225,6 +236,7 @@ impl Record {
                 pid: wait.pid,
                 parent: u64_at(16) as u32,
             }),
+            5 => Some(Record::Release(wait)),
             _ => None,
         }
     }
@@ -238,6 +250,8 @@ pub struct Sightings {
     pub waits: Vec<Wait>,
     pub tails: Vec<Wait>,
     pub forks: u64,
+    /// `--try frame`: held bytes the bound let out (no wait came in time).
+    pub releases: Vec<Wait>,
     /// Records the observers could not send.
     pub lost: u64,
     /// Records received: each was a write(2) of CMD's tree (to the channel, not the terminal).
@@ -258,6 +272,10 @@ impl Sightings {
                 self.tails.push(tail);
             }
             Record::Fork { .. } => self.forks += 1,
+            Record::Release(release) => {
+                self.lost += u64::from(release.lost);
+                self.releases.push(release);
+            }
         }
     }
 
@@ -280,7 +298,7 @@ impl Sightings {
 
     /// `--try frame`: the write(2) calls and bytes the held output really took.
     pub fn flushed(&self) -> (u64, u64) {
-        self.all().fold((0, 0), |(w, b), x| {
+        self.all().chain(&self.releases).fold((0, 0), |(w, b), x| {
             (
                 w + u64::from(x.flushed_writes),
                 b + u64::from(x.flushed_bytes),

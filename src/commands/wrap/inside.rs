@@ -47,7 +47,7 @@ impl Inside {
             injection,
             listening,
             stop,
-            base: (Instant::now(), flushlab_observer::now_ns()),
+            base: clock_pair(),
             fix,
         })
     }
@@ -69,6 +69,27 @@ impl Inside {
     pub fn base(&self) -> (Instant, u64) {
         self.base
     }
+}
+
+/// The same moment on wrap's clock and the observers' (CLOCK_MONOTONIC nanoseconds), to put
+/// every time the observers send on wrap's: the observers' clock read on both sides of wrap's,
+/// the closest of a few tries. Read once, a preemption between the two readings (a millisecond
+/// on a loaded machine) would move every frame end of the run by as much.
+fn clock_pair() -> (Instant, u64) {
+    let mut best = (Instant::now(), flushlab_observer::now_ns(), u64::MAX);
+    for _ in 0..16 {
+        let before = flushlab_observer::now_ns();
+        let instant = Instant::now();
+        let after = flushlab_observer::now_ns();
+        let window = after.saturating_sub(before);
+        if window < best.2 {
+            best = (instant, before + window / 2, window);
+        }
+        if window < 2_000 {
+            break;
+        }
+    }
+    (best.0, best.1)
 }
 
 /// The frame ends CMD's waits tell, on wrap's clock: every wait of a thread that wrote to the
@@ -116,6 +137,10 @@ pub struct InsideReport {
     pub terminal_bytes: u64,
     /// `--try frame`: the write(2) calls the held writes took.
     pub held_writes: Option<u64>,
+    /// `--try frame`: times held bytes went out because no wait came within the observer's
+    /// bound ([`HOLD_BOUND`](flushlab_observer::HOLD_BOUND) after CMD's last terminal write), not
+    /// at a wait.
+    pub released_by_bound: Option<u64>,
     /// Records an observer could not send (its channel was full): figures may be short.
     pub lost_records: u64,
     /// The observers' own write(2) calls (their records), taken off the kernel's counts of
@@ -184,6 +209,7 @@ impl InsideReport {
             terminal_writes: writes,
             terminal_bytes: bytes,
             held_writes: fix.map(|_| sightings.flushed().0),
+            released_by_bound: fix.map(|_| sightings.releases.len() as u64),
             lost_records: sightings.lost,
             observer_writes: sightings.own_writes().0,
             own_writes: {
@@ -223,6 +249,15 @@ impl InsideReport {
                 "\n  --try frame: CMD's {} terminal writes went out in {} write(2)",
                 thousands(self.terminal_writes),
                 thousands(held)
+            );
+        }
+        if let Some(released @ 1..) = self.released_by_bound {
+            out += &format!(
+                "\n  --try frame: {} times no wait came within {} ms of CMD's last terminal \
+                 write and the held bytes went out by that bound (CMD waits where the observer \
+                 cannot see, or computes between writes)",
+                thousands(released),
+                flushlab_observer::HOLD_BOUND.as_millis()
             );
         }
         out

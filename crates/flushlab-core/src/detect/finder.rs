@@ -84,10 +84,11 @@ impl FrameFinder {
         self.sync.chunk(at, after_silence, first);
         self.restarts.chunk(at, after_silence, first);
         self.waits.arrived(at, chunk.len());
-        let (sync, restarts) = (&mut self.sync, &mut self.restarts);
+        let (sync, restarts, waits) = (&mut self.sync, &mut self.restarts, &mut self.waits);
         self.screen.feed(chunk, &mut |event, offset| {
             sync.on(event, offset, at);
             restarts.on(event, offset, at);
+            waits.on(event, offset, at);
         });
     }
 
@@ -136,6 +137,15 @@ impl FrameFinder {
         };
         let detectors: [&dyn FrameDetector; 3] = [&self.sync, &self.waits, &self.restarts];
         let mut found = detectors.iter().find_map(|d| d.found());
+        // A program whose frames start with a cursor restart (confirmed) that waits in the
+        // middle of one: what follows that wait, with no restart, continues the frame.
+        if found
+            .as_ref()
+            .is_some_and(|f| f.method == FrameMethod::Waits)
+            && self.restarts.found().is_some()
+        {
+            found = self.waits.found_continuing().or(found);
+        }
         // A program that falls behind its pace stops waiting between some frames (its timer is
         // already due): frames told from its waits then come short. Confirmed restarts that
         // count more than a tenth above them, and by more than the one a teardown may add,
@@ -198,6 +208,40 @@ mod tests {
         let mut nested = FrameFinder::new((10, 3), Duration::from_millis(2), true);
         nested.feed(b"\x1b[?2026h\x1b[?2026hx\x1b[?2026l\x1b[?2026l", start);
         assert_eq!((nested.sync().pairs(), nested.sync().open()), (1, 0));
+    }
+
+    /// A program that draws half its frame, waits 6 ms (seen from inside), draws the rest and
+    /// waits for the next: a frame every 30 ms, told from its waits as one a wait — twice too
+    /// many — before the restarts were asked whether the drawing went on.
+    #[test]
+    fn a_wait_in_the_middle_of_a_frame_the_cursor_says_goes_on_is_no_frame_end() {
+        let start = Instant::now();
+        let mut finder = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        let mut waits = Vec::new();
+        for i in 0..10u64 {
+            let bytes = frame(char::from(b'a' + i as u8));
+            let (first, second) = bytes.split_at(bytes.len() / 2);
+            let t = i * 30;
+            finder.feed(first, at(start, t));
+            waits.push(((t + 1) * 1_000_000, (t + 7) * 1_000_000));
+            finder.feed(second, at(start, t + 7));
+            waits.push(((t + 8) * 1_000_000, (t + 30) * 1_000_000));
+        }
+        finder.set_waits(&waits, (start, 0));
+        let frames = finder.frames();
+        assert_eq!(frames.method, FrameMethod::Waits, "{frames:?}");
+        assert_eq!(frames.frames, Some(10), "{frames:?}");
+        let fps = frames.fps.unwrap();
+        assert!((fps - 1000.0 / 30.0).abs() < 0.5, "{fps}");
+        // A pager scrolling (no restart a frame, nothing confirmed): each wait ends a frame.
+        let mut pager = FrameFinder::new((10, 3), Duration::from_millis(2), true);
+        let mut waits = Vec::new();
+        for i in 0..10u64 {
+            pager.feed(b"\r\nline", at(start, i * 30));
+            waits.push(((i * 30 + 1) * 1_000_000, (i * 30 + 29) * 1_000_000));
+        }
+        pager.set_waits(&waits, (start, 0));
+        assert_eq!(pager.frames().frames, Some(10));
     }
 
     #[test]

@@ -10,12 +10,18 @@
 //! `--try frame` writes a held frame as the wait begins). Overlapping waits of several
 //! processes are one idle stretch. Only whole frames count: output after the last wait is not
 //! a frame yet.
+//!
+//! A program may also wait in the middle of a frame (it draws half, sleeps, draws the rest).
+//! Where the cursor model says the program's frames start with a restart (confirmed, see
+//! [`CursorRestarts`](super::cursor_restarts)), output between two waits with no restart (nor a
+//! home, clear or synchronized update's begin) in it continues the frame before:
+//! [`Waits::found_continuing`].
 
 use std::time::{Duration, Instant};
 
 use super::detector::{Found, FrameDetector};
 use super::frames::FrameMethod;
-use super::screen::Event;
+use super::screen::{Event, Mark};
 
 /// Output read within this of the previous read is one arrival: an unbuffered program's frame
 /// comes in thousands of reads, and a wait between frames lasts far longer.
@@ -38,6 +44,10 @@ pub struct Waits {
     /// The waits that end frames, start and end, sorted by start; empty when nobody inside
     /// the program said any.
     boundaries: Vec<(Instant, Instant)>,
+    /// When output that may start a frame was read: a cursor restart, a home, a clear or a
+    /// synchronized update's begin (each moment once). Not a cursor hide: ratatui's comes at
+    /// a frame's end.
+    starts: Vec<Instant>,
 }
 
 impl Waits {
@@ -84,6 +94,56 @@ impl Waits {
         self.boundaries.sort_unstable();
     }
 
+    /// For each idle stretch that ends a frame: its start, the bytes of that frame, and whether
+    /// something in them may start a frame (see [`Waits::starts`]).
+    fn frames(&self) -> Vec<(Instant, u64, bool)> {
+        let idle = self.idle();
+        // The stretch whose end comes first at or after `at`: the frame output read at `at`
+        // belongs to (read while the wait lasted: written before it).
+        let stretch = |at: Instant| idle.partition_point(|&(_, end)| end < at);
+        let mut frames: Vec<(usize, u64, bool)> = Vec::new();
+        for arrival in &self.arrivals {
+            let next = stretch(arrival.first);
+            if next >= idle.len() {
+                break; // after the last wait: not a whole frame
+            }
+            match frames.last_mut() {
+                Some(last) if last.0 == next => last.1 += arrival.bytes,
+                _ => frames.push((next, arrival.bytes, false)),
+            }
+        }
+        for &at in &self.starts {
+            let next = stretch(at);
+            if let Ok(i) = frames.binary_search_by_key(&next, |f| f.0) {
+                frames[i].2 = true;
+            }
+        }
+        frames
+            .into_iter()
+            .map(|(i, bytes, starts)| (idle[i].0, bytes, starts))
+            .collect()
+    }
+
+    /// Frames as [`FrameDetector::found`] tells them, except that a frame with nothing in it
+    /// that may start one continues the frame before (a wait in the middle of a frame), for a
+    /// program whose frames are known to start with a cursor restart.
+    pub fn found_continuing(&self) -> Option<Found> {
+        if self.boundaries.is_empty() || self.overflowed || self.starts.len() >= MAX_ARRIVALS {
+            return None;
+        }
+        let mut frames: Vec<(Instant, u64)> = Vec::new();
+        for (start, bytes, starts) in self.frames() {
+            match frames.last_mut() {
+                Some(last) if !starts => {
+                    last.0 = start;
+                    last.1 += bytes;
+                }
+                _ => frames.push((start, bytes)),
+            }
+        }
+        found_of(&frames)
+    }
+
     /// The waits merged where they overlap: stretches in which some part of the program waited.
     fn idle(&self) -> Vec<(Instant, Instant)> {
         let mut idle: Vec<(Instant, Instant)> = Vec::new();
@@ -97,40 +157,43 @@ impl Waits {
     }
 }
 
+/// Frames (the start of the wait that ends each, its bytes) as found.
+fn found_of(frames: &[(Instant, u64)]) -> Option<Found> {
+    let (first, last) = (frames.first()?, frames.last()?);
+    let count = frames.len() as u64;
+    let seconds = last.0.saturating_duration_since(first.0).as_secs_f64();
+    let bytes: u64 = frames.iter().map(|f| f.1).sum();
+    Some(Found {
+        method: FrameMethod::Waits,
+        frames: count,
+        fps: (count > 1 && seconds > 0.0).then(|| (count - 1) as f64 / seconds),
+        bytes_per_frame: Some(bytes as f64 / count as f64),
+        confirmed_by: Vec::new(),
+    })
+}
+
 impl FrameDetector for Waits {
-    fn on(&mut self, _event: Event, _offset: u64, _at: Instant) {}
+    fn on(&mut self, event: Event, _offset: u64, at: Instant) {
+        if matches!(
+            event,
+            Event::Restart | Event::Mark(Mark::Home | Mark::Clear | Mark::SyncBegin)
+        ) && self.starts.last() != Some(&at)
+            && self.starts.len() < MAX_ARRIVALS
+        {
+            self.starts.push(at);
+        }
+    }
 
     fn found(&self) -> Option<Found> {
         if self.boundaries.is_empty() || self.overflowed {
             return None;
         }
-        let idle = self.idle();
-        // For each idle stretch that ends a frame: its start, and the bytes of that frame.
-        let mut frames: Vec<(Instant, u64)> = Vec::new();
-        let mut next = 0;
-        for arrival in &self.arrivals {
-            while next < idle.len() && idle[next].1 < arrival.first {
-                next += 1;
-            }
-            let Some(&(start, _)) = idle.get(next) else {
-                break; // after the last wait: not a whole frame
-            };
-            match frames.last_mut() {
-                Some(last) if last.0 == start => last.1 += arrival.bytes,
-                _ => frames.push((start, arrival.bytes)),
-            }
-        }
-        let (first, last) = (frames.first()?, frames.last()?);
-        let count = frames.len() as u64;
-        let seconds = last.0.saturating_duration_since(first.0).as_secs_f64();
-        let bytes: u64 = frames.iter().map(|f| f.1).sum();
-        Some(Found {
-            method: FrameMethod::Waits,
-            frames: count,
-            fps: (count > 1 && seconds > 0.0).then(|| (count - 1) as f64 / seconds),
-            bytes_per_frame: Some(bytes as f64 / count as f64),
-            confirmed_by: Vec::new(),
-        })
+        let frames: Vec<(Instant, u64)> = self
+            .frames()
+            .into_iter()
+            .map(|(at, b, _)| (at, b))
+            .collect();
+        found_of(&frames)
     }
 }
 
