@@ -123,6 +123,18 @@ fn assert_agrees(what: &str, report: &Value, own: &str, frame_field: usize) {
         own.len() as u64,
         "{what}"
     );
+    // Each key read made one frame (the programs draw one a key).
+    let frames: Vec<u64> = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["key"] != "q")
+        .map(|k| k["frames"].as_u64().unwrap())
+        .collect();
+    assert!(
+        frames.iter().all(|&f| f == 1),
+        "{what}: frames a key {frames:?}"
+    );
 }
 
 #[test]
@@ -145,6 +157,82 @@ fn key_to_frame_agrees_with_a_c_programs_own_clock() {
             &report,
             &own,
             1,
+        );
+    }
+}
+
+const CURSES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/keyed_curses.py");
+
+#[test]
+fn key_to_frame_agrees_with_a_python_curses_programs_own_clock() {
+    for (size, tried) in [
+        ("80x24", false),
+        ("200x60", false),
+        ("80x24", true),
+        ("200x60", true),
+    ] {
+        let flags: &[&str] = if tried { &["--try", "frame"] } else { &[] };
+        let (code, report, said, own) =
+            wrap_keys_with(flags, size, "j*10@120ms q", &["python3", CURSES, "grid"]);
+        assert_eq!(code, Some(0), "{said}");
+        assert_agrees(&format!("curses {size} tried {tried}"), &report, &own, 1);
+    }
+}
+
+/// A dialog-style menu: a key that moves the highlight draws a frame, a key that cannot (Down
+/// on the last item) draws nothing. The program's own word on which keys changed the screen.
+#[test]
+fn frames_a_key_are_a_curses_menus_own() {
+    let script = "<Down>*44@25ms <Up>*3@25ms q";
+    let (code, report, said, own) = wrap_keys("80x24", script, &["python3", CURSES, "menu"]);
+    assert_eq!(code, Some(0), "{said}");
+    let truth: String = own.lines().filter_map(|l| l.split(' ').nth(3)).collect();
+    let seen: String = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["key"] != "q")
+        .map(|k| k["frames"].to_string())
+        .collect();
+    assert_eq!(truth.len(), 47, "{said}");
+    assert_eq!(
+        seen, truth,
+        "frames a key, wrap's against the menu's own: {said}"
+    );
+    assert_eq!(report["keys"]["unanswered"], 5, "{said}");
+}
+
+/// A pager and an editor scrolled by keys, headless: every key scrolls one line of a file
+/// longer than the screen, so each draws one frame (the truth `less` and `vim` give by what
+/// they are: a redraw a key), none is missed or split.
+#[test]
+fn a_pager_and_an_editor_scrolled_by_keys_draw_a_frame_a_key() {
+    let text = "/usr/share/common-licenses/GPL-3";
+    for (program, args, script) in [
+        ("less", vec![text], "j*40@15ms q"),
+        (
+            "vim",
+            vec!["-u", "NONE", "-n", text],
+            "<C-e>*40@15ms :q!<Enter>",
+        ),
+    ] {
+        if flushlab::files::find_program(program.as_ref()).is_none()
+            || !std::path::Path::new(text).exists()
+        {
+            eprintln!("skipped: {program} or {text} is not installed");
+            continue;
+        }
+        let mut cmd = vec![program];
+        cmd.extend(args);
+        let (code, report, said, _) = wrap_keys("80x24", script, &cmd);
+        assert_eq!(code, Some(0), "{program}: {said}");
+        let frames: Vec<u64> = report["keys"]["each"].as_array().unwrap()[..40]
+            .iter()
+            .map(|k| k["frames"].as_u64().unwrap())
+            .collect();
+        assert!(
+            frames.iter().all(|&f| f == 1),
+            "{program}: frames a key {frames:?}: {said}"
         );
     }
 }
