@@ -136,6 +136,8 @@ pub struct HeadlessWrap {
     pub duration: Duration,
     pub size: (u16, u16),
     pub reader: ReaderModel,
+    /// Keys typed into CMD (`bench --keys`), as the script was written.
+    pub keys: Option<crate::keyscript::KeyScript>,
     pub child_of: ChildOf,
     pub command: Vec<OsString>,
 }
@@ -154,6 +156,9 @@ impl HeadlessWrap {
         ]
         .map(OsString::from)
         .into();
+        if let Some(keys) = &self.keys {
+            args.extend(["--keys".into(), keys.source.clone().into()]);
+        }
         args.extend(self.child_of.args());
         args.push("--".into());
         args.extend(self.command.iter().cloned());

@@ -161,6 +161,7 @@ fn a_headless_wrap_reads_back_what_its_parent_wrote() {
         reader: ReaderModel::Throttle {
             bytes_per_second: 2_000_000,
         },
+        keys: Some(crate::keyscript::KeyScript::parse("j*10@20ms <wait 1s> <C-x> q").unwrap()),
         child_of: ChildOf {
             parent: 99,
             report: "/tmp/y/report.json".into(),
@@ -180,6 +181,7 @@ fn a_headless_wrap_reads_back_what_its_parent_wrote() {
         duration: read.duration.unwrap(),
         size: read.size,
         reader: read.reader,
+        keys: read.keys,
         child_of: ChildOf {
             parent: read.exit_with_parent.unwrap(),
             report,

@@ -549,6 +549,7 @@ fn row(
         peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
         p50_ns: None,
         p99_ns: None,
+        key_to_frame_ms: None,
         reader_bytes: 0,
         reader_cpu_seconds: None,
         machine_busy_seconds: None,

@@ -158,6 +158,7 @@ fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
         grace: Duration::from_millis(500),
         work: None,
         rate: None,
+        keys: None,
     }
 }
 
@@ -609,6 +610,76 @@ fn another_program_is_a_row_beside_the_modes() {
         assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
         assert!(err.contains(says), "{bad:?}: {err}");
     }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A program that draws when a key arrives, as a row: its key→frame figures beside the mode's,
+/// agreeing with the program's own clock (it logs each key's read and finished frame).
+#[test]
+fn a_keyed_program_is_a_row_with_its_time_from_a_key_to_its_frame() {
+    let dir = common::scratch_dir("bench-keys");
+    let json = dir.join("results.json");
+    let log = dir.join("keys.log");
+    let program = common::c_program("keyed");
+    let command = format!("keyed={} normal frame", program.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["bench", "--duration", "1.5", "--runs", "1", "--warmup", "0"])
+        .args([
+            "--size",
+            "80x24",
+            "--modes",
+            "stdout/frame",
+            "--command",
+            &command,
+        ])
+        .args([
+            "--keys",
+            "j*15@40ms",
+            "--export-json",
+            json.to_str().unwrap(),
+        ])
+        .env("KEYS_LOG", &log)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout.contains("key→frame p50 / p95"), "{stdout}");
+    let results = common::read_json(&json);
+    let row = results["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["mode"] == "cmd/keyed")
+        .unwrap_or_else(|| panic!("no cmd/keyed: {results}"))
+        .clone();
+    let p50 = row["runs"][0]["key_to_frame_ms"]["p50"].as_f64().unwrap();
+    // The program's own median (read to drained frame), over the keys of the same run.
+    let mut own: Vec<f64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<f64> = l.split(' ').map(|x| x.parse().unwrap_or(0.0)).collect();
+            (f[2] - f[1]) / 1e6
+        })
+        .collect();
+    own.sort_by(f64::total_cmp);
+    assert_eq!(own.len(), 15, "keys the program read");
+    let own_p50 = own[(own.len() - 1) / 2];
+    assert!(
+        (p50 - own_p50).abs() <= (0.1 * own_p50).max(0.5),
+        "bench's p50 {p50} ms, the program's own {own_p50} ms"
+    );
+    let mode = results["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["mode"] == "stdout/frame")
+        .unwrap()
+        .clone();
+    assert!(mode["runs"][0]["key_to_frame_ms"].is_null(), "{mode}");
+    // Keys need a program to type into.
+    let out = common::bench(&["--keys", "j"]);
+    common::assert_refused(&out, "--keys without --command");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
-use crate::figures::WrapRun;
+use crate::figures::{WrapKeysRun, WrapRun};
 use crate::frame_args::ChildOf;
 use crate::reader::{Tail, consume};
 use crate::results::conditions::{ReaderModel, Sink};
@@ -40,6 +40,8 @@ pub struct RunSpec {
     /// The flood's `--work` and `--rate`: its lines as a server's requests.
     pub work: Option<Duration>,
     pub rate: Option<u64>,
+    /// Keys typed into another program's row (`--command … --keys`).
+    pub keys: Option<crate::keyscript::KeyScript>,
 }
 
 impl RunSpec {
@@ -91,6 +93,7 @@ impl RunSpec {
                     duration: self.duration,
                     size: self.size,
                     reader: self.reader,
+                    keys: self.keys.clone(),
                     child_of,
                     command: external.argv.iter().map(Into::into).collect(),
                 };
@@ -146,8 +149,9 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     let report = std::fs::read(&report).map_err(|_| failed("no report".into(), tail.clone()))?;
     let bad = |e: serde_json::Error| failed(format!("bad report: {e}"), tail.clone());
     if let Subject::Command(_) = spec.subject {
+        let keyed = serde_json::from_slice::<WrapKeysRun>(&report).map_err(bad)?;
         return serde_json::from_slice::<WrapRun>(&report)
-            .map(command_run)
+            .map(|wrapped| command_run(wrapped, keyed))
             .map_err(bad);
     }
     let mut run: Run = serde_json::from_slice(&report).map_err(bad)?;
@@ -161,13 +165,14 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
 
 /// A run of another program, from `flushlab wrap`'s report: its per-frame figures when wrap
 /// found its frames, else its per-second figures (a row that says so, never a failure).
-fn command_run(wrapped: WrapRun) -> Run {
+fn command_run(wrapped: WrapRun, keyed: WrapKeysRun) -> Run {
     Run {
         per_second: wrapped.figures.is_none().then_some(wrapped.per_second),
         figures: wrapped.figures.unwrap_or_default(),
         peak_rss_kib: wrapped.peak_rss_kib,
         p50_ns: None,
         p99_ns: None,
+        key_to_frame_ms: keyed.keys.and_then(|k| k.key_to_frame_ms),
         reader_bytes: wrapped.bytes,
         // Wrap reads the program's pty itself: the bench's reader saw wrap's summary only.
         reader_cpu_seconds: None,

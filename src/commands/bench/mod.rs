@@ -37,6 +37,7 @@ Examples:
   flushlab bench --reader throttle:2MB/s --modes stdout/line,stdout/frame
   flushlab bench --export-json - | python3 -m json.tool   the JSON alone on stdout, the table on stderr
   flushlab bench --command mytui='./target/release/mytui --demo'
+  flushlab bench --command pager='less /etc/services' --keys j*100@20ms   each key's time to its frame
   flushlab bench --workload flood --sink pipe,null";
 
 #[derive(Debug, Args)]
@@ -91,6 +92,12 @@ pub struct BenchArgs {
     /// BufWriter" in one table. Where wrap cannot find its frames, its row is per second.
     #[arg(long = "command", value_name = "NAME=CMD", value_parser = crate::subject::parse_command)]
     pub commands: Vec<Subject>,
+
+    /// Type these keys into every --command row's program, as `wrap --keys` does (the key
+    /// language: docs/wrap.md), within each run's duration: the rows add the time from a key to
+    /// its frame, p50 / p95
+    #[arg(long, value_name = "SCRIPT", value_parser = crate::keyscript::KeyScript::parse)]
+    pub keys: Option<crate::keyscript::KeyScript>,
 
     /// How the modes' writers wait when the terminal is full, and the thread modes' painter and
     /// writer for each other: sleep (in write(2), as std does), poll (100 µs, then sleep) or
@@ -254,6 +261,7 @@ impl BenchArgs {
                             grace: RunSpec::default_grace(self.duration()),
                             work: self.work,
                             rate: self.rate,
+                            keys: self.keys.clone(),
                         };
                         cells.push((row, spec));
                     }
@@ -324,6 +332,12 @@ impl BenchArgs {
                 )));
             }
             names.push(&external.name);
+        }
+        if self.keys.is_some() && self.commands.is_empty() {
+            return Err(Refusal::bad_input(
+                "--keys types into --command rows' programs: give at least one --command \
+                 NAME=CMD (flushlab's own modes draw without keys)",
+            ));
         }
         if flood && !self.commands.is_empty() {
             return Err(Refusal::bad_input(

@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
 /// inside: far longer than the gaps between an unbuffered program's writes (microseconds),
@@ -64,7 +64,7 @@ pub struct KeyAnswer {
 }
 
 /// p50, p95 and max of some milliseconds (nearest rank).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     pub p50: f64,
     pub p95: f64,

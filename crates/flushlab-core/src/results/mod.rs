@@ -12,6 +12,7 @@ pub mod statistics;
 use self::conditions::{Reader, Sink, Size, SyncOutput, Unit, Workload};
 use self::statistics::{NOISY, Spread, median};
 use crate::backend::BackendKind;
+use crate::detect::keyed::Percentiles;
 use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
 use crate::scene::Scene;
 use crate::subject::{FloodWriter, Subject};
@@ -31,6 +32,10 @@ pub struct Run {
     pub p50_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<u64>,
+    /// Another program's run driven by keys (`bench --command … --keys`): the time from a key to
+    /// its frame over the run's keys, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_to_frame_ms: Option<Percentiles>,
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
     pub reader_bytes: u64,
@@ -176,6 +181,20 @@ impl Row {
         let p50 = median(self.runs.iter().filter_map(|r| r.p50_ns).map(|n| n as f64))?;
         let p99 = median(self.runs.iter().filter_map(|r| r.p99_ns).map(|n| n as f64))?;
         Some((p50, p99))
+    }
+
+    /// A keyed program's key→frame p50 and p95 in ms, each the median of the runs'; `None`
+    /// where no run was driven by keys.
+    pub fn key_to_frame_ms(&self) -> Option<(f64, f64)> {
+        let of = |q: fn(&Percentiles) -> f64| {
+            median(
+                self.runs
+                    .iter()
+                    .filter_map(|r| r.key_to_frame_ms.as_ref())
+                    .map(q),
+            )
+        };
+        Some((of(|p| p.p50)?, of(|p| p.p95)?))
     }
 
     /// Units (frames or lines) a run wrote, median of the runs.

@@ -137,6 +137,8 @@ enum Column {
     MachineCpu,
     /// A flood's p50 / p99 latency (of a log call, or with `--rate` of a request).
     Latency,
+    /// A keyed program's p50 / p95 time from a key to its frame (`--command … --keys`).
+    KeyToFrame,
     PeakRss,
     XCeiling,
     XFastest,
@@ -148,6 +150,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     let rows = &results.results;
     let shown = rows.iter().any(|r| r.shown_fps.is_some());
     let latency = rows.iter().any(|r| r.latency_ns().is_some());
+    let keyed = rows.iter().any(|r| r.key_to_frame_ms().is_some());
     let reader_cpu = rows.iter().any(|r| r.reader_cpu_ms_per_frame.is_some());
     let machine_cpu = rows.iter().any(|r| r.machine_cpu_ms_per_frame.is_some());
     [
@@ -165,6 +168,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
         ReaderCpu,
         MachineCpu,
         Latency,
+        KeyToFrame,
         PeakRss,
         XCeiling,
         XFastest,
@@ -175,6 +179,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
         ReaderCpu => reader_cpu,
         MachineCpu => machine_cpu,
         Latency => latency,
+        KeyToFrame => keyed,
         _ => true,
     })
     .collect()
@@ -197,6 +202,7 @@ impl Column {
             Column::ReaderCpu => format!("reader CPU {}/{unit}", time_unit(unit).0),
             Column::MachineCpu => format!("machine busy {}/{unit}", time_unit(unit).0),
             Column::Latency => "latency p50 / p99".into(),
+            Column::KeyToFrame => "key→frame p50 / p95".into(),
             Column::PeakRss => "peak RSS".into(),
             Column::XCeiling => "× ceiling".into(),
             Column::XFastest => "× fastest".into(),
@@ -228,6 +234,13 @@ impl Column {
                 |(p50, p99)| {
                     let ns = |v: f64| crate::units::nanoseconds(v.round() as u64);
                     format!("{} / {}", ns(p50), ns(p99))
+                },
+            ),
+            Column::KeyToFrame => row.key_to_frame_ms().map_or_else(
+                || "–".into(),
+                |(p50, p95)| {
+                    let ms = crate::units::milliseconds;
+                    format!("{} / {}", ms(p50), ms(p95))
                 },
             ),
             Column::PeakRss => row
