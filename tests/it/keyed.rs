@@ -306,6 +306,47 @@ fn a_held_frame_never_waits_for_the_next_key() {
     }
 }
 
+/// Interactive wrap: the keys a person types get the same figures, each named by its kind only
+/// (what was typed is never written down).
+#[test]
+fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
+    use std::io::Write;
+    let program = keyed_c();
+    let dir = common::scratch_dir("keyed-typed");
+    let (report, log) = (dir.join("report.json"), dir.join("keys.log"));
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "wrap".as_ref(),
+        "--export-json".as_ref(),
+        report.as_os_str(),
+        "--".as_ref(),
+        program.as_os_str(),
+        "normal".as_ref(),
+        "frame".as_ref(),
+    ];
+    let running = common::start(&[("KEYS_LOG", log.to_str().unwrap())], &args);
+    let mut keys = running.pty.master.try_clone().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    for _ in 0..12 {
+        keys.write_all(b"j").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(60));
+    }
+    keys.write_all(b"\x1b[B").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    keys.write_all(b"q").unwrap();
+    let run = running.finish(std::time::Duration::from_secs(20));
+    assert_eq!(run.code, Some(0));
+    let mut json = common::read_json(&report);
+    let own = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(json["keys"]["ready_by"], "typed", "{json}");
+    assert_eq!(json["keys"]["sent"], 14, "{json}");
+    let each = json["keys"]["each"].as_array_mut().unwrap();
+    let kinds: Vec<&str> = each.iter().map(|k| k["key"].as_str().unwrap()).collect();
+    assert_eq!(kinds[11..], ["text", "<Down>", "text"]);
+    each.pop(); // `q`: it ends the program
+    assert_agrees("typed", &json, &own, 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn a_script_longer_than_the_run_is_cut_and_said_and_a_cmd_that_quits_mid_script_ends_it() {
     let program = keyed_c();

@@ -119,6 +119,46 @@ pub fn names() -> String {
     all.join(", ")
 }
 
+/// What kind of key a terminal sent, from its bytes, for a report of keys a person typed:
+/// the name of a named key (`<Down>`, `<F5>`, `<Enter>`, `<C-c>`) in either cursor mode, and
+/// only `text`, `<M-text>`, `<paste>` or `other` for the rest — what someone typed (a password
+/// included) is never written down, and no byte of it reaches a report or the terminal.
+pub fn typed_kind(bytes: &[u8]) -> String {
+    let named = NAMES
+        .iter()
+        .map(|&(name, key)| (name.to_owned(), key))
+        .chain((1..=12).map(|n| (format!("F{n}"), Named::F(n))))
+        .filter(|(_, key)| !matches!(key, Named::Space | Named::Lt));
+    for (name, key) in named {
+        for application_cursor in [false, true] {
+            let mut sent = Vec::new();
+            let modes = KeyModes {
+                application_cursor,
+                bracketed_paste: false,
+            };
+            key.bytes(modes, &mut sent);
+            if sent == bytes {
+                return format!("<{name}>");
+            }
+        }
+    }
+    match bytes {
+        [byte @ 0x01..=0x1a] => format!("<C-{}>", char::from(b'a' + byte - 1)),
+        [0x1b, rest @ ..] if rest.starts_with(b"[200~") => "<paste>".to_owned(),
+        // Alt and one character; more after an escape is a sequence no key here sends.
+        [0x1b, rest @ ..]
+            if std::str::from_utf8(rest)
+                .is_ok_and(|c| c.chars().count() == 1 && !c.chars().any(char::is_control)) =>
+        {
+            "<M-text>".to_owned()
+        }
+        _ if !bytes.is_empty() && bytes.iter().all(|&b| b >= 0x20 && b != 0x7f) => {
+            "text".to_owned()
+        }
+        _ => "other".to_owned(),
+    }
+}
+
 impl Named {
     fn bytes(self, modes: KeyModes, out: &mut Vec<u8>) {
         let cursor = |c: u8, out: &mut Vec<u8>| {
@@ -432,6 +472,28 @@ pub fn pace(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_typed_key_is_named_by_kind_never_by_what_was_typed() {
+        use super::typed_kind;
+        for (bytes, kind) in [
+            (&b"\x1b[B"[..], "<Down>"),
+            (b"\x1bOB", "<Down>"),
+            (b"\x1b[6~", "<PageDown>"),
+            (b"\x1bOP", "<F1>"),
+            (b"\x1b[15~", "<F5>"),
+            (b"\r", "<Enter>"),
+            (b"\x03", "<C-c>"),
+            (b"\x1b", "<Esc>"),
+            (b"s3cret", "text"),
+            ("é".as_bytes(), "text"),
+            (b"\x1bx", "<M-text>"),
+            (b"\x1b[200~pasted\x1b[201~", "<paste>"),
+            (b"\x1b[?1;2c", "other"),
+        ] {
+            assert_eq!(typed_kind(bytes), kind, "{bytes:?}");
+        }
+    }
+
     use super::*;
 
     fn keys(script: &str, modes: KeyModes) -> Vec<u8> {

@@ -13,6 +13,20 @@ use super::terminal::SharedModes;
 use crate::detect::keyed::SentKey;
 use crate::keyscript::KeyScript;
 
+/// Where a run's keys came from and what said CMD was ready for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum ReadyBy {
+    /// A script's, once every thread of CMD was asleep and its output quiet.
+    #[serde(rename = "idle")]
+    Idle,
+    /// A script's, `--keys-after` seconds after CMD started.
+    #[serde(rename = "--keys-after")]
+    KeysAfter,
+    /// A person's, typed into interactive wrap (each key named by its kind only).
+    #[serde(rename = "typed")]
+    Typed,
+}
+
 /// The keys of one run: the script, and when to start.
 #[derive(Clone, Debug)]
 pub struct Keys {

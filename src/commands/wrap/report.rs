@@ -98,8 +98,9 @@ pub struct KeysReport {
     pub sent: u64,
     /// When the first key went, after CMD started; `null` if CMD was never ready.
     pub started_after_ms: Option<f64>,
-    /// What told wrap CMD was ready: `idle` (every thread of it asleep) or `--keys-after`.
-    pub ready_by: &'static str,
+    /// What told wrap CMD was ready: `idle` (every thread of it asleep) or `--keys-after`;
+    /// `typed` for the keys a person typed (interactive; each named by kind only).
+    pub ready_by: super::keys::ReadyBy,
     /// The keys were done and CMD did not settle (idle and silent for 300 ms) within 5 s.
     pub unsettled: bool,
     #[serde(flatten)]
@@ -110,10 +111,12 @@ impl KeysReport {
     /// The keys' lines of the summary.
     fn summary(&self) -> String {
         use crate::units::milliseconds;
+        let typed = self.ready_by == super::keys::ReadyBy::Typed;
         let mut out = format!(
             "
-  keys: {} sent",
-            thousands(self.sent)
+  keys: {} {}",
+            thousands(self.sent),
+            if typed { "typed" } else { "sent" }
         );
         if self.sent < self.in_script {
             out += &format!(

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::inside::{Fix, Inside, InsideReport};
-use super::keys::{Keys, Sending};
+use super::keys::{Keys, ReadyBy, Sending};
 use super::own_writes::OwnWrites;
 use super::terminal::{Answerer, Exchange, SharedModes};
 use super::tree::Tree;
@@ -78,8 +78,27 @@ impl KeysRun {
             script: script.map_or_else(String::new, |s| s.source.clone()),
             in_script: script.map_or(0, |s| s.len()),
             started_after: ready_at.map(|at| at.saturating_duration_since(started)),
-            ready_by: if by_delay { "--keys-after" } else { "idle" },
+            ready_by: if by_delay {
+                ReadyBy::KeysAfter
+            } else {
+                ReadyBy::Idle
+            },
             unsettled,
+        })
+    }
+}
+
+impl KeysRun {
+    /// Interactive: the keys the user typed (`None` when none was).
+    fn typed(typed: Vec<crate::detect::keyed::SentKey>, started: Instant) -> Option<KeysRun> {
+        let first = typed.first()?.at;
+        Some(KeysRun {
+            script: String::new(),
+            in_script: typed.len() as u64,
+            started_after: Some(first.saturating_duration_since(started)),
+            ready_by: ReadyBy::Typed,
+            unsettled: false,
+            sent: typed,
         })
     }
 }
@@ -92,8 +111,7 @@ pub(super) struct KeysRun {
     pub(super) in_script: u64,
     /// After CMD started, when the first key went (`None`: CMD was never ready).
     pub(super) started_after: Option<Duration>,
-    /// What made CMD ready: `idle` (every thread asleep) or `--keys-after`.
-    pub(super) ready_by: &'static str,
+    pub(super) ready_by: ReadyBy,
     /// The keys were done and CMD did not settle within [`SETTLE_AT_MOST`].
     pub(super) unsettled: bool,
 }
@@ -170,6 +188,8 @@ struct Running {
     child_gone: Arc<AtomicBool>,
     reading: Reading,
     forwarding: Option<std::thread::JoinHandle<()>>,
+    /// Interactive: the keys the user typed, as the forwarder passed them on.
+    typed: Arc<Mutex<Vec<crate::detect::keyed::SentKey>>>,
     /// `--keys`, headless.
     sending: Option<Sending>,
     /// The observer in CMD's tree, unless `--no-observer`.
@@ -250,8 +270,15 @@ impl Running {
             &child_gone,
             &modes,
         )?;
+        let typed = Arc::new(Mutex::new(Vec::new()));
         let forwarding = if interactive {
-            Some(forward_keys_and_resizes(&pty, &child_gone, &finder, &own)?)
+            Some(forward_keys_and_resizes(
+                &pty,
+                &child_gone,
+                &finder,
+                &own,
+                &typed,
+            )?)
         } else {
             None
         };
@@ -278,6 +305,7 @@ impl Running {
             child_gone,
             reading,
             forwarding,
+            typed,
             sending,
             inside,
             program: args.command[0].to_string_lossy().into_owned(),
@@ -314,6 +342,10 @@ impl Running {
                 let _ = forwarding.join();
             }
         }
+        let keys = keys.or_else(|| {
+            let typed = std::mem::take(&mut *self.typed.lock().unwrap_or_else(|e| e.into_inner()));
+            KeysRun::typed(typed, self.started)
+        });
         // The reader ends when every holder of the pty's slave is gone, which the end of the
         // tree makes sure of; a process that escaped it may keep it: then what was read is the
         // answer.
@@ -708,10 +740,12 @@ fn forward_keys_and_resizes(
     stop: &Arc<AtomicBool>,
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
+    typed: &Arc<Mutex<Vec<crate::detect::keyed::SentKey>>>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
     let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
     let master = pty.master.try_clone()?;
     let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
+    let typed = Arc::clone(typed);
     std::thread::Builder::new()
         .name("wrap-input".into())
         .spawn(move || {
@@ -739,9 +773,16 @@ fn forward_keys_and_resizes(
                 match rustix::io::read(stdin, &mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
+                        // A read is a key as the terminal sent it (a paste: one read); its
+                        // kind only is kept, never what was typed.
+                        let key = crate::detect::keyed::SentKey {
+                            at: Instant::now(),
+                            key: crate::keyscript::typed_kind(&buf[..n]),
+                        };
                         if own.write_all(&master, &buf[..n]).is_err() {
                             break;
                         }
+                        typed.lock().unwrap_or_else(|e| e.into_inner()).push(key);
                     }
                 }
             }
