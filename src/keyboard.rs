@@ -20,6 +20,75 @@ pub struct Keyboard {
     tty: Option<File>,
 }
 
+/// When a key reached the terminal's input, as opposed to when the explorer read it: the frame
+/// loop reads keys between frames, so a key typed during a 300 ms frame waits for its end. A
+/// thread of its own sleeps in poll(2) on a duplicate of the input and notes the moment input
+/// became readable; the loop takes that moment when it reads the keys. While a moment waits to
+/// be taken the thread looks again only once a millisecond (input stays readable until read).
+pub struct KeyClock {
+    epoch: std::time::Instant,
+    /// Nanoseconds after `epoch` the pending input arrived; 0 when none is pending.
+    arrived: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl KeyClock {
+    pub fn start(keyboard: &Keyboard) -> io::Result<KeyClock> {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let input = keyboard.fd().try_clone_to_owned()?;
+        let epoch = std::time::Instant::now();
+        let arrived = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (noted, stopped) = (Arc::clone(&arrived), Arc::clone(&stop));
+        std::thread::Builder::new()
+            .name("key-clock".into())
+            .spawn(move || {
+                let tick = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 50_000_000,
+                };
+                while !stopped.load(Ordering::Relaxed) {
+                    if noted.load(Ordering::Relaxed) != 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        continue;
+                    }
+                    let mut fds = [PollFd::new(&input, PollFlags::IN)];
+                    match poll(&mut fds, Some(&tick)) {
+                        Ok(1..) if fds[0].revents().contains(PollFlags::IN) => {
+                            let after = epoch.elapsed().as_nanos().max(1);
+                            noted
+                                .store(u64::try_from(after).unwrap_or(u64::MAX), Ordering::Relaxed);
+                        }
+                        // The input is gone (hung up): nothing more will arrive.
+                        Ok(1..) => break,
+                        _ => {}
+                    }
+                }
+            })?;
+        Ok(KeyClock {
+            epoch,
+            arrived,
+            stop,
+        })
+    }
+
+    /// When the input read just now arrived (`None` if the thread had not seen it yet).
+    pub fn take(&self) -> Option<std::time::Instant> {
+        use std::sync::atomic::Ordering;
+        match self.arrived.swap(0, Ordering::Relaxed) {
+            0 => None,
+            ns => Some(self.epoch + std::time::Duration::from_nanos(ns)),
+        }
+    }
+}
+
+impl Drop for KeyClock {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl Keyboard {
     pub fn open() -> io::Result<Keyboard> {
         use std::io::IsTerminal;

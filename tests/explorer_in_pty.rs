@@ -736,3 +736,51 @@ fn a_lesson_goes_through_every_step_and_back() {
         );
     }
 }
+
+/// The HUD tells how long a key took to show: a key typed while stderr() draws a full 200x60
+/// frame in thousands of writes waits far longer than one typed when a frame is one write.
+#[test]
+fn the_hud_shows_a_keys_time_to_its_frame_in_the_mode_it_was_typed_in() {
+    let running = start_at(
+        (200, 60),
+        &[("STREAM", "stderr"), ("BUFFERING", "raw"), ("HUD", "full")],
+        &[],
+    );
+    let type_key = |key: &[u8], after: u64| {
+        std::thread::sleep(Duration::from_millis(after));
+        std::io::Write::write_all(&mut &running.pty.master, key).unwrap();
+    };
+    // Typed in stderr/raw (the key switches to stderr/frame), then twice in stderr/frame.
+    type_key(b"f", 1500);
+    type_key(b"v", 1500);
+    type_key(b"v", 600);
+    type_key(b"q", 600);
+    let run = running.finish(Duration::from_secs(20));
+    assert_eq!(run.code, Some(0));
+    assert_restored(&run);
+    let text = String::from_utf8_lossy(&run.output);
+    let shown = |mode: &str| -> Vec<f64> {
+        text.match_indices("key→frame ")
+            .filter_map(|(at, _)| {
+                let rest = &text[at + "key→frame ".len()..];
+                let mut words = rest.split(' ');
+                let (value, unit, _, in_mode) =
+                    (words.next()?, words.next()?, words.next()?, words.next()?);
+                let ms = value.parse::<f64>().ok()? * if unit == "s" { 1e3 } else { 1.0 };
+                in_mode.starts_with(mode).then_some(ms)
+            })
+            .collect()
+    };
+    let (raw, frame) = (shown("stderr/raw"), shown("stderr/frame"));
+    assert!(
+        !raw.is_empty() && !frame.is_empty(),
+        "raw {raw:?} frame {frame:?}"
+    );
+    // A debug build's frame costs tens of ms to build in either mode: the writes make the
+    // difference, so the ratio is modest here and grows with a release build.
+    let (quickest_frame, raw) = (frame.iter().copied().fold(f64::MAX, f64::min), raw[0]);
+    assert!(
+        raw > 2.0 * quickest_frame,
+        "a key in stderr/raw {raw} ms, in stderr/frame {frame:?} ms"
+    );
+}

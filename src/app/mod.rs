@@ -51,6 +51,9 @@ pub struct App {
     pub reachable: [bool; 2],
     /// The step of `flushlab lesson` on screen (`None` outside a lesson).
     pub lesson: Option<usize>,
+    /// The last key's time from reaching the terminal's input to the end of the first frame
+    /// written after it, and the mode it waited through (the one it was typed in).
+    pub key_to_frame: Option<(Mode, Duration)>,
 }
 
 impl App {
@@ -73,6 +76,7 @@ impl App {
             suspend: false,
             reachable: [true, true],
             lesson: None,
+            key_to_frame: None,
         }
     }
 

@@ -12,26 +12,36 @@ use crate::meters::Meters;
 use crate::units::{bytes, count, percent, thousands};
 use crate::writer_mode::{Buffering, Mode};
 
-pub(super) fn counts_line(meters: &Meters, width: u16) -> Line<'static> {
+/// The last key's time to its frame, and the mode it was typed in: `key→frame 480 ms in
+/// stderr/raw` (what a person feels of a mode, beside what the meters count).
+pub(super) fn key_to_frame(app: &App) -> Option<String> {
+    let (mode, took) = app.key_to_frame?;
+    Some(format!(
+        "key→frame {} in {mode}",
+        crate::units::milliseconds(took.as_secs_f64() * 1e3)
+    ))
+}
+
+pub(super) fn counts_line(app: &App, meters: &Meters, width: u16) -> Line<'static> {
     let window = meters.window.unwrap_or_default();
-    fit_groups(
-        vec![
-            vec![Span::raw(format!(
-                "frames (all modes) {}",
-                thousands(meters.sampled_frames())
-            ))],
-            vec![Span::raw(format!(
-                "   writes/frame {}",
-                shown(meters, window.writes_per_frame(), count)
-            ))],
-            vec![Span::raw(format!(
-                "   bytes/frame {}",
-                shown(meters, window.bytes_per_frame(), bytes)
-            ))],
-        ],
-        None,
-        width,
-    )
+    let mut groups = vec![
+        vec![Span::raw(format!(
+            "frames (all modes) {}",
+            thousands(meters.sampled_frames())
+        ))],
+        vec![Span::raw(format!(
+            "   writes/frame {}",
+            shown(meters, window.writes_per_frame(), count)
+        ))],
+        vec![Span::raw(format!(
+            "   bytes/frame {}",
+            shown(meters, window.bytes_per_frame(), bytes)
+        ))],
+    ];
+    if let Some(key) = key_to_frame(app) {
+        groups.push(vec![Span::raw(format!("   {key}")).bold()]);
+    }
+    fit_groups(groups, None, width)
 }
 
 pub(super) fn costs_line(meters: &Meters, width: u16) -> Line<'static> {

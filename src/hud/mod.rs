@@ -295,7 +295,7 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
             Part::Gauge => render_gauge(meters, rect, buf),
             Part::Scale => render_scale(rect, buf),
             Part::Sparkline => render_sparkline(meters, rect, buf),
-            Part::Counts => counts_line(meters, rect.width).render(rect, buf),
+            Part::Counts => counts_line(app, meters, rect.width).render(rect, buf),
             Part::Costs => costs_line(meters, rect.width).render(rect, buf),
             Part::Split => Paragraph::new(vec![
                 split_line(app.mode, meters, rect.width),
@@ -335,8 +335,9 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
         Style::new().fg(Color::White).bg(Color::Rgb(20, 20, 28)),
     );
     let window = meters.window.unwrap_or_default();
+    let key = self::lines::key_to_frame(app).map_or_else(String::new, |k| format!(" · {k}"));
     let figures = format!(
-        "flushlab · {} · {} fps · CPU {} ms/f · {} writes/f · {}/f · kernel {} · h help",
+        "flushlab · {} · {} fps · CPU {} ms/f · {} writes/f · {}/f · kernel {}{key} · h help",
         app.mode,
         shown(meters, Some(window.fps()), count),
         shown(meters, window.figures().cpu_ms_per_frame(), |v| format!(

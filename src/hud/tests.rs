@@ -445,3 +445,22 @@ fn std_handles_are_named_as_such() {
     app.mode = Mode::new(Stream::Stderr, Buffering::Line, 8192);
     assert!(!text(&render(&app, &Meters::new(), 120, 40)).contains("std's"));
 }
+
+/// The last key's time to its frame, with the mode it was typed in, in both layouts.
+#[test]
+fn the_hud_says_how_long_the_last_key_took_to_show() {
+    for (layout, width, height) in [(HudLayout::Full, 200, 60), (HudLayout::Compact, 200, 60)] {
+        let mut app = app(Buffering::Raw, layout);
+        let meters = meters(app.condition(width, height));
+        assert!(!text(&render(&app, &meters, width, height)).contains("key→frame"));
+        app.key_to_frame = Some((
+            Mode::new(Stream::Stderr, Buffering::Raw, 8192),
+            Duration::from_millis(480),
+        ));
+        let shown = text(&render(&app, &meters, width, height));
+        assert!(
+            shown.contains("key→frame 480 ms in stderr/raw"),
+            "{layout:?}:\n{shown}"
+        );
+    }
+}

@@ -13,7 +13,7 @@ use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
 use crate::ceiling;
 use crate::hud::Hud;
-use crate::keyboard::Keyboard;
+use crate::keyboard::{KeyClock, Keyboard};
 use crate::measured::{MeasuredOutput, OpenWriter};
 use crate::meters::Phases;
 use crate::outcome::Outcome;
@@ -116,6 +116,12 @@ pub(super) fn frame_loop(
 ) -> io::Result<Outcome> {
     let start = Instant::now();
     let mut keyboard = settings.input.then(|| open_keyboard(app)).flatten();
+    // Without its clock a key's time is not shown; the keys work as before.
+    let clock = keyboard
+        .as_ref()
+        .and_then(|k| crate::keyboard::KeyClock::start(k).ok());
+    // A key read and not yet answered: when it arrived, and the mode it was typed in.
+    let mut unanswered: Option<(Instant, crate::writer_mode::Mode)> = None;
     let mut next_poll = start;
     let mut pace = settings.fps_cap.map(|fps| Pace {
         next_due: start,
@@ -134,7 +140,13 @@ pub(super) fn frame_loop(
         // more than a frame, and a fast scene does not pay a syscall per frame for it.
         if keyboard.is_some() && frame_start >= next_poll {
             next_poll = frame_start + Duration::from_millis(1);
-            apply_keys(&mut keyboard, app, out, (cols, rows), frame_start)?;
+            let typed_in = app.mode;
+            // Taken before the read: the moment belongs to input that is there to be read
+            // (a terminal's reply resets it too).
+            let arrived = clock.as_ref().and_then(KeyClock::take);
+            if apply_keys(&mut keyboard, app, out, (cols, rows), frame_start)? {
+                unanswered = unanswered.or(Some((arrived.unwrap_or(frame_start), typed_in)));
+            }
         }
         if app.quit {
             break Outcome::Quit;
@@ -163,6 +175,9 @@ pub(super) fn frame_loop(
         });
         let writing = probe.is_some().then(crate::sys::monotonic_ns);
         let window_closed = out.present(&[])?;
+        if let Some((arrived, mode)) = unanswered.take() {
+            app.key_to_frame = Some((mode, arrived.elapsed()));
+        }
         if let (Some(probe), Some(start_ns)) = (probe.as_deref_mut(), writing) {
             probe.record(frame, start_ns);
         }
@@ -196,30 +211,31 @@ fn keyboard_lost(app: &mut App, error: &impl std::fmt::Display) {
 }
 
 /// Applies the keys read since the last poll, each at once: ten presses are ten switches.
-/// A keyboard that fails is dropped (and the HUD says so).
+/// A keyboard that fails is dropped (and the HUD says so). True when a key was read.
 fn apply_keys(
     keyboard: &mut Option<Keyboard>,
     app: &mut App,
     out: &mut MeasuredOutput,
     (cols, rows): (u16, u16),
     now: Instant,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let Some(keys) = keyboard.as_mut() else {
-        return Ok(());
+        return Ok(false);
     };
     match keys.pending() {
         Ok(keys) => {
-            for key in keys {
-                app.apply(key.into(), now);
+            for key in &keys {
+                app.apply((*key).into(), now);
                 out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
             }
+            Ok(!keys.is_empty())
         }
         Err(e) => {
             *keyboard = None;
             keyboard_lost(app, &e);
+            Ok(false)
         }
     }
-    Ok(())
 }
 
 /// Suspends (Ctrl-Z, SIGTSTP) when asked, unless nothing could resume flushlab.
