@@ -76,54 +76,81 @@ fn keys_arrive_in_order_and_complete_in_both_cursor_modes() {
     }
 }
 
-/// The program's own key→frame times (read to written, CLOCK_MONOTONIC) against wrap's (sent to
-/// the frame's end): the median within 10% or 0.5 ms, and four keys in five each (a loaded
-/// 2-core machine preempts a program between its last write and its wait now and then).
-fn assert_agrees(what: &str, report: &Value, own: &str, frame_field: usize) {
-    let own: Vec<f64> = own
+/// The program's own clock against wrap's, key by key. The program stamps when its read of a
+/// key returned and when the frame it caused was drained; wrap, when it sent the key and where
+/// the frame ended. Both are CLOCK_MONOTONIC, so the frame's ends are held against each other
+/// directly: within 10% of the program's frame time or 0.5 ms, four keys in five (a loaded
+/// 2-core machine preempts a program between its last write and its wait now and then) and the
+/// median. The durations (what the report gives) differ by the program's wake-up on the key,
+/// which its own clock cannot see: the same bound once that is added, and never shorter.
+fn assert_agrees(what: &str, report: &Value, own: &str) {
+    let own: Vec<(f64, f64)> = own
         .lines()
         .filter(|l| !l.starts_with("71 ") && !l.starts_with("113 "))
         .map(|l| {
             let f: Vec<f64> = l.split(' ').map(|x| x.parse().unwrap_or(0.0)).collect();
-            (f[frame_field + 1] - f[frame_field]) / 1e6
+            (f[1], f[2])
         })
         .collect();
-    let ours: Vec<f64> = report["keys"]["each"]
+    let ours: Vec<(f64, f64)> = report["keys"]["each"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|k| k["key"] != "q")
-        .map(|k| k["frame_ms"].as_f64().unwrap())
+        .map(|k| {
+            (
+                k["sent_ns"].as_f64().unwrap(),
+                k["frame_ms"].as_f64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(own.len(), ours.len(), "{what}: keys read vs keys measured");
-    let close = |a: f64, b: f64| (a - b).abs() <= (0.1 * a).max(0.5);
-    let good = own
-        .iter()
-        .zip(&ours)
-        .filter(|(a, b)| close(**a, **b))
-        .count();
-    assert!(
-        good * 5 >= own.len() * 4,
-        "{what}: {good} of {} keys within 10% or 0.5 ms: own {own:?} wrap {ours:?}",
-        own.len()
-    );
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+    let mut end_gaps = Vec::new();
+    let (mut ends_agree, mut durations_agree) = (0, 0);
+    for (&(read, drained), &(sent, frame_ms)) in own.iter().zip(&ours) {
+        let took = (drained - read) / 1e6;
+        let bound = (0.1 * took).max(0.5);
+        let end_gap = (sent + frame_ms * 1e6 - drained) / 1e6;
+        let woke = ((read - sent) / 1e6).max(0.0);
+        end_gaps.push(end_gap);
+        ends_agree += usize::from(end_gap.abs() <= bound);
+        durations_agree += usize::from(frame_ms >= took - 0.5 && frame_ms - took <= bound + woke);
+    }
+    let report_keys = || {
+        own.iter()
+            .zip(&ours)
+            .map(|(o, w)| {
+                format!(
+                    "own {:.2} wrap {:.2} woke {:.2}",
+                    (o.1 - o.0) / 1e6,
+                    w.1,
+                    (o.0 - w.0) / 1e6
+                )
+            })
+            .collect::<Vec<_>>()
     };
     assert!(
-        close(median(&own), median(&ours)),
-        "{what}: medians {} {}",
-        median(&own),
-        median(&ours)
+        ends_agree * 5 >= own.len() * 4 && durations_agree * 5 >= own.len() * 4,
+        "{what}: of {} keys, {ends_agree} frame ends and {durations_agree} times within 10% or \
+         0.5 ms: {:?}",
+        own.len(),
+        report_keys()
+    );
+    end_gaps.sort_by(f64::total_cmp);
+    let median = end_gaps[end_gaps.len() / 2];
+    assert!(
+        median.abs() <= 0.5,
+        "{what}: the median frame end {median} ms off: {:?}",
+        report_keys()
     );
     assert_eq!(
         report["keys"]["frame_end_from_wait"],
         own.len() as u64,
         "{what}"
     );
-    // Each key read made one frame (the programs draw one a key).
+    // Each key read made one frame (the programs draw one a key): all of them found, each
+    // counted after its key, though a frame a loaded machine stretched past the next key counts
+    // with that key (its end came after it was sent).
     let frames: Vec<u64> = report["keys"]["each"]
         .as_array()
         .unwrap()
@@ -131,14 +158,24 @@ fn assert_agrees(what: &str, report: &Value, own: &str, frame_field: usize) {
         .filter(|k| k["key"] != "q")
         .map(|k| k["frames"].as_u64().unwrap())
         .collect();
+    let ones = frames.iter().filter(|&&f| f == 1).count();
     assert!(
-        frames.iter().all(|&f| f == 1),
+        frames.iter().sum::<u64>() == frames.len() as u64 && ones * 5 >= frames.len() * 4,
         "{what}: frames a key {frames:?}"
     );
 }
 
+/// The tests that hold wrap's clock against a program's run one at a time: each is a program
+/// drawing in a pty and wrap reading it, and two at once on two cores preempt each other
+/// between a key's send and its read, which neither clock can tell from the program's work.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static CLOCKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    CLOCKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn key_to_frame_agrees_with_a_c_programs_own_clock() {
+    let _serial = one_at_a_time();
     let program = keyed_c();
     let program = program.to_str().unwrap();
     for (size, buffering, tried) in [
@@ -156,7 +193,6 @@ fn key_to_frame_agrees_with_a_c_programs_own_clock() {
             &format!("C {size} {buffering} tried {tried}"),
             &report,
             &own,
-            1,
         );
     }
 }
@@ -165,6 +201,7 @@ const CURSES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/keyed_cu
 
 #[test]
 fn key_to_frame_agrees_with_a_python_curses_programs_own_clock() {
+    let _serial = one_at_a_time();
     for (size, tried) in [
         ("80x24", false),
         ("200x60", false),
@@ -175,7 +212,7 @@ fn key_to_frame_agrees_with_a_python_curses_programs_own_clock() {
         let (code, report, said, own) =
             wrap_keys_with(flags, size, "j*10@120ms q", &["python3", CURSES, "grid"]);
         assert_eq!(code, Some(0), "{said}");
-        assert_agrees(&format!("curses {size} tried {tried}"), &report, &own, 1);
+        assert_agrees(&format!("curses {size} tried {tried}"), &report, &own);
     }
 }
 
@@ -239,6 +276,7 @@ fn a_pager_and_an_editor_scrolled_by_keys_draw_a_frame_a_key() {
 
 #[test]
 fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
+    let _serial = one_at_a_time();
     // An input thread, a channel: the drawing thread waits in a futex, which the observer sees.
     // Keys far enough apart that a debug build drawing 200x60 into stderr on a loaded machine
     // has finished one frame before the next key (keys queued behind a frame are not waited for).
@@ -258,7 +296,6 @@ fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
             &format!("ratatui {size} {mode} tried {tried}"),
             &report,
             &own,
-            1,
         );
         // It asked where the cursor is, its background and the device attributes: answered.
         let asked = report["asked"].as_array().unwrap();
@@ -310,6 +347,7 @@ fn a_held_frame_never_waits_for_the_next_key() {
 /// (what was typed is never written down).
 #[test]
 fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
+    let _serial = one_at_a_time();
     use std::io::Write;
     let program = keyed_c();
     let dir = common::scratch_dir("keyed-typed");
@@ -343,7 +381,7 @@ fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
     let kinds: Vec<&str> = each.iter().map(|k| k["key"].as_str().unwrap()).collect();
     assert_eq!(kinds[11..], ["text", "<Down>", "text"]);
     each.pop(); // `q`: it ends the program
-    assert_agrees("typed", &json, &own, 1);
+    assert_agrees("typed", &json, &own);
     std::fs::remove_dir_all(dir).unwrap();
 }
 

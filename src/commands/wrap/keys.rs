@@ -88,15 +88,12 @@ pub fn send(
                 if !writable(&master, &stop) {
                     break;
                 }
-                let at = Instant::now();
+                let sending = SentKey::now(key.to_string());
                 if own.write_all(&master, &bytes).is_err() {
                     break;
                 }
-                log.lock().unwrap_or_else(|e| e.into_inner()).push(SentKey {
-                    at,
-                    key: key.to_string(),
-                });
-                due = at + pause;
+                due = sending.at + pause;
+                log.lock().unwrap_or_else(|e| e.into_inner()).push(sending);
             }
             finished.store(true, Ordering::Relaxed);
         })?;

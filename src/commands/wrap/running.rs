@@ -775,10 +775,9 @@ fn forward_keys_and_resizes(
                     Ok(n) => {
                         // A read is a key as the terminal sent it (a paste: one read); its
                         // kind only is kept, never what was typed.
-                        let key = crate::detect::keyed::SentKey {
-                            at: Instant::now(),
-                            key: crate::keyscript::typed_kind(&buf[..n]),
-                        };
+                        let key = crate::detect::keyed::SentKey::now(crate::keyscript::typed_kind(
+                            &buf[..n],
+                        ));
                         if own.write_all(&master, &buf[..n]).is_err() {
                             break;
                         }

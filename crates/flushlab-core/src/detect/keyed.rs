@@ -20,11 +20,24 @@ use serde::{Deserialize, Serialize};
 /// shorter than a person's keys.
 pub const QUIET: Duration = Duration::from_millis(5);
 
-/// A key as it was sent: when its first byte was written to the pty, and its name.
+/// A key as it was sent: when its first byte was written to the pty (also on CLOCK_MONOTONIC,
+/// to line it up with other tools' and the program's own times), and its name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SentKey {
     pub at: Instant,
+    pub at_ns: u64,
     pub key: String,
+}
+
+impl SentKey {
+    /// `key`, sent now.
+    pub fn now(key: String) -> SentKey {
+        SentKey {
+            at: Instant::now(),
+            at_ns: crate::sys::monotonic_ns(),
+            key,
+        }
+    }
 }
 
 /// A frame's end seen from inside: the drawing thread began to wait after writing; the writes
@@ -52,6 +65,9 @@ pub struct KeyAnswer {
     pub key: String,
     /// After the first key.
     pub sent_ms: f64,
+    /// When it was sent, CLOCK_MONOTONIC nanoseconds (the program's own clock, strace's and
+    /// perf's can be held against it).
+    pub sent_ns: u64,
     pub first_byte_ms: Option<f64>,
     pub frame_ms: Option<f64>,
     pub frame_end: Option<EndFrom>,
@@ -168,6 +184,7 @@ pub fn key_latencies(
         each.push(KeyAnswer {
             key: key.key.clone(),
             sent_ms: sent.first().map_or(0.0, |k0| ms(key.at - k0.at)),
+            sent_ns: key.at_ns,
             first_byte_ms: first.map(|at| ms(at - key.at)),
             frame_ms,
             frame_end,
@@ -215,6 +232,7 @@ mod tests {
         let sent: Vec<SentKey> = [0, 10_000, 20_000, 30_000]
             .iter()
             .map(|&us| SentKey {
+                at_ns: us,
                 at: at(base, us),
                 key: "j".into(),
             })
@@ -280,6 +298,7 @@ mod tests {
         let sent: Vec<SentKey> = [0, 10_000]
             .iter()
             .map(|&us| SentKey {
+                at_ns: us,
                 at: at(base, us),
                 key: "j".into(),
             })
