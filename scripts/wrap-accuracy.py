@@ -85,7 +85,7 @@ def accuracy(flushlab, programs, sizes, runs, tmp):
                 d = r["frame_detection"]
                 by = ", ".join(c.get("detail", "pauses") for c in d["confirmed_by"]) or "–"
                 f = r["figures"] or {}
-                calls, written = r["write_calls"], r["bytes_written"]
+                calls, written = r["tree_write_calls"], r["tree_bytes_written"]
                 per_write = written / calls if calls else None
                 print(f"| {name} | {size} | {fmt(own(frames_file))} | {fmt(f.get('fps'))} | "
                       f"{r['frame_method']} ({by}) | {d['sequence_share']:.2f} / "

@@ -459,7 +459,7 @@ fn check_writes(case: &Case, size: &str, dir: &Path) -> String {
     wrap_with(size, 300.0, &[], &traced, &report_file, &["--no-observer"]);
     let truth = strace_writes(&log);
     let report = wrap(size, 300.0, &[frames], &case.command, &report_file);
-    let counted = report["write_calls"].as_u64().unwrap();
+    let counted = report["tree_write_calls"].as_u64().unwrap();
     let label = format!("{} {size}, {} frames", case.name, case.counted_frames);
     assert!(
         (counted as f64 - truth as f64).abs() <= 0.05 * truth as f64,

@@ -174,7 +174,7 @@ fn http_log_behind_a_slow_terminal_serves_every_request() {
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     std::fs::remove_file(&report).unwrap();
     // One write(2) per log line (println! on a terminal), and every line read from the pty.
-    assert!(json["write_calls"].as_u64().unwrap() >= 2000, "{json}");
+    assert!(json["tree_write_calls"].as_u64().unwrap() >= 2000, "{json}");
     assert!(json["bytes"].as_u64().unwrap() >= 2000 * 30, "{json}");
     assert_eq!(json["exit_code"], 0, "{json}");
 }

@@ -196,6 +196,10 @@ fn a_wait_in_the_middle_of_a_frame_ends_no_frame() {
     assert_eq!(json["frame_method"], "waits", "{said}");
     assert_eq!(json["frame_detection"]["frames"], 30, "{said}");
     assert_eq!(json["inside"]["terminal_writes"], 60, "{said}");
+    // Two counts, each named for what it counts: the terminal's (inside), the tree's (kernel).
+    assert_eq!(json["terminal_write_calls"], 60, "{said}");
+    assert!(json["tree_write_calls"].as_u64().unwrap() >= 60, "{said}");
+    assert!(json.get("write_calls").is_none(), "{said}");
 }
 
 /// The material's program, `stderr()` unbuffered: frames from its waits match its own count;

@@ -63,10 +63,16 @@ pub struct WrapReport {
     pub last_line: Option<String>,
     #[serde(flatten)]
     pub run: WrapRun,
-    /// write(2) calls and bytes of CMD's whole process tree, to any fd; `null` where the
-    /// kernel keeps no such counters. `write_scope` says whether they are the terminal's.
-    pub write_calls: Option<u64>,
-    pub bytes_written: Option<u64>,
+    /// write(2) calls and bytes of CMD's whole process tree, to any fd (the kernel's
+    /// counters, the observer's own records taken off); `null` where the kernel keeps none.
+    /// Without the observer's view, `write_scope` says whether they are the terminal's.
+    pub tree_write_calls: Option<u64>,
+    pub tree_bytes_written: Option<u64>,
+    /// write(2) calls and bytes that went to the terminal, seen from inside CMD (as the program
+    /// made them; under `--try frame`, as they went out held); `null` where the observer did not
+    /// see them all. The per-frame figures use these where they are given, else the tree's.
+    pub terminal_write_calls: Option<u64>,
+    pub terminal_bytes_written: Option<u64>,
     pub write_scope: WriteScope,
     pub frame_method: FrameMethod,
     /// How the frames were found, with the evidence for and against.
@@ -250,7 +256,9 @@ impl WrapReport {
             self.seconds,
             bytes(self.run.per_second.bytes_per_second),
         );
-        out += &match (self.write_calls, self.run.per_second.writes_per_second) {
+        // The terminal's count where the observer saw it, else the tree's (as the rate is).
+        let calls = self.terminal_write_calls.or(self.tree_write_calls);
+        out += &match (calls, self.run.per_second.writes_per_second) {
             (Some(w), Some(rate)) => format!("{} write(2) ({}/s)", count(w as f64), count(rate)),
             _ => "write(2) n/a".to_owned(),
         };
@@ -305,7 +313,7 @@ impl WrapReport {
                 out += &format!(
                     "\n  write(2) counts: CMD's processes wrote {}, {:.2}x what the terminal \
                      received (pipes or files besides it): no write(2) a frame",
-                    bytes(self.bytes_written.unwrap_or(0) as f64),
+                    bytes(self.tree_bytes_written.unwrap_or(0) as f64),
                     ratio
                 );
             }
