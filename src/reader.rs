@@ -27,13 +27,14 @@ impl Tail {
 }
 
 /// Reads `source` to its end (EIO from a pty master counts as the end) the way `model` says,
-/// shows every chunk to `seen` as it arrives, and returns the bytes read. Once `writer_gone` is set, a throttle stops pacing: what is left in
+/// shows every chunk to `seen` as it arrives (with the vt model's screen after it, for `vt`),
+/// and returns the bytes read. Once `writer_gone` is set, a throttle stops pacing: what is left in
 /// the kernel's buffer is read at once instead of holding the bench up.
 pub fn consume(
     model: ReaderModel,
     mut source: impl Read,
     size: (u16, u16),
-    seen: &mut dyn FnMut(&[u8]),
+    seen: &mut dyn FnMut(&[u8], Option<&vt100::Screen>),
     writer_gone: &AtomicBool,
 ) -> io::Result<u64> {
     let mut buf = vec![0u8; 64 * 1024];
@@ -63,7 +64,7 @@ pub fn consume(
         if let Some(parser) = &mut parser {
             parser.process(&buf[..n]);
         }
-        seen(&buf[..n]);
+        seen(&buf[..n], parser.as_ref().map(vt100::Parser::screen));
         if let Some(rate) = pace.filter(|_| !writer_gone.load(Ordering::Relaxed)) {
             let due = start + Duration::from_secs_f64(total as f64 / rate as f64);
             let now = Instant::now();
@@ -104,7 +105,7 @@ mod tests {
             },
             source,
             (80, 24),
-            &mut |b| tail.push(b),
+            &mut |b, _| tail.push(b),
             &GOING,
         )
         .unwrap();
@@ -115,7 +116,7 @@ mod tests {
             ReaderModel::Drain,
             Until(Instant::now() + Duration::from_millis(100)),
             (80, 24),
-            &mut |b| tail.push(b),
+            &mut |b, _| tail.push(b),
             &GOING,
         )
         .unwrap();
@@ -130,7 +131,7 @@ mod tests {
             ReaderModel::Vt,
             text.as_bytes(),
             (80, 24),
-            &mut |b| tail.push(b),
+            &mut |b, _| tail.push(b),
             &GOING,
         )
         .unwrap();

@@ -385,6 +385,28 @@ fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// With `--reader vt` the cursor position answered is the vt model's: crossterm's
+/// `cursor::position()` gets it, and the program runs as in xterm.
+#[test]
+fn the_vt_reader_answers_the_cursor_position_from_its_model() {
+    let program = example::example_path("keyed_ratatui");
+    let (code, report, said, _) = wrap_keys_with(
+        &["--reader", "vt"],
+        "80x24",
+        "j q",
+        &[program.to_str().unwrap(), "bufwriter"],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    let cpr = report["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["asked"].as_str().unwrap().starts_with("ESC[6n"))
+        .unwrap_or_else(|| panic!("no ESC[6n in {}", report["asked"]))
+        .clone();
+    assert_eq!(cpr["told"], "ESC[1;1R", "{said}");
+}
+
 #[test]
 fn a_script_longer_than_the_run_is_cut_and_said_and_a_cmd_that_quits_mid_script_ends_it() {
     let program = keyed_c();

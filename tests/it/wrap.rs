@@ -427,7 +427,10 @@ fn everything_cmd_started_ends_with_it() {
     let (code, report, said) = wrap("daemon", &["sh", "-c", &daemon]);
     assert_eq!(code, Some(0), "{said}");
     assert!(gone(marker), "the daemon outlived wrap");
-    assert!(report["tree_write_calls"].as_u64().unwrap() >= 2, "{report}");
+    assert!(
+        report["tree_write_calls"].as_u64().unwrap() >= 2,
+        "{report}"
+    );
     // Ended by the duration too: a child that ignores SIGTERM.
     let marker = "27.1828";
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
@@ -723,7 +726,10 @@ fn wrap_counts_as_a_normal_user_and_without_path() {
         let said = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{said}");
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert!(report["tree_write_calls"].as_u64().unwrap() >= 8, "{report}");
+        assert!(
+            report["tree_write_calls"].as_u64().unwrap() >= 8,
+            "{report}"
+        );
     } else {
         eprintln!("not root, no runuser, or the build out of nobody's reach: not run as nobody");
     }

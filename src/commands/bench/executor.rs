@@ -199,8 +199,8 @@ fn spawn(
             .name("bench-reader".into())
             .spawn(move || {
                 let mut tail = Tail::default();
-                let bytes =
-                    consume(model, source, size, &mut |b| tail.push(b), &child_gone).unwrap_or(0);
+                let bytes = consume(model, source, size, &mut |b, _| tail.push(b), &child_gone)
+                    .unwrap_or(0);
                 let (user, kernel) = crate::sys::cpu_time(crate::sys::Usage::Thread);
                 (tail, bytes, user + kernel)
             })

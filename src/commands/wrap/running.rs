@@ -489,14 +489,17 @@ fn read_output(
                 })?;
             let mut batch = Batch::default();
             let mut answers = Vec::new();
-            let mut seen = |chunk: &[u8]| {
+            let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
                 let at = Instant::now();
                 last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
                 if let Some(out) = &mut out {
                     let _ = own.write_all(&mut *out, chunk);
                 }
                 if let Some((answerer, to_cmd)) = &mut answering {
-                    answerer.feed(chunk, &mut answers, &modes);
+                    // `--reader vt`: the cursor the vt model has after the chunk (a program asks
+                    // where it is after drawing, then waits for the answer).
+                    let cursor = vt.map(vt100::Screen::cursor_position);
+                    answerer.feed(chunk, (&mut answers, cursor), &modes);
                     // Only when CMD's input has room: a CMD that asks and never reads must not
                     // stop the reading of its output.
                     if !answers.is_empty() && input_has_room(to_cmd) {

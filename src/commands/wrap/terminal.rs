@@ -62,11 +62,25 @@ impl Answerer {
     }
 
     /// Follows `chunk` of CMD's output; the answers to what it asked go into `answers`, and its
-    /// key modes into `modes`.
-    pub fn feed(&mut self, chunk: &[u8], answers: &mut Vec<u8>, modes: &SharedModes) {
+    /// key modes into `modes`. The cursor position answered is the tracked cursor's where the
+    /// question was asked, or `vt_cursor` (0-based row and column: the vt model's, `--reader
+    /// vt`) where given.
+    pub fn feed(
+        &mut self,
+        chunk: &[u8],
+        (answers, vt_cursor): (&mut Vec<u8>, Option<(u16, u16)>),
+        modes: &SharedModes,
+    ) {
         let asked = &mut self.asked;
         self.screen.feed(chunk, &mut |event, _| {
             if let Event::Query(query) = event {
+                let query = match (query, vt_cursor) {
+                    (Query::CursorPosition { .. }, Some((row, col))) => Query::CursorPosition {
+                        row: row + 1,
+                        col: col + 1,
+                    },
+                    _ => query,
+                };
                 let (name, answer) = answer(query);
                 let exchange = asked.entry(name).or_insert(Exchange {
                     asked: name,
@@ -182,8 +196,22 @@ mod tests {
     fn ask(answerer: &mut Answerer, bytes: &[u8]) -> (Vec<u8>, KeyModes) {
         let modes = SharedModes::default();
         let mut answers = Vec::new();
-        answerer.feed(bytes, &mut answers, &modes);
+        answerer.feed(bytes, (&mut answers, None), &modes);
         (answers, modes.get())
+    }
+
+    /// `--reader vt`: the cursor is the vt model's (here one the small model would place
+    /// elsewhere), given 0-based and answered 1-based.
+    #[test]
+    fn with_the_vt_model_the_cursor_answered_is_the_vt_models() {
+        let mut a = Answerer::new((80, 24));
+        let mut answers = Vec::new();
+        a.feed(
+            b"\x1b[5;10Hhello\x1b[6n",
+            (&mut answers, Some((11, 2))),
+            &SharedModes::default(),
+        );
+        assert_eq!(answers, b"\x1b[12;3R");
     }
 
     #[test]
