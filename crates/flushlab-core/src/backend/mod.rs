@@ -4,11 +4,11 @@
 //! crossterm and lean, which hand the writer a piece at a time; termion formats the frame into
 //! a string first, so unbuffered output costs it a few write(2) a frame.
 
-mod lean;
-
 use serde::{Deserialize, Serialize};
 
-pub use lean::LeanBackend;
+/// The lean encoder lives in a crate of its own (`crates/flushlab-lean-backend`), for any
+/// ratatui app to take; flushlab draws through that same code.
+pub use flushlab_lean_backend::LeanBackend;
 
 /// Which ratatui `Backend` encodes the frame.
 #[derive(

@@ -1,21 +1,66 @@
-//! `LeanBackend`: a ratatui [`Backend`] that encodes cells straight into bytes.
+//! `LeanBackend`: a [ratatui](https://ratatui.rs) [`Backend`] that encodes cells straight into
+//! bytes, for any `W: Write` — stdout, stderr, a `BufWriter`, a `Vec<u8>`.
 //!
-//! It sends what ratatui's crossterm backend sends for the same cells — the same cursor moves,
+//! It sends what ratatui's `CrosstermBackend` sends for the same cells — the same cursor moves,
 //! SGR sequences and colour forms (`38;5;N` for named colours, as crossterm writes them), so a
 //! terminal ends with the same screen — but builds each cell's bytes in a small buffer with a
-//! digit table, where crossterm formats every number and every sequence through `fmt`, and
-//! hands the writer one `write_all` a cell, where crossterm hands it one per formatted piece.
-//! Which writer is underneath still decides how many write(2) calls a frame takes: unbuffered,
-//! that is one a cell (crossterm: several a cell); buffered, one a frame either way.
+//! digit table, where crossterm formats every number and every sequence through `fmt`, and hands
+//! the writer one `write_all` a cell, where crossterm hands it one a formatted piece. Which
+//! writer is underneath still decides how many write(2) calls a frame takes: unbuffered, one a
+//! cell (crossterm: several a cell); behind a `BufWriter` flushed once a frame, one a frame
+//! either way. Buffer first; then the encoder is the cost this crate cuts.
 //!
-//! Any ratatui app can draw through it: `Terminal::new(LeanBackend::new(writer))`.
+//! Two lines change in an app:
+//!
+//! ```no_run
+//! use std::io::{self, BufWriter};
+//! use flushlab_lean_backend::LeanBackend;
+//!
+//! # fn main() -> io::Result<()> {
+//! // was: Terminal::new(CrosstermBackend::new(BufWriter::new(io::stdout())))?
+//! let backend = LeanBackend::new(BufWriter::with_capacity(64 * 1024, io::stdout()));
+//! let mut terminal = ratatui::Terminal::new(backend)?;
+//! terminal.draw(|frame| frame.render_widget("hello", frame.area()))?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Into memory, with the size given (a writer that is no terminal):
+//!
+//! ```
+//! use flushlab_lean_backend::LeanBackend;
+//! use ratatui::layout::Size;
+//!
+//! let backend = LeanBackend::new(Vec::new()).with_size(Size::new(20, 2));
+//! let mut terminal = ratatui::Terminal::new(backend).unwrap();
+//! terminal.draw(|frame| frame.render_widget("lean", frame.area())).unwrap();
+//! let bytes = terminal.backend().writer();
+//! assert!(bytes.starts_with(b"\x1b[1;1Hlean"));
+//! ```
+//!
+//! What it does not do, and what it does differently:
+//!
+//! - It sends colours as crossterm does: RGB as `38;2;R;G;B`, indexed as `38;5;N`. A terminal
+//!   without truecolor shows RGB as it shows crossterm's: the crate does not downsample.
+//! - `NO_COLOR` set and not empty: no colour at all, as crossterm does.
+//! - Size and cursor position are asked of the terminal crossterm asks (the one on stdout, else
+//!   `/dev/tty`), whatever the writer is; give a writer that is no terminal its size with
+//!   [`LeanBackend::with_size`]. Asking the cursor's position writes `ESC[6n` to that terminal
+//!   and waits for its answer, as crossterm's backend does.
+//! - A write error (a closed pty, a full disk, `EPIPE`) comes back as the `io::Error`, never a
+//!   panic; a frame whose draw failed is not assumed drawn (ratatui draws its whole buffer
+//!   again only if the app calls `Terminal::clear`; the backend keeps no state across draws).
+//!
+//! MSRV: Rust 1.88. No `unsafe` (`#![forbid(unsafe_code)]`).
+
+#![forbid(unsafe_code)]
 
 use std::io::{self, Write};
 
-use ratatui::backend::{Backend, ClearType, WindowSize};
-use ratatui::buffer::Cell;
-use ratatui::layout::{Position, Size};
-use ratatui::style::{Color, Modifier};
+use ratatui_core::backend::{Backend, ClearType, WindowSize};
+use ratatui_core::buffer::Cell;
+use ratatui_core::layout::{Position, Size};
+use ratatui_core::style::{Color, Modifier};
 
 /// Cursor moves, SGR and symbols written straight into bytes; see the module's documentation.
 pub struct LeanBackend<W: Write> {
@@ -26,11 +71,12 @@ pub struct LeanBackend<W: Write> {
     /// must do the same work).
     colours: bool,
     /// The size `size()` reports when no terminal can be asked (a pty's window size, set by the
-    /// caller); `None` asks the writer's terminal through crossterm's query, as crossterm does.
+    /// caller); `None` asks the terminal through crossterm's query, as crossterm's backend does.
     size: Option<Size>,
 }
 
 impl<W: Write> LeanBackend<W> {
+    /// A backend writing to `writer`; its size is the terminal's (see [`LeanBackend::with_size`]).
     pub fn new(writer: W) -> LeanBackend<W> {
         LeanBackend {
             writer,
@@ -46,14 +92,17 @@ impl<W: Write> LeanBackend<W> {
         self
     }
 
+    /// The writer, as `CrosstermBackend::writer` lends it.
     pub fn writer(&self) -> &W {
         &self.writer
     }
 
+    /// The writer, mutably (for a `BufWriter`'s buffer, a `Vec`'s bytes).
     pub fn writer_mut(&mut self) -> &mut W {
         &mut self.writer
     }
 
+    /// The writer back, the backend gone.
     pub fn into_writer(self) -> W {
         self.writer
     }
@@ -85,6 +134,7 @@ impl<W: Write> LeanBackend<W> {
             state.fg = cell.fg;
             state.bg = cell.bg;
         }
+        #[cfg(feature = "underline-color")]
         if cell.underline_color != state.underline {
             out.put(b"\x1b[");
             if self.colours {
@@ -102,6 +152,7 @@ struct Pen {
     last: Option<(u16, u16)>,
     fg: Color,
     bg: Color,
+    #[cfg_attr(not(feature = "underline-color"), allow(dead_code))]
     underline: Color,
     modifier: Modifier,
 }
@@ -123,6 +174,7 @@ impl Pen {
 enum Layer {
     Fg,
     Bg,
+    #[cfg(feature = "underline-color")]
     Underline,
 }
 
@@ -229,6 +281,7 @@ fn push_colour(out: &mut CellBytes, layer: Layer, colour: Color) {
     let (reset, lead) = match layer {
         Layer::Fg => (b"39", b"38;"),
         Layer::Bg => (b"49", b"48;"),
+        #[cfg(feature = "underline-color")]
         Layer::Underline => (b"59", b"58;"),
     };
     let index = match colour {
@@ -354,12 +407,15 @@ impl<W: Write> Backend for LeanBackend<W> {
             self.encode(x, y, cell, &mut pen);
             self.writer.write_all(self.cell.as_bytes())?;
         }
-        // As crossterm ends a draw: colours, underline colour and attributes reset.
-        if self.colours {
-            self.writer.write_all(b"\x1b[39m\x1b[49m\x1b[59m\x1b[0m")
-        } else {
-            self.writer.write_all(b"\x1b[m\x1b[m\x1b[m\x1b[0m")
-        }
+        // As crossterm ends a draw: colours, underline colour (where cells carry one) and
+        // attributes reset.
+        let end: &[u8] = match (self.colours, cfg!(feature = "underline-color")) {
+            (true, true) => b"\x1b[39m\x1b[49m\x1b[59m\x1b[0m",
+            (true, false) => b"\x1b[39m\x1b[49m\x1b[0m",
+            (false, true) => b"\x1b[m\x1b[m\x1b[m\x1b[0m",
+            (false, false) => b"\x1b[m\x1b[m\x1b[0m",
+        };
+        self.writer.write_all(end)
     }
 
     fn hide_cursor(&mut self) -> io::Result<()> {
@@ -372,11 +428,10 @@ impl<W: Write> Backend for LeanBackend<W> {
         self.writer.flush()
     }
 
+    /// Asks the terminal (`ESC[6n`, as crossterm's backend does) and waits for its answer.
     fn get_cursor_position(&mut self) -> io::Result<Position> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "LeanBackend writes only: it does not read the terminal's answers",
-        ))
+        let (x, y) = crossterm::cursor::position()?;
+        Ok(Position { x, y })
     }
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
@@ -410,20 +465,37 @@ impl<W: Write> Backend for LeanBackend<W> {
         self.writer.flush()
     }
 
+    /// The size given ([`LeanBackend::with_size`]), else the terminal's.
     fn size(&self) -> io::Result<Size> {
-        self.size.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::Unsupported,
-                "LeanBackend has no terminal to ask its size: give it with `with_size`",
-            )
-        })
+        match self.size {
+            Some(size) => Ok(size),
+            None => {
+                let (width, height) = crossterm::terminal::size()?;
+                Ok(Size { width, height })
+            }
+        }
     }
 
+    /// The size given and no pixels, else the terminal's, pixels included where it says them.
     fn window_size(&mut self) -> io::Result<WindowSize> {
-        let columns_rows = self.size()?;
+        if let Some(columns_rows) = self.size {
+            return Ok(WindowSize {
+                columns_rows,
+                pixels: Size::default(),
+            });
+        }
+        let crossterm::terminal::WindowSize {
+            rows,
+            columns,
+            width,
+            height,
+        } = crossterm::terminal::window_size()?;
         Ok(WindowSize {
-            columns_rows,
-            pixels: Size::default(),
+            columns_rows: Size {
+                width: columns,
+                height: rows,
+            },
+            pixels: Size { width, height },
         })
     }
 
@@ -431,15 +503,18 @@ impl<W: Write> Backend for LeanBackend<W> {
         self.writer.flush()
     }
 
+    #[cfg(feature = "scrolling-regions")]
     fn scroll_region_up(&mut self, region: std::ops::Range<u16>, amount: u16) -> io::Result<()> {
         self.scroll_region(region, amount, b'S')
     }
 
+    #[cfg(feature = "scrolling-regions")]
     fn scroll_region_down(&mut self, region: std::ops::Range<u16>, amount: u16) -> io::Result<()> {
         self.scroll_region(region, amount, b'T')
     }
 }
 
+#[cfg(feature = "scrolling-regions")]
 impl<W: Write> LeanBackend<W> {
     /// `ESC [ top ; bottom r`, `ESC [ N S|T`, `ESC [ r`: the region set, scrolled, and the
     /// whole screen given back, as ratatui's crossterm backend does it (nothing for 0 lines).
@@ -480,7 +555,11 @@ mod tests {
         let all = Modifier::all();
         let rgb = Color::Rgb(255, 255, 255);
         let mut cell = Cell::new("x");
-        (cell.fg, cell.bg, cell.underline_color) = (rgb, rgb, rgb);
+        (cell.fg, cell.bg) = (rgb, rgb);
+        #[cfg(feature = "underline-color")]
+        {
+            cell.underline_color = rgb;
+        }
         for (from, to) in [
             (Modifier::empty(), all),
             (all, Modifier::empty()),

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use flushlab_core::backend::LeanBackend;
+use flushlab_lean_backend::LeanBackend;
 use proptest::prelude::*;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, CellDiffOption};
