@@ -27,6 +27,11 @@ const MANY_WRITES_A_FRAME: f64 = 16.0;
 const MANY_WRITES_A_SECOND: f64 = 1000.0;
 /// Asleep in write(2) on the terminal for more than half the run: the terminal sets the pace.
 const READER_BOUND: f64 = 0.5;
+/// CPU a frame, over the screen's cells, from which a buffered ratatui program's encoder is
+/// worth a look: crossterm's backend took ~300 ns a changed cell here, the lean one ~45
+/// (crates/flushlab-lean-backend, its divan bench); a full-screen redraw through crossterm is
+/// above this, a program that changes a few cells a frame far below.
+const ENCODER_NS_A_CELL: f64 = 150.0;
 
 /// Everything a diagnosis may look at.
 #[derive(Clone, Debug)]
@@ -48,6 +53,9 @@ pub struct Evidence<'a> {
     /// The user's terminal answered DECRQM ?2026 (interactive only).
     pub terminal_syncs: bool,
     pub writer: &'a Writer,
+    /// CMD's tree's CPU a frame, and the screen's cells.
+    pub cpu_ms_per_frame: Option<f64>,
+    pub cells: u64,
 }
 
 const GUIDE_SYNC: &str = "docs/guide.md#6-synchronized-output";
@@ -114,6 +122,9 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
             });
         }
     }
+    if let Some(diagnosis) = encoder_bound(e) {
+        found.push(diagnosis);
+    }
     if let Some(share) = e.blocked_share.filter(|&s| s >= READER_BOUND) {
         found.push(Diagnosis {
             code: "reader-bound",
@@ -127,6 +138,31 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
         });
     }
     found
+}
+
+/// A ratatui program through crossterm's backend, already buffered (one write(2) a frame, or
+/// writes of 8 KiB and more), whose CPU a frame
+/// is high for its screen: what a leaner encoder would change, measured, and how to try it.
+fn encoder_bound(e: &Evidence) -> Option<Diagnosis> {
+    // One write a frame, or writes of a buffer's size (a 64 KiB `BufWriter` under a larger frame).
+    let buffered = e.writes_per_frame.is_some_and(|w| w <= 2.0)
+        || e.writes
+            .is_some_and(|io| io.bytes >= 8192 * io.write_calls.max(1));
+    let ns_a_cell = e.cpu_ms_per_frame? * 1e6 / e.cells.max(1) as f64;
+    (e.writer.ratatui_crossterm && buffered && ns_a_cell >= ENCODER_NS_A_CELL).then(|| Diagnosis {
+        code: "encoder-bound",
+        message: format!(
+            "buffered already, and {} ms of CPU a frame ({:.0} ns a cell of the \
+             screen) through ratatui's crossterm backend: the encoder may be the cost now. \
+             flushlab-lean-backend sends the same screen (crates/flushlab-lean-backend, a \
+             1,000-case test against crossterm's) for ~45 ns a changed cell against ~300 here; \
+             try `LeanBackend::new(writer)` in place of `CrosstermBackend::new(writer)` and \
+             measure again",
+            count(e.cpu_ms_per_frame.unwrap_or_default()),
+            ns_a_cell
+        ),
+        guide: "docs/guide.md#after-buffering-the-encoder",
+    })
 }
 
 /// What makes holding a frame's writes permanent in CMD's own code: the fix for what was
@@ -226,7 +262,37 @@ mod tests {
             blocked_share: Some(0.0),
             terminal_syncs: false,
             writer,
+            cpu_ms_per_frame: None,
+            cells: 200 * 60,
         }
+    }
+
+    /// A buffered ratatui program through crossterm's backend: a full redraw's CPU points to
+    /// the encoder; a few cells a frame, another backend or an unbuffered writer do not.
+    #[test]
+    fn a_buffered_ratatui_program_heavy_on_cpu_is_pointed_to_the_lean_backend() {
+        let known = frames(true);
+        let ratatui = Writer {
+            language: Language::Rust,
+            ratatui_crossterm: true,
+            ..Writer::default()
+        };
+        let heavy = |cpu_ms, writes_per_frame, writer| Evidence {
+            writes_per_frame: Some(writes_per_frame),
+            cpu_ms_per_frame: Some(cpu_ms),
+            ..evidence(&known, writer)
+        };
+        let found = diagnose(&heavy(4.0, 1.0, &ratatui));
+        assert_eq!(codes(found.clone()), ["encoder-bound"]);
+        assert!(found[0].message.contains("LeanBackend::new"), "{found:?}");
+        assert!(found[0].message.contains("333 ns a cell"), "{found:?}");
+        assert!(diagnose(&heavy(0.2, 1.0, &ratatui)).is_empty());
+        assert!(diagnose(&heavy(4.0, 300.0, &ratatui)).is_empty());
+        let other = Writer {
+            language: Language::Rust,
+            ..Writer::default()
+        };
+        assert!(diagnose(&heavy(4.0, 1.0, &other)).is_empty());
     }
 
     fn codes(found: Vec<Diagnosis>) -> Vec<&'static str> {

@@ -291,6 +291,8 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         blocked_share: m.tree.blocked_share(),
         terminal_syncs: m.terminal_syncs,
         writer: &writer,
+        cpu_ms_per_frame: figures.and_then(|f| f.cpu_ms_per_frame()),
+        cells: u64::from(m.size.0) * u64::from(m.size.1),
     });
     let per = |x: u64| x as f64 / m.seconds.max(1e-9);
     WrapReport {

@@ -52,6 +52,9 @@ pub struct Writer {
     pub language: Language,
     /// It draws through (n)curses.
     pub curses: bool,
+    /// A Rust program that carries ratatui's crossterm backend (its sources' paths are in the
+    /// binary, as any crate's panic locations are).
+    pub ratatui_crossterm: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -238,17 +241,20 @@ impl Tree {
             "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" | "busybox"
         ) {
             Language::Shell
-        } else if built_by_rustc(&seen.exe) {
+        } else if mentions(&seen.exe, b"/rustc/") {
             Language::Rust
         } else if seen.libc {
             Language::C
         } else {
             Language::Unknown
         };
+        let ratatui_crossterm =
+            language == Language::Rust && mentions(&seen.exe, b"ratatui-crossterm");
         Writer {
             executable: seen.exe.to_string_lossy().into_owned(),
             language,
             curses: seen.curses,
+            ratatui_crossterm,
         }
     }
 
@@ -323,11 +329,11 @@ fn look_at(pid: i32, exe: PathBuf) -> Seen {
     }
 }
 
-/// Whether the executable was built by rustc: its panic locations name std's sources under
-/// `/rustc/<commit>/`. Reads it in 1 MiB pieces, at most 256 MiB.
-fn built_by_rustc(exe: &Path) -> bool {
+/// Whether the executable holds `needle`: built by rustc, its panic locations name std's
+/// sources under `/rustc/<commit>/` and each crate's by its package's name. Reads it in 1 MiB
+/// pieces, at most 256 MiB.
+fn mentions(exe: &Path, needle: &[u8]) -> bool {
     use std::io::Read;
-    const NEEDLE: &[u8] = b"/rustc/";
     let Ok(file) = std::fs::File::open(exe) else {
         return false;
     };
@@ -341,10 +347,10 @@ fn built_by_rustc(exe: &Path) -> bool {
             Ok(n) => n,
         };
         let filled = kept + n;
-        if piece[..filled].windows(NEEDLE.len()).any(|w| w == NEEDLE) {
+        if piece[..filled].windows(needle.len()).any(|w| w == needle) {
             return true;
         }
-        kept = (NEEDLE.len() - 1).min(filled);
+        kept = (needle.len() - 1).min(filled);
         piece.copy_within(filled - kept..filled, 0);
     }
 }
