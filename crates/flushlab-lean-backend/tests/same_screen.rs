@@ -263,3 +263,91 @@ fn a_terminal_drawn_through_the_lean_backend_shows_the_widgets() {
     );
     assert_eq!(parser.screen().cell(0, 0).unwrap().contents(), "┌");
 }
+
+/// A writer that takes `room` bytes, then fails as a closed pty does (`EIO`), or a full disk, or
+/// a reader that went away (`EPIPE`).
+struct Failing {
+    room: usize,
+    error: io::ErrorKind,
+    got: Vec<u8>,
+}
+
+impl Write for Failing {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.room == 0 {
+            return Err(io::Error::from(self.error));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        self.got.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        if self.room == 0 {
+            return Err(io::Error::from(self.error));
+        }
+        Ok(())
+    }
+}
+
+/// A write error comes back as the error, never a panic, wherever in a frame it happens; and a
+/// draw after it sends the frame whole (the backend keeps nothing of a draw that failed).
+#[test]
+fn a_write_error_is_returned_and_the_next_draw_is_whole() {
+    let area = Rect::new(0, 0, 40, 10);
+    let mut buffer = Buffer::empty(area);
+    for y in 0..10 {
+        for x in 0..40 {
+            buffer[(x, y)]
+                .set_symbol("é")
+                .set_fg(Color::Rgb(x as u8, y as u8, 9))
+                .set_style(Style::new().add_modifier(Modifier::BOLD));
+        }
+    }
+    let empty = Buffer::empty(area);
+    let whole = {
+        let calls = Calls::default();
+        LeanBackend::new(calls.clone())
+            .draw(empty.diff_iter(&buffer))
+            .unwrap();
+        calls.bytes()
+    };
+    for error in [
+        io::ErrorKind::BrokenPipe,
+        io::ErrorKind::StorageFull,
+        io::ErrorKind::Other,
+    ] {
+        for room in [0, 1, 7, 100, whole.len() / 2, whole.len() - 1] {
+            let mut backend = LeanBackend::new(Failing {
+                room,
+                error,
+                got: Vec::new(),
+            });
+            let failed = backend.draw(empty.diff_iter(&buffer));
+            assert_eq!(failed.unwrap_err().kind(), error, "room {room}");
+            assert_eq!(backend.writer().got.len(), room);
+            // The same backend, its writer given room again: the whole frame goes out.
+            let writer = backend.writer_mut();
+            (writer.room, writer.got) = (usize::MAX, Vec::new());
+            backend.draw(empty.diff_iter(&buffer)).unwrap();
+            assert!(backend.writer().got == whole, "room {room}");
+        }
+    }
+    for op in [
+        |b: &mut LeanBackend<Failing>| b.hide_cursor(),
+        |b: &mut LeanBackend<Failing>| b.show_cursor(),
+        |b: &mut LeanBackend<Failing>| b.clear(),
+        |b: &mut LeanBackend<Failing>| b.append_lines(3),
+        |b: &mut LeanBackend<Failing>| b.set_cursor_position((3, 4)),
+    ] {
+        let mut backend = LeanBackend::new(Failing {
+            room: 0,
+            error: io::ErrorKind::BrokenPipe,
+            got: Vec::new(),
+        });
+        assert_eq!(
+            op(&mut backend).unwrap_err().kind(),
+            io::ErrorKind::BrokenPipe
+        );
+    }
+}
