@@ -407,6 +407,47 @@ fn the_vt_reader_answers_the_cursor_position_from_its_model() {
     assert_eq!(cpr["told"], "ESC[1;1R", "{said}");
 }
 
+/// `--compare frame --keys` on the ratatui program that draws a full 200x60 screen a key into
+/// unbuffered `stderr()`: key→frame p50 at least ×5 faster tried (the median of the rounds), and the
+/// terminal got the same bytes in every run (one digest).
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (30 s, 2 rounds of two runs): cargo test --features slow-tests"
+)]
+fn compared_on_keys_buffering_buys_a_ratatui_stderr_program_five_times_and_the_same_bytes() {
+    let _serial = one_at_a_time();
+    let program = example::example_path("keyed_ratatui");
+    let report = common::scratch("compare-keys.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--compare",
+            "frame",
+            "--rounds",
+            "2",
+            "--size",
+            "200x60",
+        ])
+        .args(["--keys", "j*8@600ms q", "--export-json"])
+        .arg(&report)
+        .args(["--", program.to_str().unwrap(), "stderr"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let json = common::read_json(&report);
+    let p50 = &json["key_speedup"]["key_to_frame_p50"];
+    assert!(p50["median"].as_f64().unwrap() >= 5.0, "{p50}: {said}");
+    let digests: std::collections::BTreeSet<String> = ["as_is", "tried"]
+        .iter()
+        .flat_map(|arm| json[arm].as_array().unwrap().iter())
+        .map(|run| run["received_digest"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(digests.len(), 1, "{digests:?}: {said}");
+    assert!(said.contains("the same bytes in every run"), "{said}");
+}
+
 #[test]
 fn a_script_longer_than_the_run_is_cut_and_said_and_a_cmd_that_quits_mid_script_ends_it() {
     let program = keyed_c();
