@@ -478,6 +478,45 @@ fn a_script_longer_than_the_run_is_cut_and_said_and_a_cmd_that_quits_mid_script_
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// A CMD that crashes or is killed in the middle of the keys ends wrap at once, with its status
+/// (128 + the signal), the keys cut and said.
+#[test]
+fn a_cmd_that_crashes_or_is_killed_mid_script_ends_wrap_with_its_status() {
+    for (signal, code) in [("SEGV", 139), ("KILL", 137)] {
+        let report = common::scratch("keyed-crash.json");
+        let crash = format!("sleep 0.6; kill -{signal} $$");
+        let started = std::time::Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--keys",
+                "j*500@10ms",
+                "--keys-after",
+                "0.1",
+                "--export-json",
+            ])
+            .arg(&report)
+            .args(["--", "sh", "-c", &crash])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{signal}: {said}");
+        assert!(
+            started.elapsed().as_secs() < 4,
+            "{signal}: wrap took {:?}",
+            started.elapsed()
+        );
+        let json = common::read_json(&report);
+        assert_eq!(json["exit_code"], code, "{signal}");
+        let sent = json["keys"]["sent"].as_u64().unwrap();
+        assert!(sent > 0 && sent < 500, "{signal}: {sent} sent");
+        assert!(
+            said.contains("of 500 in the script (cut"),
+            "{signal}: {said}"
+        );
+    }
+}
+
 #[test]
 fn a_hostile_script_is_one_line_naming_the_word() {
     for (flags, names) in [
