@@ -74,8 +74,12 @@
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* The wire format, read by crates/flushlab-observer/src/lib.rs: 64 bytes, native endian. */
-enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, RELEASE = 5 };
+/* The wire format, read by crates/flushlab-observer/src/lib.rs: 64 bytes, native endian. A
+ * WAIT's kind of wait rides in the high 16 bits of `kind`. READ: a read of the terminal that
+ * took `bytes` (a key, an answer), begun at start_ns and returned at end_ns. */
+enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, RELEASE = 5, READ = 6 };
+enum wait_kind { W_POLL = 1, W_SELECT = 2, W_EPOLL = 3, W_SLEEP = 4, W_SIGNAL = 5, W_FUTEX = 6,
+                 W_READ = 7 };
 struct record {
     uint32_t kind;
     uint32_t pid;
@@ -247,7 +251,9 @@ static atomic_uint flushed_writes, flushed_bytes;
 static uint64_t bound_ns = 10000000u;
 static pthread_cond_t held_cond; /* on CLOCK_MONOTONIC; signalled when held bytes appear */
 static int watchdog_running;     /* under held_lock; a forked child has none */
-static uint64_t last_held_ns;    /* under held_lock */
+/* Held writes so far, under held_lock: the watchdog tells "no write since I last looked" from
+ * it, so a held write costs no clock read (a clock read was a third of its cost). */
+static uint64_t held_generation;
 
 /* --try frame: stdout and stderr, when they are the terminal, fully buffered (1 MiB, as stdbuf
  * would) and flushed wherever held bytes are let out, held bytes first (see let_out). */
@@ -381,30 +387,49 @@ static void append_locked(int fd, const char *p, size_t n) {
     memcpy(held + held_len, p, n);
     held_len += n;
     held_fd = fd;
-    last_held_ns = now_ns();
+    held_generation++;
 }
 
-/* The watchdog: asleep while nothing is held; else until bound_ns after the last held write,
- * then what is still held goes out, said to wrap (a RELEASE record: when, and how many bytes).
- * Its waits are glibc's own (pthread_cond_*), which the observer neither sees nor holds for. */
+/* The watchdog: asleep while nothing is held; else it looks every quarter of bound_ns, and
+ * lets out what is held after three looks in a row saw no new write, said to wrap (a RELEASE
+ * record: when, and how many bytes). The last write came between the look before those three
+ * and the one before that, so it went out 3/4 to 4/4 of bound_ns after it (on time: a late
+ * wake-up is late as a clock would be), and the program's writes cost no clock read. Its waits are glibc's own (pthread_cond_*), which the observer neither sees
+ * nor holds for. */
 static void *watchdog(void *unused) {
     (void)unused;
     t_inside = 1; /* this thread never re-enters the held buffer's code */
     pthread_mutex_lock(&held_lock);
+    uint64_t seen = held_generation, looked = now_ns(), changed = looked, step = bound_ns / 4;
+    int quiet = 0;
     for (;;) {
         if (held_len == 0) {
             pthread_cond_wait(&held_cond, &held_lock);
+            seen = held_generation;
+            looked = changed = now_ns();
+            quiet = 0;
             continue;
         }
-        uint64_t due = last_held_ns + bound_ns, now = now_ns();
+        uint64_t due = looked + step, now = now_ns();
         if (now < due) {
             struct timespec until = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
             pthread_cond_timedwait(&held_cond, &held_lock, &until);
             continue;
         }
-        struct record r = {.kind = RELEASE, .bytes = held_len, .first_ns = last_held_ns};
+        looked = now;
+        if (held_generation != seen) {
+            seen = held_generation;
+            changed = now;
+            quiet = 0;
+            continue;
+        }
+        if (++quiet < 3)
+            continue;
+        /* first_ns: the look that last saw a new write (the write came before it). */
+        struct record r = {.kind = RELEASE, .bytes = held_len, .first_ns = changed};
         write_all(held_fd, held, held_len);
         held_len = 0;
+        quiet = 0;
         r.start_ns = now;
         r.end_ns = now_ns();
         send_record(&r);
@@ -558,7 +583,7 @@ static _Atomic uint64_t last_quiet_wait_ns;
 
 /* After a blocking wait returned: when it began and ended, and the terminal writes this thread
  * made before it, go to wrap. */
-static void after_wait(uint64_t start, int blocking) {
+static void after_wait(uint64_t start, int blocking, enum wait_kind how) {
     if (!active || !blocking)
         return;
     int saved = errno;
@@ -571,7 +596,7 @@ static void after_wait(uint64_t start, int blocking) {
             return;
         }
     }
-    struct record r = {.kind = WAIT,
+    struct record r = {.kind = WAIT | (uint32_t)how << 16,
                        .writes = t_writes,
                        .bytes = t_bytes,
                        .first_ns = t_first_ns,
@@ -792,6 +817,21 @@ EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
 
 /* ---- reads: of the terminal, a wait for the user ---------------------------------------- */
 
+/* A read of the terminal is a wait (for the user); one that took bytes is said as well, with
+ * when it returned: where a key's input delay ends. */
+static void after_read(uint64_t start, int k, ssize_t got) {
+    if (k != K_TTY)
+        return;
+    int saved = errno;
+    after_wait(start, 1, W_READ);
+    if (got > 0) {
+        struct record r = {.kind = READ, .bytes = (uint64_t)got, .start_ns = start};
+        r.end_ns = now_ns();
+        send_record(&r);
+    }
+    errno = saved;
+}
+
 EXPORT ssize_t read(int fd, void *buf, size_t n) {
     if (!active)
         return get_read()(fd, buf, n);
@@ -800,7 +840,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t n) {
         return get_read()(fd, buf, n);
     uint64_t start = before_wait();
     ssize_t got = get_read()(fd, buf, n);
-    after_wait(start, k == K_TTY);
+    after_read(start, k, got);
     return got;
 }
 
@@ -812,53 +852,53 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
         return get_readv()(fd, iov, n);
     uint64_t start = before_wait();
     ssize_t got = get_readv()(fd, iov, n);
-    after_wait(start, k == K_TTY);
+    after_read(start, k, got);
     return got;
 }
 
 /* ---- waits ---------------------------------------------------------------------------------- */
 
-#define WAIT(blocks, call)                                                                       \
+#define WAIT(how, blocks, call)                                                                  \
     do {                                                                                         \
         uint64_t start_ = before_wait();                                                         \
         __typeof__(call) result_ = call;                                                         \
         int saved_ = errno;                                                                      \
-        after_wait(start_, blocks);                                                              \
+        after_wait(start_, blocks, how);                                                         \
         errno = saved_;                                                                          \
         return result_;                                                                          \
     } while (0)
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int ms) {
-    WAIT(timeout_blocks_ms(ms), get_poll()(fds, n, ms));
+    WAIT(W_POLL, timeout_blocks_ms(ms), get_poll()(fds, n, ms));
 }
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *m) {
-    WAIT(timespec_blocks(ts), get_ppoll()(fds, n, ts, m));
+    WAIT(W_POLL, timespec_blocks(ts), get_ppoll()(fds, n, ts, m));
 }
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv) {
     int blocks = timeval_blocks(tv);
-    WAIT(blocks, get_select()(n, r, w, e, tv));
+    WAIT(W_SELECT, blocks, get_select()(n, r, w, e, tv));
 }
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                    const sigset_t *m) {
-    WAIT(timespec_blocks(ts), get_pselect()(n, r, w, e, ts, m));
+    WAIT(W_SELECT, timespec_blocks(ts), get_pselect()(n, r, w, e, ts, m));
 }
 EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int ms) {
-    WAIT(timeout_blocks_ms(ms), get_epoll_wait()(ep, ev, max, ms));
+    WAIT(W_EPOLL, timeout_blocks_ms(ms), get_epoll_wait()(ep, ev, max, ms));
 }
 EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int ms, const sigset_t *m) {
-    WAIT(timeout_blocks_ms(ms), get_epoll_pwait()(ep, ev, max, ms, m));
+    WAIT(W_EPOLL, timeout_blocks_ms(ms), get_epoll_pwait()(ep, ev, max, ms, m));
 }
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
-    WAIT(timespec_blocks(req), get_nanosleep()(req, rem));
+    WAIT(W_SLEEP, timespec_blocks(req), get_nanosleep()(req, rem));
 }
 EXPORT int clock_nanosleep(clockid_t c, int flags, const struct timespec *req,
                            struct timespec *rem) {
-    WAIT(flags != 0 || timespec_blocks(req), get_clock_nanosleep()(c, flags, req, rem));
+    WAIT(W_SLEEP, flags != 0 || timespec_blocks(req), get_clock_nanosleep()(c, flags, req, rem));
 }
-EXPORT int usleep(useconds_t us) { WAIT(us != 0, get_usleep()(us)); }
-EXPORT unsigned sleep(unsigned s) { WAIT(s != 0, get_sleep()(s)); }
-EXPORT int sigsuspend(const sigset_t *m) { WAIT(1, get_sigsuspend()(m)); }
-EXPORT int pause(void) { WAIT(1, get_pause()()); }
+EXPORT int usleep(useconds_t us) { WAIT(W_SLEEP, us != 0, get_usleep()(us)); }
+EXPORT unsigned sleep(unsigned s) { WAIT(W_SLEEP, s != 0, get_sleep()(s)); }
+EXPORT int sigsuspend(const sigset_t *m) { WAIT(W_SIGNAL, 1, get_sigsuspend()(m)); }
+EXPORT int pause(void) { WAIT(W_SIGNAL, 1, get_pause()()); }
 
 /* A futex wait: how Rust's channels, condition variables and `park` wait (std calls it through
  * glibc's syscall(), which is why that can be seen here; glibc's own locks call the kernel
@@ -881,7 +921,7 @@ EXPORT long syscall(long number, ...) {
     uint64_t start = before_wait();
     long result = get_syscall()(number, a1, a2, a3, a4, a5, a6);
     int saved = errno;
-    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS);
+    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS, W_FUTEX);
     errno = saved;
     return result;
 }

@@ -179,9 +179,12 @@ pub enum Record {
     /// A child of `parent` started (it starts clean).
     Fork { pid: u32, parent: u32 },
     /// `--try frame`: held bytes let out by the bound, not by a wait (the program waited where
-    /// the observer cannot see, or not at all): `bytes`, the last held write at
-    /// `first_write_ns`, out from `start_ns` to `end_ns`.
+    /// the observer cannot see, or not at all): `bytes`, the last held write at or before
+    /// `first_write_ns` (the watchdog's look that saw it), out from `start_ns` to `end_ns`.
     Release(Wait),
+    /// A read of the terminal that took bytes (a key, an answer): `bytes`, begun at `start_ns`,
+    /// returned at `end_ns`, in thread `tid`.
+    Read(Wait),
 }
 
 /// A wait and the terminal writes before it; times are CLOCK_MONOTONIC nanoseconds.
@@ -199,6 +202,9 @@ pub struct Wait {
     /// `--try frame`: write(2) calls and bytes the held output took since the last record.
     pub flushed_writes: u32,
     pub flushed_bytes: u32,
+    /// A wait's kind, as the wire says it (observer.c's `enum wait_kind`: 1 poll, 2 select,
+    /// 3 epoll, 4 sleep, 5 signal, 6 futex, 7 a read of the terminal); 0 for other records.
+    pub how: u16,
 }
 
 impl Record {
@@ -220,8 +226,10 @@ impl Record {
             end_ns: u64_at(48),
             flushed_writes: u32_at(56),
             flushed_bytes: u32_at(60),
+            how: 0,
         };
-        match u32_at(0) {
+        let kind = u32_at(0);
+        match kind & 0xffff {
             1 => {
                 let name = &bytes[16..40];
                 let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
@@ -230,13 +238,17 @@ impl Record {
                     name: String::from_utf8_lossy(&name[..end]).into_owned(),
                 })
             }
-            2 => Some(Record::Wait(wait)),
+            2 => Some(Record::Wait(Wait {
+                how: (kind >> 16) as u16,
+                ..wait
+            })),
             3 => Some(Record::Tail(wait)),
             4 => Some(Record::Fork {
                 pid: wait.pid,
                 parent: u64_at(16) as u32,
             }),
             5 => Some(Record::Release(wait)),
+            6 => Some(Record::Read(wait)),
             _ => None,
         }
     }
@@ -252,6 +264,8 @@ pub struct Sightings {
     pub forks: u64,
     /// `--try frame`: held bytes the bound let out (no wait came in time).
     pub releases: Vec<Wait>,
+    /// Reads of the terminal that took bytes, in the order they were said.
+    pub reads: Vec<Wait>,
     /// Records the observers could not send.
     pub lost: u64,
     /// Records received: each was a write(2) of CMD's tree (to the channel, not the terminal).
@@ -275,6 +289,10 @@ impl Sightings {
             Record::Release(release) => {
                 self.lost += u64::from(release.lost);
                 self.releases.push(release);
+            }
+            Record::Read(read) => {
+                self.lost += u64::from(read.lost);
+                self.reads.push(read);
             }
         }
     }
@@ -367,6 +385,15 @@ mod tests {
         };
         assert_eq!((w.pid, w.tid, w.writes, w.bytes), (7, 8, 3, 30));
         assert_eq!((w.start_ns, w.end_ns), (100, 200));
+        // A poll (1 in the high half of the kind), and a read of the terminal that took 3 bytes.
+        let Some(Record::Wait(w)) = Record::parse(&wire(2 | 1 << 16, 7, 8, 0, 100, 200)) else {
+            panic!("not a wait");
+        };
+        assert_eq!(w.how, 1);
+        let Some(Record::Read(r)) = Record::parse(&wire(6, 7, 9, 0, 300, 400)) else {
+            panic!("not a read");
+        };
+        assert_eq!((r.tid, r.start_ns, r.end_ns), (9, 300, 400));
         assert_eq!(Record::parse(&wire(9, 1, 1, 0, 0, 0)), None);
         assert_eq!(Record::parse(&[0u8; 10]), None);
     }
