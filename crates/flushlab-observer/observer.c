@@ -823,10 +823,10 @@ static void after_read(uint64_t start, int k, ssize_t got) {
     if (k != K_TTY)
         return;
     int saved = errno;
+    uint64_t end = now_ns(); /* before the wait's record is sent */
     after_wait(start, 1, W_READ);
     if (got > 0) {
-        struct record r = {.kind = READ, .bytes = (uint64_t)got, .start_ns = start};
-        r.end_ns = now_ns();
+        struct record r = {.kind = READ, .bytes = (uint64_t)got, .start_ns = start, .end_ns = end};
         send_record(&r);
     }
     errno = saved;

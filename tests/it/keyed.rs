@@ -541,3 +541,147 @@ fn a_hostile_script_is_one_line_naming_the_word() {
         assert!(!said.contains('\u{1b}'), "{said:?}");
     }
 }
+
+/// wrap's stage p50s against a program's own stamps (tests/corpus/stages.c: when its read of a
+/// key returned, its frame's first write, its last), each within max(10%, 0.3 ms): a loop that
+/// sleeps 16 ms before it reads (input delay) and one that waits in poll(2), 1 ms of work a
+/// key, a frame in one write(2) a cell, as is and tried. Both clocks are read inside the
+/// program, so a loaded machine moves both.
+fn assert_stages_agree(what: &str, report: &Value, own: &str) {
+    let own: Vec<Vec<f64>> = own
+        .lines()
+        .filter(|l| !l.starts_with("clock"))
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let each = report["keys"]["each"].as_array().unwrap();
+    let (mut ours, mut theirs) = (vec![vec![]; 3], vec![vec![]; 3]);
+    for (key, stamps) in each.iter().zip(&own) {
+        let Some(stages) = key["stages_ms"].as_object() else {
+            continue;
+        };
+        let sent = key["sent_ns"].as_f64().unwrap();
+        for (i, (name, truth)) in [
+            ("input_delay", stamps[0] - sent),
+            ("processing", stamps[1] - stamps[0]),
+            ("emit", stamps[2] - stamps[1]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            ours[i].push(stages[name].as_f64().unwrap());
+            theirs[i].push(truth / 1e6);
+        }
+        // The stages add up to the key's time.
+        let sum: f64 = ["input_delay", "processing", "emit"]
+            .iter()
+            .map(|n| stages[*n].as_f64().unwrap())
+            .sum();
+        assert!(
+            (sum - key["frame_ms"].as_f64().unwrap()).abs() < 1e-3,
+            "{what}: {key}"
+        );
+    }
+    assert!(
+        ours[0].len() >= 10,
+        "{what}: stages of {} keys",
+        ours[0].len()
+    );
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (i, name) in ["input delay", "processing", "emit"].iter().enumerate() {
+        let (w, t) = (median(&mut ours[i]), median(&mut theirs[i]));
+        assert!(
+            (w - t).abs() <= (0.1 * t).max(0.3),
+            "{what}: {name} p50 {w:.3} ms, the program's own {t:.3} ms"
+        );
+    }
+    let p50 = |name: &str| report["keys"]["stages_ms"][name]["p50"].as_f64().unwrap();
+    assert!(p50("drain") >= 0.0 && p50("emit") > 0.0, "{what}");
+}
+
+fn stages_c() -> common::ScratchFile {
+    common::c_program("stages")
+}
+
+#[test]
+fn stages_agree_with_a_c_programs_own_stamps() {
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    let mut sizes = vec!["80x24"];
+    if cfg!(feature = "slow-tests") {
+        sizes.push("200x60");
+    }
+    for size in sizes {
+        for (lp, tried) in [
+            ("tick", false),
+            ("poll", false),
+            ("tick", true),
+            ("poll", true),
+        ] {
+            let flags: &[&str] = if tried { &["--try", "frame"] } else { &[] };
+            let (code, report, said, own) =
+                wrap_keys_with(flags, size, "j*12@150ms q", &[program, lp, "1000", "raw"]);
+            assert_eq!(code, Some(0), "{said}");
+            let what = format!("{lp} {size} tried {tried}");
+            assert_stages_agree(&what, &report, &own);
+            let dominant = report["keys"]["dominant_stage"].as_str().unwrap();
+            if lp == "tick" {
+                // Up to 16 ms waiting against 1 ms of work and a frame that takes ~1–4 ms.
+                assert_eq!(dominant, "input-delay", "{what}: {said}");
+            }
+        }
+    }
+}
+
+/// A program that redraws a clock line by itself every 250 ms and draws a frame a key: every
+/// key's time is its own frame's, the clock's frames are counted apart (the program's own
+/// count), and the run has one frame count.
+#[test]
+fn frames_nobody_asked_for_are_counted_apart_and_never_in_a_keys_time() {
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    let (code, report, said, own) = wrap_keys(
+        "80x24",
+        "j*8@300ms <wait 1s> q",
+        &[program, "clock", "500", "raw"],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    let clock: u64 = own
+        .lines()
+        .find_map(|l| l.strip_prefix("clock "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let own_max = own
+        .lines()
+        .filter(|l| !l.starts_with("clock"))
+        .take(8)
+        .map(|l| {
+            let f: Vec<f64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            (f[2] - f[0]) / 1e6
+        })
+        .fold(0.0, f64::max);
+    let frames = &report["keys"]["frames"];
+    assert!(clock >= 4, "the clock drew {clock}: {said}");
+    let unprompted =
+        frames["unprompted"].as_u64().unwrap() + frames["before_keys"].as_u64().unwrap();
+    assert_eq!(unprompted, clock, "{said}");
+    assert_eq!(frames["answering"], 8, "{said}");
+    // One count: the summary's frames are the keys' and the clock's.
+    assert_eq!(
+        report["frame_detection"]["frames"].as_u64().unwrap(),
+        8 + clock,
+        "{said}"
+    );
+    // Each key's time runs to its own frame: the max within 10% of the program's own max
+    // (plus the key's wait to be read, which the program cannot see: under 1 ms in poll).
+    let max = report["keys"]["key_to_frame_ms"]["max"].as_f64().unwrap();
+    assert!(
+        max <= own_max * 1.1 + 1.0 && max < 250.0,
+        "key to frame max {max} ms, the program's own {own_max} ms: {said}"
+    );
+}

@@ -325,9 +325,12 @@ impl Sightings {
     }
 
     /// The waits that end frames, as (start, end): every wait of a thread that wrote to the
-    /// terminal, and every wait of a process none of whose threads did (a `sleep` between a
-    /// shell's children that draw; a program whose writes the observer cannot see). A thread
-    /// that only waits beside one that draws (an input thread) ends nobody's frame.
+    /// terminal, and the waits of a process none of whose threads did where no writing thread
+    /// was waiting meanwhile (a `sleep` between a shell's children that draw, the shell itself
+    /// in waitpid, which is no wait; a program whose writes the observer cannot see). A thread
+    /// that only waits beside one that draws (an input thread) ends nobody's frame, nor does a
+    /// process that waits beside the one that draws (a subshell, a script pushing keys into
+    /// the terminal): its waits span the drawer's frames and would merge them into one.
     pub fn boundaries(&self) -> Vec<(u64, u64)> {
         use std::collections::HashSet;
         let writers: HashSet<(u32, u32)> = self
@@ -336,12 +339,33 @@ impl Sightings {
             .map(|w| (w.pid, w.tid))
             .collect();
         let writing: HashSet<u32> = writers.iter().map(|&(pid, _)| pid).collect();
+        let span = |w: &Wait| (w.start_ns, w.end_ns.max(w.start_ns));
         let mut boundaries: Vec<(u64, u64)> = self
             .waits
             .iter()
-            .filter(|w| writers.contains(&(w.pid, w.tid)) || !writing.contains(&w.pid))
-            .map(|w| (w.start_ns, w.end_ns.max(w.start_ns)))
+            .filter(|w| writers.contains(&(w.pid, w.tid)))
+            .map(span)
             .collect();
+        boundaries.sort_unstable();
+        // The writers' waits merged, to tell whether another process's wait overlaps one.
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for &(start, end) in &boundaries {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        let overlaps_a_writer = |(start, end): (u64, u64)| {
+            let i = merged.partition_point(|m| m.1 < start);
+            merged.get(i).is_some_and(|m| m.0 <= end)
+        };
+        boundaries.extend(
+            self.waits
+                .iter()
+                .filter(|w| !writing.contains(&w.pid))
+                .map(span)
+                .filter(|&s| !overlaps_a_writer(s)),
+        );
         boundaries.sort_unstable();
         boundaries
     }
@@ -412,6 +436,24 @@ mod tests {
         }
         assert_eq!(s.boundaries(), vec![(10, 15), (30, 35)]);
         assert_eq!(s.writes(), (6, 60));
+    }
+
+    #[test]
+    fn a_process_waiting_beside_the_drawing_one_ends_no_frame() {
+        let mut s = Sightings::default();
+        // pid 1 draws and waits at 10 and 30; pid 2 (a script pushing keys, a subshell) waits
+        // from 12 to 40, across both; pid 3 (a `sleep` between a shell's children) at 50.
+        for (kind, pid, tid, writes, start, end) in [
+            (2, 1, 1, 5, 10, 15),
+            (2, 1, 1, 5, 30, 35),
+            (2, 2, 2, 0, 12, 40),
+            (2, 3, 3, 0, 50, 60),
+        ] {
+            let mut r = wire(kind, pid, tid, writes, start, end);
+            r[48..56].copy_from_slice(&end.to_ne_bytes());
+            s.add(Record::parse(&r).unwrap());
+        }
+        assert_eq!(s.boundaries(), vec![(10, 15), (30, 35), (50, 60)]);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::tree::{Language, Writer};
 use crate::accounting::IoCounters;
 use crate::detect::frames::Frames;
+use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::units::{bytes, count, percent, thousands};
 
 /// One finding: a stable code for scripts, a sentence with the figure behind it and the fix.
@@ -32,6 +33,9 @@ const READER_BOUND: f64 = 0.5;
 /// (crates/flushlab-lean-backend, its divan bench); a full-screen redraw through crossterm is
 /// above this, a program that changes a few cells a frame far below.
 const ENCODER_NS_A_CELL: f64 = 150.0;
+/// A key slower than this (p50, to its frame's end) gets a word on where its time goes: a
+/// quarter of a 60 Hz refresh; a faster key's stages are not worth changing code for.
+const SLOW_KEY_MS: f64 = 4.0;
 
 /// Everything a diagnosis may look at.
 #[derive(Clone, Debug)]
@@ -56,6 +60,8 @@ pub struct Evidence<'a> {
     /// CMD's tree's CPU a frame, and the screen's cells.
     pub cpu_ms_per_frame: Option<f64>,
     pub cells: u64,
+    /// `--keys`: each key's time and its stages.
+    pub keys: Option<&'a KeyLatencies>,
 }
 
 const GUIDE_SYNC: &str = "docs/guide.md#6-synchronized-output";
@@ -125,6 +131,9 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
     if let Some(diagnosis) = encoder_bound(e) {
         found.push(diagnosis);
     }
+    if let Some(diagnosis) = slow_keys(e, &found) {
+        found.push(diagnosis);
+    }
     if let Some(share) = e.blocked_share.filter(|&s| s >= READER_BOUND) {
         found.push(Diagnosis {
             code: "reader-bound",
@@ -162,6 +171,60 @@ fn encoder_bound(e: &Evidence) -> Option<Diagnosis> {
             ns_a_cell
         ),
         guide: "docs/guide.md#after-buffering-the-encoder",
+    })
+}
+
+/// Keys slower than [`SLOW_KEY_MS`]: the stage that dominates, and what to change in its terms.
+fn slow_keys(e: &Evidence, found: &[Diagnosis]) -> Option<Diagnosis> {
+    use crate::units::milliseconds;
+    let keys = e.keys?;
+    let whole = keys.key_to_frame_ms?.p50;
+    let stage = keys.dominant_stage.filter(|_| whole >= SLOW_KEY_MS)?;
+    let p50 = keys.stages_ms?.each().find(|&(s, _)| s == stage)?.1.p50;
+    let share = format!(
+        "{} of a key's {} to its frame (p50)",
+        milliseconds(p50),
+        milliseconds(whole)
+    );
+    let (code, message, guide) = match stage {
+        Stage::InputDelay => (
+            "keys-wait-to-be-read",
+            format!(
+                "keys wait to be read: input delay {share}. A loop that sleeps a tick before                  it looks at its input makes each key wait up to the tick: wait on the input                  with the frame's deadline instead (poll(2) with a timeout; crossterm's                  event::poll(timeout))"
+            ),
+            "docs/guide.md#where-a-keys-time-goes",
+        ),
+        Stage::Processing => (
+            "keys-processing",
+            format!(
+                "the program's own work: processing {share}, from reading the key to the                  frame's first write; the output is not the cost: profile it (samply record)"
+            ),
+            "docs/guide.md#where-a-keys-time-goes",
+        ),
+        Stage::Emit => {
+            let advice = if found.iter().any(|d| d.code == "unbuffered") {
+                "the writes are the cost: buffer them (see unbuffered above)"
+            } else {
+                "the writes are the cost: fewer bytes a frame (draw what changed), one write a frame"
+            };
+            (
+                "keys-emit",
+                format!("writing the frame: emit {share}; {advice}"),
+                "docs/guide.md#4-the-writer-modes-measured",
+            )
+        }
+        Stage::Drain => (
+            "keys-drain",
+            format!(
+                "the terminal reads slower than CMD writes: drain {share} after the frame's                  end until its last byte is read; fewer bytes a frame, or a faster terminal"
+            ),
+            "docs/guide.md#where-a-keys-time-goes",
+        ),
+    };
+    Some(Diagnosis {
+        code,
+        message,
+        guide,
     })
 }
 
@@ -264,6 +327,7 @@ mod tests {
             writer,
             cpu_ms_per_frame: None,
             cells: 200 * 60,
+            keys: None,
         }
     }
 

@@ -11,7 +11,6 @@ use flushlab_observer::{Injection, Listening, Mode, Sightings};
 use serde::Serialize;
 
 use crate::accounting::IoCounters;
-use crate::detect::keyed::FrameEnd;
 use crate::sys::pty::Pty;
 
 /// What wrap does with CMD's terminal writes, beside watching them.
@@ -91,26 +90,57 @@ fn clock_pair() -> (Instant, u64) {
     }
     (best.0, best.1)
 }
-
-/// The frame ends CMD's waits tell, on wrap's clock: every wait of a thread that wrote to the
-/// terminal before it (its start: the thread was done drawing), in time order.
-pub fn frame_ends(sightings: &Sightings, base: (Instant, u64)) -> Vec<FrameEnd> {
-    let (instant, ns) = base;
-    let mut ends: Vec<FrameEnd> = sightings
-        .waits
-        .iter()
-        .filter(|w| w.writes > 0)
-        .map(|w| FrameEnd {
-            at: match w.start_ns.checked_sub(ns) {
-                Some(after) => instant + std::time::Duration::from_nanos(after),
-                None => instant,
-            },
-            writes: w.writes,
-            bytes: w.bytes,
-        })
-        .collect();
-    ends.sort_by_key(|e| e.at);
-    ends
+/// What the observer said, as the run's timeline holds it: each thread's bursts of terminal
+/// writes (a wait after writes ends one; the writes after a thread's last wait are its tail),
+/// its reads of the terminal, its waits, the bound's releases; times stay on CLOCK_MONOTONIC.
+pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
+    use crate::detect::timeline::{Burst, Inside, Release, TerminalRead, WaitKind, WaitSpan};
+    Inside {
+        reads: sightings
+            .reads
+            .iter()
+            .map(|r| TerminalRead {
+                pid: r.pid,
+                tid: r.tid,
+                end_ns: r.end_ns,
+                bytes: r.bytes,
+            })
+            .collect(),
+        bursts: sightings
+            .waits
+            .iter()
+            .filter(|w| w.writes > 0)
+            .map(|w| Burst {
+                pid: w.pid,
+                tid: w.tid,
+                first_write_ns: w.first_write_ns.min(w.start_ns),
+                end_ns: w.start_ns,
+                writes: w.writes,
+                bytes: w.bytes,
+            })
+            .collect(),
+        waits: sightings
+            .waits
+            .iter()
+            .map(|w| WaitSpan {
+                pid: w.pid,
+                tid: w.tid,
+                kind: WaitKind::from_wire(w.how),
+                start_ns: w.start_ns,
+                end_ns: w.end_ns.max(w.start_ns),
+            })
+            .collect(),
+        releases: sightings
+            .releases
+            .iter()
+            .map(|r| Release {
+                at_ns: r.start_ns,
+                bytes: r.bytes,
+            })
+            .collect(),
+        tail_bytes: sightings.tails.iter().map(|t| t.bytes).sum(),
+    }
+    .sorted()
 }
 
 /// Where a figure came from: the observer inside CMD, or outside it (and why).

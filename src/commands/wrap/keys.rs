@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::own_writes::OwnWrites;
 use super::terminal::SharedModes;
-use crate::detect::keyed::SentKey;
+use crate::detect::timeline::SentKey;
 use crate::keyscript::KeyScript;
 
 /// Where a run's keys came from and what said CMD was ready for them.

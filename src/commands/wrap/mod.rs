@@ -11,6 +11,7 @@ pub mod diagnose;
 pub mod inside;
 mod keys;
 mod own_writes;
+mod reading;
 pub mod report;
 mod running;
 mod terminal;
@@ -278,6 +279,23 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         writer.executable = m.program.clone();
     }
     let trusted = counted.filter(|_| scope == WriteScope::Terminal);
+    let keys = m.keys.map(|k| {
+        let timeline = crate::detect::timeline::Timeline {
+            keys: k.sent,
+            inside: m.inside_events,
+            chunks: m.chunks,
+            end_ns: m.ended_ns,
+        };
+        report::KeysReport {
+            script: k.script,
+            in_script: k.in_script,
+            sent: timeline.keys.len() as u64,
+            started_after_ms: k.started_after.map(|d| d.as_secs_f64() * 1e3),
+            ready_by: k.ready_by,
+            unsettled: k.unsettled,
+            latencies: crate::detect::keyed::key_latencies(&timeline),
+        }
+    });
     let diagnoses = diagnose(&Evidence {
         writes: trusted,
         frames: &frames,
@@ -293,6 +311,7 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         writer: &writer,
         cpu_ms_per_frame: figures.and_then(|f| f.cpu_ms_per_frame()),
         cells: u64::from(m.size.0) * u64::from(m.size.1),
+        keys: keys.as_ref().map(|k| &k.latencies),
     });
     let per = |x: u64| x as f64 / m.seconds.max(1e-9);
     WrapReport {
@@ -330,23 +349,7 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         diagnoses,
         frame_detection: frames,
         inside: m.inside,
-        keys: m.keys.map(|k| {
-            let arrivals = m.finder.arrivals();
-            report::KeysReport {
-                script: k.script,
-                in_script: k.in_script,
-                sent: k.sent.len() as u64,
-                started_after_ms: k.started_after.map(|d| d.as_secs_f64() * 1e3),
-                ready_by: k.ready_by,
-                unsettled: k.unsettled,
-                latencies: crate::detect::keyed::key_latencies(
-                    &k.sent,
-                    &arrivals,
-                    m.frame_ends.as_deref(),
-                    m.ended,
-                ),
-            }
-        }),
+        keys,
         asked: m.exchanges,
         received_digest: format!("{:016x}", m.finder.digest),
     }

@@ -142,6 +142,9 @@ impl KeysReport {
         if let Some(p) = k.first_byte_ms {
             out += &format!(", to first byte p50 {}", milliseconds(p.p50));
         }
+        if let Some(stages) = &k.stages_ms {
+            out += &format!("\n  {}", stages_line(stages, k.dominant_stage));
+        }
         let ends = match (k.frame_end_from_wait, k.frame_end_from_quiet_gap) {
             (_, 0) => "frames end where CMD next waited, seen from inside".to_owned(),
             (0, _) => {
@@ -156,11 +159,18 @@ impl KeysReport {
   {ends}; a key: {} B",
             count(k.bytes_per_key)
         );
-        if let Some(f) = k.frames_per_key {
-            out += &format!(", {} frames", count(f));
-        }
         if let Some(w) = k.writes_per_key {
             out += &format!(", {} write(2)", count(w));
+        }
+        if let Some(f) = k.frames {
+            out += &format!(
+                "
+  frames: {} answered keys, {} unprompted ({}/s, never in a key's time), {} before the first key",
+                thousands(f.answering),
+                thousands(f.unprompted),
+                count(f.unprompted_per_second),
+                thousands(f.before_keys)
+            );
         }
         if k.unanswered > 0 {
             out += &format!("; {} keys had no visible answer", thousands(k.unanswered));
@@ -175,6 +185,31 @@ impl KeysReport {
         }
         out
     }
+}
+
+/// The stages' line: each stage's p50 / p95 / max, and the one that dominates.
+fn stages_line(
+    stages: &crate::detect::keyed::StageSummary,
+    dominant: Option<crate::detect::keyed::Stage>,
+) -> String {
+    use crate::units::milliseconds;
+    let each: Vec<String> = stages
+        .each()
+        .map(|(stage, p)| {
+            format!(
+                "{} {} / {} / {}",
+                stage.name(),
+                milliseconds(p.p50),
+                milliseconds(p.p95),
+                milliseconds(p.max)
+            )
+        })
+        .collect();
+    let mut line = format!("stages p50 / p95 / max: {}", each.join(" · "));
+    if let Some(stage) = dominant {
+        line += &format!("; {} dominates", stage.name());
+    }
+    line
 }
 
 /// The figures a frame, when the frames are known; write(2) a frame only when the writes are

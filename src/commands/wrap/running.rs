@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 use super::inside::{Fix, Inside, InsideReport};
 use super::keys::{Keys, ReadyBy, Sending};
 use super::own_writes::OwnWrites;
-use super::terminal::{Answerer, Exchange, SharedModes};
+use super::reading::{Reading, read_output};
+use super::terminal::{Exchange, SharedModes};
 use super::tree::Tree;
 use crate::accounting::IoCounters;
 use crate::detect::finder::FrameFinder;
 use crate::meters::CpuTimes;
-use crate::reader::consume;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
 
@@ -57,10 +57,11 @@ pub(super) struct Measured {
     pub(super) exchanges: Vec<Exchange>,
     /// `--keys`: what was sent, and how the run went with them.
     pub(super) keys: Option<KeysRun>,
-    /// When the run ended (the last key's answer is what came before it).
-    pub(super) ended: Instant,
-    /// The output as it arrived, and CMD's frame ends seen from inside, for the keys' figures.
-    pub(super) frame_ends: Option<Vec<crate::detect::keyed::FrameEnd>>,
+    /// What the run's timeline holds besides the keys: what the observer said (sorted), what
+    /// wrap's reader took off the pty, and when the run ended (CLOCK_MONOTONIC).
+    pub(super) inside_events: Option<crate::detect::timeline::Inside>,
+    pub(super) chunks: crate::detect::timeline::Chunks,
+    pub(super) ended_ns: u64,
 }
 
 impl KeysRun {
@@ -90,7 +91,7 @@ impl KeysRun {
 
 impl KeysRun {
     /// Interactive: the keys the user typed (`None` when none was).
-    fn typed(typed: Vec<crate::detect::keyed::SentKey>, started: Instant) -> Option<KeysRun> {
+    fn typed(typed: Vec<crate::detect::timeline::SentKey>, started: Instant) -> Option<KeysRun> {
         let first = typed.first()?.at;
         Some(KeysRun {
             script: String::new(),
@@ -106,7 +107,7 @@ impl KeysRun {
 /// How the keys of a run went.
 #[derive(Clone, Debug)]
 pub(super) struct KeysRun {
-    pub(super) sent: Vec<crate::detect::keyed::SentKey>,
+    pub(super) sent: Vec<crate::detect::timeline::SentKey>,
     pub(super) script: String,
     pub(super) in_script: u64,
     /// After CMD started, when the first key went (`None`: CMD was never ready).
@@ -189,7 +190,7 @@ struct Running {
     reading: Reading,
     forwarding: Option<std::thread::JoinHandle<()>>,
     /// Interactive: the keys the user typed, as the forwarder passed them on.
-    typed: Arc<Mutex<Vec<crate::detect::keyed::SentKey>>>,
+    typed: Arc<Mutex<Vec<crate::detect::timeline::SentKey>>>,
     /// `--keys`, headless.
     sending: Option<Sending>,
     /// The observer in CMD's tree, unless `--no-observer`.
@@ -325,6 +326,7 @@ impl Running {
         let status = self.child.wait()?;
         self.tree.end_the_rest(GRACE);
         let ended = Instant::now();
+        let ended_ns = crate::sys::monotonic_ns();
         let seconds = (ended - self.started).as_secs_f64();
         self.child_gone.store(true, Ordering::Relaxed);
         let keys = KeysRun::of(self.sending.take(), keys, script, self.started);
@@ -373,7 +375,7 @@ impl Running {
             user: cpu.user.saturating_sub(self.cpu_before.user),
             kernel: cpu.kernel.saturating_sub(self.cpu_before.kernel),
         };
-        let mut frame_ends = None;
+        let mut inside_events = None;
         let inside = self.inside.take().map(|inside| {
             let (base, fix) = (inside.base(), inside.fix);
             let sightings = inside.finish();
@@ -387,7 +389,7 @@ impl Running {
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);
-                frame_ends = Some(super::inside::frame_ends(&sightings, base));
+                inside_events = Some(super::inside::timeline(&sightings));
             }
             report
         });
@@ -427,142 +429,18 @@ impl Running {
                     .unwrap_or_else(|e| e.into_inner()),
             ),
             keys,
-            ended,
-            frame_ends,
+            inside_events,
+            chunks: std::mem::take(
+                &mut *self
+                    .reading
+                    .chunks
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            ),
+            ended_ns,
         })
     }
 }
-
-/// Reads CMD's output in a thread: through the reader model when headless, copied to the
-/// user's terminal as it comes when interactive; every chunk goes through the frame finder.
-fn read_output(
-    pty: &Pty,
-    (reader, size, interactive, epoch): (ReaderModel, (u16, u16), bool, Instant),
-    finder: &Arc<Mutex<FrameFinder>>,
-    own: &Arc<OwnWrites>,
-    child_gone: &Arc<AtomicBool>,
-    modes: &Arc<SharedModes>,
-) -> io::Result<Reading> {
-    let master = pty.master.try_clone()?;
-    let read = Arc::new(AtomicBool::new(false));
-    let done = Arc::clone(&read);
-    let last_read = Arc::new(AtomicU64::new(0));
-    let exchanges = Arc::new(Mutex::new(Vec::new()));
-    // Headless, wrap is CMD's terminal and answers what it asks; interactive, the user's does.
-    let mut answering = if interactive {
-        None
-    } else {
-        Some((Answerer::new(size), pty.master.try_clone()?))
-    };
-    let (last, asked, modes) = (
-        Arc::clone(&last_read),
-        Arc::clone(&exchanges),
-        Arc::clone(modes),
-    );
-    let (finder, own, child_gone) = (Arc::clone(finder), Arc::clone(own), Arc::clone(child_gone));
-    // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
-    let mut out = if interactive {
-        Some(crate::writer_mode::Stream::Stdout.raw()?)
-    } else {
-        None
-    };
-    let thread = std::thread::Builder::new()
-        .name("wrap-reader".into())
-        .spawn(move || {
-            // Parsing happens beside the reading, not between two reads: a read is never late
-            // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
-            // program's frame rate when it was). Chunks go over in batches, each chunk with the
-            // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
-            // per read cost it 20%. The queue is bounded, so memory is too.
-            let (batches, parse) = std::sync::mpsc::sync_channel::<Batch>(PARSE_QUEUE);
-            let parser = std::thread::Builder::new()
-                .name("wrap-parser".into())
-                .spawn(move || {
-                    for batch in parse {
-                        let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
-                        let mut start = 0;
-                        for &(end, at) in &batch.chunks {
-                            finder.feed(&batch.bytes[start..end], at);
-                            start = end;
-                        }
-                    }
-                })?;
-            let mut batch = Batch::default();
-            let mut answers = Vec::new();
-            let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
-                let at = Instant::now();
-                last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
-                if let Some(out) = &mut out {
-                    let _ = own.write_all(&mut *out, chunk);
-                }
-                if let Some((answerer, to_cmd)) = &mut answering {
-                    // `--reader vt`: the cursor the vt model has after the chunk (a program asks
-                    // where it is after drawing, then waits for the answer).
-                    let cursor = vt.map(vt100::Screen::cursor_position);
-                    answerer.feed(chunk, (&mut answers, cursor), &modes);
-                    // Only when CMD's input has room: a CMD that asks and never reads must not
-                    // stop the reading of its output.
-                    if !answers.is_empty() && input_has_room(to_cmd) {
-                        let _ = own.write_all(&*to_cmd, &answers);
-                    }
-                    answers.clear();
-                }
-                batch.bytes.extend_from_slice(chunk);
-                batch.chunks.push((batch.bytes.len(), at));
-                let first = batch.chunks[0].1;
-                if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
-                    let _ = batches.send(std::mem::take(&mut batch));
-                }
-            };
-            let read = consume(reader, master, size, &mut seen, &child_gone);
-            done.store(true, Ordering::Relaxed);
-            if let Some((answerer, _)) = answering {
-                *asked.lock().unwrap_or_else(|e| e.into_inner()) = answerer.exchanges();
-            }
-            if !batch.chunks.is_empty() {
-                let _ = batches.send(batch);
-            }
-            drop(batches);
-            let _ = parser.join();
-            read
-        })?;
-    Ok(Reading {
-        thread,
-        read,
-        last_read,
-        exchanges,
-    })
-}
-
-/// Whether CMD's pty takes input now (its input queue has room).
-fn input_has_room(master: &std::fs::File) -> bool {
-    use rustix::event::{PollFd, PollFlags, Timespec, poll};
-    let mut fds = [PollFd::new(master, PollFlags::OUT)];
-    matches!(poll(&mut fds, Some(&Timespec::default())), Ok(1..))
-}
-
-/// The reader thread, and whether it has read everything (the parser may still be at work).
-struct Reading {
-    thread: std::thread::JoinHandle<io::Result<u64>>,
-    read: Arc<AtomicBool>,
-    /// When output was last read, in nanoseconds after CMD started.
-    last_read: Arc<AtomicU64>,
-    /// Headless: what CMD asked the terminal, once the reader is done.
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
-}
-
-/// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.
-#[derive(Debug, Default)]
-struct Batch {
-    bytes: Vec<u8>,
-    chunks: Vec<(usize, Instant)>,
-}
-
-/// A batch goes to the parser at this size, or when its first chunk is this old.
-const BATCH_BYTES: usize = 64 * 1024;
-const BATCH_AGE: Duration = Duration::from_millis(5);
-/// Batches read and not parsed yet, at most (each 64 KiB and a read at most).
-const PARSE_QUEUE: usize = 64;
 
 /// Waits until CMD exits (not reaped), the deadline passes or a signal arrives, looking at its
 /// tree meanwhile; ends CMD in the latter two cases and says whether it did.
@@ -743,7 +621,7 @@ fn forward_keys_and_resizes(
     stop: &Arc<AtomicBool>,
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
-    typed: &Arc<Mutex<Vec<crate::detect::keyed::SentKey>>>,
+    typed: &Arc<Mutex<Vec<crate::detect::timeline::SentKey>>>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
     let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
     let master = pty.master.try_clone()?;
@@ -778,9 +656,9 @@ fn forward_keys_and_resizes(
                     Ok(n) => {
                         // A read is a key as the terminal sent it (a paste: one read); its
                         // kind only is kept, never what was typed.
-                        let key = crate::detect::keyed::SentKey::now(crate::keyscript::typed_kind(
-                            &buf[..n],
-                        ));
+                        let key = crate::detect::timeline::SentKey::now(
+                            crate::keyscript::typed_kind(&buf[..n]),
+                        );
                         if own.write_all(&master, &buf[..n]).is_err() {
                             break;
                         }

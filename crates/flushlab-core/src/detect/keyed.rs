@@ -1,53 +1,31 @@
-//! What each key cost a program that draws when a key arrives: the time from the key to the
-//! first byte of its answer and to its finished frame, and the frames, write(2) calls and bytes
-//! it took. One clock for all: the keys' send times and the output's arrival are wrap's
-//! `Instant`s, the program's waits come from inside it on CLOCK_MONOTONIC and are converted.
+//! What each key cost a program that draws when a key arrives, stage by stage, as a pure
+//! function of the run's [`Timeline`]: in Event Timing's shape (what browsers report for
+//! every input), a key's time from being written to the pty to its frame's end splits into
 //!
-//! A key's answer is what arrives between it and the next key (or the end of the run): its
-//! bytes, its frames and writes. Its frame ends where the thread that drew it next waits after
-//! writing, seen from inside (exact: the program is done with the frame) — the last such wait
-//! before the next key, or, when the program was still drawing as the next key came (keys
-//! queue up behind a slow frame), the first one after: what the user waits for. Where no such
-//! wait is known (no observer, or the wait had not returned when the run ended) the frame ends
-//! at the last byte before the output goes quiet for [`QUIET`] (an upper bound).
+//! - *input delay*: until the read that took it returned, in whichever thread read it (an input
+//!   thread feeding a channel counts);
+//! - *processing*: until the first terminal write of the frame that answers it;
+//! - *emit*: until that frame's end (the drawing thread's next wait, seen from inside);
+//!
+//! and *drain* follows: until wrap's reader took the frame's last byte off the pty.
+//!
+//! A key's frame is the first frame that answers it: the first burst of terminal writes that
+//! began after the read that took it (before the next key's read), or, where no read was seen,
+//! after the key was sent. Frames nobody asked for (a tick, a clock, a spinner) are
+//! *unprompted*: counted apart, never in a key's time. Where nothing is known from inside (no
+//! observer, or no wait returned) the frame ends at the last byte before the output goes quiet
+//! for [`QUIET`] (an upper bound), and there are no stages.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use super::timeline::{Burst, Timeline};
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
 /// inside: far longer than the gaps between an unbuffered program's writes (microseconds),
 /// shorter than a person's keys.
 pub const QUIET: Duration = Duration::from_millis(5);
-
-/// A key as it was sent: when its first byte was written to the pty (also on CLOCK_MONOTONIC,
-/// to line it up with other tools' and the program's own times), and its name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SentKey {
-    pub at: Instant,
-    pub at_ns: u64,
-    pub key: String,
-}
-
-impl SentKey {
-    /// `key`, sent now.
-    pub fn now(key: String) -> SentKey {
-        SentKey {
-            at: Instant::now(),
-            at_ns: crate::sys::monotonic_ns(),
-            key,
-        }
-    }
-}
-
-/// A frame's end seen from inside: the drawing thread began to wait after writing; the writes
-/// and bytes it made since its previous wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FrameEnd {
-    pub at: Instant,
-    pub writes: u64,
-    pub bytes: u64,
-}
 
 /// Where a key's frame was taken to end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -57,6 +35,97 @@ pub enum EndFrom {
     Wait,
     /// The answer's last byte before the next key or the end (an upper bound).
     QuietGap,
+}
+
+/// A key's stages, in milliseconds. `input_delay + processing + emit` is the key's time to its
+/// frame; without a read seen, processing runs from the key's send and `input_delay` is `None`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Stages {
+    pub input_delay: Option<f64>,
+    pub processing: f64,
+    pub emit: f64,
+    /// `None` when the frame's last byte cannot be placed in what wrap read (bytes reached the
+    /// terminal that the observer did not see written).
+    pub drain: Option<f64>,
+}
+
+impl Stages {
+    /// A key sent at `sent`, read at `read` (when seen), answered by `frame`, whose last byte
+    /// wrap read at `drained` (when known); all CLOCK_MONOTONIC nanoseconds.
+    fn of(sent: u64, read: Option<u64>, frame: &Burst, drained: Option<u64>) -> Stages {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let from = read.unwrap_or(sent);
+        Stages {
+            input_delay: read.map(|r| ms(r - sent)),
+            processing: ms(frame.first_write_ns - from),
+            emit: ms(frame.end_ns - frame.first_write_ns),
+            drain: drained.map(|at| ms(at.saturating_sub(frame.end_ns))),
+        }
+    }
+}
+
+/// The stages named, for the summary and the diagnosis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    InputDelay,
+    Processing,
+    Emit,
+    Drain,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::InputDelay => "input delay",
+            Stage::Processing => "processing",
+            Stage::Emit => "emit",
+            Stage::Drain => "drain",
+        }
+    }
+}
+
+/// p50, p95 and max of each stage over the keys that have it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StageSummary {
+    pub input_delay: Option<Percentiles>,
+    pub processing: Option<Percentiles>,
+    pub emit: Option<Percentiles>,
+    pub drain: Option<Percentiles>,
+}
+
+impl StageSummary {
+    fn of(each: &[KeyAnswer]) -> Option<StageSummary> {
+        let stages: Vec<&Stages> = each.iter().filter_map(|k| k.stages_ms.as_ref()).collect();
+        if stages.is_empty() {
+            return None;
+        }
+        Some(StageSummary {
+            input_delay: Percentiles::of(stages.iter().filter_map(|s| s.input_delay)),
+            processing: Percentiles::of(stages.iter().map(|s| s.processing)),
+            emit: Percentiles::of(stages.iter().map(|s| s.emit)),
+            drain: Percentiles::of(stages.iter().filter_map(|s| s.drain)),
+        })
+    }
+
+    /// Each stage known, in order.
+    pub fn each(&self) -> impl Iterator<Item = (Stage, Percentiles)> {
+        [
+            (Stage::InputDelay, self.input_delay),
+            (Stage::Processing, self.processing),
+            (Stage::Emit, self.emit),
+            (Stage::Drain, self.drain),
+        ]
+        .into_iter()
+        .filter_map(|(stage, p)| Some((stage, p?)))
+    }
+
+    /// The stage with the largest median: where a key's time goes.
+    pub fn dominant(&self) -> Option<Stage> {
+        self.each()
+            .max_by(|a, b| a.1.p50.total_cmp(&b.1.p50))
+            .map(|(stage, _)| stage)
+    }
 }
 
 /// One key and its answer; times in milliseconds after the key was sent.
@@ -71,11 +140,14 @@ pub struct KeyAnswer {
     pub first_byte_ms: Option<f64>,
     pub frame_ms: Option<f64>,
     pub frame_end: Option<EndFrom>,
-    /// Frames it took, seen from inside (`None` from outside).
+    /// Its frame's stages, when its frame is known from inside.
+    pub stages_ms: Option<Stages>,
+    /// Frames that answered it, seen from inside: 1, or 0 for a key that drew nothing (`None`
+    /// from outside).
     pub frames: Option<u64>,
-    /// Terminal write(2) calls as the program made them, seen from inside.
+    /// Terminal write(2) calls of its frame as the program made them, seen from inside.
     pub writes: Option<u64>,
-    /// Bytes the terminal received.
+    /// Bytes of its frame (seen from inside), else what reached the terminal before the next key.
     pub bytes: u64,
 }
 
@@ -103,6 +175,39 @@ impl Percentiles {
     }
 }
 
+/// The run's frames seen from inside, one count: those that answered keys, those nobody asked
+/// for after the first key, those before it (the program's start).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct FrameCounts {
+    pub answering: u64,
+    pub unprompted: u64,
+    /// Unprompted frames a second, from the first key to the end of the run.
+    pub unprompted_per_second: f64,
+    pub before_keys: u64,
+}
+
+impl FrameCounts {
+    /// `answering[i]`: burst `i` answered a key; `start`: the first key's send; `end`: the run's.
+    fn of(bursts: &[Burst], answering: &[bool], start: u64, end: u64) -> FrameCounts {
+        let unprompted = bursts
+            .iter()
+            .zip(answering)
+            .filter(|&(b, &answers)| !answers && b.end_ns >= start)
+            .count() as u64;
+        let seconds = end.saturating_sub(start) as f64 / 1e9;
+        FrameCounts {
+            answering: answering.iter().filter(|&&a| a).count() as u64,
+            unprompted,
+            unprompted_per_second: if seconds > 0.0 {
+                unprompted as f64 / seconds
+            } else {
+                0.0
+            },
+            before_keys: bursts.iter().filter(|b| b.end_ns < start).count() as u64,
+        }
+    }
+}
+
 /// Every key's answer, and their summary.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KeyLatencies {
@@ -111,107 +216,157 @@ pub struct KeyLatencies {
     pub unanswered: u64,
     pub first_byte_ms: Option<Percentiles>,
     pub key_to_frame_ms: Option<Percentiles>,
+    /// Each stage over the keys whose frame is known from inside.
+    pub stages_ms: Option<StageSummary>,
+    /// The stage with the largest median.
+    pub dominant_stage: Option<Stage>,
     /// Keys whose frame end was seen from inside, and from a quiet gap.
     pub frame_end_from_wait: u64,
     pub frame_end_from_quiet_gap: u64,
-    pub frames_per_key: Option<f64>,
+    /// Seen from inside.
+    pub frames: Option<FrameCounts>,
     pub writes_per_key: Option<f64>,
     pub bytes_per_key: f64,
     pub each: Vec<KeyAnswer>,
 }
 
-/// Each key's answer. `arrivals`: output read, as (first read, last read, bytes) stretches in
-/// time order; `frame_ends`: from inside, in time order, `None` when not seen; `end`: the run's.
-pub fn key_latencies(
-    sent: &[SentKey],
-    arrivals: &[(Instant, Instant, u64)],
-    frame_ends: Option<&[FrameEnd]>,
-    end: Instant,
-) -> KeyLatencies {
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let mut each = Vec::with_capacity(sent.len());
-    let (mut a, mut f) = (0, 0);
-    for (i, key) in sent.iter().enumerate() {
-        let until = sent.get(i + 1).map_or(end, |next| next.at);
-        while a < arrivals.len() && arrivals[a].0 < key.at {
-            a += 1;
-        }
-        let mut first = None;
-        let mut bytes = 0;
-        while a < arrivals.len() && arrivals[a].0 < until {
-            first.get_or_insert(arrivals[a].0);
-            bytes += arrivals[a].2;
-            a += 1;
-        }
-        let (mut frames, mut writes, mut frame_at) = (None, None, None);
-        if let Some(ends) = frame_ends {
-            while f < ends.len() && ends[f].at < key.at {
-                f += 1;
+/// Where a frame's last byte is in the output: the bytes of every burst that ended by then.
+/// `None` when the observer did not see every byte wrap read (the offsets would not line up).
+fn offsets(timeline: &Timeline) -> Option<Vec<u64>> {
+    let inside = timeline.inside.as_ref()?;
+    if inside.bytes() != timeline.chunks.total() {
+        return None;
+    }
+    let mut upto = 0;
+    Some(
+        inside
+            .bursts
+            .iter()
+            .map(|b| {
+                upto += b.bytes;
+                upto
+            })
+            .collect(),
+    )
+}
+
+/// Each key's answer and stages, from the run's timeline.
+pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let keys = &timeline.keys;
+    let arrivals: Vec<(u64, u64, u64)> = timeline.chunks.stretches().collect();
+    let inside = timeline.inside.as_ref();
+    let bursts: &[Burst] = inside.map_or(&[], |i| &i.bursts);
+    let reads = inside.map_or(&[][..], |i| &i.reads[..]);
+    let offsets = offsets(timeline);
+    // Each key's read: the first that returned after it was sent and took bytes.
+    let read_of = |sent: u64| {
+        let i = reads.partition_point(|r| r.end_ns < sent);
+        reads.get(i).map(|r| r.end_ns)
+    };
+    let mut answering = vec![false; bursts.len()];
+    let mut each = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let until = keys.get(i + 1).map_or(timeline.end_ns, |next| next.at_ns);
+        let window: Vec<&(u64, u64, u64)> = arrivals
+            .iter()
+            .filter(|a| a.0 >= key.at_ns && a.0 < until)
+            .collect();
+        let first = window.first().map(|a| a.0);
+        let read = read_of(key.at_ns);
+        // The next key's read, when another: a frame begun after it answers that key.
+        let next_read = keys
+            .get(i + 1)
+            .and_then(|next| read_of(next.at_ns))
+            .filter(|&r| Some(r) != read);
+        let from = read.unwrap_or(key.at_ns);
+        // Bursts are sorted by their end; one that began after `from` ended after it.
+        let frame = (bursts.partition_point(|b| b.end_ns < from)..bursts.len())
+            .find(|&f| bursts[f].first_write_ns >= from)
+            .filter(|&f| next_read.is_none_or(|r| bursts[f].first_write_ns < r));
+        let (frame_ms, frame_end, stages_ms, writes, bytes) = match frame {
+            Some(f) => {
+                answering[f] = true;
+                let b = &bursts[f];
+                let drained = offsets.as_ref().and_then(|o| timeline.chunks.reached(o[f]));
+                let stages = Stages::of(key.at_ns, read, b, drained);
+                let to_end = ms(b.end_ns - key.at_ns);
+                (
+                    Some(to_end),
+                    Some(EndFrom::Wait),
+                    Some(stages),
+                    Some(b.writes),
+                    b.bytes,
+                )
             }
-            let (mut n, mut w) = (0, 0);
-            while f < ends.len() && ends[f].at < until {
-                n += 1;
-                w += ends[f].writes;
-                frame_at = Some(ends[f].at);
-                f += 1;
+            None => {
+                let bytes = window.iter().map(|a| a.2).sum();
+                let quiet = quiet_end(&arrivals, key.at_ns).map(|at| ms(at - key.at_ns));
+                let end_from = first.map(|_| EndFrom::QuietGap);
+                // From inside, a key that drew nothing made no write; one whose frame never
+                // ended (no wait returned) made writes nobody counted yet.
+                let writes = inside.and(first.is_none().then_some(0));
+                (
+                    quiet.filter(|_| first.is_some()),
+                    end_from,
+                    None,
+                    writes,
+                    bytes,
+                )
             }
-            frames = Some(n);
-            writes = Some(w);
-            // Still drawing when the next key came: the first frame end after.
-            if frame_at.is_none() && first.is_some() {
-                frame_at = ends.get(f).map(|e| e.at);
-            }
-        }
-        let quiet_end = || {
-            let start = arrivals.partition_point(|x| x.0 < key.at);
-            let mut end = arrivals.get(start)?.1;
-            for next in &arrivals[start + 1..] {
-                if next.0.saturating_duration_since(end) >= QUIET {
-                    break;
-                }
-                end = next.1;
-            }
-            Some(end)
-        };
-        let (frame_ms, frame_end) = match frame_at {
-            Some(at) => (Some(ms(at - key.at)), Some(EndFrom::Wait)),
-            None if first.is_some() => (
-                quiet_end().map(|at| ms(at - key.at)),
-                Some(EndFrom::QuietGap),
-            ),
-            None => (None, None),
         };
         each.push(KeyAnswer {
             key: key.key.clone(),
-            sent_ms: sent.first().map_or(0.0, |k0| ms(key.at - k0.at)),
+            sent_ms: keys.first().map_or(0.0, |k0| ms(key.at_ns - k0.at_ns)),
             sent_ns: key.at_ns,
-            first_byte_ms: first.map(|at| ms(at - key.at)),
+            first_byte_ms: first.map(|at| ms(at - key.at_ns)),
             frame_ms,
             frame_end,
-            frames,
+            frames: inside.map(|_| u64::from(frame.is_some())),
+            stages_ms,
             writes,
             bytes,
         });
     }
-    KeyLatencies::of(each, frame_ends.is_some())
+    let start = keys.first().map_or(timeline.end_ns, |k| k.at_ns);
+    let frames = inside.map(|_| FrameCounts::of(bursts, &answering, start, timeline.end_ns));
+    KeyLatencies::of(each, frames)
+}
+
+/// The last byte before the output goes quiet for [`QUIET`], from the first after `from`.
+fn quiet_end(arrivals: &[(u64, u64, u64)], from: u64) -> Option<u64> {
+    let start = arrivals.partition_point(|a| a.0 < from);
+    let mut end = arrivals.get(start)?.1;
+    for next in &arrivals[start + 1..] {
+        if next.0.saturating_sub(end) >= QUIET.as_nanos() as u64 {
+            break;
+        }
+        end = next.1;
+    }
+    Some(end)
 }
 
 impl KeyLatencies {
-    /// The summary of every key's answer; `inside`: the frames were seen from inside.
-    fn of(each: Vec<KeyAnswer>, inside: bool) -> KeyLatencies {
+    /// The summary of every key's answer.
+    fn of(each: Vec<KeyAnswer>, frames: Option<FrameCounts>) -> KeyLatencies {
         let n = each.len().max(1) as f64;
         let ended = |from| each.iter().filter(|k| k.frame_end == Some(from)).count() as u64;
+        let stages_ms = StageSummary::of(&each);
         KeyLatencies {
             keys: each.len() as u64,
             unanswered: each.iter().filter(|k| k.first_byte_ms.is_none()).count() as u64,
             first_byte_ms: Percentiles::of(each.iter().filter_map(|k| k.first_byte_ms)),
             key_to_frame_ms: Percentiles::of(each.iter().filter_map(|k| k.frame_ms)),
+            dominant_stage: stages_ms.and_then(|s| s.dominant()),
+            stages_ms,
             frame_end_from_wait: ended(EndFrom::Wait),
             frame_end_from_quiet_gap: ended(EndFrom::QuietGap),
-            frames_per_key: inside
-                .then(|| each.iter().filter_map(|k| k.frames).sum::<u64>() as f64 / n),
-            writes_per_key: inside
-                .then(|| each.iter().filter_map(|k| k.writes).sum::<u64>() as f64 / n),
+            frames,
+            // Over the keys whose writes are known (a last key whose frame never ended is not).
+            writes_per_key: frames.and_then(|_| {
+                let known: Vec<u64> = each.iter().filter_map(|k| k.writes).collect();
+                (!known.is_empty()).then(|| known.iter().sum::<u64>() as f64 / known.len() as f64)
+            }),
             bytes_per_key: each.iter().map(|k| k.bytes).sum::<u64>() as f64 / n,
             each,
         }
@@ -220,107 +375,167 @@ impl KeyLatencies {
 
 #[cfg(test)]
 mod tests {
+    use super::super::timeline::{Chunks, Inside, SentKey, TerminalRead};
     use super::*;
 
-    fn at(base: Instant, us: u64) -> Instant {
-        base + Duration::from_micros(us)
+    const MS: u64 = 1_000_000;
+
+    fn keys(at_ms: &[u64]) -> Vec<SentKey> {
+        at_ms
+            .iter()
+            .map(|&t| SentKey {
+                at: std::time::Instant::now(),
+                at_ns: t * MS,
+                key: "j".into(),
+            })
+            .collect()
+    }
+
+    fn burst(first_ms: f64, end_ms: f64, bytes: u64) -> Burst {
+        Burst {
+            pid: 1,
+            tid: 1,
+            first_write_ns: (first_ms * 1e6) as u64,
+            end_ns: (end_ms * 1e6) as u64,
+            writes: bytes / 10,
+            bytes,
+        }
+    }
+
+    fn read(end_ms: f64) -> TerminalRead {
+        TerminalRead {
+            pid: 1,
+            tid: 2,
+            end_ns: (end_ms * 1e6) as u64,
+            bytes: 1,
+        }
+    }
+
+    /// Wrap read each burst's bytes `lag_ms` after its end, in one read.
+    fn chunks_of(bursts: &[Burst], lag_ms: f64) -> Chunks {
+        let mut c = Chunks::default();
+        for b in bursts {
+            c.note(b.end_ns + (lag_ms * 1e6) as u64, b.bytes as usize);
+        }
+        c
+    }
+
+    fn round(x: f64) -> f64 {
+        (x * 1e3).round() / 1e3
     }
 
     #[test]
-    fn each_key_is_answered_by_what_arrives_before_the_next() {
-        let base = Instant::now();
-        let sent: Vec<SentKey> = [0, 10_000, 20_000, 30_000]
-            .iter()
-            .map(|&us| SentKey {
-                at_ns: us,
-                at: at(base, us),
-                key: "j".into(),
-            })
-            .collect();
-        // Key 0: answered at 1 ms, its frame ends (from inside) at 4 ms, 2 writes. Key 1: two
-        // frames, the last ending at 18 ms. Key 2: nothing. Key 3: answered, its wait never
-        // returned: the quiet gap (last byte at 33.5 ms).
-        let arrivals = [
-            (at(base, 1_000), at(base, 3_900), 500),
-            (at(base, 11_000), at(base, 12_000), 100),
-            (at(base, 15_000), at(base, 17_900), 100),
-            (at(base, 31_000), at(base, 33_500), 50),
+    fn each_key_is_answered_by_the_first_frame_after_its_read_in_four_stages() {
+        // Keys at 1, 101, 201 ms, each read 2 ms later (a loop that sleeps before it reads),
+        // its frame begun 2 ms after the read, written in 4 ms, read by wrap 0.5 ms after. A
+        // clock redraws by itself at 50, 150 and 250 ms (2 ms each); the frame that ends at
+        // 0.5 ms is the program's start.
+        let all = vec![
+            burst(0.0, 0.5, 50),
+            burst(5.0, 9.0, 1000),
+            burst(50.0, 52.0, 100),
+            burst(105.0, 109.0, 1000),
+            burst(150.0, 152.0, 100),
+            burst(205.0, 209.0, 1000),
+            burst(250.0, 252.0, 100),
         ];
-        let ends = [
-            FrameEnd {
-                at: at(base, 4_000),
-                writes: 2,
-                bytes: 500,
-            },
-            FrameEnd {
-                at: at(base, 12_100),
-                writes: 1,
-                bytes: 100,
-            },
-            FrameEnd {
-                at: at(base, 18_000),
-                writes: 1,
-                bytes: 100,
-            },
-        ];
-        let k = key_latencies(&sent, &arrivals, Some(&ends), at(base, 40_000));
-        let round = |x: Option<f64>| x.map(|x| (x * 1e3).round() / 1e3);
-        let frame: Vec<Option<f64>> = k.each.iter().map(|e| round(e.frame_ms)).collect();
-        assert_eq!(frame, [Some(4.0), Some(8.0), None, Some(3.5)]);
-        let first: Vec<Option<f64>> = k.each.iter().map(|e| round(e.first_byte_ms)).collect();
-        assert_eq!(first, [Some(1.0), Some(1.0), None, Some(1.0)]);
-        assert_eq!(k.each[1].frames, Some(2));
-        assert_eq!(k.each[3].frame_end, Some(EndFrom::QuietGap));
-        assert_eq!(
-            (
-                k.unanswered,
-                k.frame_end_from_wait,
-                k.frame_end_from_quiet_gap
+        let timeline = Timeline {
+            keys: keys(&[1, 101, 201]),
+            inside: Some(
+                Inside {
+                    reads: vec![read(3.0), read(103.0), read(203.0)],
+                    bursts: all.clone(),
+                    ..Inside::default()
+                }
+                .sorted(),
             ),
-            (1, 2, 1)
-        );
-        assert_eq!(k.frames_per_key, Some(0.75));
-        assert_eq!(k.bytes_per_key, 750.0 / 4.0);
-        let p = k.key_to_frame_ms.unwrap();
+            chunks: chunks_of(&all, 0.5),
+            end_ns: 300 * MS,
+        };
+        let k = key_latencies(&timeline);
+        for answer in &k.each {
+            let s = answer.stages_ms.unwrap();
+            assert_eq!(round(s.input_delay.unwrap()), 2.0);
+            assert_eq!(round(s.processing), 2.0);
+            assert_eq!(round(s.emit), 4.0);
+            assert_eq!(round(s.drain.unwrap()), 0.5);
+            let sum = s.input_delay.unwrap() + s.processing + s.emit;
+            assert!((sum - answer.frame_ms.unwrap()).abs() < 1e-9);
+            assert_eq!((answer.writes, answer.bytes), (Some(100), 1000));
+        }
+        // The clock's frames are nobody's key: the last key's time is its own frame's.
+        assert_eq!(round(k.key_to_frame_ms.unwrap().max), 8.0);
+        let frames = k.frames.unwrap();
         assert_eq!(
-            (round(Some(p.p50)), round(Some(p.max))),
-            (Some(4.0), Some(8.0))
+            (frames.answering, frames.unprompted, frames.before_keys),
+            (3, 3, 1)
         );
-        // From outside: every frame from the quiet gap, no frame or write counts.
-        let k = key_latencies(&sent, &arrivals, None, at(base, 40_000));
-        assert_eq!(round(k.each[1].frame_ms), Some(7.9));
-        assert_eq!((k.frames_per_key, k.frame_end_from_wait), (None, 0));
+        assert!((frames.unprompted_per_second - 3.0 / 0.299).abs() < 1e-6);
+        assert_eq!(k.dominant_stage, Some(Stage::Emit));
+        let summary = k.stages_ms.unwrap();
+        assert_eq!(round(summary.input_delay.unwrap().p50), 2.0);
+        assert_eq!(k.writes_per_key, Some(100.0));
     }
 
     #[test]
-    fn keys_that_queue_behind_a_slow_frame_wait_for_the_frame_that_follows() {
-        let base = Instant::now();
-        let sent: Vec<SentKey> = [0, 10_000]
-            .iter()
-            .map(|&us| SentKey {
-                at_ns: us,
-                at: at(base, us),
-                key: "j".into(),
-            })
-            .collect();
-        // Drawing without a pause from 1 ms to 25 ms: one wait at its end.
-        let arrivals: Vec<(Instant, Instant, u64)> = (0..24)
-            .map(|i| (at(base, 1_000 + i * 1_000), at(base, 1_900 + i * 1_000), 10))
-            .collect();
-        let ends = [FrameEnd {
-            at: at(base, 25_000),
-            writes: 9,
-            bytes: 240,
-        }];
-        let k = key_latencies(&sent, &arrivals, Some(&ends), at(base, 40_000));
-        let frame: Vec<Option<f64>> = k.each.iter().map(|e| e.frame_ms).collect();
-        assert_eq!(frame, [Some(25.0), Some(15.0)]);
-        // From outside, the quiet gap after the drawing: the same ends.
-        let k = key_latencies(&sent, &arrivals, None, at(base, 40_000));
-        let frame: Vec<f64> = k.each.iter().filter_map(|e| e.frame_ms).collect();
-        assert!(
-            (frame[0] - 24.9).abs() < 1e-6 && (frame[1] - 14.9).abs() < 1e-6,
-            "{frame:?}"
+    fn keys_that_queue_behind_a_slow_frame_wait_for_the_frame_after_their_read() {
+        // An input thread reads each key at once; the drawing thread was busy with a frame
+        // from 1 to 25 ms when the second key came (10 ms) and answers it with the next, 25 to
+        // 45 ms. Both keys read in threads that never write.
+        let bursts = vec![burst(1.0, 25.0, 240), burst(25.5, 45.0, 240)];
+        let timeline = Timeline {
+            keys: keys(&[0, 10]),
+            inside: Some(Inside {
+                reads: vec![read(0.1), read(10.1)],
+                bursts: bursts.clone(),
+                ..Inside::default()
+            }),
+            chunks: chunks_of(&bursts, 0.0),
+            end_ns: 60 * MS,
+        };
+        let k = key_latencies(&timeline);
+        let frame: Vec<f64> = k.each.iter().map(|e| round(e.frame_ms.unwrap())).collect();
+        assert_eq!(frame, [25.0, 35.0]);
+        let second = k.each[1].stages_ms.unwrap();
+        assert_eq!(round(second.input_delay.unwrap()), 0.1);
+        assert_eq!(round(second.processing), 15.4);
+        assert_eq!(k.frames.unwrap().unprompted, 0);
+    }
+
+    #[test]
+    fn without_a_read_processing_runs_from_the_key_and_from_outside_the_quiet_gap_ends_it() {
+        let bursts = vec![burst(1.0, 4.0, 500), burst(11.0, 12.0, 100)];
+        let mut timeline = Timeline {
+            keys: keys(&[0, 10, 20]),
+            inside: Some(Inside {
+                bursts: bursts.clone(),
+                ..Inside::default()
+            }),
+            chunks: chunks_of(&bursts, 0.0),
+            end_ns: 40 * MS,
+        };
+        let k = key_latencies(&timeline);
+        let s = k.each[0].stages_ms.unwrap();
+        assert_eq!((s.input_delay, round(s.processing)), (None, 1.0));
+        // The third key drew nothing: no frame, no write, no byte.
+        assert_eq!(k.each[2].frame_ms, None);
+        assert_eq!(
+            (k.each[2].writes, k.each[2].bytes, k.unanswered),
+            (Some(0), 0, 1)
+        );
+        // Bytes the observer did not see (a C program's stdio): no drain, the rest stands.
+        timeline.chunks.note(39 * MS, 7);
+        let k = key_latencies(&timeline);
+        assert_eq!(k.each[0].stages_ms.unwrap().drain, None);
+        assert_eq!(round(k.each[0].frame_ms.unwrap()), 4.0);
+        // From outside: the last byte before 5 ms of quiet, no stages, no counts.
+        timeline.inside = None;
+        let k = key_latencies(&timeline);
+        assert_eq!(k.each[0].frame_end, Some(EndFrom::QuietGap));
+        assert_eq!(round(k.each[0].frame_ms.unwrap()), 4.0);
+        assert_eq!(
+            (k.stages_ms, k.frames, k.writes_per_key),
+            (None, None, None)
         );
     }
 

@@ -2,7 +2,8 @@
 //! model of the terminal ([`screen`]), frame detectors on its events behind one trait
 //! ([`detector`]: [`sync_markers`], [`waits`] — the program's own waits, seen from inside it —
 //! and [`cursor_restarts`]), the [`finder`] that asks them in order of trust, and what it found
-//! ([`frames`]); what each key cost a program that draws on keys ([`keyed`]). `flushlab wrap` feeds it what a wrapped program
+//! ([`frames`]); one run's events in time ([`timeline`]) and what each key cost a program that
+//! draws on keys, stage by stage ([`keyed`]). `flushlab wrap` feeds it what a wrapped program
 //! writes; anything that holds such a stream can.
 
 pub mod cursor_restarts;
@@ -12,4 +13,5 @@ pub mod frames;
 pub mod keyed;
 pub mod screen;
 pub mod sync_markers;
+pub mod timeline;
 pub mod waits;

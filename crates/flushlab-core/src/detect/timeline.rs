@@ -1,0 +1,243 @@
+//! One run of a wrapped program as one record of what happened, every time on CLOCK_MONOTONIC
+//! nanoseconds: the keys sent, the program's reads of its terminal, its bursts of terminal
+//! writes (a thread's writes between two of its waits: what the observer sees without paying
+//! for every write), its waits, the held bytes the bound let out, and the chunks wrap's reader
+//! took off the pty. Frames, keys and their stages are pure functions of it
+//! ([`keyed`](super::keyed)), tested on timelines written by hand.
+
+use serde::Serialize;
+
+/// What a thread waited in, as the observer saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitKind {
+    /// poll, ppoll.
+    Poll,
+    /// select, pselect.
+    Select,
+    /// epoll_wait, epoll_pwait.
+    Epoll,
+    /// nanosleep, clock_nanosleep, usleep, sleep: a loop that sleeps a tick.
+    Sleep,
+    /// sigsuspend, pause.
+    Signal,
+    /// A futex wait of 0.5 ms or more (Rust's channels, condition variables, park).
+    Futex,
+    /// A blocking read of the terminal.
+    Read,
+}
+
+impl WaitKind {
+    /// The observer's code for it (observer.c's `enum wait_kind`); `None` for an unknown one.
+    pub fn from_wire(code: u16) -> Option<WaitKind> {
+        Some(match code {
+            1 => WaitKind::Poll,
+            2 => WaitKind::Select,
+            3 => WaitKind::Epoll,
+            4 => WaitKind::Sleep,
+            5 => WaitKind::Signal,
+            6 => WaitKind::Futex,
+            7 => WaitKind::Read,
+            _ => return None,
+        })
+    }
+}
+
+/// A key as it was sent: when its first byte was written to the pty (on CLOCK_MONOTONIC, to
+/// line it up with the program's own times and other tools'; and as an `Instant`, for pacing
+/// the next), and its name (`j`, `<Down>`; a typed key by its kind only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentKey {
+    pub at: std::time::Instant,
+    pub at_ns: u64,
+    pub key: String,
+}
+
+impl SentKey {
+    /// `key`, sent now.
+    pub fn now(key: String) -> SentKey {
+        SentKey {
+            at: std::time::Instant::now(),
+            at_ns: crate::sys::monotonic_ns(),
+            key,
+        }
+    }
+}
+
+/// A read of the terminal by the program that took bytes (keys, or the terminal's answers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TerminalRead {
+    pub pid: u32,
+    pub tid: u32,
+    /// When the read returned: the key is in the program's hands.
+    pub end_ns: u64,
+    pub bytes: u64,
+}
+
+/// A thread's terminal writes between two of its waits, ended by the second: a frame, seen
+/// from inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Burst {
+    pub pid: u32,
+    pub tid: u32,
+    pub first_write_ns: u64,
+    /// When the thread began to wait after them: the frame's end.
+    pub end_ns: u64,
+    pub writes: u64,
+    pub bytes: u64,
+}
+
+/// A blocking wait of a thread of the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitSpan {
+    pub pid: u32,
+    pub tid: u32,
+    pub kind: Option<WaitKind>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// `--try frame`: held bytes the bound let out, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub at_ns: u64,
+    pub bytes: u64,
+}
+
+/// Reads closer than this to the previous one join it, unless the stretch would grow longer
+/// than [`CHUNK_SPAN_NS`]: an unbuffered program's frame comes in thousands of reads, and a
+/// drain known within a fifth of a millisecond is all a key's stages need.
+const CHUNK_JOIN_NS: u64 = 50_000;
+const CHUNK_SPAN_NS: u64 = 200_000;
+/// Stretches kept at most (~100 MB at 24 B each); beyond, the drain is not known.
+const MAX_CHUNKS: usize = 4 << 20;
+
+/// What wrap's reader took off the pty: stretches of reads, each with when it began, when its
+/// last read returned, and the bytes read by then since the start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chunks {
+    stretches: Vec<(u64, u64, u64)>,
+    total: u64,
+    overflowed: bool,
+}
+
+impl Chunks {
+    /// `len` bytes read at `at_ns`.
+    pub fn note(&mut self, at_ns: u64, len: usize) {
+        self.total += len as u64;
+        let full = self.stretches.len() >= MAX_CHUNKS;
+        match self.stretches.last_mut() {
+            Some(last)
+                if at_ns.saturating_sub(last.1) < CHUNK_JOIN_NS
+                    && at_ns.saturating_sub(last.0) < CHUNK_SPAN_NS =>
+            {
+                last.1 = at_ns;
+                last.2 = self.total;
+            }
+            _ if full => self.overflowed = true,
+            _ => self.stretches.push((at_ns, at_ns, self.total)),
+        }
+    }
+
+    /// Bytes read in all.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// When the reader had read `offset` bytes since the start (at most a fifth of a millisecond
+    /// late); `None` if it never did or the stretches overflowed.
+    pub fn reached(&self, offset: u64) -> Option<u64> {
+        if self.overflowed {
+            return None;
+        }
+        let i = self.stretches.partition_point(|s| s.2 < offset);
+        self.stretches.get(i).map(|s| s.1)
+    }
+
+    /// The reads as (first, last, bytes) stretches.
+    pub fn stretches(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        let mut before = 0;
+        self.stretches.iter().map(move |&(first, last, upto)| {
+            let bytes = upto - before;
+            before = upto;
+            (first, last, bytes)
+        })
+    }
+}
+
+/// One run, in time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    pub keys: Vec<SentKey>,
+    /// `None`: nobody inside the program said anything (no observer, or it could not load):
+    /// reads, bursts, waits and releases are then unknown, not absent.
+    pub inside: Option<Inside>,
+    pub chunks: Chunks,
+    /// When the run ended.
+    pub end_ns: u64,
+}
+
+/// What the observer inside the program said, sorted by time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inside {
+    pub reads: Vec<TerminalRead>,
+    /// Sorted by their end.
+    pub bursts: Vec<Burst>,
+    pub waits: Vec<WaitSpan>,
+    pub releases: Vec<Release>,
+    /// Terminal bytes the program wrote that no burst holds (after its last wait, at exit).
+    pub tail_bytes: u64,
+}
+
+impl Inside {
+    /// Sorts what it holds by time (records arrive in the order threads sent them).
+    pub fn sorted(mut self) -> Inside {
+        self.reads.sort_by_key(|r| r.end_ns);
+        self.bursts.sort_by_key(|b| (b.end_ns, b.first_write_ns));
+        self.waits.sort_by_key(|w| (w.start_ns, w.end_ns));
+        self.releases.sort_by_key(|r| r.at_ns);
+        self
+    }
+
+    /// Every terminal byte the program wrote, as the observer saw them.
+    pub fn bytes(&self) -> u64 {
+        self.bursts.iter().map(|b| b.bytes).sum::<u64>() + self.tail_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_join_close_reads_and_say_when_an_offset_was_reached() {
+        let mut c = Chunks::default();
+        // Three reads 10 µs apart, then one 1 ms later, then a run of reads longer than a
+        // stretch may be.
+        c.note(1_000_000, 100);
+        c.note(1_010_000, 100);
+        c.note(1_020_000, 100);
+        c.note(2_000_000, 50);
+        for i in 0..30 {
+            c.note(3_000_000 + i * 10_000, 10);
+        }
+        assert_eq!(c.total(), 650);
+        assert_eq!(c.reached(1), Some(1_020_000));
+        assert_eq!(c.reached(300), Some(1_020_000));
+        assert_eq!(c.reached(301), Some(2_000_000));
+        // The long run is cut into stretches of at most 200 µs: the last byte's is late by less.
+        assert_eq!(c.reached(650), Some(3_290_000));
+        assert!(c.reached(360).unwrap() < 3_200_000);
+        assert_eq!(c.reached(651), None);
+        let bytes: u64 = c.stretches().map(|s| s.2).sum();
+        assert_eq!(bytes, 650);
+    }
+
+    #[test]
+    fn wait_kinds_read_from_the_wire() {
+        assert_eq!(WaitKind::from_wire(6), Some(WaitKind::Futex));
+        assert_eq!(WaitKind::from_wire(7), Some(WaitKind::Read));
+        assert_eq!(WaitKind::from_wire(0), None);
+        assert_eq!(WaitKind::from_wire(99), None);
+    }
+}

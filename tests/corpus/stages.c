@@ -1,0 +1,111 @@
+/* A C program that draws a frame for each key and stamps each stage of it itself: the truth
+ * `wrap --keys`'s stages are checked against (tests/it/keyed.rs). Raw mode. Arguments:
+ *
+ *   1. `tick`: a loop that sleeps 16 ms, then looks at the input without waiting (a key waits
+ *      up to a tick to be read); `poll`: a loop that waits in poll(2) for the input; `clock`:
+ *      `poll`, and every 250 ms without a key it redraws a clock line by itself (frames nobody
+ *      asked for).
+ *   2. the work a key costs before its frame, in microseconds of busy CPU.
+ *   3. `raw`: the frame into unbuffered stderr, one write(2) a cell (thousands a frame).
+ *
+ * `q` ends it. KEYS_LOG receives, at the end, one line a read that took keys: when the read
+ * returned, when the frame's first write began and when its last write (and, under `wrap --try
+ * frame`, the held frame's release: a write to a pipe, which lets held bytes out) was done,
+ * CLOCK_MONOTONIC nanoseconds; then `clock N`, the frames it drew by itself. */
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static volatile sig_atomic_t stop;
+static void on_term(int sig) { (void)sig; stop = 1; }
+
+#define MAX_READS 20000
+static uint64_t read_ns[MAX_READS], first_ns[MAX_READS], last_ns[MAX_READS];
+
+int main(int argc, char **argv) {
+    int tick = argc > 1 && strcmp(argv[1], "tick") == 0;
+    int clock = argc > 1 && strcmp(argv[1], "clock") == 0;
+    int clock_frames = 0;
+    long work_us = argc > 2 ? atol(argv[2]) : 0;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    struct termios saved, raw;
+    tcgetattr(0, &saved);
+    raw = saved;
+    cfmakeraw(&raw);
+    raw.c_cc[VMIN] = 0; /* a read returns what is there, at once */
+    raw.c_cc[VTIME] = 0;
+    tcsetattr(0, TCSANOW, &raw);
+    struct winsize ws = {0};
+    ioctl(2, TIOCGWINSZ, &ws);
+    int cols = ws.ws_col ? ws.ws_col : 80, rows = ws.ws_row ? ws.ws_row : 24;
+    int release[2];
+    if (pipe(release) != 0)
+        return 1;
+    int reads = 0, done = 0;
+    while (!stop && !done && reads < MAX_READS) {
+        if (tick) {
+            struct timespec t = {0, 16000000};
+            nanosleep(&t, NULL);
+        } else {
+            struct pollfd in = {0, POLLIN, 0};
+            int ready = poll(&in, 1, clock ? 250 : -1);
+            if (ready < 0)
+                continue;
+            if (ready == 0) {
+                char line[64];
+                int k = snprintf(line, sizeof line, "\033[%d;1H\033[7mclock %d\033[m", rows,
+                                 ++clock_frames);
+                write(2, line, (size_t)k);
+                continue;
+            }
+        }
+        char buf[64];
+        ssize_t n = read(0, buf, sizeof buf);
+        if (n <= 0)
+            continue;
+        uint64_t got = now_ns();
+        done = memchr(buf, 'q', (size_t)n) != NULL;
+        while (now_ns() - got < (uint64_t)work_us * 1000u) {
+        }
+        uint64_t first = now_ns();
+        char cell[32];
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < cols; c++) {
+                int k = snprintf(cell, sizeof cell, "\033[%d;%dH\033[38;5;%dm%c", r + 1, c + 1,
+                                 (r + c + reads) % 256, 'a' + reads % 26);
+                write(2, cell, (size_t)k);
+            }
+        write(release[1], "", 0);
+        read_ns[reads] = got;
+        first_ns[reads] = first;
+        last_ns[reads] = now_ns();
+        reads++;
+    }
+    tcsetattr(0, TCSANOW, &saved);
+    const char *path = getenv("KEYS_LOG");
+    FILE *log = path ? fopen(path, "w") : NULL;
+    for (int i = 0; log && i < reads; i++)
+        fprintf(log, "%llu %llu %llu\n", (unsigned long long)read_ns[i],
+                (unsigned long long)first_ns[i], (unsigned long long)last_ns[i]);
+    if (log) {
+        fprintf(log, "clock %d\n", clock_frames);
+        fclose(log);
+    }
+    return 0;
+}
