@@ -299,6 +299,26 @@ fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
             &report,
             &own,
         );
+        // Its input delay is its input thread's read (the channel and the drawing thread come
+        // after): the median within max(10%, 0.3 ms) of the program's own.
+        let mut theirs: Vec<f64> = own
+            .lines()
+            .zip(report["keys"]["each"].as_array().unwrap())
+            .filter(|(_, k)| k["key"] != "q")
+            .map(|(line, k)| {
+                let read: f64 = line.split(' ').nth(1).unwrap().parse().unwrap();
+                (read - k["sent_ns"].as_f64().unwrap()) / 1e6
+            })
+            .collect();
+        theirs.sort_by(f64::total_cmp);
+        let truth = theirs[theirs.len() / 2];
+        let ours = report["keys"]["stages_ms"]["input_delay"]["p50"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (ours - truth).abs() <= (0.1 * truth).max(0.3),
+            "{size} {mode}: input delay p50 {ours} ms, its input thread's read {truth} ms"
+        );
         // It asked where the cursor is, its background and the device attributes: answered.
         let asked = report["asked"].as_array().unwrap();
         for question in ["ESC[6n", "OSC 11", "ESC[c"] {
@@ -540,6 +560,24 @@ fn a_hostile_script_is_one_line_naming_the_word() {
         let said = common::assert_refused(&out, names);
         assert!(!said.contains('\u{1b}'), "{said:?}");
     }
+    // A FIFO nobody writes to: refused at once, never waited on (it hung wrap for good).
+    let fifo = common::scratch("keys.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "2", "--keys-file"])
+        .arg(&fifo)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    common::assert_refused(&out, "a FIFO");
+    assert!(started.elapsed().as_secs() < 2, "{:?}", started.elapsed());
 }
 
 /// wrap's stage p50s against a program's own stamps (tests/corpus/stages.c: when its read of a
@@ -683,5 +721,51 @@ fn frames_nobody_asked_for_are_counted_apart_and_never_in_a_keys_time() {
     assert!(
         max <= own_max * 1.1 + 1.0 && max < 250.0,
         "key to frame max {max} ms, the program's own {own_max} ms: {said}"
+    );
+}
+
+/// A pager driven by another process (keys pushed into the pty with TIOCSTI, as a test harness,
+/// tmux send-keys or expect would): a script waiting beside less ends none of less's frames, so
+/// each of the 300 scrolls is one (less redraws a line a `j`), with the first screen: 301.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (5 s): cargo test --features slow-tests"
+)]
+fn a_pager_driven_through_tiocsti_draws_a_frame_a_key() {
+    let text = "/usr/share/common-licenses/GPL-3";
+    let tiocsti = rustix::process::geteuid().is_root()
+        || std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti")
+            .is_ok_and(|s| s.trim() == "1");
+    if flushlab::files::find_program("less".as_ref()).is_none()
+        || !std::path::Path::new(text).exists()
+        || !tiocsti
+    {
+        eprintln!("skipped: less, {text} or TIOCSTI (root, or dev.tty.legacy_tiocsti) missing");
+        return;
+    }
+    let pusher = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/tiocsti_keys.py");
+    let report = common::scratch("tiocsti.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--duration",
+            "8",
+            "--size",
+            "80x24",
+            "--export-json",
+        ])
+        .arg(&report)
+        .args(["--", "sh", "-c"])
+        .arg(format!("python3 {pusher} 300 0.01 j q & exec less {text}"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    let json = common::read_json(&report);
+    assert_eq!(json["frame_method"], "waits", "{said}");
+    let frames = json["frame_detection"]["frames"].as_f64().unwrap();
+    assert!(
+        (frames - 301.0).abs() <= 30.1,
+        "{frames} frames, less drew 301: {said}"
     );
 }

@@ -331,6 +331,8 @@ pub enum InputKind {
     /// A painted run's frame times (`flushlab paint`): ~30 bytes a frame, 3 MB for 10 s at
     /// 10,000 fps.
     FrameLog,
+    /// A `--keys-file` script: 1,000 keys are a few kB.
+    KeyScript,
 }
 
 impl InputKind {
@@ -340,6 +342,7 @@ impl InputKind {
             InputKind::Results => 4 << 20,
             InputKind::RunReport => 1 << 20,
             InputKind::FrameLog => 64 << 20,
+            InputKind::KeyScript => 1 << 20,
         }
     }
 }

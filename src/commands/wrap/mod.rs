@@ -192,22 +192,18 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
     })
 }
 
-/// `--keys-file`: the script, or a refusal naming the file and what is wrong with it.
+/// `--keys-file`: the script, or a refusal naming the file and what is wrong with it. Read as
+/// every file others send is (`files::read_input`): a FIFO or a device is refused at once, never
+/// waited on, and 1 MiB at most.
 fn read_keys_file(path: &std::path::Path) -> Result<KeyScript, Refusal> {
-    use std::io::Read;
+    use crate::files::{InputKind, read_input};
     let shown = crate::units::printable(&path.to_string_lossy());
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_KEYS_FILE + 1).read_to_string(&mut text))
+    let bytes = read_input(path, InputKind::KeyScript)
         .map_err(|e| format!("wrap: --keys-file '{shown}': {e}"))?;
-    if text.len() as u64 > MAX_KEYS_FILE {
-        return Err(format!("wrap: --keys-file '{shown}': larger than 1 MiB").into());
-    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("wrap: --keys-file '{shown}': not UTF-8 text"))?;
     KeyScript::parse(&text).map_err(|e| format!("wrap: --keys-file '{shown}': {e}").into())
 }
-
-/// The largest `--keys-file` read.
-const MAX_KEYS_FILE: u64 = 1 << 20;
 
 pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let WrapPlan {
