@@ -550,6 +550,7 @@ fn row(
         p50_ns: None,
         p99_ns: None,
         key_to_frame_ms: None,
+        key_stages_ms: None,
         reader_bytes: 0,
         reader_cpu_seconds: None,
         machine_busy_seconds: None,

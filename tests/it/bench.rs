@@ -677,6 +677,15 @@ fn a_keyed_program_is_a_row_with_its_time_from_a_key_to_its_frame() {
         .unwrap()
         .clone();
     assert!(mode["runs"][0]["key_to_frame_ms"].is_null(), "{mode}");
+    // The row carries the keys' stages, as wrap saw them; they add up to the key's time (each
+    // p50 is its own median, so only roughly), and the table shows them.
+    let stages = &row["runs"][0]["key_stages_ms"];
+    let sum: f64 = ["input_delay", "processing", "emit"]
+        .iter()
+        .map(|s| stages[*s]["p50"].as_f64().unwrap())
+        .sum();
+    assert!(sum > 0.5 * p50 && sum < 1.5 * p50, "stages {stages}, key {p50} ms");
+    assert!(stdout.contains("(input delay + processing + emit + drain"), "{stdout}");
     // Keys need a program to type into.
     let out = common::bench(&["--keys", "j"]);
     common::assert_refused(&out, "--keys without --command");

@@ -194,6 +194,7 @@ pub struct WrapRun {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
 pub struct WrapKeys {
     pub key_to_frame_ms: Option<crate::detect::keyed::Percentiles>,
+    pub stages_ms: Option<crate::detect::keyed::StageSummary>,
 }
 
 /// The `keys` of a wrap report, read back (other fields of the report are WrapRun's).

@@ -173,6 +173,7 @@ fn command_run(wrapped: WrapRun, keyed: WrapKeysRun) -> Run {
         p50_ns: None,
         p99_ns: None,
         key_to_frame_ms: keyed.keys.and_then(|k| k.key_to_frame_ms),
+        key_stages_ms: keyed.keys.and_then(|k| k.stages_ms),
         reader_bytes: wrapped.bytes,
         // Wrap reads the program's pty itself: the bench's reader saw wrap's summary only.
         reader_cpu_seconds: None,

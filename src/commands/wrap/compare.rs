@@ -14,7 +14,7 @@ use super::inside::Fix;
 use super::keys::Keys;
 use super::report::WrapReport;
 use super::{How, WrapArgs, measure, report};
-use crate::detect::keyed::Percentiles;
+use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::outcome::{Outcome, complain};
 use crate::units::{bytes, count, thousands};
 
@@ -38,11 +38,23 @@ pub struct Comparison {
     pub permanent_fix: String,
 }
 
-/// Key to frame, as is over tried, at the median and the 95th percentile.
+/// Key to frame, as is over tried, at the median and the 95th percentile; and each stage's
+/// median, as is over tried: what the fix changes (emit) and what it leaves (input delay,
+/// processing).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct KeySpeedup {
     pub key_to_frame_p50: Option<Spread>,
     pub key_to_frame_p95: Option<Spread>,
+    pub stages_p50: StageSpeedup,
+}
+
+/// Each stage's p50, as is over tried, round by round.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StageSpeedup {
+    pub input_delay: Option<Spread>,
+    pub processing: Option<Spread>,
+    pub emit: Option<Spread>,
+    pub drain: Option<Spread>,
 }
 
 /// A median and the range it comes from.
@@ -107,21 +119,24 @@ pub fn run(
             .collect(),
     );
     let key_speedup = keys.map(|_| {
-        let ratio = |figure: fn(&Percentiles) -> f64| {
+        let ratio = |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
             Spread::of(
                 as_is
                     .iter()
                     .zip(&tried)
-                    .filter_map(|(a, t)| {
-                        let (a, t) = (key_to_frame(a)?, key_to_frame(t)?);
-                        Some(figure(&a) / figure(&t)).filter(|r| r.is_finite())
-                    })
+                    .filter_map(|(a, t)| Some(figure(a)? / figure(t)?).filter(|r| r.is_finite()))
                     .collect(),
             )
         };
         KeySpeedup {
-            key_to_frame_p50: ratio(|p| p.p50),
-            key_to_frame_p95: ratio(|p| p.p95),
+            key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
+            key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
+            stages_p50: StageSpeedup {
+                input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
+                processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
+                emit: ratio(&|r| Some(stages(r)?.emit?.p50)),
+                drain: ratio(&|r| Some(stages(r)?.drain?.p50)),
+            },
         }
     });
     let permanent_fix = as_is
@@ -156,6 +171,10 @@ pub fn run(
 
 fn key_to_frame(report: &WrapReport) -> Option<Percentiles> {
     report.keys.as_ref()?.latencies.key_to_frame_ms
+}
+
+fn stages(report: &WrapReport) -> Option<StageSummary> {
+    report.keys.as_ref()?.latencies.stages_ms
 }
 
 fn fps(report: &WrapReport) -> Option<f64> {
@@ -255,6 +274,7 @@ impl Comparison {
                 spread(k.key_to_frame_p50),
                 spread(k.key_to_frame_p95)
             );
+            out += &self.stages_lines(k.stages_p50);
         }
         let digests: std::collections::BTreeSet<&str> = self
             .as_is
@@ -269,6 +289,46 @@ impl Comparison {
                  differently run to run, or the fix changed what it wrote: see received_digest)"
             ),
         };
+        out
+    }
+
+    /// Each stage's p50 as is and tried (the median of the rounds), and what the fix changed.
+    fn stages_lines(&self, speedup: StageSpeedup) -> String {
+        let ms = crate::units::milliseconds;
+        let each = [
+            (Stage::InputDelay, speedup.input_delay),
+            (Stage::Processing, speedup.processing),
+            (Stage::Emit, speedup.emit),
+            (Stage::Drain, speedup.drain),
+        ];
+        let p50 = |runs: &[WrapReport], stage: Stage| {
+            median(runs, |r| {
+                let (_, p) = stages(r)?.each().find(|&(s, _)| s == stage)?;
+                Some(p.p50)
+            })
+        };
+        let mut out = String::new();
+        for (name, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
+            let cells: Vec<String> = each
+                .iter()
+                .filter_map(|&(stage, _)| {
+                    Some(format!("{} {}", stage.name(), ms(p50(runs, stage)?.median)))
+                })
+                .collect();
+            if !cells.is_empty() {
+                out += &format!("\nstages p50, {name}: {}", cells.join(" · "));
+            }
+        }
+        let ratios: Vec<String> = each
+            .iter()
+            .filter_map(|&(stage, s)| Some(format!("{} ×{:.2}", stage.name(), s?.median)))
+            .collect();
+        if !ratios.is_empty() {
+            out += &format!(
+                "\nwhat the fix changes, stage by stage (as is over tried): {}",
+                ratios.join(", ")
+            );
+        }
         out
     }
 

@@ -86,7 +86,7 @@ impl Stage {
 }
 
 /// p50, p95 and max of each stage over the keys that have it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StageSummary {
     pub input_delay: Option<Percentiles>,
     pub processing: Option<Percentiles>,

@@ -12,7 +12,7 @@ pub mod statistics;
 use self::conditions::{Reader, Sink, Size, SyncOutput, Unit, Workload};
 use self::statistics::{NOISY, Spread, median};
 use crate::backend::BackendKind;
-use crate::detect::keyed::Percentiles;
+use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
 use crate::scene::Scene;
 use crate::subject::{FloodWriter, Subject};
@@ -36,6 +36,9 @@ pub struct Run {
     /// its frame over the run's keys, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_to_frame_ms: Option<Percentiles>,
+    /// And each key's stages over the run's keys (seen from inside), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_stages_ms: Option<StageSummary>,
     /// Bytes the reader model took from the pty or pipe (not in the child's report).
     #[serde(default)]
     pub reader_bytes: u64,
@@ -195,6 +198,27 @@ impl Row {
             )
         };
         Some((of(|p| p.p50)?, of(|p| p.p95)?))
+    }
+
+    /// A keyed program's stages, each stage's p50 the median of the runs' (in the order of
+    /// [`StageSummary::each`]); `None` where no run saw them.
+    pub fn key_stages_p50_ms(&self) -> Option<Vec<(Stage, f64)>> {
+        let summaries: Vec<&StageSummary> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.key_stages_ms.as_ref())
+            .collect();
+        let first = summaries.first()?;
+        let stages = first
+            .each()
+            .filter_map(|(stage, _)| {
+                let p50s = summaries
+                    .iter()
+                    .filter_map(|s| s.each().find(|&(x, _)| x == stage).map(|(_, p)| p.p50));
+                Some((stage, median(p50s)?))
+            })
+            .collect();
+        Some(stages)
     }
 
     /// Units (frames or lines) a run wrote, median of the runs.

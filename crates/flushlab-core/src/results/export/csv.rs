@@ -1,6 +1,7 @@
 use std::fmt::Write;
 
 use super::Exporter;
+use crate::detect::keyed::Stage;
 use crate::results::BenchResults;
 use crate::results::conditions::Unit;
 
@@ -9,7 +10,7 @@ pub struct CsvExporter;
 
 /// The columns of a frame's results; a log line's say `lines_per_second` and `_per_line` (as
 /// the flood's JSON does). The time split is in ms a frame or a line either way.
-const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms,writer_on_cpu_ms,writer_cpu_wait_ms,writer_frame_wait_ms,writer_reader_wait_ms,p50_ns,p99_ns,key_to_frame_p50_ms,key_to_frame_p95_ms";
+const HEADER: &str = "mode,size,reader,sink,fps_median,fps_min,fps_max,writes_per_frame,bytes_per_frame,bytes_per_write,kernel_share,peak_rss_kib,ratio_to_ceiling,ratio_to_fastest,runs,failed_runs,bytes_per_second,writes_per_second,cpu_ms_per_frame,build_ms,encode_ms,kernel_ms,cpu_wait_ms,reader_wait_ms,idle_ms,writer_on_cpu_ms,writer_cpu_wait_ms,writer_frame_wait_ms,writer_reader_wait_ms,p50_ns,p99_ns,key_to_frame_p50_ms,key_to_frame_p95_ms,input_delay_p50_ms,processing_p50_ms,emit_p50_ms,drain_p50_ms";
 
 fn header(unit: Unit) -> String {
     match unit {
@@ -68,6 +69,20 @@ impl Exporter for CsvExporter {
                 num(row.key_to_frame_ms().map(|k| k.0)),
                 num(row.key_to_frame_ms().map(|k| k.1)),
             ])
+            // And its stages' p50s, each where it was seen.
+            .chain(
+                [
+                    Stage::InputDelay,
+                    Stage::Processing,
+                    Stage::Emit,
+                    Stage::Drain,
+                ]
+                .map(|stage| {
+                    num(row
+                        .key_stages_p50_ms()
+                        .and_then(|s| s.iter().find(|x| x.0 == stage).map(|x| x.1)))
+                }),
+            )
             .collect::<Vec<_>>();
             writeln!(out, "{}", fields.join(","))?;
         }

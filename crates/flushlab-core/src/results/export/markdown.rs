@@ -202,7 +202,9 @@ impl Column {
             Column::ReaderCpu => format!("reader CPU {}/{unit}", time_unit(unit).0),
             Column::MachineCpu => format!("machine busy {}/{unit}", time_unit(unit).0),
             Column::Latency => "latency p50 / p99".into(),
-            Column::KeyToFrame => "key→frame p50 / p95".into(),
+            Column::KeyToFrame => {
+                "key→frame p50 / p95 (input delay + processing + emit + drain, p50s)".into()
+            }
             Column::PeakRss => "peak RSS".into(),
             Column::XCeiling => "× ceiling".into(),
             Column::XFastest => "× fastest".into(),
@@ -240,7 +242,13 @@ impl Column {
                 || "–".into(),
                 |(p50, p95)| {
                     let ms = crate::units::milliseconds;
-                    format!("{} / {}", ms(p50), ms(p95))
+                    let mut cell = format!("{} / {}", ms(p50), ms(p95));
+                    // Where the p50 goes, stage by stage (input delay, processing, emit, drain).
+                    if let Some(stages) = row.key_stages_p50_ms() {
+                        let parts: Vec<String> = stages.iter().map(|&(_, v)| ms(v)).collect();
+                        cell += &format!(" ({})", parts.join(" + "));
+                    }
+                    cell
                 },
             ),
             Column::PeakRss => row

@@ -135,6 +135,7 @@ pub(crate) mod fixture {
             p50_ns: None,
             p99_ns: None,
             key_to_frame_ms: None,
+            key_stages_ms: None,
             reader_bytes: (fps * 2.0 * 370_500.0) as u64,
             reader_cpu_seconds: None,
             machine_busy_seconds: None,
