@@ -684,8 +684,14 @@ fn a_keyed_program_is_a_row_with_its_time_from_a_key_to_its_frame() {
         .iter()
         .map(|s| stages[*s]["p50"].as_f64().unwrap())
         .sum();
-    assert!(sum > 0.5 * p50 && sum < 1.5 * p50, "stages {stages}, key {p50} ms");
-    assert!(stdout.contains("(input delay + processing + emit + drain"), "{stdout}");
+    assert!(
+        sum > 0.5 * p50 && sum < 1.5 * p50,
+        "stages {stages}, key {p50} ms"
+    );
+    assert!(
+        stdout.contains("(input delay + processing + emit + drain"),
+        "{stdout}"
+    );
     // Keys need a program to type into.
     let out = common::bench(&["--keys", "j"]);
     common::assert_refused(&out, "--keys without --command");

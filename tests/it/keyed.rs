@@ -665,11 +665,6 @@ fn stages_agree_with_a_c_programs_own_stamps() {
             assert_eq!(code, Some(0), "{said}");
             let what = format!("{lp} {size} tried {tried}");
             assert_stages_agree(&what, &report, &own);
-            let dominant = report["keys"]["dominant_stage"].as_str().unwrap();
-            if lp == "tick" {
-                // Up to 16 ms waiting against 1 ms of work and a frame that takes ~1–4 ms.
-                assert_eq!(dominant, "input-delay", "{what}: {said}");
-            }
         }
     }
 }
