@@ -319,11 +319,21 @@ impl Comparison {
                 out += &format!("\nstages p50, {name}: {}", cells.join(" · "));
             }
         }
+        // A stage under a tenth of a millisecond on both sides has no ratio worth reading.
+        let small = |stage| {
+            [&self.as_is, &self.tried]
+                .iter()
+                .all(|runs| p50(runs, stage).is_none_or(|p| p.median < 0.1))
+        };
         let ratios: Vec<String> = each
             .iter()
-            .filter_map(|&(stage, s)| Some(format!("{} ×{:.2}", stage.name(), s?.median)))
+            .map(|&(stage, s)| match s {
+                _ if small(stage) => format!("{} under 0.1 ms either way", stage.name()),
+                Some(s) => format!("{} ×{:.2}", stage.name(), s.median),
+                None => format!("{} unknown", stage.name()),
+            })
             .collect();
-        if !ratios.is_empty() {
+        if each.iter().any(|(_, s)| s.is_some()) {
             out += &format!(
                 "\nwhat the fix changes, stage by stage (as is over tried): {}",
                 ratios.join(", ")

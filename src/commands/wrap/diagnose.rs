@@ -190,14 +190,18 @@ fn slow_keys(e: &Evidence, found: &[Diagnosis]) -> Option<Diagnosis> {
         Stage::InputDelay => (
             "keys-wait-to-be-read",
             format!(
-                "keys wait to be read: input delay {share}. A loop that sleeps a tick before                  it looks at its input makes each key wait up to the tick: wait on the input                  with the frame's deadline instead (poll(2) with a timeout; crossterm's                  event::poll(timeout))"
+                "keys wait to be read: input delay {share}. A loop that sleeps a tick before \
+                 it looks at its input makes each key wait up to the tick: wait on the input \
+                 with the frame's deadline instead (poll(2) with a timeout; crossterm's \
+                 event::poll(timeout))"
             ),
             "docs/guide.md#where-a-keys-time-goes",
         ),
         Stage::Processing => (
             "keys-processing",
             format!(
-                "the program's own work: processing {share}, from reading the key to the                  frame's first write; the output is not the cost: profile it (samply record)"
+                "the program's own work: processing {share}, from reading the key to the \
+                 frame's first write; the output is not the cost: profile it (samply record)"
             ),
             "docs/guide.md#where-a-keys-time-goes",
         ),
@@ -216,7 +220,8 @@ fn slow_keys(e: &Evidence, found: &[Diagnosis]) -> Option<Diagnosis> {
         Stage::Drain => (
             "keys-drain",
             format!(
-                "the terminal reads slower than CMD writes: drain {share} after the frame's                  end until its last byte is read; fewer bytes a frame, or a faster terminal"
+                "the terminal reads slower than CMD writes: drain {share} after the frame's \
+                 end until its last byte is read; fewer bytes a frame, or a faster terminal"
             ),
             "docs/guide.md#where-a-keys-time-goes",
         ),

@@ -206,6 +206,10 @@ fn stages_line(
         })
         .collect();
     let mut line = format!("stages p50 / p95 / max: {}", each.join(" · "));
+    if stages.drain.is_none() {
+        // The frame's last byte cannot be placed in what wrap read.
+        line += " · drain unknown (the terminal got bytes the observer did not see written)";
+    }
     if let Some(stage) = dominant {
         line += &format!("; {} dominates", stage.name());
     }
