@@ -464,3 +464,25 @@ fn the_hud_says_how_long_the_last_key_took_to_show() {
         );
     }
 }
+
+/// README's `--hud` row: the full HUD only where it covers at most a third of the screen —
+/// from 200x42, 160x53, 120x70 — and compact at 120x40 and 100x40.
+#[test]
+fn the_full_hud_fits_where_the_readme_says() {
+    for (cols, rows) in [(200, 42), (160, 53), (120, 70)] {
+        assert_eq!(
+            fitting(HudLayout::Full, cols, rows),
+            HudLayout::Full,
+            "{cols}x{rows}"
+        );
+        assert_eq!(
+            fitting(HudLayout::Full, cols, rows - 1),
+            HudLayout::Compact,
+            "{cols}x{}",
+            rows - 1
+        );
+    }
+    for (cols, rows) in [(120, 40), (100, 40), (80, 24)] {
+        assert_eq!(fitting(HudLayout::Full, cols, rows), HudLayout::Compact);
+    }
+}

@@ -130,8 +130,11 @@ fn every_item_named_is_defined_where_it_says() {
 }
 
 /// The operating system is called in one place: no room outside the core's `sys` registers a
-/// signal, sends one, asks or sets a window size, waits for a child, reads getrusage or opens a
-/// file under /proc. (The examples are lessons and may show the calls themselves.)
+/// signal, sends one, asks or sets a window size, waits for a child, reads getrusage or names a
+/// file under /proc, however it would read it (`File::open`, `read_dir`, `read_link`,
+/// `read_to_string`: any `"/proc` in the code). (The examples are lessons and may show the
+/// calls themselves.) Two literals name /proc without reading it: the HUD's name of the
+/// kernel's accounting, and a test's message.
 #[test]
 fn os_calls_live_in_sys() {
     const CALLS: [&str; 11] = [
@@ -144,7 +147,7 @@ fn os_calls_live_in_sys() {
         "wait(WaitOptions",
         "getrusage(",
         "getppid(",
-        "File::open(\"/proc",
+        "\"/proc",
         "set_parent_process_death_signal",
     ];
     let sys = Path::new(ROOT).join("crates/flushlab-core/src/sys");
@@ -157,6 +160,13 @@ fn os_calls_live_in_sys() {
         let source = std::fs::read_to_string(file).unwrap();
         for (n, line) in source.lines().enumerate() {
             let code = line.split("//").next().unwrap_or_default();
+            let shown = [
+                "=> \"/proc/self/io\",",
+                ".expect(\"/proc/self/io on Linux\")",
+            ];
+            if shown.iter().any(|s| code.contains(s)) {
+                continue;
+            }
             for call in CALLS.iter().filter(|c| code.contains(*c)) {
                 found.push(format!("{}:{}: {call}", file.display(), n + 1));
             }

@@ -69,7 +69,7 @@ pub fn now() -> Option<WriterTimes> {
     let account = ACCOUNT.lock().unwrap_or_else(|e| e.into_inner());
     let (mut on_cpu, mut cpu_wait) = account.ended;
     for tid in &account.live {
-        let (cpu, wait) = crate::sys::schedstat(&format!("/proc/self/task/{tid}/schedstat"))?;
+        let (cpu, wait) = crate::sys::thread_schedstat(*tid)?;
         on_cpu += cpu;
         cpu_wait += wait;
     }

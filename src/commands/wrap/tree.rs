@@ -97,17 +97,9 @@ impl Tree {
         let mut found = Vec::new();
         let mut next = vec![std::process::id() as i32];
         while let Some(pid) = next.pop() {
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-                continue;
-            };
-            for task in tasks.flatten() {
-                let children = std::fs::read_to_string(task.path().join("children"));
-                for child in children.iter().flat_map(|c| c.split_whitespace()) {
-                    if let Ok(child) = child.parse() {
-                        found.push(child);
-                        next.push(child);
-                    }
-                }
+            for child in crate::sys::process::children(pid) {
+                found.push(child);
+                next.push(child);
             }
         }
         found
@@ -138,7 +130,7 @@ impl Tree {
             // Looked at again after an exec (`setsid` and `env` become CMD in place; a forked
             // shell becomes `cat`). A process that exited meanwhile (its exe no longer
             // readable) is not a writer to name.
-            let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
+            let Ok(exe) = crate::sys::process::executable(pid) else {
                 continue;
             };
             let known = self
@@ -167,49 +159,22 @@ impl Tree {
     pub fn idle(&self) -> bool {
         let pids = Tree::descendants();
         !pids.is_empty()
-            && pids.iter().all(|pid| {
-                let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-                    return true; // gone meanwhile
-                };
-                tasks.flatten().all(|task| {
-                    std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
-                        stat.rsplit_once(')').is_some_and(|(_, rest)| {
-                            matches!(rest.trim_start().as_bytes().first(), Some(b'S' | b'Z'))
-                        })
-                    })
-                })
+            && pids.iter().all(|&pid| {
+                // A process gone meanwhile is idle.
+                crate::sys::process::thread_states(pid, false)
+                    .is_none_or(|threads| threads.iter().all(|t| matches!(t.state, b'S' | b'Z')))
             })
     }
 
     fn waits_on_terminal(&self, pid: i32) -> bool {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        let Some(threads) = crate::sys::process::thread_states(pid, true) else {
             return false;
         };
-        tasks.flatten().any(|task| {
-            let asleep = std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
-                // The state follows the command name's closing parenthesis.
-                stat.rsplit_once(')').is_some_and(|(_, rest)| {
-                    matches!(rest.trim_start().as_bytes().first(), Some(b'S' | b'D'))
-                })
-            });
-            if !asleep {
-                return false;
+        threads.iter().any(|thread| match thread.call {
+            Some((number, fd)) if WRITE_CALLS.contains(&number) => {
+                crate::sys::process::fd_target(pid, fd).is_ok_and(|target| target == self.slave)
             }
-            let Ok(call) = std::fs::read_to_string(task.path().join("syscall")) else {
-                return false;
-            };
-            let mut fields = call.split_whitespace();
-            let number = fields.next().and_then(|n| n.parse::<u64>().ok());
-            let fd = fields
-                .next()
-                .and_then(|fd| u64::from_str_radix(fd.trim_start_matches("0x"), 16).ok());
-            match (number, fd) {
-                (Some(number), Some(fd)) if WRITE_CALLS.contains(&number) => {
-                    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
-                        .is_ok_and(|target| target == self.slave)
-                }
-                _ => false,
-            }
+            _ => false,
         })
     }
 
@@ -299,17 +264,7 @@ impl Tree {
 /// Bytes a process wrote itself: its threads' counters (`/proc/PID/io` also holds the children
 /// it reaped, which would make a shell the writer of its pipeline).
 fn own_writes(pid: i32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| {
-            let file = std::fs::File::open(task.path().join("io")).ok()?;
-            crate::accounting::read_proc_io(&file)
-        })
-        .map(|io| io.bytes)
-        .sum()
+    crate::sys::process::threads_wrote(pid)
 }
 
 fn self_io() -> Option<IoCounters> {
@@ -317,7 +272,7 @@ fn self_io() -> Option<IoCounters> {
 }
 
 fn look_at(pid: i32, exe: PathBuf) -> Seen {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let maps = crate::sys::process::memory_map(pid);
     let has = |lib: &str| maps.contains(lib);
     Seen {
         exe,

@@ -357,16 +357,7 @@ impl std::fmt::Display for Idle {
 
 impl Machine {
     pub fn this() -> Machine {
-        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|info| {
-                info.lines().find_map(|l| {
-                    l.strip_prefix("model name")?
-                        .split_once(':')
-                        .map(|(_, m)| m.trim().to_owned())
-                })
-            })
-            .unwrap_or_else(|| "unknown".to_owned());
+        let cpu_model = crate::sys::process::cpu_model().unwrap_or_else(|| "unknown".to_owned());
         let uname = rustix::system::uname();
         Machine {
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -13,9 +13,14 @@ pub mod signals;
 use std::time::Duration;
 
 /// A thread's time so far on a CPU and runnable but waiting for one, from its `schedstat`
-/// (nanoseconds; `path` is `/proc/thread-self/schedstat` or `/proc/self/task/TID/schedstat`).
-pub fn schedstat(path: &str) -> Option<(Duration, Duration)> {
+/// (nanoseconds, `/proc/thread-self/schedstat` or `/proc/self/task/TID/schedstat`).
+fn schedstat(path: &str) -> Option<(Duration, Duration)> {
     parse_schedstat(&std::fs::read_to_string(path).ok()?)
+}
+
+/// [`schedstat`] of this process's thread `tid`.
+pub fn thread_schedstat(tid: i32) -> Option<(Duration, Duration)> {
+    schedstat(&format!("/proc/self/task/{tid}/schedstat"))
 }
 
 fn parse_schedstat(text: &str) -> Option<(Duration, Duration)> {
