@@ -75,6 +75,51 @@ pub struct LeanBackend<W: Write> {
     size: Option<Size>,
 }
 
+// The traits ratatui's `CrosstermBackend` has (a `Terminal` of it is `Debug`, comparable,
+// clonable where its writer is): by the writer and the settings; the cell buffer is scratch.
+impl<W: Write + std::fmt::Debug> std::fmt::Debug for LeanBackend<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeanBackend")
+            .field("writer", &self.writer)
+            .field("colours", &self.colours)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write + Default> Default for LeanBackend<W> {
+    fn default() -> LeanBackend<W> {
+        LeanBackend::new(W::default())
+    }
+}
+
+impl<W: Write + Clone> Clone for LeanBackend<W> {
+    fn clone(&self) -> LeanBackend<W> {
+        LeanBackend {
+            writer: self.writer.clone(),
+            cell: CellBytes::default(),
+            colours: self.colours,
+            size: self.size,
+        }
+    }
+}
+
+impl<W: Write + PartialEq> PartialEq for LeanBackend<W> {
+    fn eq(&self, other: &LeanBackend<W>) -> bool {
+        self.writer == other.writer && self.colours == other.colours && self.size == other.size
+    }
+}
+
+impl<W: Write + Eq> Eq for LeanBackend<W> {}
+
+impl<W: Write + std::hash::Hash> std::hash::Hash for LeanBackend<W> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.writer.hash(state);
+        self.colours.hash(state);
+        self.size.hash(state);
+    }
+}
+
 impl<W: Write> LeanBackend<W> {
     /// A backend writing to `writer`; its size is the terminal's (see [`LeanBackend::with_size`]).
     pub fn new(writer: W) -> LeanBackend<W> {
@@ -545,6 +590,25 @@ impl<W: Write> LeanBackend<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What ratatui's `CrosstermBackend` derives, this has: an app's `Terminal` stays `Debug`.
+    #[test]
+    fn it_has_the_traits_crosstermbackend_has() {
+        let a = LeanBackend::new(Vec::<u8>::new()).with_size(Size::new(10, 2));
+        let b = a.clone();
+        assert_eq!(a, b);
+        assert!(format!("{a:?}").starts_with("LeanBackend { writer: []"));
+        let hash = |x: &LeanBackend<Vec<u8>>| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            x.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash(&a), hash(&b));
+        assert_ne!(a, LeanBackend::default());
+        let terminal = ratatui::Terminal::new(a).unwrap();
+        assert!(format!("{terminal:?}").contains("LeanBackend"));
+    }
 
     /// The longest sequences a cell can need fit in the room `CellBytes` keeps before the symbol:
     /// a move to the last position, every modifier changed both ways, three RGB colours.
