@@ -16,6 +16,7 @@ use super::report::WrapReport;
 use super::{How, WrapArgs, measure, report};
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::outcome::{Outcome, complain};
+use crate::results::statistics::Spread;
 use crate::units::{bytes, count, thousands};
 
 /// A round's length when `--duration` is not given.
@@ -57,29 +58,6 @@ pub struct StageSpeedup {
     pub drain: Option<Spread>,
 }
 
-/// A median and the range it comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Spread {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl Spread {
-    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
-        values.retain(|v| v.is_finite());
-        values.sort_by(f64::total_cmp);
-        let (min, max) = (*values.first()?, *values.last()?);
-        let mid = values.len() / 2;
-        let median = if values.len() % 2 == 1 {
-            values[mid]
-        } else {
-            (values[mid - 1] + values[mid]) / 2.0
-        };
-        Some(Spread { median, min, max })
-    }
-}
-
 pub fn run(
     args: &WrapArgs,
     program: &Path,
@@ -115,30 +93,27 @@ pub fn run(
         as_is
             .iter()
             .zip(&tried)
-            .filter_map(|(a, t)| Some(fps(t)? / fps(a)?))
-            .collect(),
+            .filter_map(|(a, t)| Some(fps(t)? / fps(a)?)),
     );
-    let key_speedup = keys.map(|_| {
-        let ratio = |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
-            Spread::of(
-                as_is
-                    .iter()
-                    .zip(&tried)
-                    .filter_map(|(a, t)| Some(figure(a)? / figure(t)?).filter(|r| r.is_finite()))
-                    .collect(),
-            )
-        };
-        KeySpeedup {
-            key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
-            key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
-            stages_p50: StageSpeedup {
-                input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
-                processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
-                emit: ratio(&|r| Some(stages(r)?.emit?.p50)),
-                drain: ratio(&|r| Some(stages(r)?.drain?.p50)),
-            },
-        }
-    });
+    let key_speedup =
+        keys.map(|_| {
+            let ratio =
+                |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
+                    Spread::of(as_is.iter().zip(&tried).filter_map(|(a, t)| {
+                        Some(figure(a)? / figure(t)?).filter(|r| r.is_finite())
+                    }))
+                };
+            KeySpeedup {
+                key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
+                key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
+                stages_p50: StageSpeedup {
+                    input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
+                    processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
+                    emit: ratio(&|r| Some(stages(r)?.emit?.p50)),
+                    drain: ratio(&|r| Some(stages(r)?.drain?.p50)),
+                },
+            }
+        });
     let permanent_fix = as_is
         .first()
         .map(|r| super::diagnose::permanent_fix(&r.diagnoses, &r.writer).to_owned())
@@ -148,8 +123,9 @@ pub fn run(
         rounds: args.rounds,
         seconds_each: match duration {
             Some(d) => d.as_secs_f64(),
-            None => Spread::of(as_is.iter().chain(&tried).map(|r| r.seconds).collect())
-                .map_or(0.0, |s| s.median),
+            None => {
+                Spread::of(as_is.iter().chain(&tried).map(|r| r.seconds)).map_or(0.0, |s| s.median)
+            }
         },
         as_is,
         tried,
@@ -188,7 +164,7 @@ fn fps(report: &WrapReport) -> Option<f64> {
 
 /// The median of what `figure` gives for each run that has it.
 fn median(runs: &[WrapReport], figure: impl Fn(&WrapReport) -> Option<f64>) -> Option<Spread> {
-    Spread::of(runs.iter().filter_map(figure).collect())
+    Spread::of(runs.iter().filter_map(figure))
 }
 
 impl Comparison {
@@ -346,24 +322,5 @@ impl Comparison {
         match self.fix {
             Fix::Frame => "frame",
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_spread_is_the_median_and_its_range() {
-        assert_eq!(Spread::of(vec![]), None);
-        assert_eq!(
-            Spread::of(vec![3.0, 1.0, 2.0]),
-            Some(Spread {
-                median: 2.0,
-                min: 1.0,
-                max: 3.0
-            })
-        );
-        assert_eq!(Spread::of(vec![4.0, 1.0, f64::NAN]).unwrap().median, 2.5);
     }
 }

@@ -16,6 +16,8 @@ pub mod report;
 mod running;
 mod terminal;
 pub mod tree;
+mod user_terminal;
+mod watch;
 
 use std::ffi::OsString;
 use std::io;

@@ -3,10 +3,10 @@
 //! user's terminal when interactive, and the way it ends (CMD exits, the duration is over, a
 //! signal) — what one run gives, [`Measured`], becomes a report in the parent module.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,8 @@ use super::own_writes::OwnWrites;
 use super::reading::{Reading, read_output};
 use super::terminal::{Exchange, SharedModes};
 use super::tree::Tree;
+use super::user_terminal::{forward_keys_and_resizes, give_back};
+use super::watch::{GRACE, KeyWatch, Watch, wait_for_end};
 use crate::accounting::IoCounters;
 use crate::detect::finder::FrameFinder;
 use crate::meters::CpuTimes;
@@ -23,18 +25,6 @@ use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
 
 use super::WrapArgs;
-
-/// How long CMD (and then what is left of its tree) has between SIGTERM and SIGKILL.
-const GRACE: Duration = Duration::from_secs(2);
-/// How often CMD's tree is looked at while it runs.
-const SAMPLE_EVERY: Duration = Duration::from_millis(10);
-/// With `--keys` and no duration: once the keys are done, CMD has settled when it has been idle
-/// (every thread asleep) and silent this long…
-const SETTLE: Duration = Duration::from_millis(300);
-/// … or this long after the last key, whatever it does (an animation never settles).
-const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
-/// CMD is ready for keys once idle and silent this long.
-const READY_QUIET: Duration = Duration::from_millis(50);
 
 /// What one wrapped run gave, before it becomes a report.
 pub(super) struct Measured {
@@ -440,231 +430,4 @@ impl Running {
             ended_ns,
         })
     }
-}
-
-/// Waits until CMD exits (not reaped), the deadline passes or a signal arrives, looking at its
-/// tree meanwhile; ends CMD in the latter two cases and says whether it did.
-fn wait_for_end(
-    pid: i32,
-    child: &mut std::process::Child,
-    watch: &mut Watch<'_>,
-    (signal, suspend): (&AtomicUsize, Option<&AtomicBool>),
-    tree: &mut Tree,
-) -> bool {
-    loop {
-        if crate::sys::process::has_exited(pid) {
-            return false;
-        }
-        if suspend.is_some_and(|s| s.swap(false, Ordering::Relaxed)) {
-            let _ = crate::terminal_session::suspend();
-        }
-        let sig = signal.load(Ordering::Relaxed);
-        let now = Instant::now();
-        let keys_over = match &mut watch.keys {
-            Some(keys) => keys.look(now, tree) && watch.deadline.is_none(),
-            None => false,
-        };
-        if sig != 0 || keys_over || watch.deadline.is_some_and(|d| now >= d) {
-            end_group(pid, child);
-            return sig == 0;
-        }
-        tree.sample();
-        std::thread::sleep(SAMPLE_EVERY);
-    }
-}
-
-/// What the run's watcher looks at besides CMD's exit and signals: the deadline, and the keys.
-struct Watch<'a> {
-    deadline: Option<Instant>,
-    keys: Option<KeyWatch<'a>>,
-}
-
-/// The keys seen from the watcher: it tells them when CMD is ready, and ends a run without a
-/// duration once they are done and CMD has settled.
-struct KeyWatch<'a> {
-    sending: &'a Sending,
-    after: Option<Instant>,
-    ready_at: Option<Instant>,
-    /// Samples in a row in which CMD's whole tree was asleep.
-    idle_samples: u32,
-    done_at: Option<Instant>,
-    unsettled: bool,
-    last_read: &'a AtomicU64,
-    started: Instant,
-}
-
-impl KeyWatch<'_> {
-    /// One look: whether the keys are done and CMD has settled (the run may end).
-    fn look(&mut self, now: Instant, tree: &Tree) -> bool {
-        let idle = tree.idle();
-        self.idle_samples = if idle { self.idle_samples + 1 } else { 0 };
-        let read_ns = self.last_read.load(Ordering::Relaxed);
-        let last_read = self.started + Duration::from_nanos(read_ns);
-        if self.ready_at.is_none() {
-            // Ready: the delay given is over, or CMD's tree asleep in two looks 10 ms apart and
-            // its output quiet for READY_QUIET after it drew something (a program asleep
-            // while it waits for the terminal's answer, or between two steps of its start, is
-            // not waiting for a key yet); one that draws nothing, after READY_QUIET × 10.
-            let quiet_since = if read_ns > 0 {
-                last_read
-            } else {
-                self.started + READY_QUIET * 9
-            };
-            let ready = match self.after {
-                Some(after) => now >= after,
-                None => {
-                    self.idle_samples >= 2
-                        && now.saturating_duration_since(quiet_since) >= READY_QUIET
-                }
-            };
-            if ready {
-                self.ready_at = Some(now);
-                self.sending.ready.store(true, Ordering::Relaxed);
-            }
-            return false;
-        }
-        if !self.sending.done.load(Ordering::Relaxed) && !self.sending.is_finished() {
-            return false;
-        }
-        let done_at = *self.done_at.get_or_insert(now);
-        let quiet = now.saturating_duration_since(last_read.max(done_at)) >= SETTLE;
-        if idle && quiet {
-            return true;
-        }
-        if now - done_at >= SETTLE_AT_MOST {
-            self.unsettled = true;
-            return true;
-        }
-        false
-    }
-}
-
-/// Interactive, CMD done: undoes the modes CMD left set (and only those), asks the terminal
-/// whether it supports synchronized output when that matters (CMD drew frames without markers),
-/// gives the terminal's mode back, and moves to a new line if CMD left the cursor mid-line, so
-/// the report starts below CMD's output. Returns the terminal's answer. A terminal that stopped
-/// reading gets its mode back (that waits for nothing) and no bytes.
-fn give_back(
-    session: crate::terminal_session::TerminalSession,
-    finder: &FrameFinder,
-    stalled: bool,
-) -> bool {
-    if stalled {
-        drop(session);
-        return false;
-    }
-    let undo = finder.screen().modes.undo();
-    if !undo.is_empty()
-        && let Ok(mut out) = crate::writer_mode::Stream::Stdout.raw()
-    {
-        let _ = out.write_all(&undo);
-    }
-    let ask = finder.sync().begins() == 0 && finder.frames().frames.is_some();
-    let syncs = ask && terminal_supports_sync();
-    drop(session);
-    if !finder.screen().at_line_start {
-        let _ = io::stderr().write_all(b"\r\n");
-    }
-    syncs
-}
-
-/// Asks the terminal (DECRQM ?2026) whether it supports synchronized output; waits at most
-/// 200 ms for the answer (a terminal that does not know the query says nothing).
-fn terminal_supports_sync() -> bool {
-    let Ok(mut keyboard) = crate::keyboard::Keyboard::open() else {
-        return false;
-    };
-    if io::stdout()
-        .write_all(b"\x1b[?2026$p")
-        .and_then(|()| io::stdout().flush())
-        .is_err()
-    {
-        return false;
-    }
-    let until = Instant::now() + Duration::from_millis(200);
-    while Instant::now() < until {
-        for input in keyboard.pending_input().unwrap_or_default() {
-            if let crate::keyboard::Input::PrivateMode { mode: 2026, status } = input {
-                // 1 set, 2 reset: known; 0 not recognized, 4 permanently reset.
-                return matches!(status, 1 | 2);
-            }
-        }
-        keyboard.wait(Duration::from_millis(5));
-    }
-    false
-}
-
-/// SIGTERM to CMD's process group (it leads a session of its own), SIGKILL after [`GRACE`];
-/// returns once CMD has exited (not reaped).
-fn end_group(pid: i32, child: &mut std::process::Child) {
-    use crate::sys::process::has_exited;
-    use crate::sys::signals::{Signal, signal_group};
-    let _ = signal_group(pid, Signal::TERM);
-    let until = Instant::now() + GRACE;
-    while Instant::now() < until {
-        if has_exited(pid) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let _ = signal_group(pid, Signal::KILL);
-    let _ = child.kill();
-    while !has_exited(pid) {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// Interactive: the user's keys go to CMD as they come, and a resize of the user's terminal
-/// becomes a resize of CMD's (the kernel sends CMD its SIGWINCH) and of the frame finder's model.
-fn forward_keys_and_resizes(
-    pty: &Pty,
-    stop: &Arc<AtomicBool>,
-    finder: &Arc<Mutex<FrameFinder>>,
-    own: &Arc<OwnWrites>,
-    typed: &Arc<Mutex<Vec<crate::detect::timeline::SentKey>>>,
-) -> io::Result<std::thread::JoinHandle<()>> {
-    let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
-    let master = pty.master.try_clone()?;
-    let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
-    let typed = Arc::clone(typed);
-    std::thread::Builder::new()
-        .name("wrap-input".into())
-        .spawn(move || {
-            use rustix::event::{PollFd, PollFlags, Timespec, poll};
-            let stdin = rustix::stdio::stdin();
-            let mut buf = [0u8; 4096];
-            let tick = Timespec {
-                tv_sec: 0,
-                tv_nsec: 50_000_000,
-            };
-            while !stop.load(Ordering::Relaxed) {
-                if resized.swap(false, Ordering::Relaxed)
-                    && let Ok((cols, rows)) = crate::sys::window_size(io::stdout())
-                {
-                    let _ = crate::sys::set_window_size(&master, (cols, rows));
-                    finder
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .resize(cols, rows);
-                }
-                let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
-                if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
-                    continue;
-                }
-                match rustix::io::read(stdin, &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        // A read is a key as the terminal sent it (a paste: one read); its
-                        // kind only is kept, never what was typed.
-                        let key = crate::detect::timeline::SentKey::now(
-                            crate::keyscript::typed_kind(&buf[..n]),
-                        );
-                        if own.write_all(&master, &buf[..n]).is_err() {
-                            break;
-                        }
-                        typed.lock().unwrap_or_else(|e| e.into_inner()).push(key);
-                    }
-                }
-            }
-        })
 }
