@@ -593,9 +593,31 @@ static void count_write(ssize_t done) {
 
 /* Before any wait: held bytes go out (a wait is where a frame ends, and the program may wait for
  * an answer to what it wrote). */
+/* The records of a read of the terminal, kept until the thread's next wait (or exit) and sent
+ * there: between the read and what the program does with the key nothing of the observer's
+ * runs (two writes to wrap's pipe, which can wake a thread and cost the program its CPU on a
+ * busy machine), and that stretch is a key's processing. */
+static TLS struct record t_kept[2];
+static TLS int t_kept_n;
+
+static void send_kept(void) {
+    int n = t_kept_n;
+    t_kept_n = 0;
+    for (int i = 0; i < n; i++)
+        send_record(&t_kept[i]);
+}
+
+static void send_or_keep(struct record *r, int keep) {
+    if (keep && t_kept_n < 2)
+        t_kept[t_kept_n++] = *r;
+    else
+        send_record(r);
+}
+
 static uint64_t before_wait(void) {
     if (!active)
         return 0;
+    send_kept();
     let_out();
     return now_ns();
 }
@@ -608,7 +630,7 @@ static _Atomic uint64_t last_quiet_wait_ns;
 
 /* After a blocking wait returned: when it began and ended, and the terminal writes this thread
  * made before it, go to wrap. */
-static void after_wait(uint64_t start, int blocking, enum wait_kind how) {
+static void after_wait(uint64_t start, int blocking, enum wait_kind how, int keep) {
     if (!active || !blocking)
         return;
     int saved = errno;
@@ -628,7 +650,7 @@ static void after_wait(uint64_t start, int blocking, enum wait_kind how) {
                        .start_ns = start,
                        .end_ns = end};
     t_writes = t_bytes = 0;
-    send_record(&r);
+    send_or_keep(&r, keep);
     errno = saved;
 }
 
@@ -638,6 +660,7 @@ static void tail(void) {
     if (!active)
         return;
     int saved = errno;
+    send_kept();
     let_out();
     struct record r = {.kind = TAIL, .writes = t_writes, .bytes = t_bytes, .first_ns = t_first_ns};
     r.start_ns = r.end_ns = now_ns();
@@ -698,6 +721,7 @@ static void child_after_fork(void) {
     /* The child starts clean: its parent's frame is its parent's. */
     t_writes = t_bytes = 0;
     t_side_len = 0;
+    t_kept_n = 0;
     atomic_store(&lost, 0);
     struct record r = {.kind = FORK, .writes = (uint64_t)getppid()};
     r.start_ns = r.end_ns = now_ns();
@@ -848,11 +872,11 @@ static void after_read(uint64_t start, int k, ssize_t got) {
     if (k != K_TTY)
         return;
     int saved = errno;
-    uint64_t end = now_ns(); /* before the wait's record is sent */
-    after_wait(start, 1, W_READ);
+    uint64_t end = now_ns();
+    after_wait(start, 1, W_READ, 1);
     if (got > 0) {
         struct record r = {.kind = READ, .bytes = (uint64_t)got, .start_ns = start, .end_ns = end};
-        send_record(&r);
+        send_or_keep(&r, 1);
     }
     errno = saved;
 }
@@ -888,7 +912,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
         uint64_t start_ = before_wait();                                                         \
         __typeof__(call) result_ = call;                                                         \
         int saved_ = errno;                                                                      \
-        after_wait(start_, blocks, how);                                                         \
+        after_wait(start_, blocks, how, 0);                                                      \
         errno = saved_;                                                                          \
         return result_;                                                                          \
     } while (0)
@@ -946,7 +970,7 @@ EXPORT long syscall(long number, ...) {
     uint64_t start = before_wait();
     long result = get_syscall()(number, a1, a2, a3, a4, a5, a6);
     int saved = errno;
-    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS, W_FUTEX);
+    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS, W_FUTEX, 0);
     errno = saved;
     return result;
 }
