@@ -18,7 +18,7 @@ fn schedstat(path: &str) -> Option<(Duration, Duration)> {
     parse_schedstat(&std::fs::read_to_string(path).ok()?)
 }
 
-/// [`schedstat`] of this process's thread `tid`.
+/// The `schedstat` figures (on a CPU, waiting for one) of this process's thread `tid`.
 pub fn thread_schedstat(tid: i32) -> Option<(Duration, Duration)> {
     schedstat(&format!("/proc/self/task/{tid}/schedstat"))
 }
@@ -29,7 +29,7 @@ fn parse_schedstat(text: &str) -> Option<(Duration, Duration)> {
     Some((Duration::from_nanos(on_cpu), Duration::from_nanos(cpu_wait)))
 }
 
-/// The calling thread's own [`schedstat`].
+/// The calling thread's own `schedstat` figures (on a CPU, waiting for one).
 pub fn own_schedstat() -> Option<(Duration, Duration)> {
     schedstat("/proc/thread-self/schedstat")
 }
