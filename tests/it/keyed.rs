@@ -774,3 +774,37 @@ fn a_pager_driven_through_tiocsti_draws_a_frame_a_key() {
         "{frames} frames, less drew 301: {said}"
     );
 }
+
+/// Counts are what a regression check can trust: the same key script on the same program gives
+/// the same frames (answering, unprompted, before the keys), write(2) and bytes a key, run after
+/// run, as is and tried.
+#[test]
+fn the_same_script_gives_the_same_counts_run_after_run() {
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    for flags in [&[][..], &["--try", "frame"][..]] {
+        let counts: Vec<String> = (0..2)
+            .map(|_| {
+                let (code, report, said, _) = wrap_keys_with(
+                    flags,
+                    "80x24",
+                    "j*10@60ms q",
+                    &[program, "poll", "0", "raw"],
+                );
+                assert_eq!(code, Some(0), "{said}");
+                let k = &report["keys"];
+                format!(
+                    "frames {} writes a key {} bytes a key {} unanswered {} digest {}",
+                    k["frames"],
+                    k["writes_per_key"],
+                    k["bytes_per_key"],
+                    k["unanswered"],
+                    report["received_digest"]
+                )
+            })
+            .collect();
+        assert_eq!(counts[0], counts[1], "{flags:?}");
+        assert!(counts[0].contains("\"answering\":10"), "{}", counts[0]);
+    }
+}
