@@ -349,7 +349,6 @@ fn quiet_end(arrivals: &[(u64, u64, u64)], from: u64) -> Option<u64> {
 impl KeyLatencies {
     /// The summary of every key's answer.
     fn of(each: Vec<KeyAnswer>, frames: Option<FrameCounts>) -> KeyLatencies {
-        let n = each.len().max(1) as f64;
         let ended = |from| each.iter().filter(|k| k.frame_end == Some(from)).count() as u64;
         let stages_ms = StageSummary::of(&each);
         KeyLatencies {
@@ -367,7 +366,16 @@ impl KeyLatencies {
                 let known: Vec<u64> = each.iter().filter_map(|k| k.writes).collect();
                 (!known.is_empty()).then(|| known.iter().sum::<u64>() as f64 / known.len() as f64)
             }),
-            bytes_per_key: each.iter().map(|k| k.bytes).sum::<u64>() as f64 / n,
+            // From inside, over the keys whose frame is known (their bytes are the frame's, the
+            // same run after run; a last key whose frame never ended has only what arrived).
+            bytes_per_key: {
+                let known: Vec<u64> = each
+                    .iter()
+                    .filter(|k| frames.is_none() || k.writes.is_some())
+                    .map(|k| k.bytes)
+                    .collect();
+                known.iter().sum::<u64>() as f64 / known.len().max(1) as f64
+            },
             each,
         }
     }
