@@ -262,10 +262,12 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     // Each key's read: the first that returned after it was sent and took bytes.
     let read_of = |sent: u64| {
         let i = reads.partition_point(|r| r.end_ns < sent);
-        reads.get(i).map(|r| r.end_ns)
+        reads.get(i).map(|r| (r.end_ns, r.tid))
     };
     let mut answering = vec![false; bursts.len()];
     let mut each = Vec::with_capacity(keys.len());
+    // Frames are taken in order: one a key, or one for all the keys of one read.
+    let (mut next_free, mut last): (usize, Option<(u64, usize)>) = (0, None);
     for (i, key) in keys.iter().enumerate() {
         let until = keys.get(i + 1).map_or(timeline.end_ns, |next| next.at_ns);
         let window: Vec<&(u64, u64, u64)> = arrivals
@@ -274,16 +276,34 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             .collect();
         let first = window.first().map(|a| a.0);
         let read = read_of(key.at_ns);
-        // The next key's read, when another: a frame begun after it answers that key.
+        // The next key's read, when another: a thread that read it was done with this key, so
+        // a frame it began after that answers the next (a single-threaded loop's key that drew
+        // nothing). An input thread's reads say nothing of where the drawing thread is: keys
+        // queued behind a slow frame are answered by the frames that follow, in order.
         let next_read = keys
             .get(i + 1)
             .and_then(|next| read_of(next.at_ns))
             .filter(|&r| Some(r) != read);
-        let from = read.unwrap_or(key.at_ns);
-        // Bursts are sorted by their end; one that began after `from` ended after it.
-        let frame = (bursts.partition_point(|b| b.end_ns < from)..bursts.len())
-            .find(|&f| bursts[f].first_write_ns >= from)
-            .filter(|&f| next_read.is_none_or(|r| bursts[f].first_write_ns < r));
+        let from = read.map_or(key.at_ns, |r| r.0);
+        let frame = match (read, last) {
+            (Some((end, _)), Some((shared, f))) if end == shared => Some(f),
+            _ => {
+                // Bursts are sorted by their end; one that began after `from` ended after it.
+                let start = bursts.partition_point(|b| b.end_ns < from).max(next_free);
+                (start..bursts.len())
+                    .find(|&f| bursts[f].first_write_ns >= from)
+                    .filter(|&f| {
+                        next_read.is_none_or(|(r, tid)| {
+                            tid != bursts[f].tid || bursts[f].first_write_ns < r
+                        })
+                    })
+            }
+        };
+        if let Some(f) = frame {
+            next_free = f + 1;
+            last = read.map(|r| (r.0, f));
+        }
+        let read = read.map(|r| r.0);
         let (frame_ms, frame_end, stages_ms, writes, bytes) = match frame {
             Some(f) => {
                 answering[f] = true;
@@ -490,20 +510,26 @@ mod tests {
         // An input thread reads each key at once; the drawing thread was busy with a frame
         // from 1 to 25 ms when the second key came (10 ms) and answers it with the next, 25 to
         // 45 ms. Both keys read in threads that never write.
-        let bursts = vec![burst(1.0, 25.0, 240), burst(25.5, 45.0, 240)];
+        // A third key, read at 20.1 ms, while the second's frame has not begun: each key is
+        // answered by the next frame in order.
+        let bursts = vec![
+            burst(1.0, 25.0, 240),
+            burst(25.5, 45.0, 240),
+            burst(45.5, 65.0, 240),
+        ];
         let timeline = Timeline {
-            keys: keys(&[0, 10]),
+            keys: keys(&[0, 10, 20]),
             inside: Some(Inside {
-                reads: vec![read(0.1), read(10.1)],
+                reads: vec![read(0.1), read(10.1), read(20.1)],
                 bursts: bursts.clone(),
                 ..Inside::default()
             }),
             chunks: chunks_of(&bursts, 0.0),
-            end_ns: 60 * MS,
+            end_ns: 80 * MS,
         };
         let k = key_latencies(&timeline);
         let frame: Vec<f64> = k.each.iter().map(|e| round(e.frame_ms.unwrap())).collect();
-        assert_eq!(frame, [25.0, 35.0]);
+        assert_eq!(frame, [25.0, 35.0, 45.0]);
         let second = k.each[1].stages_ms.unwrap();
         assert_eq!(round(second.input_delay.unwrap()), 0.1);
         assert_eq!(round(second.processing), 15.4);
