@@ -266,8 +266,11 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     };
     let mut answering = vec![false; bursts.len()];
     let mut each = Vec::with_capacity(keys.len());
-    // Frames are taken in order: one a key, or one for all the keys of one read.
-    let (mut next_free, mut last): (usize, Option<(u64, usize)>) = (0, None);
+    let mut queue = FrameQueue {
+        bursts,
+        next_free: 0,
+        last: None,
+    };
     for (i, key) in keys.iter().enumerate() {
         let until = keys.get(i + 1).map_or(timeline.end_ns, |next| next.at_ns);
         let window: Vec<&(u64, u64, u64)> = arrivals
@@ -285,24 +288,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             .and_then(|next| read_of(next.at_ns))
             .filter(|&r| Some(r) != read);
         let from = read.map_or(key.at_ns, |r| r.0);
-        let frame = match (read, last) {
-            (Some((end, _)), Some((shared, f))) if end == shared => Some(f),
-            _ => {
-                // Bursts are sorted by their end; one that began after `from` ended after it.
-                let start = bursts.partition_point(|b| b.end_ns < from).max(next_free);
-                (start..bursts.len())
-                    .find(|&f| bursts[f].first_write_ns >= from)
-                    .filter(|&f| {
-                        next_read.is_none_or(|(r, tid)| {
-                            tid != bursts[f].tid || bursts[f].first_write_ns < r
-                        })
-                    })
-            }
-        };
-        if let Some(f) = frame {
-            next_free = f + 1;
-            last = read.map(|r| (r.0, f));
-        }
+        let frame = queue.answer(read, from, next_read);
         let read = read.map(|r| r.0);
         let (frame_ms, frame_end, stages_ms, writes, bytes) = match frame {
             Some(f) => {
@@ -351,6 +337,49 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let start = keys.first().map_or(timeline.end_ns, |k| k.at_ns);
     let frames = inside.map(|_| FrameCounts::of(bursts, &answering, start, timeline.end_ns));
     KeyLatencies::of(each, frames)
+}
+
+/// The frames, taken in order by the keys: one a key, or one for all the keys of one read.
+struct FrameQueue<'a> {
+    bursts: &'a [Burst],
+    /// Bursts before this one answered earlier keys.
+    next_free: usize,
+    /// The last key's read (its end) and its frame.
+    last: Option<(u64, usize)>,
+}
+
+impl FrameQueue<'_> {
+    /// The frame of a key read by `read` (end, thread) — looked for from `from` on — whose next
+    /// key was read by `next_read`, if another read.
+    fn answer(
+        &mut self,
+        read: Option<(u64, u32)>,
+        from: u64,
+        next_read: Option<(u64, u32)>,
+    ) -> Option<usize> {
+        let bursts = self.bursts;
+        let frame = match (read, self.last) {
+            (Some((end, _)), Some((shared, f))) if end == shared => Some(f),
+            _ => {
+                // Bursts are sorted by their end; one that began after `from` ended after it.
+                let start = bursts
+                    .partition_point(|b| b.end_ns < from)
+                    .max(self.next_free);
+                (start..bursts.len())
+                    .find(|&f| bursts[f].first_write_ns >= from)
+                    .filter(|&f| {
+                        next_read.is_none_or(|(r, tid)| {
+                            tid != bursts[f].tid || bursts[f].first_write_ns < r
+                        })
+                    })
+            }
+        };
+        if let Some(f) = frame {
+            self.next_free = f + 1;
+            self.last = read.map(|r| (r.0, f));
+        }
+        frame
+    }
 }
 
 /// The last byte before the output goes quiet for [`QUIET`], from the first after `from`.
