@@ -20,7 +20,7 @@ fn wrap_keys(size: &str, script: &str, cmd: &[&str]) -> (Option<i32>, Value, Str
 }
 
 /// [`wrap_keys`] with more of wrap's flags (`--try frame`).
-fn wrap_keys_with(
+pub(super) fn wrap_keys_with(
     flags: &[&str],
     size: &str,
     script: &str,
@@ -168,7 +168,7 @@ fn assert_agrees(what: &str, report: &Value, own: &str) {
 /// The tests that hold wrap's clock against a program's run one at a time: each is a program
 /// drawing in a pty and wrap reading it, and two at once on two cores preempt each other
 /// between a key's send and its read, which neither clock can tell from the program's work.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+pub(super) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static CLOCKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
     CLOCKS.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -374,10 +374,13 @@ fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
     let program = keyed_c();
     let dir = common::scratch_dir("keyed-typed");
     let (report, log) = (dir.join("report.json"), dir.join("keys.log"));
+    let trace = dir.join("trace.json");
     let args: Vec<&std::ffi::OsStr> = vec![
         "wrap".as_ref(),
         "--export-json".as_ref(),
         report.as_os_str(),
+        "--trace".as_ref(),
+        trace.as_os_str(),
         "--".as_ref(),
         program.as_os_str(),
         "normal".as_ref(),
@@ -402,6 +405,22 @@ fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
     let each = json["keys"]["each"].as_array_mut().unwrap();
     let kinds: Vec<&str> = each.iter().map(|k| k["key"].as_str().unwrap()).collect();
     assert_eq!(kinds[11..], ["text", "<Down>", "text"]);
+    // The trace names them as the report does: what was typed is nowhere in it.
+    let trace = common::read_json(&trace);
+    let named: Vec<&str> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "key")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(named.len(), 14, "{named:?}");
+    assert!(
+        named
+            .iter()
+            .all(|n| ["text", "<Down>", "text (no frame)"].contains(n)),
+        "{named:?}"
+    );
     each.pop(); // `q`: it ends the program
     assert_agrees("typed", &json, &own);
     std::fs::remove_dir_all(dir).unwrap();
@@ -639,7 +658,7 @@ fn assert_stages_agree(what: &str, report: &Value, own: &str) {
     assert!(p50("drain") >= 0.0 && p50("emit") > 0.0, "{what}");
 }
 
-fn stages_c() -> common::ScratchFile {
+pub(super) fn stages_c() -> common::ScratchFile {
     common::c_program("stages")
 }
 

@@ -23,5 +23,6 @@ mod profile_digest;
 mod surfaces;
 mod terminal_report;
 mod tour;
+mod trace;
 mod wrap;
 mod writer_stack;

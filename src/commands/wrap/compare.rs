@@ -79,13 +79,15 @@ pub fn run(
                 fix: side,
                 duration,
             };
-            let (measured, _) = measure(args, program, how, signal)?;
+            let (mut measured, _) = measure(args, program, how, signal)?;
             if signal.load(Ordering::Relaxed) != 0 {
                 break 'rounds;
             }
+            let timeline = std::mem::take(&mut measured.timeline);
+            let report = report(args, measured, &timeline);
             match side {
-                None => as_is.push(report(args, measured)),
-                Some(_) => tried.push(report(args, measured)),
+                None => as_is.push(report),
+                Some(_) => tried.push(report),
             }
         }
     }

@@ -33,6 +33,7 @@ use self::keys::Keys;
 use self::report::{WrapReport, WriteScope};
 use self::running::{How, Measured, measure};
 use crate::accounting::IoCounters;
+use crate::detect::timeline::Timeline;
 use crate::figures::{PerSecond, WrapRun};
 use crate::files::Destination;
 use crate::keyscript::KeyScript;
@@ -72,6 +73,12 @@ pub struct WrapArgs {
     /// Also write the results as JSON to this file (`-` = stdout, the summary then on stderr)
     #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = Destination::parse)]
     pub report: Option<Destination>,
+
+    /// Also write the run's timeline as Chrome trace-event JSON (Perfetto's UI,
+    /// chrome://tracing, the Firefox Profiler open it): keys and their stages, CMD's threads'
+    /// frames, waits and reads, wrap's reads of the pty (`-` = stdout)
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse, conflicts_with = "compare")]
+    pub trace: Option<Destination>,
 
     /// Try a fix on CMD as it is, without changing it: `frame` holds each frame's terminal
     /// writes until CMD next waits, then writes them at once (the same bytes, in order)
@@ -119,6 +126,13 @@ pub struct WrapArgs {
 }
 
 impl WrapArgs {
+    /// The files (or stdout) wrap writes, each with its flag.
+    fn outputs(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
+        [("--export-json", &self.report), ("--trace", &self.trace)]
+            .into_iter()
+            .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
+    }
+
     /// CMD as the user gave it, for one line.
     pub fn command_line(&self) -> String {
         let words: Vec<String> = self
@@ -165,11 +179,14 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             ),
         });
     };
-    if let Some(destination) = &args.report {
+    for (flag, destination) in args.outputs() {
         destination
             .check()
-            .map_err(|e| format!("wrap: --export-json '{destination}': {e}"))?;
+            .map_err(|e| format!("wrap: {flag} '{destination}': {e}"))?;
     }
+    let destinations: Vec<&Destination> = args.outputs().map(|(_, d)| d).collect();
+    crate::results::export::distinct_destinations(&destinations, "--export-json, --trace")
+        .map_err(|e| format!("wrap: {e}"))?;
     let script = match (&args.keys, &args.keys_file) {
         (Some(script), _) => Some(script.clone()),
         (None, Some(path)) => Some(read_keys_file(path)?),
@@ -229,14 +246,26 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         fix: args.try_fix,
         duration: args.duration,
     };
-    let (measured, ended_by_wrap) = measure(&args, &resolved, how, &signal)?;
+    let (mut measured, ended_by_wrap) = measure(&args, &resolved, how, &signal)?;
     let stalled = measured.terminal_stalled;
-    let report = report(&args, measured);
+    let timeline = std::mem::take(&mut measured.timeline);
+    let report = report(&args, measured, &timeline);
     // The file first: a summary written to a terminal that stopped reading would wait forever.
     if let Some(destination) = &args.report {
         destination
             .write_json(&report)
             .with_context(|| format!("writing the report to {destination}"))?;
+    }
+    if let Some(destination) = &args.trace {
+        let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
+            timeline: &timeline,
+            keys: report.keys.as_ref().map(|k| &k.latencies),
+            command: &args.command_line(),
+            wrap_pid: std::process::id(),
+        })?;
+        destination
+            .write(&trace)
+            .with_context(|| format!("writing the trace to {destination}"))?;
     }
     if !stalled {
         complain(&report.summary());
@@ -251,7 +280,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
 
 // Every field of the report from what was measured, in one place.
 #[allow(clippy::too_many_lines)]
-fn report(args: &WrapArgs, m: Measured) -> WrapReport {
+fn report(args: &WrapArgs, m: Measured, timeline: &Timeline) -> WrapReport {
     let frames = m.finder.frames();
     // What the kernel counted for CMD's tree, without the observers' own records.
     let io = match (&m.inside, m.io) {
@@ -277,22 +306,14 @@ fn report(args: &WrapArgs, m: Measured) -> WrapReport {
         writer.executable = m.program.clone();
     }
     let trusted = counted.filter(|_| scope == WriteScope::Terminal);
-    let keys = m.keys.map(|k| {
-        let timeline = crate::detect::timeline::Timeline {
-            keys: k.sent,
-            inside: m.inside_events,
-            chunks: m.chunks,
-            end_ns: m.ended_ns,
-        };
-        report::KeysReport {
-            script: k.script,
-            in_script: k.in_script,
-            sent: timeline.keys.len() as u64,
-            started_after_ms: k.started_after.map(|d| d.as_secs_f64() * 1e3),
-            ready_by: k.ready_by,
-            unsettled: k.unsettled,
-            latencies: crate::detect::keyed::key_latencies(&timeline),
-        }
+    let keys = m.keys.map(|k| report::KeysReport {
+        script: k.script,
+        in_script: k.in_script,
+        sent: timeline.keys.len() as u64,
+        started_after_ms: k.started_after.map(|d| d.as_secs_f64() * 1e3),
+        ready_by: k.ready_by,
+        unsettled: k.unsettled,
+        latencies: crate::detect::keyed::key_latencies(timeline),
     });
     let diagnoses = diagnose(&Evidence {
         writes: trusted,

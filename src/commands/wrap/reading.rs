@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::own_writes::OwnWrites;
 use super::terminal::{Answerer, Exchange, SharedModes};
 use crate::detect::finder::FrameFinder;
+use crate::detect::timeline::Query;
 use crate::reader::consume;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
@@ -28,7 +29,7 @@ pub(super) fn read_output(
     let read = Arc::new(AtomicBool::new(false));
     let done = Arc::clone(&read);
     let last_read = Arc::new(AtomicU64::new(0));
-    let exchanges = Arc::new(Mutex::new(Vec::new()));
+    let exchanges = Arc::new(Mutex::new((Vec::new(), Vec::new())));
     let chunks = Arc::new(Mutex::new(crate::detect::timeline::Chunks::default()));
     let noted = Arc::clone(&chunks);
     // Headless, wrap is CMD's terminal and answers what it asks; interactive, the user's does.
@@ -57,16 +58,21 @@ pub(super) fn read_output(
             // program's frame rate when it was). Chunks go over in batches, each chunk with the
             // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
             // per read cost it 20%. The queue is bounded, so memory is too.
+            noted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .read_by(crate::sys::thread_id().unsigned_abs());
             let (batches, parser) = parse_beside(finder)?;
             let mut batch = Batch::default();
             let mut answers = Vec::new();
             let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
                 let at = Instant::now();
+                let at_ns = crate::sys::monotonic_ns();
                 last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
                 noted
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .note(crate::sys::monotonic_ns(), chunk.len());
+                    .note(at_ns, chunk.len());
                 if let Some(out) = &mut out {
                     let _ = own.write_all(&mut *out, chunk);
                 }
@@ -74,7 +80,7 @@ pub(super) fn read_output(
                     // `--reader vt`: the cursor the vt model has after the chunk (a program asks
                     // where it is after drawing, then waits for the answer).
                     let cursor = vt.map(vt100::Screen::cursor_position);
-                    answerer.feed(chunk, (&mut answers, cursor), &modes);
+                    answerer.feed((chunk, at_ns), (&mut answers, cursor), &modes);
                     // Only when CMD's input has room: a CMD that asks and never reads must not
                     // stop the reading of its output.
                     if !answers.is_empty() && input_has_room(to_cmd) {
@@ -123,8 +129,8 @@ pub(super) struct Reading {
     pub(super) read: Arc<AtomicBool>,
     /// When output was last read, in nanoseconds after CMD started.
     pub(super) last_read: Arc<AtomicU64>,
-    /// Headless: what CMD asked the terminal, once the reader is done.
-    pub(super) exchanges: Arc<Mutex<Vec<Exchange>>>,
+    /// Headless: what CMD asked the terminal, once the reader is done, and each question in time.
+    pub(super) exchanges: Arc<Mutex<(Vec<Exchange>, Vec<Query>)>>,
     /// What was read off the pty, and when: the drain of a key's frame.
     pub(super) chunks: Arc<Mutex<crate::detect::timeline::Chunks>>,
 }

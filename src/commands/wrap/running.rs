@@ -20,6 +20,7 @@ use super::user_terminal::{forward_keys_and_resizes, give_back};
 use super::watch::{GRACE, KeyWatch, Watch, wait_for_end};
 use crate::accounting::IoCounters;
 use crate::detect::finder::FrameFinder;
+use crate::detect::timeline::Timeline;
 use crate::meters::CpuTimes;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
@@ -47,11 +48,9 @@ pub(super) struct Measured {
     pub(super) exchanges: Vec<Exchange>,
     /// `--keys`: what was sent, and how the run went with them.
     pub(super) keys: Option<KeysRun>,
-    /// What the run's timeline holds besides the keys: what the observer said (sorted), what
-    /// wrap's reader took off the pty, and when the run ended (CLOCK_MONOTONIC).
-    pub(super) inside_events: Option<crate::detect::timeline::Inside>,
-    pub(super) chunks: crate::detect::timeline::Chunks,
-    pub(super) ended_ns: u64,
+    /// The run in time: the keys sent (`keys` keeps the rest of how they went), what the
+    /// observer said (sorted), what wrap's reader took off the pty, what CMD asked.
+    pub(super) timeline: Timeline,
 }
 
 impl KeysRun {
@@ -97,6 +96,7 @@ impl KeysRun {
 /// How the keys of a run went.
 #[derive(Clone, Debug)]
 pub(super) struct KeysRun {
+    /// Moved into the run's timeline once the run is over.
     pub(super) sent: Vec<crate::detect::timeline::SentKey>,
     pub(super) script: String,
     pub(super) in_script: u64,
@@ -334,7 +334,7 @@ impl Running {
                 let _ = forwarding.join();
             }
         }
-        let keys = keys.or_else(|| {
+        let mut keys = keys.or_else(|| {
             let typed = std::mem::take(&mut *self.typed.lock().unwrap_or_else(|e| e.into_inner()));
             KeysRun::typed(typed, self.started)
         });
@@ -398,6 +398,29 @@ impl Running {
                 .or_else(|| status.signal().map(|s| 128 + s))
                 .unwrap_or(0)
         });
+        let (exchanges, queries) = std::mem::take(
+            &mut *self
+                .reading
+                .exchanges
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        let timeline = Timeline {
+            keys: keys
+                .as_mut()
+                .map(|k| std::mem::take(&mut k.sent))
+                .unwrap_or_default(),
+            inside: inside_events,
+            chunks: std::mem::take(
+                &mut *self
+                    .reading
+                    .chunks
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            ),
+            queries,
+            end_ns: ended_ns,
+        };
         Ok(Measured {
             size: self.size,
             reader: self.reader,
@@ -411,23 +434,9 @@ impl Running {
             terminal_stalled,
             inside,
             program: self.program,
-            exchanges: std::mem::take(
-                &mut *self
-                    .reading
-                    .exchanges
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            ),
+            exchanges,
             keys,
-            inside_events,
-            chunks: std::mem::take(
-                &mut *self
-                    .reading
-                    .chunks
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            ),
-            ended_ns,
+            timeline,
         })
     }
 }

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::detect::screen::{Event, Query, Screen};
+use crate::detect::screen::{Event, Query as Asked, Screen};
+use crate::detect::timeline::{MAX_QUERIES, Query};
 use crate::keyscript::KeyModes;
 
 /// The modes that change what a key sends, as the reader thread last saw CMD set them.
@@ -51,6 +52,8 @@ pub struct Exchange {
 pub struct Answerer {
     screen: Screen,
     asked: BTreeMap<&'static str, Exchange>,
+    /// Each question in order, for the run's timeline.
+    queries: Vec<Query>,
 }
 
 impl Answerer {
@@ -58,30 +61,38 @@ impl Answerer {
         Answerer {
             screen: Screen::new(size.0, size.1),
             asked: BTreeMap::new(),
+            queries: Vec::new(),
         }
     }
 
-    /// Follows `chunk` of CMD's output; the answers to what it asked go into `answers`, and its
+    /// Follows `chunk` of CMD's output, read at `at_ns`; the answers to what it asked go into `answers`, and its
     /// key modes into `modes`. The cursor position answered is the tracked cursor's where the
     /// question was asked, or `vt_cursor` (0-based row and column: the vt model's, `--reader
     /// vt`) where given.
     pub fn feed(
         &mut self,
-        chunk: &[u8],
+        (chunk, at_ns): (&[u8], u64),
         (answers, vt_cursor): (&mut Vec<u8>, Option<(u16, u16)>),
         modes: &SharedModes,
     ) {
-        let asked = &mut self.asked;
+        let (asked, queries) = (&mut self.asked, &mut self.queries);
         self.screen.feed(chunk, &mut |event, _| {
             if let Event::Query(query) = event {
                 let query = match (query, vt_cursor) {
-                    (Query::CursorPosition { .. }, Some((row, col))) => Query::CursorPosition {
+                    (Asked::CursorPosition { .. }, Some((row, col))) => Asked::CursorPosition {
                         row: row + 1,
                         col: col + 1,
                     },
                     _ => query,
                 };
                 let (name, answer) = answer(query);
+                if queries.len() < MAX_QUERIES {
+                    queries.push(Query {
+                        at_ns,
+                        asked: name,
+                        answered: answer.is_ok(),
+                    });
+                }
                 let exchange = asked.entry(name).or_insert(Exchange {
                     asked: name,
                     times: 0,
@@ -107,29 +118,29 @@ impl Answerer {
             .store(m.bracketed_paste, Ordering::Relaxed);
     }
 
-    /// What CMD asked, in the order of the questions' names.
-    pub fn exchanges(self) -> Vec<Exchange> {
-        self.asked.into_values().collect()
+    /// What CMD asked, in the order of the questions' names, and each question in time.
+    pub fn exchanges(self) -> (Vec<Exchange>, Vec<Query>) {
+        (self.asked.into_values().collect(), self.queries)
     }
 }
 
 /// The question's name, and xterm's answer (or why there is none).
-fn answer(query: Query) -> (&'static str, Result<Vec<u8>, &'static str>) {
+fn answer(query: Asked) -> (&'static str, Result<Vec<u8>, &'static str>) {
     match query {
-        Query::CursorPosition { row, col } => (
+        Asked::CursorPosition { row, col } => (
             "ESC[6n cursor position",
             Ok(format!("\x1b[{row};{col}R").into_bytes()),
         ),
-        Query::Status => ("ESC[5n status", Ok(b"\x1b[0n".to_vec())),
-        Query::PrimaryAttributes => (
+        Asked::Status => ("ESC[5n status", Ok(b"\x1b[0n".to_vec())),
+        Asked::PrimaryAttributes => (
             "ESC[c primary device attributes",
             Ok(b"\x1b[?62;22c".to_vec()),
         ),
-        Query::SecondaryAttributes => (
+        Asked::SecondaryAttributes => (
             "ESC[>c secondary device attributes",
             Ok(b"\x1b[>41;379;0c".to_vec()),
         ),
-        Query::PrivateMode { mode, set } => {
+        Asked::PrivateMode { mode, set } => {
             // 1 set, 2 reset, 0 not recognized (DECRPM).
             let status = match set {
                 Some(true) => 1,
@@ -145,20 +156,20 @@ fn answer(query: Query) -> (&'static str, Result<Vec<u8>, &'static str>) {
                 Ok(format!("\x1b[?{mode};{status}$y").into_bytes()),
             )
         }
-        Query::Version => (
+        Asked::Version => (
             "ESC[>q terminal version (XTVERSION)",
             Ok(format!("\x1bP>|flushlab-wrap({})\x1b\\", env!("CARGO_PKG_VERSION")).into_bytes()),
         ),
-        Query::KittyKeyboard => (
+        Asked::KittyKeyboard => (
             "ESC[?u kitty keyboard flags",
             Err("not supported: like xterm, no answer (programs take the DA1 answer that follows)"),
         ),
-        Query::TextAreaSize { rows, cols } => (
+        Asked::TextAreaSize { rows, cols } => (
             "ESC[18t text area in characters",
             Ok(format!("\x1b[8;{rows};{cols}t").into_bytes()),
         ),
-        Query::PixelSize => ("ESC[14t text area in pixels", Err("a pty has no pixels")),
-        Query::Colour(which) => {
+        Asked::PixelSize => ("ESC[14t text area in pixels", Err("a pty has no pixels")),
+        Asked::Colour(which) => {
             let (name, rgb) = match which {
                 10 => ("OSC 10;? foreground colour", "ffff/ffff/ffff"),
                 11 => ("OSC 11;? background colour", "0000/0000/0000"),
@@ -169,7 +180,7 @@ fn answer(query: Query) -> (&'static str, Result<Vec<u8>, &'static str>) {
                 Ok(format!("\x1b]{which};rgb:{rgb}\x1b\\").into_bytes()),
             )
         }
-        Query::DeviceControl => (
+        Asked::DeviceControl => (
             "ESC P $q / +q a setting or capability (DECRQSS, XTGETTCAP)",
             Err("DCS requests are not answered"),
         ),
@@ -196,7 +207,7 @@ mod tests {
     fn ask(answerer: &mut Answerer, bytes: &[u8]) -> (Vec<u8>, KeyModes) {
         let modes = SharedModes::default();
         let mut answers = Vec::new();
-        answerer.feed(bytes, (&mut answers, None), &modes);
+        answerer.feed((bytes, 0), (&mut answers, None), &modes);
         (answers, modes.get())
     }
 
@@ -207,7 +218,7 @@ mod tests {
         let mut a = Answerer::new((80, 24));
         let mut answers = Vec::new();
         a.feed(
-            b"\x1b[5;10Hhello\x1b[6n",
+            (b"\x1b[5;10Hhello\x1b[6n", 0),
             (&mut answers, Some((11, 2))),
             &SharedModes::default(),
         );
@@ -232,7 +243,12 @@ mod tests {
         assert_eq!(answers, b"\x1b[?2026;2$y\x1b[?2026;1$y\x1b[?9999;0$y");
         let (answers, _) = ask(&mut a, b"\x1b[?u\x1b[14t\x1bP$qm\x1b\\\x1b[18t");
         assert_eq!(answers, b"\x1b[8;24;80t");
-        let exchanges = a.exchanges();
+        let (exchanges, queries) = a.exchanges();
+        // Each question in time, as many as asked, the unanswered ones said.
+        let asked: u64 = exchanges.iter().map(|e| e.times).sum();
+        assert_eq!(queries.len() as u64, asked);
+        assert_eq!(queries.iter().filter(|q| !q.answered).count(), 3);
+        assert_eq!(queries[0].asked, "ESC[6n cursor position");
         let cpr = exchanges
             .iter()
             .find(|e| e.asked.starts_with("ESC[6n"))

@@ -149,6 +149,9 @@ pub struct KeyAnswer {
     pub writes: Option<u64>,
     /// Bytes of its frame (seen from inside), else what reached the terminal before the next key.
     pub bytes: u64,
+    /// Its frame: which of the timeline's bursts (for drawing the run, not for the report).
+    #[serde(skip)]
+    pub burst: Option<usize>,
 }
 
 /// p50, p95 and max of some milliseconds (nearest rank).
@@ -332,6 +335,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             stages_ms,
             writes,
             bytes,
+            burst: frame,
         });
     }
     let start = keys.first().map_or(timeline.end_ns, |k| k.at_ns);
@@ -507,6 +511,7 @@ mod tests {
                 .sorted(),
             ),
             chunks: chunks_of(&all, 0.5),
+            queries: Vec::new(),
             end_ns: 300 * MS,
         };
         let k = key_latencies(&timeline);
@@ -554,6 +559,7 @@ mod tests {
                 ..Inside::default()
             }),
             chunks: chunks_of(&bursts, 0.0),
+            queries: Vec::new(),
             end_ns: 80 * MS,
         };
         let k = key_latencies(&timeline);
@@ -575,6 +581,7 @@ mod tests {
                 ..Inside::default()
             }),
             chunks: chunks_of(&bursts, 0.0),
+            queries: Vec::new(),
             end_ns: 40 * MS,
         };
         let k = key_latencies(&timeline);

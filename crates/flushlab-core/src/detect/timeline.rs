@@ -41,6 +41,19 @@ impl WaitKind {
             _ => return None,
         })
     }
+
+    /// Its name, as the JSON spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitKind::Poll => "poll",
+            WaitKind::Select => "select",
+            WaitKind::Epoll => "epoll",
+            WaitKind::Sleep => "sleep",
+            WaitKind::Signal => "signal",
+            WaitKind::Futex => "futex",
+            WaitKind::Read => "read",
+        }
+    }
 }
 
 /// A key as it was sent: when its first byte was written to the pty (on CLOCK_MONOTONIC, to
@@ -104,6 +117,19 @@ pub struct Release {
     pub bytes: u64,
 }
 
+/// A question the program asked its terminal (cursor position, device attributes, a mode) and
+/// whether wrap answered it, when the chunk that held it was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Query {
+    pub at_ns: u64,
+    /// The question's name (`ESC[6n cursor position`).
+    pub asked: &'static str,
+    pub answered: bool,
+}
+
+/// Questions kept at most in a run's timeline (a program that asks each frame, for minutes).
+pub const MAX_QUERIES: usize = 1 << 16;
+
 /// Reads closer than this to the previous one join it, unless the stretch would grow longer
 /// than [`CHUNK_SPAN_NS`]: an unbuffered program's frame comes in thousands of reads, and a
 /// drain known within a fifth of a millisecond is all a key's stages need.
@@ -119,6 +145,7 @@ pub struct Chunks {
     stretches: Vec<(u64, u64, u64)>,
     total: u64,
     overflowed: bool,
+    reader_tid: Option<u32>,
 }
 
 impl Chunks {
@@ -137,6 +164,16 @@ impl Chunks {
             _ if full => self.overflowed = true,
             _ => self.stretches.push((at_ns, at_ns, self.total)),
         }
+    }
+
+    /// The reads are made by this thread of wrap's.
+    pub fn read_by(&mut self, tid: u32) {
+        self.reader_tid = Some(tid);
+    }
+
+    /// The thread of wrap's that made the reads, when it said.
+    pub fn reader_tid(&self) -> Option<u32> {
+        self.reader_tid
     }
 
     /// Bytes read in all.
@@ -173,6 +210,9 @@ pub struct Timeline {
     /// reads, bursts, waits and releases are then unknown, not absent.
     pub inside: Option<Inside>,
     pub chunks: Chunks,
+    /// What the program asked its terminal and whether it was answered (headless), in order; at
+    /// most [`MAX_QUERIES`].
+    pub queries: Vec<Query>,
     /// When the run ended.
     pub end_ns: u64,
 }
@@ -239,5 +279,13 @@ mod tests {
         assert_eq!(WaitKind::from_wire(7), Some(WaitKind::Read));
         assert_eq!(WaitKind::from_wire(0), None);
         assert_eq!(WaitKind::from_wire(99), None);
+        // The name said is the one the JSON says.
+        for code in 1..=7 {
+            let kind = WaitKind::from_wire(code).unwrap();
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                serde_json::Value::from(kind.name())
+            );
+        }
     }
 }

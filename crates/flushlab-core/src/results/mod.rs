@@ -8,6 +8,7 @@ pub mod export;
 pub mod painted;
 pub mod plot;
 pub mod statistics;
+pub mod trace;
 
 use self::conditions::{Reader, Sink, Size, SyncOutput, Unit, Workload};
 use self::statistics::{NOISY, Spread, median};
