@@ -202,3 +202,79 @@ fn a_title_cut_at_the_edge_is_ink_at_the_edge() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(!picture.ink_at_the_edges(2).is_empty());
 }
+
+/// `wrap --plot`: a waterfall of 80 and of 300 keys renders whole, and the figures it labels
+/// (key→frame p50 and p95, each stage's p50) are the report's, as the summary writes them.
+#[test]
+fn a_keys_waterfall_renders_whole_with_the_reports_figures() {
+    use flushlab_core::units::milliseconds;
+    let program = common::c_program("stages");
+    let dir = common::scratch_dir("waterfall");
+    for keys in [80, 300] {
+        let (svg_path, png_path, report) = (
+            dir.join(format!("{keys}.svg")),
+            dir.join(format!("{keys}.png")),
+            dir.join(format!("{keys}.json")),
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--size",
+                "80x24",
+                "--keys",
+                &format!("j*{keys}@12ms q"),
+            ])
+            .arg("--plot")
+            .arg(&svg_path)
+            .arg("--export-json")
+            .arg(&report)
+            .arg("--")
+            .arg(&program)
+            .args(["poll", "300", "raw"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let status = Command::new("rsvg-convert")
+            .arg(&svg_path)
+            .arg("-o")
+            .arg(&png_path)
+            .status()
+            .expect("rsvg-convert is missing: apt-get install librsvg2-bin");
+        assert!(status.success());
+        let svg = std::fs::read_to_string(&svg_path).unwrap();
+        let picture = Picture::read(&png_path);
+        assert_eq!((picture.width, picture.height), svg_size(&svg));
+        let edges = picture.ink_at_the_edges(2);
+        assert!(edges.is_empty(), "{keys} keys: cut at {:?}", &edges[..1]);
+        let report = common::read_json(&report);
+        let k = &report["keys"];
+        let mut labels = vec![
+            format!(
+                "key→frame p50 {}",
+                milliseconds(k["key_to_frame_ms"]["p50"].as_f64().unwrap())
+            ),
+            format!(
+                "key→frame p95 {}",
+                milliseconds(k["key_to_frame_ms"]["p95"].as_f64().unwrap())
+            ),
+            format!("{} keys", keys + 1),
+            "1 j".to_owned(),
+        ];
+        for (stage, name) in [
+            ("input_delay", "input delay"),
+            ("processing", "processing"),
+            ("emit", "emit"),
+            ("drain", "drain"),
+        ] {
+            let p50 = k["stages_ms"][stage]["p50"].as_f64().unwrap();
+            labels.push(format!("{name} p50 {}", milliseconds(p50)));
+        }
+        for label in labels {
+            assert!(
+                svg.contains(&label),
+                "{keys} keys: no '{label}' on the chart"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -198,16 +198,28 @@ fn the_questions_a_program_asks_are_in_its_trace() {
     assert!(asked[1]["ts"].as_f64().unwrap() - asked[0]["ts"].as_f64().unwrap() > 200e3);
 }
 
-/// A trace that cannot be written is refused in one line before CMD starts, and so is one
-/// destination given twice.
+/// A trace or a plot that cannot be written is refused in one line before CMD starts, and so
+/// is one destination given twice, and a headless plot with no keys to draw.
 #[test]
-fn a_trace_that_cannot_be_written_is_refused_before_cmd_starts() {
+fn a_trace_or_plot_that_cannot_be_written_is_refused_before_cmd_starts() {
     let dir = common::scratch_dir("trace-refused");
     let marker = dir.join("ran");
     let touch = format!("touch {}", marker.display());
-    for flags in [
-        vec!["--trace", "/nonexistent-dir/t.json"],
-        vec!["--trace", "-", "--export-json", "-"],
+    let plot = dir.join("keys.svg");
+    let plot = plot.to_str().unwrap();
+    for (flags, named) in [
+        (vec!["--trace", "/nonexistent-dir/t.json"], "--trace"),
+        (vec!["--trace", "-", "--export-json", "-"], "--trace"),
+        (
+            vec!["--plot", "/nonexistent-dir/k.svg", "--keys", "j"],
+            "--plot",
+        ),
+        (
+            vec!["--plot", plot, "--trace", plot, "--keys", "j"],
+            "--plot",
+        ),
+        // Headless without keys there is nothing to draw.
+        (vec!["--plot", plot], "--keys"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")
@@ -215,7 +227,7 @@ fn a_trace_that_cannot_be_written_is_refused_before_cmd_starts() {
             .args(["--duration", "1", "--", "sh", "-c", &touch])
             .output()
             .unwrap();
-        let said = common::assert_refused(&out, "--trace");
+        let said = common::assert_refused(&out, named);
         assert!(!marker.exists(), "{flags:?}: CMD ran: {said}");
     }
     std::fs::remove_dir_all(dir).unwrap();

@@ -15,8 +15,10 @@ use super::keys::Keys;
 use super::report::WrapReport;
 use super::{How, WrapArgs, measure, report};
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
+use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, complain};
 use crate::results::statistics::Spread;
+use crate::results::waterfall::Panel;
 use crate::units::{bytes, count, thousands};
 
 /// A round's length when `--duration` is not given.
@@ -71,6 +73,8 @@ pub fn run(
         None => Some(args.duration.unwrap_or(DEFAULT_ROUND)),
     };
     let (mut as_is, mut tried) = (Vec::new(), Vec::new());
+    // The last round's timelines, as is and tried: `--plot` draws them.
+    let mut last: [Timeline; 2] = Default::default();
     'rounds: for _ in 0..args.rounds {
         for side in [None, Some(fix)] {
             let how = How {
@@ -89,6 +93,7 @@ pub fn run(
                 None => as_is.push(report),
                 Some(_) => tried.push(report),
             }
+            last[usize::from(side.is_some())] = timeline;
         }
     }
     let speedup = Spread::of(
@@ -97,25 +102,7 @@ pub fn run(
             .zip(&tried)
             .filter_map(|(a, t)| Some(fps(t)? / fps(a)?)),
     );
-    let key_speedup =
-        keys.map(|_| {
-            let ratio =
-                |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
-                    Spread::of(as_is.iter().zip(&tried).filter_map(|(a, t)| {
-                        Some(figure(a)? / figure(t)?).filter(|r| r.is_finite())
-                    }))
-                };
-            KeySpeedup {
-                key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
-                key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
-                stages_p50: StageSpeedup {
-                    input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
-                    processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
-                    emit: ratio(&|r| Some(stages(r)?.emit?.p50)),
-                    drain: ratio(&|r| Some(stages(r)?.drain?.p50)),
-                },
-            }
-        });
+    let key_speedup = keys.map(|_| key_speedup(&as_is, &tried));
     let permanent_fix = as_is
         .first()
         .map(|r| super::diagnose::permanent_fix(&r.diagnoses, &r.writer).to_owned())
@@ -141,10 +128,62 @@ pub fn run(
             .write_json(&comparison)
             .with_context(|| format!("writing the comparison to {destination}"))?;
     }
+    if let Some(destination) = &args.plot {
+        draw_last_round(destination, &args.command_line(), &comparison, &last)?;
+    }
     Ok(match signal.load(Ordering::Relaxed) {
         0 => Outcome::Finished,
         sig => Outcome::Signal(sig),
     })
+}
+
+/// Key to frame and each stage, as is over tried, round by round.
+fn key_speedup(as_is: &[WrapReport], tried: &[WrapReport]) -> KeySpeedup {
+    let ratio = |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
+        Spread::of(
+            as_is
+                .iter()
+                .zip(tried)
+                .filter_map(|(a, t)| Some(figure(a)? / figure(t)?).filter(|r| r.is_finite())),
+        )
+    };
+    KeySpeedup {
+        key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
+        key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
+        stages_p50: StageSpeedup {
+            input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
+            processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
+            emit: ratio(&|r| Some(stages(r)?.emit?.p50)),
+            drain: ratio(&|r| Some(stages(r)?.drain?.p50)),
+        },
+    }
+}
+
+/// `--plot`: the last round's keys, as is and tried, side by side on one axis.
+fn draw_last_round(
+    destination: &crate::files::Destination,
+    command: &str,
+    comparison: &Comparison,
+    last: &[Timeline; 2],
+) -> anyhow::Result<()> {
+    let rounds = comparison.as_is.len().min(comparison.tried.len());
+    let at = rounds.checked_sub(1);
+    let sides = at.and_then(|i| Some((comparison.as_is.get(i)?, comparison.tried.get(i)?)));
+    let Some((a, t)) = sides else {
+        return Ok(());
+    };
+    let panels: Vec<Panel> = [("as is", a, &last[0]), ("tried: --try frame", t, &last[1])]
+        .into_iter()
+        .filter_map(|(side, report, timeline)| {
+            let keys = &report.keys.as_ref()?.latencies;
+            Some(Panel::of(
+                format!("{side} (round {rounds})"),
+                timeline,
+                keys,
+            ))
+        })
+        .collect();
+    super::draw_keys(destination, &super::plot_title(command, a), &panels)
 }
 
 fn key_to_frame(report: &WrapReport) -> Option<Percentiles> {

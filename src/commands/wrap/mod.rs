@@ -39,6 +39,7 @@ use crate::files::Destination;
 use crate::keyscript::KeyScript;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::conditions::ReaderModel;
+use crate::results::waterfall::{Panel, waterfall_svg};
 use crate::units::{parse_duration, parse_size};
 
 const WRAPARGS_EXAMPLES: &str = "\
@@ -79,6 +80,12 @@ pub struct WrapArgs {
     /// frames, waits and reads, wrap's reads of the pty (`-` = stdout)
     #[arg(long, value_name = "FILE", value_parser = Destination::parse, conflicts_with = "compare")]
     pub trace: Option<Destination>,
+
+    /// Also draw the keys as a waterfall (SVG): a row a key, its stages as bars on one time
+    /// axis, key→frame p50 and p95, frames nobody asked for as ticks; with `--compare`, as is
+    /// and tried side by side (`-` = stdout)
+    #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
+    pub plot: Option<Destination>,
 
     /// Try a fix on CMD as it is, without changing it: `frame` holds each frame's terminal
     /// writes until CMD next waits, then writes them at once (the same bytes, in order)
@@ -128,9 +135,13 @@ pub struct WrapArgs {
 impl WrapArgs {
     /// The files (or stdout) wrap writes, each with its flag.
     fn outputs(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
-        [("--export-json", &self.report), ("--trace", &self.trace)]
-            .into_iter()
-            .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
+        [
+            ("--export-json", &self.report),
+            ("--trace", &self.trace),
+            ("--plot", &self.plot),
+        ]
+        .into_iter()
+        .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
     }
 
     /// CMD as the user gave it, for one line.
@@ -185,7 +196,7 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             .map_err(|e| format!("wrap: {flag} '{destination}': {e}"))?;
     }
     let destinations: Vec<&Destination> = args.outputs().map(|(_, d)| d).collect();
-    crate::results::export::distinct_destinations(&destinations, "--export-json, --trace")
+    crate::results::export::distinct_destinations(&destinations, "--export-json, --trace, --plot")
         .map_err(|e| format!("wrap: {e}"))?;
     let script = match (&args.keys, &args.keys_file) {
         (Some(script), _) => Some(script.clone()),
@@ -197,6 +208,16 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             .to_owned()
             .into());
     }
+    let interactive = args.duration.is_none()
+        && script.is_none()
+        && std::io::IsTerminal::is_terminal(&io::stdout());
+    if args.plot.is_some() && script.is_none() && !interactive {
+        return Err(
+            "wrap: --plot draws keys: give --keys or --keys-file (or type them, interactive)"
+                .to_owned()
+                .into(),
+        );
+    }
     let keys = script.map(|script| Keys {
         script,
         after: args.keys_after,
@@ -204,9 +225,7 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
     Ok(WrapPlan {
         program: resolved,
         // Keys are typed by wrap, so a run with keys is headless.
-        interactive: args.duration.is_none()
-            && keys.is_none()
-            && std::io::IsTerminal::is_terminal(&io::stdout()),
+        interactive,
         keys,
     })
 }
@@ -267,6 +286,14 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
             .write(&trace)
             .with_context(|| format!("writing the trace to {destination}"))?;
     }
+    if let (Some(destination), Some(keys)) = (&args.plot, &report.keys) {
+        let panel = Panel::of(String::new(), &timeline, &keys.latencies);
+        draw_keys(
+            destination,
+            &plot_title(&args.command_line(), &report),
+            &[panel],
+        )?;
+    }
     if !stalled {
         complain(&report.summary());
     }
@@ -276,6 +303,29 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         sig => Outcome::Signal(sig),
     };
     Ok(outcome)
+}
+
+/// `--plot`: the keys' waterfall written to `destination` (a run without keys to draw is said,
+/// and draws nothing).
+fn draw_keys(destination: &Destination, title: &str, panels: &[Panel]) -> anyhow::Result<()> {
+    match waterfall_svg(title, panels) {
+        Ok(svg) => destination
+            .write(svg.as_bytes())
+            .with_context(|| format!("writing the plot to {destination}")),
+        Err(e) => {
+            complain(&format!("wrap: --plot '{destination}': {e}; nothing drawn"));
+            Ok(())
+        }
+    }
+}
+
+/// A waterfall's title: CMD, the terminal's size, the keys.
+fn plot_title(command: &str, report: &WrapReport) -> String {
+    let keys = report.keys.as_ref().map_or(0, |k| k.sent);
+    format!(
+        "flushlab wrap · {command} · {}x{} · {keys} keys",
+        report.cols, report.rows
+    )
 }
 
 // Every field of the report from what was measured, in one place.
