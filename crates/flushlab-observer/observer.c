@@ -62,6 +62,7 @@
 #include <linux/futex.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -581,11 +582,75 @@ static ssize_t hold(int fd, const char *p, size_t n) {
     return (ssize_t)n;
 }
 
+/* ---- samply markers (wrap --profile) ------------------------------------------------------ *
+ * samply shows markers a process writes to a file named marker-<pid>-<tid>.txt that it has
+ * mmapped: the mmap, in perf's record, is how samply learns of the file, and the thread that
+ * mapped it is the thread the markers go on. A thread maps its file at its first terminal write
+ * (the drawing thread's); wrap writes the lines (each key's span and stages, which only wrap
+ * knows) when the program ends, and samply reads the file when the process exits: so a process
+ * that mapped one waits at exit, after its last records, until wrap says the lines are written
+ * (it closes the pipe named in FLUSHLAB_MARKERS), 5 s at most. */
+
+static int markers;         /* FLUSHLAB_MARKERS was given */
+static char marker_ack[128]; /* the pipe wrap closes once the lines are written */
+static char marker_dir[256];
+static atomic_int marked;   /* this process mapped a marker file */
+static TLS int t_marked;
+
+static void map_marker_file(void) {
+    t_marked = 1;
+    int saved = errno;
+    char path[sizeof marker_dir + 48];
+    int n = snprintf(path, sizeof path, "%s/marker-%d-%ld.txt", marker_dir, (int)getpid(),
+                     (long)syscall(SYS_gettid));
+    if (n > 0 && (size_t)n < sizeof path) {
+        int fd = get_open()(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            void *page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+            get_close()(fd);
+            if (page != MAP_FAILED)
+                atomic_store(&marked, 1);
+        }
+    }
+    errno = saved;
+}
+
+static void wait_for_markers(void) {
+    if (!markers || !atomic_load(&marked))
+        return;
+    int saved = errno;
+    int fd = get_open()(marker_ack, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        get_poll()(&p, 1, 5000);
+        get_close()(fd);
+    }
+    errno = saved;
+}
+
+/* <ack pipe>:<directory> */
+static void read_marker_setting(void) {
+    const char *setting = getenv("FLUSHLAB_MARKERS");
+    const char *colon = setting ? strchr(setting, ':') : NULL;
+    if (!colon)
+        return;
+    size_t ack_len = (size_t)(colon - setting), dir_len = strlen(colon + 1);
+    if (ack_len == 0 || ack_len >= sizeof marker_ack || dir_len == 0 || dir_len >= sizeof marker_dir)
+        return;
+    memcpy(marker_ack, setting, ack_len);
+    marker_ack[ack_len] = 0;
+    memcpy(marker_dir, colon + 1, dir_len + 1);
+    markers = 1;
+}
+
 /* ---- frames ------------------------------------------------------------------------------ */
 
 static void count_write(ssize_t done) {
-    if (t_writes == 0)
+    if (t_writes == 0) {
         t_first_ns = now_ns();
+        if (markers && !t_marked)
+            map_marker_file();
+    }
     t_writes++;
     if (done > 0)
         t_bytes += (uint64_t)done;
@@ -718,8 +783,10 @@ static void child_after_fork(void) {
         held_len = 0;
         t_inside = 0;
     }
-    /* The child starts clean: its parent's frame is its parent's. */
+    /* The child starts clean: its parent's frame is its parent's, and so is its marker file. */
     t_writes = t_bytes = 0;
+    t_marked = 0;
+    atomic_store(&marked, 0);
     t_side_len = 0;
     t_kept_n = 0;
     atomic_store(&lost, 0);
@@ -764,6 +831,7 @@ __attribute__((constructor)) static void observer_start(void) {
     open_channel();
     if (atomic_load(&channel) < 0)
         return;
+    read_marker_setting();
     pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
     active = 1;
     if (holding) {
@@ -783,7 +851,15 @@ __attribute__((constructor)) static void observer_start(void) {
     send_record(&r);
 }
 
-__attribute__((destructor)) static void observer_end(void) { tail(); }
+/* The end of the process: its last records, then, under wrap --profile, the wait for its marker
+ * lines. */
+static void exiting(void) {
+    tail();
+    if (active)
+        wait_for_markers();
+}
+
+__attribute__((destructor)) static void observer_end(void) { exiting(); }
 
 /* ---- writes ------------------------------------------------------------------------------ */
 
@@ -1250,12 +1326,12 @@ EXPORT FILE *popen(const char *command, const char *type) {
 }
 
 EXPORT void _exit(int status) {
-    tail();
+    exiting();
     get__exit()(status);
     __builtin_unreachable();
 }
 EXPORT void _Exit(int status) {
-    tail();
+    exiting();
     get__Exit()(status);
     __builtin_unreachable();
 }

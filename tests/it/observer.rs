@@ -33,7 +33,9 @@ fn observed(
     let pty = Pty::open(cols, rows).unwrap();
     let mut injection = Injection::new(pty.open_slave().unwrap(), mode).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let listening = injection.listen(std::sync::Arc::clone(&stop)).unwrap();
+    let listening = injection
+        .listen(std::sync::Arc::clone(&stop), None)
+        .unwrap();
     let child = pty
         .spawn(program, |cmd| {
             cmd.args(args)

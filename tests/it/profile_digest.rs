@@ -441,3 +441,153 @@ fn figures_out_of_range_are_refused_by_name() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A profile `wrap --profile` recorded (tests/fixtures/profiles/keys-stages.json.gz: `flushlab
+/// wrap --size 80x24 --keys 'j*20@60ms q' --profile … -- ./stages poll 3000 raw`, the program of
+/// tests/corpus/stages.c with 3 ms of work a key in `busy_work`): read by key, the processing
+/// spans are the program's busy work and the emit spans its write(2) calls.
+#[test]
+fn a_wrap_profile_is_read_by_key() {
+    let d = digest(Path::new("tests/fixtures/profiles/keys-stages.json.gz"), 5).unwrap();
+    let keys = d.keys.as_ref().expect("keys marked");
+    assert_eq!(keys.keys, 20);
+    assert_eq!(keys.process.as_deref(), Some("stages"));
+    assert_eq!(
+        keys.processing.in_program[0].function, "busy_work",
+        "{keys:?}"
+    );
+    assert!(keys.processing.in_program[0].share > 0.8, "{keys:?}");
+    assert!(keys.emit.top[0].function.contains("write"), "{keys:?}");
+    assert!(keys.emit.top[0].share > 0.5, "{keys:?}");
+    // 20 keys of 3 ms of work: the spans add up to at least that.
+    assert!(keys.processing.milliseconds >= 60.0, "{keys:?}");
+    let table = render_table(std::slice::from_ref(&d));
+    assert!(
+        table.contains("inside 20 keys' processing") && table.contains("in busy_work"),
+        "{table}"
+    );
+}
+
+/// `wrap --profile` where samply cannot be found: one line naming the fix, and the run still
+/// measured.
+#[test]
+fn wrap_profile_without_samply_says_so_and_measures() {
+    let dir = common::scratch_dir("profile-no-samply");
+    let (profile, report) = (dir.join("p.json.gz"), dir.join("r.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "0.5", "--profile"])
+        .arg(&profile)
+        .arg("--export-json")
+        .arg(&report)
+        .args(["--", "sh", "-c", "echo hi; sleep 0.2"])
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.contains("samply is not installed: cargo install samply")),
+        "{said}"
+    );
+    assert!(report.exists() && !profile.exists(), "{said}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `wrap --profile` on the self-timing program, recorded here by samply (slow tier: CI installs
+/// samply and lets it record): one marker a key on the thread that drew it, lasting the report's
+/// key→frame within 0.1 ms; the digest finds the busy work in processing and write in emit.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (samply records; CI installs it): cargo test --features slow-tests"
+)]
+fn wrap_profile_marks_each_key_with_the_reports_time() {
+    let program = common::c_program("stages");
+    let dir = common::scratch_dir("profile-keys");
+    let (profile, report) = (dir.join("keys.json.gz"), dir.join("r.json"));
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--size",
+            "80x24",
+            "--keys",
+            "j*12@120ms q",
+            "--profile",
+        ])
+        .arg(&profile)
+        .arg("--export-json")
+        .arg(&report)
+        .arg("--")
+        .arg(&program)
+        .args(["poll", "3000", "raw"])
+        .env(
+            "PATH",
+            format!(
+                "{}/.cargo/bin:{}",
+                std::env::var("HOME").unwrap(),
+                std::env::var("PATH").unwrap()
+            ),
+        )
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("12 key(s) marked"), "{said}");
+    let report = common::read_json(&report);
+    let raw = std::fs::read(&profile).unwrap();
+    let mut json = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&raw[..]), &mut json).unwrap();
+    let p: serde_json::Value = serde_json::from_str(&json).unwrap();
+    // The markers are on one thread: the program's main thread, the one that drew.
+    let marked: Vec<&serde_json::Value> = p["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["markers"]["data"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|m| m["type"] == "SimpleMarker"))
+        })
+        .collect();
+    assert_eq!(marked.len(), 1, "{said}");
+    let t = marked[0];
+    assert_eq!(t["processName"], "stages");
+    assert_eq!(t["pid"], t["tid"], "the drawing thread is the main thread");
+    let strings = t["stringArray"].as_array().unwrap();
+    let m = &t["markers"];
+    let mut spans = std::collections::BTreeMap::new();
+    for (i, data) in m["data"].as_array().unwrap().iter().enumerate() {
+        let name = strings[data["name"].as_u64().unwrap() as usize]
+            .as_str()
+            .unwrap();
+        if let Some((n, _)) = name.strip_prefix("key ").and_then(|r| r.split_once(" j: ")) {
+            let ms = m["endTime"][i].as_f64().unwrap() - m["startTime"][i].as_f64().unwrap();
+            spans.insert(n.parse::<usize>().unwrap(), ms);
+        }
+    }
+    let each = report["keys"]["each"].as_array().unwrap();
+    let framed: Vec<(usize, f64)> = each
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| !k["stages_ms"].is_null())
+        .map(|(i, k)| (i + 1, k["frame_ms"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(spans.len(), framed.len(), "{spans:?}");
+    for (n, frame_ms) in framed {
+        let marked = spans[&n];
+        assert!(
+            (marked - frame_ms).abs() < 0.1,
+            "key {n}: marker {marked} ms, report {frame_ms} ms"
+        );
+    }
+    let d = digest(&profile, 5).unwrap();
+    let keys = d.keys.expect("keys marked");
+    assert_eq!(
+        keys.processing.in_program[0].function, "busy_work",
+        "{keys:?}"
+    );
+    assert!(keys.emit.top[0].function.contains("write"), "{keys:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -100,16 +100,79 @@ impl Injection {
     }
 
     /// Starts reading what the observers send, in a thread, until `stop` is set and the channel
-    /// is empty.
-    pub fn listen(&mut self, stop: Arc<AtomicBool>) -> io::Result<Listening> {
+    /// is empty. `on_exit` is told of each process that ends (or execs), with everything said
+    /// so far, as its last record arrives.
+    pub fn listen(
+        &mut self,
+        stop: Arc<AtomicBool>,
+        on_exit: Option<OnExit>,
+    ) -> io::Result<Listening> {
         let channel = self
             .channel_read
             .take()
             .ok_or_else(|| io::Error::other("the observer's channel is already read"))?;
         let thread = std::thread::Builder::new()
             .name("wrap-observer".into())
-            .spawn(move || collect(channel, &stop))?;
+            .spawn(move || collect(channel, &stop, on_exit))?;
         Ok(Listening { thread })
+    }
+}
+
+/// Told of a process that ended or exec'd (its pid), with all the observers said until then.
+pub type OnExit = Box<dyn FnMut(u32, &Sightings) + Send>;
+
+/// The variable that asks the observer for samply marker files (`wrap --profile`).
+pub const MARKERS: &str = "FLUSHLAB_MARKERS";
+
+/// `wrap --profile`: each thread of the program that writes to the terminal maps a file
+/// `marker-<pid>-<tid>.txt` in `dir` (samply puts the lines of such a file on that thread), and
+/// a process that mapped one waits at exit until [`Markers::release`]: the lines are written
+/// then, when what they say is known, and samply reads the file as the process exits.
+#[derive(Debug)]
+pub struct Markers {
+    dir: std::path::PathBuf,
+    release_write: Option<OwnedFd>,
+    release_read: OwnedFd,
+}
+
+impl Markers {
+    pub fn new(dir: std::path::PathBuf) -> io::Result<Markers> {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok(Markers {
+            dir,
+            release_write: Some(write),
+            release_read: read,
+        })
+    }
+
+    /// The variable the program runs with: the pipe it waits on, and the directory.
+    pub fn environment(&self) -> (OsString, OsString) {
+        let pid = std::process::id();
+        let mut value =
+            OsString::from(format!("/proc/{pid}/fd/{}:", self.release_read.as_raw_fd()));
+        value.push(self.dir.as_os_str());
+        (MARKERS.into(), value)
+    }
+
+    /// The marker file of a thread, if it mapped one.
+    pub fn file_of(&self, pid: u32, tid: u32) -> Option<std::path::PathBuf> {
+        let path = self.dir.join(format!("marker-{pid}-{tid}.txt"));
+        path.is_file().then_some(path)
+    }
+
+    /// Whether a thread of `pid` mapped a marker file.
+    pub fn mapped_by(&self, pid: u32) -> bool {
+        let prefix = format!("marker-{pid}-");
+        std::fs::read_dir(&self.dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        })
+    }
+
+    /// Lets every process waiting at exit go (and any later one not wait).
+    pub fn release(&mut self) {
+        self.release_write = None;
     }
 }
 
@@ -127,7 +190,11 @@ impl Listening {
     }
 }
 
-fn collect(mut channel: File, stop: &AtomicBool) -> io::Result<Sightings> {
+fn collect(
+    mut channel: File,
+    stop: &AtomicBool,
+    mut on_exit: Option<OnExit>,
+) -> io::Result<Sightings> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let mut sightings = Sightings::default();
     let mut pending = Vec::new();
@@ -157,7 +224,14 @@ fn collect(mut channel: File, stop: &AtomicBool) -> io::Result<Sightings> {
         let whole = pending.len() / RECORD * RECORD;
         for record in pending[..whole].chunks_exact(RECORD) {
             if let Some(record) = Record::parse(record) {
+                let ended = match &record {
+                    Record::Tail(t) => Some(t.pid),
+                    _ => None,
+                };
                 sightings.add(record);
+                if let (Some(pid), Some(on_exit)) = (ended, on_exit.as_mut()) {
+                    on_exit(pid, &sightings);
+                }
             }
         }
         pending.drain(..whole);

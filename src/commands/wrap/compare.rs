@@ -82,6 +82,7 @@ pub fn run(
                 interactive: false,
                 fix: side,
                 duration,
+                profile: None,
             };
             let (mut measured, _) = measure(args, program, how, signal)?;
             if signal.load(Ordering::Relaxed) != 0 {

@@ -30,31 +30,44 @@ pub struct Inside {
     /// One moment on both clocks: wrap's `Instant` and the observers' CLOCK_MONOTONIC.
     base: (Instant, u64),
     pub fix: Option<Fix>,
+    /// `--profile`: the variable that asks for marker files.
+    markers: Option<(OsString, OsString)>,
 }
 
 impl Inside {
-    /// Ready for CMD on `pty`: the object in memory, its channel listened to.
-    pub fn start(pty: &Pty, fix: Option<Fix>) -> std::io::Result<Inside> {
+    /// Ready for CMD on `pty`: the object in memory, its channel listened to; with `markers`
+    /// (`--profile`), each drawing thread maps a samply marker file and waits at exit for its
+    /// lines.
+    pub(super) fn start(
+        pty: &Pty,
+        fix: Option<Fix>,
+        markers: Option<&super::profiling::Preparing>,
+    ) -> std::io::Result<Inside> {
         let mode = match fix {
             Some(Fix::Frame) => Mode::HoldFrames,
             None => Mode::Observe,
         };
         let mut injection = Injection::new(pty.open_slave()?, mode)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let listening = injection.listen(Arc::clone(&stop))?;
+        let listening = injection.listen(Arc::clone(&stop), markers.map(|m| m.on_exit()))?;
         Ok(Inside {
             injection,
             listening,
             stop,
             base: clock_pair(),
             fix,
+            markers: markers.map(super::profiling::Preparing::environment),
         })
     }
 
     /// The variables CMD gets: the observer before any `LD_PRELOAD` wrap was given.
-    pub fn environment(&self) -> [(OsString, OsString); 2] {
-        self.injection
+    pub fn environment(&self) -> Vec<(OsString, OsString)> {
+        let mut vars = self
+            .injection
             .environment(std::env::var_os("LD_PRELOAD").as_deref())
+            .to_vec();
+        vars.extend(self.markers.clone());
+        vars
     }
 
     /// After CMD's tree is gone: everything the observers said.

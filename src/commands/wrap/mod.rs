@@ -11,6 +11,7 @@ pub mod diagnose;
 pub mod inside;
 mod keys;
 mod own_writes;
+mod profiling;
 mod reading;
 pub mod report;
 mod running;
@@ -87,6 +88,13 @@ pub struct WrapArgs {
     #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
     pub plot: Option<Destination>,
 
+    /// Also record CMD with samply into this file (Firefox Profiler format; samply's symbols
+    /// beside it, FILE.syms.json), each key's span and stages as markers on the thread that drew
+    /// it. Needs samply and perf events (`perf_event_paranoid` <= 1): without them, said, and the
+    /// run is measured without a profile
+    #[arg(long, value_name = "FILE.json.gz", conflicts_with = "compare")]
+    pub profile: Option<std::path::PathBuf>,
+
     /// Try a fix on CMD as it is, without changing it: `frame` holds each frame's terminal
     /// writes until CMD next waits, then writes them at once (the same bytes, in order)
     #[arg(long = "try", value_enum, value_name = "FIX", conflicts_with_all = ["compare", "no_observer"])]
@@ -161,6 +169,8 @@ struct WrapPlan {
     program: std::path::PathBuf,
     interactive: bool,
     keys: Option<Keys>,
+    /// `--profile`: samply, and the file it writes.
+    profile: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 /// The wrap's plan, or why its flags are refused (a CMD that is not a command, a report that
@@ -218,6 +228,10 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
                 .into(),
         );
     }
+    let profile = match &args.profile {
+        Some(path) => profile_plan(path)?,
+        None => None,
+    };
     let keys = script.map(|script| Keys {
         script,
         after: args.keys_after,
@@ -227,7 +241,32 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         // Keys are typed by wrap, so a run with keys is headless.
         interactive,
         keys,
+        profile,
     })
+}
+
+/// `--profile FILE`: a file that can be written (refused before anything starts), and samply
+/// ready to record; where samply or the kernel's perf events are missing, that is said in one
+/// line with the fix and the run goes on without a profile.
+fn profile_plan(
+    path: &std::path::Path,
+) -> Result<Option<(std::path::PathBuf, std::path::PathBuf)>, Refusal> {
+    let shown = crate::units::printable(&path.to_string_lossy());
+    if path.as_os_str() == "-" {
+        return Err("wrap: --profile '-': samply writes a file: name one"
+            .to_owned()
+            .into());
+    }
+    crate::files::check_writable(path).map_err(|e| format!("wrap: --profile '{shown}': {e}"))?;
+    match profiling::samply() {
+        Ok(samply) => Ok(Some((samply, path.to_owned()))),
+        Err(why) => {
+            complain(&format!(
+                "wrap: --profile '{shown}': {why}; measuring without a profile"
+            ));
+            Ok(None)
+        }
+    }
 }
 
 /// `--keys-file`: the script, or a refusal naming the file and what is wrong with it. Read as
@@ -248,6 +287,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         program: resolved,
         interactive,
         keys,
+        profile,
     } = match plan(&args) {
         Ok(plan) => plan,
         Err(refusal) => return Ok(refusal.tell()),
@@ -264,10 +304,12 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         interactive,
         fix: args.try_fix,
         duration: args.duration,
+        profile: profile.as_ref(),
     };
     let (mut measured, ended_by_wrap) = measure(&args, &resolved, how, &signal)?;
     let stalled = measured.terminal_stalled;
     let timeline = std::mem::take(&mut measured.timeline);
+    let recorded = measured.recorded.take();
     let report = report(&args, measured, &timeline);
     // The file first: a summary written to a terminal that stopped reading would wait forever.
     if let Some(destination) = &args.report {
@@ -296,6 +338,12 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     }
     if !stalled {
         complain(&report.summary());
+        if let Some(line) = recorded
+            .as_ref()
+            .and_then(|r| profile_line(r, args.profile.as_deref()))
+        {
+            complain(&line);
+        }
     }
     let outcome = match signal.load(Ordering::Relaxed) {
         0 if ended_by_wrap => Outcome::Finished,
@@ -317,6 +365,22 @@ fn draw_keys(destination: &Destination, title: &str, panels: &[Panel]) -> anyhow
             Ok(())
         }
     }
+}
+
+/// What `--profile` gave, in a line.
+fn profile_line(recorded: &profiling::Recorded, file: Option<&std::path::Path>) -> Option<String> {
+    let file = crate::units::printable(&file?.to_string_lossy());
+    Some(if recorded.saved {
+        format!(
+            "wrap --profile: {file} written by samply, {} key(s) marked on the thread that drew them (`samply load {file}` opens it; `flushlab profile {file}` reads it by key)",
+            recorded.markers
+        )
+    } else {
+        format!(
+            "wrap: --profile '{file}': samply recorded nothing: {}",
+            recorded.said
+        )
+    })
 }
 
 /// A waterfall's title: CMD, the terminal's size, the keys.

@@ -51,6 +51,8 @@ pub(super) struct Measured {
     /// The run in time: the keys sent (`keys` keeps the rest of how they went), what the
     /// observer said (sorted), what wrap's reader took off the pty, what CMD asked.
     pub(super) timeline: Timeline,
+    /// `--profile`: how samply's recording went.
+    pub(super) recorded: Option<super::profiling::Recorded>,
 }
 
 impl KeysRun {
@@ -115,6 +117,8 @@ pub(super) struct How<'a> {
     pub(super) interactive: bool,
     pub(super) fix: Option<Fix>,
     pub(super) duration: Option<Duration>,
+    /// `--profile`: samply, and the file it writes.
+    pub(super) profile: Option<&'a (std::path::PathBuf, std::path::PathBuf)>,
 }
 
 /// Runs CMD in its pty until it exits, the duration is over or a signal asks wrap to stop;
@@ -185,6 +189,8 @@ struct Running {
     sending: Option<Sending>,
     /// The observer in CMD's tree, unless `--no-observer`.
     inside: Option<Inside>,
+    /// `--profile`: samply recording CMD.
+    profiling: Option<super::profiling::Profiling>,
     /// CMD's name, as the user gave it.
     program: String,
 }
@@ -212,10 +218,16 @@ impl Running {
             None
         };
         // Before the tree's counters start: writing the observer into memory is wrap's write.
+        // --profile: the marker files, which only the observer can map (it is off with
+        // --no-observer: samply records without markers then).
+        let markers = match how.profile {
+            Some(_) if !args.no_observer => Some(super::profiling::Preparing::new()?),
+            _ => None,
+        };
         let inside = if args.no_observer {
             None
         } else {
-            Some(Inside::start(&pty, how.fix)?)
+            Some(Inside::start(&pty, how.fix, markers.as_ref())?)
         };
         let tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
@@ -281,6 +293,13 @@ impl Running {
             )?),
             _ => None,
         };
+        // Before the keys can start (they wait for the watcher), so that they are recorded.
+        let profiling = match (how.profile, markers) {
+            (Some((samply, output)), Some(markers)) => {
+                Some(markers.attach(samply, pid, output, sending.as_ref().map(|s| &s.sent))?)
+            }
+            _ => None,
+        };
         Ok(Running {
             pty,
             size,
@@ -299,6 +318,7 @@ impl Running {
             typed,
             sending,
             inside,
+            profiling,
             program: args.command[0].to_string_lossy().into_owned(),
         })
     }
@@ -314,6 +334,12 @@ impl Running {
         script: Option<&crate::keyscript::KeyScript>,
     ) -> anyhow::Result<Measured> {
         let status = self.child.wait()?;
+        // samply follows CMD out, saving the profile: before the rest of the tree is ended
+        // (it is wrap's child too).
+        let recorded = self
+            .profiling
+            .take()
+            .map(super::profiling::Profiling::finish);
         self.tree.end_the_rest(GRACE);
         let ended = Instant::now();
         let ended_ns = crate::sys::monotonic_ns();
@@ -359,7 +385,13 @@ impl Running {
         {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let io = self.tree.writes(self.own.total());
+        // samply's profile is no write of CMD's tree.
+        let samply = recorded.as_ref().and_then(|r| r.io).unwrap_or_default();
+        let own = self.own.total();
+        let io = self.tree.writes(IoCounters {
+            write_calls: own.write_calls + samply.write_calls,
+            bytes: own.bytes + samply.bytes,
+        });
         let cpu = CpuTimes::children();
         let cpu = CpuTimes {
             user: cpu.user.saturating_sub(self.cpu_before.user),
@@ -437,6 +469,7 @@ impl Running {
             exchanges,
             keys,
             timeline,
+            recorded,
         })
     }
 }

@@ -132,6 +132,16 @@ pub fn monotonic_ns() -> u64 {
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
+/// The kernel's `perf_event_paranoid` (2 and above: no perf events for this user's processes,
+/// what samply needs), `None` when it cannot be read.
+pub fn perf_event_paranoid() -> Option<i32> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The kernel's id of the calling thread.
 pub fn thread_id() -> i32 {
     rustix::thread::gettid().as_raw_nonzero().get()

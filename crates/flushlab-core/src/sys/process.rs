@@ -104,6 +104,15 @@ pub fn fd_target(pid: i32, fd: u64) -> io::Result<std::path::PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
 }
 
+/// Whether one of `pid`'s descriptors is open on `target` (`anon_inode:[perf_event]`: a
+/// profiler that records).
+pub fn opened(pid: i32, target: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == target))
+    })
+}
+
 /// `pid`'s memory map (`/proc/PID/maps`), empty when it cannot be read.
 pub fn memory_map(pid: i32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default()

@@ -3,7 +3,10 @@
 //! Reads the Firefox Profiler JSON that `samply record --save-only` writes (gzipped or not) and
 //! the symbol side file `--unstable-presymbolicate` writes beside it, attributes every sample
 //! of the flushlab process to one share (the innermost frame that names a known part wins), and
-//! reports the shares and the top functions by self time.
+//! reports the shares and the top functions by self time. A profile `wrap --profile` recorded
+//! is also read by key ([`keys`]): the functions inside the keys' processing and emit spans.
+
+mod keys;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -115,6 +118,8 @@ pub struct Digest {
     pub scene_share: f64,
     pub other_share: f64,
     pub top: Vec<TopFunction>,
+    /// A `wrap --profile` recording: what ran inside the keys' stages.
+    pub keys: Option<keys::KeyDigest>,
 }
 
 // The parts of the profile format the digest reads. Indices are `u32` and names `Box<str>`:
@@ -141,6 +146,9 @@ struct Lib {
 #[serde(rename_all = "camelCase")]
 struct Thread {
     process_name: Option<String>,
+    /// Markers (samply's from marker files among them), when it has any.
+    #[serde(default)]
+    markers: Option<keys::MarkerTable>,
     samples: Samples,
     stack_table: StackTable,
     frame_table: FrameTable,
@@ -151,6 +159,9 @@ struct Thread {
 #[derive(Deserialize)]
 struct Samples {
     stack: Vec<Option<u32>>,
+    /// When each was taken, in milliseconds (the markers' clock).
+    #[serde(default)]
+    time: Option<Vec<f64>>,
     /// Samples each entry stands for (1 when absent).
     weight: Option<Vec<Option<f32>>>,
 }
@@ -406,10 +417,15 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
     let mut shares: HashMap<Share, f64> = HashMap::new();
     let mut self_time: HashMap<&str, f64> = HashMap::new();
     let mut total = 0.0;
+    // flushlab's own modes; or, recorded by wrap --profile, the program whose keys are marked.
+    let keyed = keys::digest(&profile, &symbols, top);
+    let process = keyed
+        .as_ref()
+        .map_or(Some("flushlab"), |k| k.process.as_deref());
     let threads = profile
         .threads
         .iter()
-        .filter(|t| t.process_name.as_deref() == Some("flushlab"));
+        .filter(|t| t.process_name.as_deref() == process);
     for thread in threads {
         let stack_shares = thread.stack_shares(&profile.libs, &symbols);
         let mut leaf_time: HashMap<u32, f64> = HashMap::new();
@@ -433,7 +449,10 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
         }
     }
     if total == 0.0 {
-        bail!("{} has no samples of a flushlab process", path.display());
+        bail!(
+            "{} has no samples of a flushlab process (nor keys marked by wrap --profile)",
+            path.display()
+        );
     }
     let share = |s: Share| shares.get(&s).copied().unwrap_or(0.0) / total;
     let mut top_functions: Vec<(&str, f64)> = self_time.into_iter().collect();
@@ -460,6 +479,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
                 share: samples / total,
             })
             .collect(),
+        keys: keyed,
     })
 }
 
@@ -494,6 +514,11 @@ pub fn render_table(digests: &[Digest]) -> String {
             percent(d.scene_share),
             percent(d.other_share),
         );
+    }
+    for d in digests {
+        if let Some(keys) = &d.keys {
+            out.push_str(&keys.render(&d.file));
+        }
     }
     for d in digests {
         let _ = writeln!(out, "\n{}: top functions by self time", d.file);

@@ -1,0 +1,270 @@
+//! A profile `wrap --profile` recorded, read by key: each key's stages are markers on the thread
+//! that drew it (`key 7 processing`, `key 7 emit`), and the samples of that thread taken inside
+//! them say which of the program's functions the stage went to. A sample counts for the
+//! program's own function it was in (a kernel frame counts for the call that entered the
+//! kernel: `write`, not the tty driver), once a stage however many keys' spans overlap there
+//! (keys queued behind a slow frame).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Profile, Symbols, Thread, TopFunction};
+use crate::units::{milliseconds, percent};
+
+/// A thread's markers (the parts read here).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct MarkerTable {
+    data: Vec<Option<MarkerData>>,
+    start_time: Vec<Option<f64>>,
+    end_time: Vec<Option<f64>>,
+}
+
+#[derive(Deserialize)]
+struct MarkerData {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// An index into the thread's strings (samply's marker-file markers).
+    name: Option<serde_json::Value>,
+}
+
+/// What ran inside the keys' stages.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KeyDigest {
+    /// The process whose threads carry the markers.
+    pub process: Option<String>,
+    /// Keys marked.
+    pub keys: u64,
+    pub processing: StageDigest,
+    pub emit: StageDigest,
+}
+
+/// One stage over every key.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StageDigest {
+    /// The stage's spans added up, milliseconds.
+    pub milliseconds: f64,
+    /// Samples taken inside them.
+    pub samples: u64,
+    /// The functions those samples were in (a kernel frame counted for the call that entered
+    /// the kernel), most first; `share` of `samples`.
+    pub top: Vec<TopFunction>,
+    /// The same samples by the innermost function of the program's own executable (its code,
+    /// and the crates built into it, not libc's).
+    pub in_program: Vec<TopFunction>,
+}
+
+/// A stage's spans on one thread, merged where keys overlap: (start, end) in ms, sorted.
+#[derive(Default)]
+struct Spans {
+    spans: Vec<(f64, f64)>,
+    total_ms: f64,
+}
+
+impl Spans {
+    fn merged(mut raw: Vec<(f64, f64)>) -> Spans {
+        let total_ms = raw.iter().map(|s| s.1 - s.0).sum();
+        raw.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut spans: Vec<(f64, f64)> = Vec::with_capacity(raw.len());
+        for (start, end) in raw {
+            match spans.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => spans.push((start, end)),
+            }
+        }
+        Spans { spans, total_ms }
+    }
+
+    fn contains(&self, t: f64) -> bool {
+        let i = self.spans.partition_point(|s| s.0 <= t);
+        i > 0 && t < self.spans[i - 1].1
+    }
+}
+
+impl Thread {
+    /// The thread's key markers: the keys' numbers, and its processing and emit spans.
+    fn key_spans(&self) -> Option<(Vec<u64>, Spans, Spans)> {
+        let table = self.markers.as_ref()?;
+        let (mut keys, mut processing, mut emit) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, data) in table.data.iter().enumerate() {
+            let Some(data) = data else { continue };
+            if data.kind.as_deref() != Some("SimpleMarker") {
+                continue;
+            }
+            let name = data
+                .name
+                .as_ref()
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|n| self.string_array.get(usize::try_from(n).ok()?));
+            let (Some(name), Some(Some(start)), Some(Some(end))) =
+                (name, table.start_time.get(i), table.end_time.get(i))
+            else {
+                continue;
+            };
+            let Some((n, what)) = name
+                .strip_prefix("key ")
+                .and_then(|rest| rest.split_once(' '))
+                .and_then(|(n, what)| Some((n.parse::<u64>().ok()?, what)))
+            else {
+                continue;
+            };
+            match what {
+                "processing" => processing.push((*start, *end)),
+                "emit" => emit.push((*start, *end)),
+                _ => keys.push(n),
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        (!keys.is_empty()).then(|| (keys, Spans::merged(processing), Spans::merged(emit)))
+    }
+}
+
+/// The keys' digest, when the profile has key markers (else `None`: a profile of flushlab's own
+/// modes).
+pub(super) fn digest(profile: &Profile, symbols: &Symbols, top: usize) -> Option<KeyDigest> {
+    let mut process = None;
+    let mut keys = 0;
+    let mut stages: [Tally; 2] = Default::default();
+    for thread in &profile.threads {
+        let Some((marked, processing, emit)) = thread.key_spans() else {
+            continue;
+        };
+        process = process.or_else(|| thread.process_name.clone());
+        keys += marked.len() as u64;
+        let times = thread.samples.time.as_deref().unwrap_or(&[]);
+        let own = thread.own_functions(&profile.libs, symbols);
+        let program = thread.program_functions(&profile.libs, symbols);
+        for (stage, spans) in [&processing, &emit].into_iter().enumerate() {
+            stages[stage].ms += spans.total_ms;
+            for (i, stack) in thread.samples.stack.iter().enumerate() {
+                let (Some(stack), Some(&t)) = (*stack, times.get(i)) else {
+                    continue;
+                };
+                if spans.contains(t) {
+                    let weight = thread
+                        .samples
+                        .weight
+                        .as_ref()
+                        .and_then(|w| w.get(i).copied().flatten())
+                        .map_or(1.0, f64::from);
+                    let tally = &mut stages[stage];
+                    *tally.own.entry(own[stack as usize]).or_default() += weight;
+                    if let Some(f) = program[stack as usize] {
+                        *tally.program.entry(f).or_default() += weight;
+                    }
+                    tally.samples += weight;
+                }
+            }
+        }
+    }
+    let [processing, emit] = stages.map(|t| StageDigest {
+        milliseconds: t.ms,
+        samples: t.samples as u64,
+        top: ranked(t.own, t.samples, top),
+        in_program: ranked(t.program, t.samples, top),
+    });
+    (keys > 0).then_some(KeyDigest {
+        process,
+        keys,
+        processing,
+        emit,
+    })
+}
+
+/// One stage's samples so far: by function, by the program's own function, in all.
+#[derive(Default)]
+struct Tally<'a> {
+    ms: f64,
+    own: HashMap<&'a str, f64>,
+    program: HashMap<&'a str, f64>,
+    samples: f64,
+}
+
+/// The `top` functions of `functions`, most first, each with its share of `samples`.
+fn ranked(functions: HashMap<&str, f64>, samples: f64, top: usize) -> Vec<TopFunction> {
+    let mut functions: Vec<(&str, f64)> = functions.into_iter().collect();
+    functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    functions
+        .into_iter()
+        .take(top)
+        .map(|(function, n)| TopFunction {
+            function: function.to_owned(),
+            samples: n as u64,
+            share: n / samples.max(1.0),
+        })
+        .collect()
+}
+
+impl Thread {
+    /// Every stack's innermost frame in the program's own executable (the library named as
+    /// the process is: a process's name is its executable's, cut to 15 bytes), if any.
+    fn program_functions<'a>(
+        &'a self,
+        libs: &'a [super::Lib],
+        symbols: &'a Symbols,
+    ) -> Vec<Option<&'a str>> {
+        let process = self.process_name.as_deref().unwrap_or("");
+        let mut found: Vec<Option<&str>> = Vec::with_capacity(self.stack_table.frame.len());
+        for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
+            let (name, lib) = self.name_of(frame as usize, libs, symbols);
+            let file = lib.rsplit('/').next().unwrap_or(lib);
+            let ours = !process.is_empty() && file.starts_with(process);
+            let function = if ours {
+                Some(name)
+            } else {
+                self.stack_table.prefix[stack].and_then(|parent| found[parent as usize])
+            };
+            found.push(function);
+        }
+        found
+    }
+
+    /// Every stack's innermost frame of the program's own (outside the kernel): the function a
+    /// sample counts for. Linear in the tables, as [`Thread::stack_shares`].
+    fn own_functions<'a>(&'a self, libs: &'a [super::Lib], symbols: &'a Symbols) -> Vec<&'a str> {
+        let mut own: Vec<&str> = Vec::with_capacity(self.stack_table.frame.len());
+        for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
+            let (name, lib) = self.name_of(frame as usize, libs, symbols);
+            let kernel = lib.contains("kernel") || lib.is_empty() && name.starts_with("0x");
+            let function = match self.stack_table.prefix[stack] {
+                Some(parent) if kernel => own[parent as usize],
+                _ => name,
+            };
+            own.push(function);
+        }
+        own
+    }
+}
+
+impl KeyDigest {
+    /// For people: a line a stage, its top functions with their shares.
+    pub fn render(&self, file: &str) -> String {
+        let mut out = String::new();
+        let listed = |functions: &[TopFunction]| {
+            let each: Vec<String> = functions
+                .iter()
+                .map(|f| format!("{} in {}", percent(f.share), f.function))
+                .collect();
+            if each.is_empty() {
+                "no samples".to_owned()
+            } else {
+                each.join(", ")
+            }
+        };
+        for (stage, d) in [("processing", &self.processing), ("emit", &self.emit)] {
+            let _ = writeln!(
+                out,
+                "\n{file}: inside {} keys' {stage} ({}, {} samples): {}\n  in the program's own code: {}",
+                self.keys,
+                milliseconds(d.milliseconds),
+                d.samples,
+                listed(&d.top),
+                listed(&d.in_program),
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,253 @@
+//! `wrap --profile FILE`: CMD recorded by samply (attached to it once it runs, so that CMD keeps
+//! its pty, its session and its exit status) with each key's span and stages as samply markers
+//! on the thread that drew the key's frame. The observer maps each drawing thread's marker file
+//! and holds the process at exit until the lines are written ([`flushlab_observer::Markers`]);
+//! the lines come from the same pure function as the report's key figures, on what the observer
+//! said until then.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use flushlab_observer::{Markers, OnExit, Sightings};
+
+use crate::accounting::IoCounters;
+use crate::detect::keyed::{KeyLatencies, key_latencies};
+use crate::detect::timeline::{SentKey, Timeline};
+use crate::files::Scratch;
+use crate::units::milliseconds;
+
+/// samply, or why it cannot record here: one line, with the fix.
+pub(super) fn samply() -> Result<PathBuf, String> {
+    let found = crate::files::find_program("samply".as_ref()).or_else(|| {
+        let home = std::env::var_os("HOME")?;
+        let cargo = PathBuf::from(home).join(".cargo/bin/samply");
+        cargo.is_file().then_some(cargo)
+    });
+    let Some(samply) = found else {
+        return Err("samply is not installed: cargo install samply --locked".to_owned());
+    };
+    match crate::sys::perf_event_paranoid() {
+        Some(level) if level > 1 => Err(format!(
+            "the kernel refuses perf events to this user (perf_event_paranoid is {level}): \
+             sudo sysctl kernel.perf_event_paranoid=1"
+        )),
+        _ => Ok(samply),
+    }
+}
+
+/// What writes the markers: the observer's marker files, and the keys as they are sent (set
+/// once the keys start).
+struct MarkerWriter {
+    markers: Markers,
+    keys: Option<Arc<Mutex<Vec<SentKey>>>>,
+    written: u64,
+}
+
+/// The marker files and their writer, before CMD starts.
+pub(super) struct Preparing {
+    scratch: Scratch,
+    writer: Arc<Mutex<MarkerWriter>>,
+}
+
+impl Preparing {
+    pub(super) fn new() -> std::io::Result<Preparing> {
+        let scratch = Scratch::new("flushlab-markers")?;
+        let markers = Markers::new(scratch.path().to_owned())?;
+        Ok(Preparing {
+            scratch,
+            writer: Arc::new(Mutex::new(MarkerWriter {
+                markers,
+                keys: None,
+                written: 0,
+            })),
+        })
+    }
+
+    /// The variable CMD runs with.
+    pub(super) fn environment(&self) -> (std::ffi::OsString, std::ffi::OsString) {
+        lock(&self.writer).markers.environment()
+    }
+
+    /// What the observer's listener calls as a process ends: the first process that mapped a
+    /// marker file gets every key's lines written, and every waiting process is let go.
+    pub(super) fn on_exit(&self) -> OnExit {
+        let writer = Arc::clone(&self.writer);
+        Box::new(move |pid: u32, sightings: &Sightings| {
+            let mut w = lock(&writer);
+            if !w.markers.mapped_by(pid) {
+                return;
+            }
+            let keys = w.keys.as_ref().map(|k| lock(k).clone()).unwrap_or_default();
+            let timeline = Timeline {
+                keys,
+                inside: Some(super::inside::timeline(sightings)),
+                end_ns: crate::sys::monotonic_ns(),
+                ..Timeline::default()
+            };
+            let latencies = key_latencies(&timeline);
+            w.written += write_markers(&w.markers, &timeline, &latencies);
+            w.markers.release();
+        })
+    }
+
+    /// samply attached to CMD (`pid`), writing `output`; returns once it records (its perf
+    /// events are open), so that the keys that follow are in the profile.
+    pub(super) fn attach(
+        self,
+        samply: &Path,
+        pid: i32,
+        output: &Path,
+        keys: Option<&Arc<Mutex<Vec<SentKey>>>>,
+    ) -> std::io::Result<Profiling> {
+        lock(&self.writer).keys = keys.cloned();
+        let log = std::fs::File::create(self.scratch.path().join("samply.log"))?;
+        let child = Command::new(samply)
+            .args([
+                "record",
+                "--save-only",
+                "--no-open",
+                "--unstable-presymbolicate",
+            ])
+            .arg("-o")
+            .arg(output)
+            .arg("-p")
+            .arg(pid.to_string())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?;
+        let recording = wait_until(Duration::from_secs(10), || {
+            crate::sys::process::opened(child.id() as i32, "anon_inode:[perf_event]")
+                || crate::sys::process::has_exited(child.id() as i32)
+        });
+        Ok(Profiling {
+            child,
+            recording,
+            output: output.to_owned(),
+            preparing: self,
+        })
+    }
+}
+
+/// samply recording CMD.
+pub(super) struct Profiling {
+    child: Child,
+    recording: bool,
+    output: PathBuf,
+    preparing: Preparing,
+}
+
+/// How the recording went.
+#[derive(Debug)]
+pub(super) struct Recorded {
+    /// The profile was written.
+    pub(super) saved: bool,
+    pub(super) markers: u64,
+    /// samply's own writes (its profile), which are no write of CMD's tree.
+    pub(super) io: Option<IoCounters>,
+    /// What samply said, when it failed.
+    pub(super) said: String,
+}
+
+impl Profiling {
+    /// After CMD exited: samply saves the profile and ends (it follows CMD), within a minute,
+    /// or is stopped as Ctrl-C stops it.
+    pub(super) fn finish(mut self) -> Recorded {
+        let pid = self.child.id() as i32;
+        if !wait_until(Duration::from_secs(60), || {
+            crate::sys::process::has_exited(pid)
+        }) {
+            let _ = crate::sys::signals::signal_process(pid, crate::sys::signals::Signal::INT);
+            if !wait_until(Duration::from_secs(30), || {
+                crate::sys::process::has_exited(pid)
+            }) {
+                let _ = self.child.kill();
+            }
+        }
+        // Read before it is reaped: then its counts join the tree's.
+        let io = crate::sys::io::process_io(pid);
+        let status = self.child.wait();
+        let saved = self.recording
+            && status.is_ok_and(|s| s.success())
+            && std::fs::metadata(&self.output).is_ok_and(|m| m.len() > 0);
+        let said = std::fs::read_to_string(self.preparing.scratch.path().join("samply.log"))
+            .unwrap_or_default();
+        // Whatever happened, no process waits at exit for lines any longer.
+        let mut writer = lock(&self.preparing.writer);
+        writer.markers.release();
+        Recorded {
+            saved,
+            markers: writer.written,
+            io,
+            said: crate::units::one_line(said.trim()),
+        }
+    }
+}
+
+/// Each key with a frame seen from inside, as markers on the thread that drew it: the key's
+/// span (`key 7 <Down>: 23.1 ms`) and its stages (`key 7 processing`); returns how many lines.
+fn write_markers(markers: &Markers, timeline: &Timeline, latencies: &KeyLatencies) -> u64 {
+    let bursts = timeline.inside.as_ref().map_or(&[][..], |i| &i.bursts[..]);
+    let mut lines: std::collections::BTreeMap<PathBuf, String> = Default::default();
+    let ns = |ms: f64| (ms * 1e6).round().max(0.0) as u64;
+    let mut count = 0;
+    for (i, k) in latencies.each.iter().enumerate() {
+        let (Some(b), Some(frame_ms), Some(stages)) = (k.burst, k.frame_ms, k.stages_ms) else {
+            continue;
+        };
+        let burst = &bursts[b];
+        let Some(file) = markers.file_of(burst.pid, burst.tid) else {
+            continue;
+        };
+        let text = lines.entry(file).or_default();
+        let n = i + 1;
+        let sent = k.sent_ns;
+        text.push_str(&format!(
+            "{sent} {} key {n} {}: {}\n",
+            sent + ns(frame_ms),
+            k.key,
+            milliseconds(frame_ms)
+        ));
+        let mut at = sent;
+        for (name, ms) in [
+            ("input delay", stages.input_delay),
+            ("processing", Some(stages.processing)),
+            ("emit", Some(stages.emit)),
+        ] {
+            if let Some(ms) = ms {
+                text.push_str(&format!("{at} {} key {n} {name}\n", at + ns(ms)));
+                at += ns(ms);
+            }
+        }
+        count += 1;
+    }
+    for (file, text) in lines {
+        let appended = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        if appended.is_err() {
+            count = 0;
+        }
+    }
+    count
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits (5 ms looks) until `done` or `limit`; whether it was done.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while !done() {
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
