@@ -385,7 +385,7 @@ impl Thread {
 }
 
 /// `x.json.gz` → `x.json.syms.json` and `x.report.json`, the files recorded beside a profile.
-fn sibling(path: &Path, suffix: &str, keep_json: bool) -> PathBuf {
+pub(crate) fn sibling(path: &Path, suffix: &str, keep_json: bool) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -257,7 +257,13 @@ fn profile_plan(
             .to_owned()
             .into());
     }
-    crate::files::check_writable(path).map_err(|e| format!("wrap: --profile '{shown}': {e}"))?;
+    let symbols = crate::commands::profile::sibling(path, ".syms.json", true);
+    for file in [path, &symbols] {
+        crate::files::check_writable(file).map_err(|e| {
+            let file = crate::units::printable(&file.to_string_lossy());
+            format!("wrap: --profile '{shown}': cannot write '{file}': {e}")
+        })?;
+    }
     match profiling::samply() {
         Ok(samply) => Ok(Some((samply, path.to_owned()))),
         Err(why) => {

@@ -104,6 +104,8 @@ impl Preparing {
     ) -> std::io::Result<Profiling> {
         lock(&self.writer).keys = keys.cloned();
         let log = std::fs::File::create(self.scratch.path().join("samply.log"))?;
+        // Into wrap's own directory: the files reach `output` through the one place outputs
+        // are written (no planted link followed, nothing half-written left there).
         let child = Command::new(samply)
             .args([
                 "record",
@@ -112,7 +114,7 @@ impl Preparing {
                 "--unstable-presymbolicate",
             ])
             .arg("-o")
-            .arg(output)
+            .arg(self.scratch.path().join(RECORDED))
             .arg("-p")
             .arg(pid.to_string())
             .stdin(Stdio::null())
@@ -131,6 +133,9 @@ impl Preparing {
         })
     }
 }
+
+/// What samply writes in the scratch directory (and its symbols, `profile.json.syms.json`).
+const RECORDED: &str = "profile.json.gz";
 
 /// samply recording CMD.
 pub(super) struct Profiling {
@@ -170,11 +175,26 @@ impl Profiling {
         // Read before it is reaped: then its counts join the tree's.
         let io = crate::sys::io::process_io(pid);
         let status = self.child.wait();
+        let scratch = self.preparing.scratch.path();
+        let recorded = scratch.join(RECORDED);
+        let mut said = std::fs::read_to_string(scratch.join("samply.log")).unwrap_or_default();
         let saved = self.recording
             && status.is_ok_and(|s| s.success())
-            && std::fs::metadata(&self.output).is_ok_and(|m| m.len() > 0);
-        let said = std::fs::read_to_string(self.preparing.scratch.path().join("samply.log"))
-            .unwrap_or_default();
+            && std::fs::metadata(&recorded).is_ok_and(|m| m.len() > 0);
+        let saved = saved && {
+            let symbols = crate::commands::profile::sibling(&recorded, ".syms.json", true);
+            let delivered = deliver(&recorded, &self.output).and_then(|()| {
+                let beside = crate::commands::profile::sibling(&self.output, ".syms.json", true);
+                match symbols.exists() {
+                    true => deliver(&symbols, &beside),
+                    false => Ok(()),
+                }
+            });
+            if let Err(e) = &delivered {
+                said = format!("cannot write '{}': {e}", self.output.display());
+            }
+            delivered.is_ok()
+        };
         // Whatever happened, no process waits at exit for lines any longer.
         let mut writer = lock(&self.preparing.writer);
         writer.markers.release();
@@ -234,6 +254,11 @@ fn write_markers(markers: &Markers, timeline: &Timeline, latencies: &KeyLatencie
         }
     }
     count
+}
+
+/// A file samply wrote, to where the user asked, as every output of flushlab's is written.
+fn deliver(from: &Path, to: &Path) -> std::io::Result<()> {
+    crate::files::write_atomically(to, &std::fs::read(from)?)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
