@@ -403,6 +403,21 @@ pub fn find_program(program: &std::ffi::OsStr) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
+/// `x.json.gz` → `x.json.syms.json` and `x.report.json`, the files recorded beside a profile.
+pub fn sibling(path: &Path, suffix: &str, keep_json: bool) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(".gz").unwrap_or(&name);
+    let stem = if keep_json {
+        stem
+    } else {
+        stem.strip_suffix(".json").unwrap_or(stem)
+    };
+    path.with_file_name(format!("{stem}{suffix}"))
+}
+
 /// Writes `bytes` to `path`: atomically for a regular file, through the stream for flushlab's
 /// own stdout or stderr, in place for a device or FIFO. See the module's documentation.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -597,6 +612,20 @@ impl Drop for Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn siblings() {
+        let p = Path::new("profiles/stderr-raw.json.gz");
+        assert_eq!(
+            sibling(p, ".syms.json", true),
+            Path::new("profiles/stderr-raw.json.syms.json")
+        );
+        assert_eq!(
+            sibling(p, ".report.json", false),
+            Path::new("profiles/stderr-raw.report.json")
+        );
+    }
+
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

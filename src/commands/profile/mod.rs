@@ -16,7 +16,7 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::files::{InputKind, read_bounded, read_input};
+use crate::files::{InputKind, read_bounded, read_input, sibling};
 use crate::units::{percent, plain};
 
 const PROFILEARGS_EXAMPLES: &str = "\
@@ -384,21 +384,6 @@ impl Thread {
     }
 }
 
-/// `x.json.gz` → `x.json.syms.json` and `x.report.json`, the files recorded beside a profile.
-pub(crate) fn sibling(path: &Path, suffix: &str, keep_json: bool) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let stem = name.strip_suffix(".gz").unwrap_or(&name);
-    let stem = if keep_json {
-        stem
-    } else {
-        stem.strip_suffix(".json").unwrap_or(stem)
-    };
-    path.with_file_name(format!("{stem}{suffix}"))
-}
-
 pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
     let profile =
         read_profile(path).with_context(|| format!("reading profile {}", path.display()))?;
@@ -594,18 +579,5 @@ mod tests {
             Some(Share::Scene)
         );
         assert_eq!(share_of("__memmove_avx_unaligned_erms", "libc.so.6"), None);
-    }
-
-    #[test]
-    fn siblings() {
-        let p = Path::new("profiles/stderr-raw.json.gz");
-        assert_eq!(
-            sibling(p, ".syms.json", true),
-            Path::new("profiles/stderr-raw.json.syms.json")
-        );
-        assert_eq!(
-            sibling(p, ".report.json", false),
-            Path::new("profiles/stderr-raw.report.json")
-        );
     }
 }

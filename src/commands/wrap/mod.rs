@@ -257,7 +257,7 @@ fn profile_plan(
             .to_owned()
             .into());
     }
-    let symbols = crate::commands::profile::sibling(path, ".syms.json", true);
+    let symbols = crate::files::sibling(path, ".syms.json", true);
     for file in [path, &symbols] {
         crate::files::check_writable(file).map_err(|e| {
             let file = crate::units::printable(&file.to_string_lossy());

@@ -182,9 +182,9 @@ impl Profiling {
             && status.is_ok_and(|s| s.success())
             && std::fs::metadata(&recorded).is_ok_and(|m| m.len() > 0);
         let saved = saved && {
-            let symbols = crate::commands::profile::sibling(&recorded, ".syms.json", true);
+            let symbols = crate::files::sibling(&recorded, ".syms.json", true);
             let delivered = deliver(&recorded, &self.output).and_then(|()| {
-                let beside = crate::commands::profile::sibling(&self.output, ".syms.json", true);
+                let beside = crate::files::sibling(&self.output, ".syms.json", true);
                 match symbols.exists() {
                     true => deliver(&symbols, &beside),
                     false => Ok(()),
