@@ -52,8 +52,21 @@ pub struct App {
     /// The step of `flushlab lesson` on screen (`None` outside a lesson).
     pub lesson: Option<usize>,
     /// The last key's time from reaching the terminal's input to the end of the first frame
-    /// written after it, and the mode it waited through (the one it was typed in).
-    pub key_to_frame: Option<(Mode, Duration)>,
+    /// written after it, the mode it waited through (the one it was typed in), and where it went.
+    pub key_to_frame: Option<KeyFrame>,
+}
+
+/// A key's time to the frame that answered it, in the stages `wrap --keys` splits a program's
+/// keys into ([`Stages`](crate::detect::keyed::Stages)), for flushlab's own frames: input delay
+/// until the frame loop's poll read it, processing the frame's building and encoding (the
+/// loop's user CPU while it presents), emit the rest of presenting it — the writes: in the
+/// kernel, blocked in write(2) until the terminal reads, or waiting for a core. The user/kernel
+/// split is the kernel's own accounting (sampled at its tick): coarse for a frame of a few ms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeyFrame {
+    pub mode: Mode,
+    pub took: Duration,
+    pub stages: crate::detect::keyed::Stages,
 }
 
 impl App {

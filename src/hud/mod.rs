@@ -250,11 +250,15 @@ fn full_sections(inner: u16) -> [(Part, u16, u8); 12] {
 fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
     let hud = buf.area;
     Clear.render(hud, buf);
-    let block = Block::bordered()
+    let mut block = Block::bordered()
         .border_type(BorderType::Rounded)
         .title(Line::from(format!(" flushlab · {} ", app.mode)).bold())
         .title_bottom(Line::from(" h: help ").right_aligned())
         .style(Style::new().fg(Color::White).bg(Color::Rgb(20, 20, 28)));
+    // On the frame's lower edge, where the rows below it stay as they are.
+    if let Some(stages) = self::lines::key_stages(app) {
+        block = block.title_bottom(Line::from(format!(" {stages} ")).left_aligned());
+    }
     let inner = block.inner(hud);
     block.render(hud, buf);
 

@@ -453,15 +453,28 @@ fn the_hud_says_how_long_the_last_key_took_to_show() {
         let mut app = app(Buffering::Raw, layout);
         let meters = meters(app.condition(width, height));
         assert!(!text(&render(&app, &meters, width, height)).contains("key→frame"));
-        app.key_to_frame = Some((
-            Mode::new(Stream::Stderr, Buffering::Raw, 8192),
-            Duration::from_millis(480),
-        ));
+        app.key_to_frame = Some(crate::app::KeyFrame {
+            mode: Mode::new(Stream::Stderr, Buffering::Raw, 8192),
+            took: Duration::from_millis(480),
+            stages: crate::detect::keyed::Stages {
+                input_delay: Some(0.12),
+                processing: 2.1,
+                emit: 477.78,
+                drain: None,
+            },
+        });
         let shown = text(&render(&app, &meters, width, height));
         assert!(
             shown.contains("key→frame 480 ms in stderr/raw"),
             "{layout:?}:\n{shown}"
         );
+        // The full HUD says where it went: the writes.
+        if layout == HudLayout::Full {
+            assert!(
+                shown.contains("last key = input 0.12 ms · processing 2.10 ms · emit 478 ms"),
+                "{shown}"
+            );
+        }
     }
 }
 

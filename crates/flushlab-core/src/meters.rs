@@ -33,6 +33,11 @@ impl CpuTimes {
         let (user, kernel) = crate::sys::cpu_time(who);
         CpuTimes { user, kernel }
     }
+
+    /// The calling thread's.
+    pub fn thread() -> Self {
+        CpuTimes::of(crate::sys::Usage::Thread)
+    }
 }
 
 /// The calling thread's time so far: on a CPU and waiting for one (the scheduler's own

@@ -120,8 +120,9 @@ pub(super) fn frame_loop(
     let clock = keyboard
         .as_ref()
         .and_then(|k| crate::keyboard::KeyClock::start(k).ok());
-    // A key read and not yet answered: when it arrived, and the mode it was typed in.
-    let mut unanswered: Option<(Instant, crate::writer_mode::Mode)> = None;
+    // A key read and not yet answered: when it arrived, when the loop read it, and the mode it
+    // was typed in.
+    let mut unanswered: Option<(Instant, Instant, crate::writer_mode::Mode)> = None;
     let mut next_poll = start;
     let mut pace = settings.fps_cap.map(|fps| Pace {
         next_due: start,
@@ -145,7 +146,8 @@ pub(super) fn frame_loop(
             // (a terminal's reply resets it too).
             let arrived = clock.as_ref().and_then(KeyClock::take);
             if apply_keys(&mut keyboard, app, out, (cols, rows), frame_start)? {
-                unanswered = unanswered.or(Some((arrived.unwrap_or(frame_start), typed_in)));
+                let arrived = arrived.unwrap_or(frame_start).min(frame_start);
+                unanswered = unanswered.or(Some((arrived, frame_start, typed_in)));
             }
         }
         if app.quit {
@@ -174,9 +176,10 @@ pub(super) fn frame_loop(
             }
         });
         let writing = probe.is_some().then(crate::sys::monotonic_ns);
+        let presenting = unanswered.map(|_| (Instant::now(), crate::meters::CpuTimes::thread()));
         let window_closed = out.present(&[])?;
-        if let Some((arrived, mode)) = unanswered.take() {
-            app.key_to_frame = Some((mode, arrived.elapsed()));
+        if let (Some((arrived, read, mode)), Some(presenting)) = (unanswered.take(), presenting) {
+            app.key_to_frame = Some(key_frame(mode, (arrived, read), presenting));
         }
         if let (Some(probe), Some(start_ns)) = (probe.as_deref_mut(), writing) {
             probe.record(frame, start_ns);
@@ -197,6 +200,33 @@ pub(super) fn frame_loop(
         }
     };
     Ok(outcome)
+}
+
+/// The key that arrived at `arrived` and was read at `read`, answered by the frame whose
+/// presenting began at `presenting` (with the loop's CPU times then) and ended now: its stages
+/// ([`KeyFrame`](crate::app::KeyFrame) says how they are taken).
+fn key_frame(
+    mode: crate::writer_mode::Mode,
+    (arrived, read): (Instant, Instant),
+    (presenting, cpu): (Instant, crate::meters::CpuTimes),
+) -> crate::app::KeyFrame {
+    let now = Instant::now();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let present = now.saturating_duration_since(presenting);
+    let encode = crate::meters::CpuTimes::thread()
+        .user
+        .saturating_sub(cpu.user)
+        .min(present);
+    crate::app::KeyFrame {
+        mode,
+        took: now.saturating_duration_since(arrived),
+        stages: crate::detect::keyed::Stages {
+            input_delay: Some(ms(read.saturating_duration_since(arrived))),
+            processing: ms(presenting.saturating_duration_since(read) + encode),
+            emit: ms(present - encode),
+            drain: None,
+        },
+    }
 }
 
 fn open_keyboard(app: &mut App) -> Option<Keyboard> {
