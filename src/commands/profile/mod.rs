@@ -4,7 +4,7 @@
 //! the symbol side file `--unstable-presymbolicate` writes beside it, attributes every sample
 //! of the flushlab process to one share (the innermost frame that names a known part wins), and
 //! reports the shares and the top functions by self time. A profile `wrap --profile` recorded
-//! is also read by key ([`keys`]): the functions inside the keys' processing and emit spans.
+//! is also read by key (`keys.rs`): the functions inside the keys' processing and emit spans.
 
 mod keys;
 
