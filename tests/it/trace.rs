@@ -198,8 +198,8 @@ fn the_questions_a_program_asks_are_in_its_trace() {
     assert!(asked[1]["ts"].as_f64().unwrap() - asked[0]["ts"].as_f64().unwrap() > 200e3);
 }
 
-/// A trace or a plot that cannot be written is refused in one line before CMD starts, and so
-/// is one destination given twice, and a headless plot with no keys to draw.
+/// A trace, a plot or a profile that cannot be written is refused in one line before CMD
+/// starts, and so is one destination given twice, and a headless plot with no keys to draw.
 #[test]
 fn a_trace_or_plot_that_cannot_be_written_is_refused_before_cmd_starts() {
     let dir = common::scratch_dir("trace-refused");
@@ -220,6 +220,9 @@ fn a_trace_or_plot_that_cannot_be_written_is_refused_before_cmd_starts() {
         ),
         // Headless without keys there is nothing to draw.
         (vec!["--plot", plot], "--keys"),
+        // samply's file is checked as every output is, samply or not.
+        (vec!["--profile", "/nonexistent-dir/p.json.gz"], "--profile"),
+        (vec!["--profile", "-"], "--profile"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")
