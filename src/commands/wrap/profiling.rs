@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use flushlab_observer::{Markers, OnExit, Sightings};
 
 use crate::accounting::IoCounters;
-use crate::detect::keyed::{KeyLatencies, key_latencies};
+use crate::detect::keyed::{KeyLatencies, Stage, key_latencies};
 use crate::detect::timeline::{SentKey, Timeline};
 use crate::files::Scratch;
 use crate::units::milliseconds;
@@ -212,12 +212,15 @@ impl Profiling {
 fn write_markers(markers: &Markers, timeline: &Timeline, latencies: &KeyLatencies) -> u64 {
     let bursts = timeline.inside.as_ref().map_or(&[][..], |i| &i.bursts[..]);
     let mut lines: std::collections::BTreeMap<PathBuf, String> = Default::default();
-    let ns = |ms: f64| (ms * 1e6).round().max(0.0) as u64;
     let mut count = 0;
     for (i, k) in latencies.each.iter().enumerate() {
-        let (Some(b), Some(frame_ms), Some(stages)) = (k.burst, k.frame_ms, k.stages_ms) else {
+        let (Some(b), Some(frame_ms), Some(end)) = (k.burst, k.frame_ms, k.frame_end_ns()) else {
             continue;
         };
+        let spans = k.stage_spans();
+        if spans.is_empty() {
+            continue;
+        }
         let burst = &bursts[b];
         let Some(file) = markers.file_of(burst.pid, burst.tid) else {
             continue;
@@ -226,21 +229,13 @@ fn write_markers(markers: &Markers, timeline: &Timeline, latencies: &KeyLatencie
         let n = i + 1;
         let sent = k.sent_ns;
         text.push_str(&format!(
-            "{sent} {} key {n} {}: {}\n",
-            sent + ns(frame_ms),
+            "{sent} {end} key {n} {}: {}\n",
             k.key,
             milliseconds(frame_ms)
         ));
-        let mut at = sent;
-        for (name, ms) in [
-            ("input delay", stages.input_delay),
-            ("processing", Some(stages.processing)),
-            ("emit", Some(stages.emit)),
-        ] {
-            if let Some(ms) = ms {
-                text.push_str(&format!("{at} {} key {n} {name}\n", at + ns(ms)));
-                at += ns(ms);
-            }
+        // The drain is wrap's reading, after the program's part: not on the program's thread.
+        for (stage, from, to) in spans.into_iter().filter(|s| s.0 != Stage::Drain) {
+            text.push_str(&format!("{from} {to} key {n} {}\n", stage.name()));
         }
         count += 1;
     }

@@ -154,6 +154,43 @@ pub struct KeyAnswer {
     pub burst: Option<usize>,
 }
 
+/// Milliseconds of a key's figures back to the whole nanoseconds they were taken from.
+fn ns(ms: f64) -> u64 {
+    (ms * 1e6).round().max(0.0) as u64
+}
+
+impl KeyAnswer {
+    /// When its frame ended, CLOCK_MONOTONIC ns (`None` without a frame).
+    pub fn frame_end_ns(&self) -> Option<u64> {
+        Some(self.sent_ns + ns(self.frame_ms?))
+    }
+
+    /// Each of its stages as a span, CLOCK_MONOTONIC ns: input delay (where a read was seen),
+    /// processing and emit, end to end from the key's send to its frame's end, then drain after
+    /// it (where known). Drawn from the figures above in whole nanoseconds, so the spans meet
+    /// exactly and the first three add up to `frame_ms`: what a trace, a profile's markers and
+    /// a waterfall draw is the report's. Empty without stages.
+    pub fn stage_spans(&self) -> Vec<(Stage, u64, u64)> {
+        let Some(s) = self.stages_ms else {
+            return Vec::new();
+        };
+        let mut at = self.sent_ns;
+        [
+            (Stage::InputDelay, s.input_delay),
+            (Stage::Processing, Some(s.processing)),
+            (Stage::Emit, Some(s.emit)),
+            (Stage::Drain, s.drain),
+        ]
+        .into_iter()
+        .filter_map(|(stage, ms)| {
+            let from = at;
+            at += ns(ms?);
+            Some((stage, from, at))
+        })
+        .collect()
+    }
+}
+
 /// p50, p95 and max of some milliseconds (nearest rank).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
@@ -524,6 +561,19 @@ mod tests {
             let sum = s.input_delay.unwrap() + s.processing + s.emit;
             assert!((sum - answer.frame_ms.unwrap()).abs() < 1e-9);
             assert_eq!((answer.writes, answer.bytes), (Some(100), 1000));
+            // As spans: end to end from the send to the frame's end, the drain after it.
+            let spans = answer.stage_spans();
+            let sent = answer.sent_ns;
+            assert_eq!(
+                spans,
+                [
+                    (Stage::InputDelay, sent, sent + 2 * MS),
+                    (Stage::Processing, sent + 2 * MS, sent + 4 * MS),
+                    (Stage::Emit, sent + 4 * MS, sent + 8 * MS),
+                    (Stage::Drain, sent + 8 * MS, sent + 8 * MS + MS / 2),
+                ]
+            );
+            assert_eq!(answer.frame_end_ns(), Some(sent + 8 * MS));
         }
         // The clock's frames are nobody's key: the last key's time is its own frame's.
         assert_eq!(round(k.key_to_frame_ms.unwrap().max), 8.0);

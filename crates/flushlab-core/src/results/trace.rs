@@ -12,7 +12,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::detect::keyed::{KeyAnswer, KeyLatencies};
+use crate::detect::keyed::{KeyAnswer, KeyLatencies, Stage};
 use crate::detect::timeline::{Burst, Inside, Timeline};
 
 /// Made-up tids for tracks that are no thread of the kernel's: above any pid the kernel hands
@@ -54,11 +54,6 @@ struct Event {
 
 fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
-}
-
-/// Milliseconds (a report's figure) back to the nanoseconds they were taken from.
-fn ns(ms: f64) -> u64 {
-    (ms * 1e6).round().max(0.0) as u64
 }
 
 impl Event {
@@ -262,12 +257,9 @@ fn key_events(keys: &[KeyAnswer], wrap: u32) -> Vec<Event> {
     let mut lanes: Vec<u64> = Vec::new();
     for (i, k) in keys.iter().enumerate() {
         let sent = k.sent_ns;
-        let frame_end = k.frame_ms.map(|ms| sent + ns(ms));
-        let drained = k
-            .stages_ms
-            .and_then(|s| s.drain)
-            .zip(frame_end)
-            .map(|(d, end)| end + ns(d));
+        let frame_end = k.frame_end_ns();
+        let spans = k.stage_spans();
+        let drained = spans.iter().find(|s| s.0 == Stage::Drain).map(|s| s.2);
         let busy_until = drained.or(frame_end).unwrap_or(sent);
         let lane = match lanes.iter().position(|&free| free <= sent) {
             Some(lane) => lane,
@@ -303,31 +295,12 @@ fn key_events(keys: &[KeyAnswer], wrap: u32) -> Vec<Event> {
             continue;
         };
         events.push(Event::slice(k.key.clone(), "key", track, (sent, end)).with(args));
-        let Some(stages) = k.stages_ms else {
-            continue;
-        };
-        let mut at = sent;
-        for (name, ms) in [
-            ("input delay", stages.input_delay),
-            ("processing", Some(stages.processing)),
-            ("emit", Some(stages.emit)),
-        ] {
-            if let Some(ms) = ms {
-                events.push(Event::slice(
-                    name.to_owned(),
-                    "stage",
-                    track,
-                    (at, at + ns(ms)),
-                ));
-                at += ns(ms);
-            }
-        }
-        if let Some(drained) = drained {
+        for (stage, from, to) in spans {
             events.push(Event::slice(
-                "drain".to_owned(),
+                stage.name().to_owned(),
                 "stage",
                 track,
-                (end, drained),
+                (from, to),
             ));
         }
     }

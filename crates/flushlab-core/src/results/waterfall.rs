@@ -218,22 +218,31 @@ fn row_label(keys: &[KeyAnswer], rows: usize, v: &SegmentValue<usize>) -> String
 /// or its whole time where its frame is known from outside only.
 fn key_bars(keys: &[KeyAnswer]) -> impl Iterator<Item = (usize, f64, f64, RGBColor)> + '_ {
     keys.iter().enumerate().flat_map(|(i, k)| {
-        let spans: Vec<(Option<f64>, RGBColor)> = match (k.stages_ms, k.frame_ms) {
-            (Some(s), _) => vec![
-                (s.input_delay, INPUT_DELAY),
-                (Some(s.processing), PROCESSING),
-                (Some(s.emit), EMIT),
-                (s.drain, DRAIN),
-            ],
-            (None, whole) => vec![(whole, WHOLE)],
+        let ms = move |ns: u64| (ns - k.sent_ns) as f64 / 1e6;
+        let spans = k.stage_spans();
+        let bars: Vec<(usize, f64, f64, RGBColor)> = if spans.is_empty() {
+            k.frame_ms
+                .map(|whole| (i, 0.0, whole, WHOLE))
+                .into_iter()
+                .collect()
+        } else {
+            spans
+                .into_iter()
+                .map(|(stage, from, to)| (i, ms(from), ms(to), colour_of(stage)))
+                .collect()
         };
-        let mut at = 0.0;
-        spans.into_iter().filter_map(move |(ms, colour)| {
-            let from = at;
-            at += ms?;
-            Some((i, from, at, colour))
-        })
+        bars
     })
+}
+
+/// A stage's colour.
+fn colour_of(stage: Stage) -> RGBColor {
+    match stage {
+        Stage::InputDelay => INPUT_DELAY,
+        Stage::Processing => PROCESSING,
+        Stage::Emit => EMIT,
+        Stage::Drain => DRAIN,
+    }
 }
 
 /// The stages' colours, each with its p50 in every panel, and what a tick is.
@@ -247,12 +256,13 @@ where
 {
     let font: TextStyle = ("sans-serif", 17).into_font().color(&BLACK);
     let mut x = 20;
-    for (stage, colour) in [
-        (Stage::InputDelay, INPUT_DELAY),
-        (Stage::Processing, PROCESSING),
-        (Stage::Emit, EMIT),
-        (Stage::Drain, DRAIN),
+    for stage in [
+        Stage::InputDelay,
+        Stage::Processing,
+        Stage::Emit,
+        Stage::Drain,
     ] {
+        let colour = colour_of(stage);
         let figures: Vec<String> = panels
             .iter()
             .filter_map(|p| {
