@@ -144,12 +144,7 @@ pub(super) fn digest(profile: &Profile, symbols: &Symbols, top: usize) -> Option
                     continue;
                 };
                 if spans.contains(t) {
-                    let weight = thread
-                        .samples
-                        .weight
-                        .as_ref()
-                        .and_then(|w| w.get(i).copied().flatten())
-                        .map_or(1.0, f64::from);
+                    let weight = thread.samples.weight_of(i);
                     let tally = &mut stages[stage];
                     *tally.own.entry(own[stack as usize]).or_default() += weight;
                     if let Some(f) = program[stack as usize] {

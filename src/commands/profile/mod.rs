@@ -165,6 +165,16 @@ struct Samples {
     /// Samples each entry stands for (1 when absent).
     weight: Option<Vec<Option<f32>>>,
 }
+impl Samples {
+    /// How many samples entry `i` stands for.
+    fn weight_of(&self, i: usize) -> f64 {
+        self.weight
+            .as_ref()
+            .and_then(|w| w.get(i).copied().flatten())
+            .map_or(1.0, f64::from)
+    }
+}
+
 #[derive(Deserialize)]
 struct StackTable {
     frame: Vec<u32>,
@@ -416,12 +426,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
         let mut leaf_time: HashMap<u32, f64> = HashMap::new();
         for (i, stack) in thread.samples.stack.iter().enumerate() {
             let Some(stack) = *stack else { continue };
-            let weight = thread
-                .samples
-                .weight
-                .as_ref()
-                .and_then(|w| w.get(i).copied().flatten())
-                .map_or(1.0, f64::from);
+            let weight = thread.samples.weight_of(i);
             total += weight;
             *leaf_time
                 .entry(thread.stack_table.frame[stack as usize])
