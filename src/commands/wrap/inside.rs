@@ -36,12 +36,12 @@ pub struct Inside {
 
 impl Inside {
     /// Ready for CMD on `pty`: the object in memory, its channel listened to; with `markers`
-    /// (`--profile`), each drawing thread maps a samply marker file and waits at exit for its
-    /// lines.
+    /// (`--profile`: the variable that asks for samply marker files, and what to do as a process
+    /// ends), each drawing thread maps a marker file and waits at exit for its lines.
     pub(super) fn start(
         pty: &Pty,
         fix: Option<Fix>,
-        markers: Option<&super::profiling::Preparing>,
+        markers: Option<((OsString, OsString), flushlab_observer::OnExit)>,
     ) -> std::io::Result<Inside> {
         let mode = match fix {
             Some(Fix::Frame) => Mode::HoldFrames,
@@ -49,14 +49,15 @@ impl Inside {
         };
         let mut injection = Injection::new(pty.open_slave()?, mode)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let listening = injection.listen(Arc::clone(&stop), markers.map(|m| m.on_exit()))?;
+        let (markers, on_exit) = markers.unzip();
+        let listening = injection.listen(Arc::clone(&stop), on_exit)?;
         Ok(Inside {
             injection,
             listening,
             stop,
             base: clock_pair(),
             fix,
-            markers: markers.map(super::profiling::Preparing::environment),
+            markers,
         })
     }
 

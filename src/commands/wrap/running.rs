@@ -227,7 +227,8 @@ impl Running {
         let inside = if args.no_observer {
             None
         } else {
-            Some(Inside::start(&pty, how.fix, markers.as_ref())?)
+            let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
+            Some(Inside::start(&pty, how.fix, asks)?)
         };
         let tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
