@@ -665,9 +665,15 @@ fn a_keyed_program_is_a_row_with_its_time_from_a_key_to_its_frame() {
     own.sort_by(f64::total_cmp);
     assert_eq!(own.len(), 15, "keys the program read");
     let own_p50 = own[(own.len() - 1) / 2];
+    // The bench's time runs from the key's send, the program's from its read: the program's
+    // wake-up on the key (its input delay, which a loaded machine stretches) is allowed on top.
+    let woke = row["runs"][0]["key_stages_ms"]["input_delay"]["p50"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("the run's stages: {row}"));
+    let bound = (0.1 * own_p50).max(0.5);
     assert!(
-        (p50 - own_p50).abs() <= (0.1 * own_p50).max(0.5),
-        "bench's p50 {p50} ms, the program's own {own_p50} ms"
+        p50 >= own_p50 - bound && p50 <= own_p50 + bound + woke,
+        "bench's p50 {p50} ms, the program's own {own_p50} ms, its wake-up {woke} ms"
     );
     let mode = results["results"]
         .as_array()
