@@ -645,12 +645,18 @@ static void read_marker_setting(void) {
 
 /* ---- frames ------------------------------------------------------------------------------ */
 
-static void count_write(ssize_t done) {
+/* Before a terminal write: the frame's first begins now (stamped before the call, as a program
+ * stamps its own: a first write that blocks or is preempted is the frame's emit, not the work
+ * before it). */
+static void write_begins(void) {
     if (t_writes == 0) {
         t_first_ns = now_ns();
         if (markers && !t_marked)
             map_marker_file();
     }
+}
+
+static void count_write(ssize_t done) {
     t_writes++;
     if (done > 0)
         t_bytes += (uint64_t)done;
@@ -869,6 +875,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n) {
         if (k == K_TTY) {
             if (holding)
                 stdio_before_terminal_write();
+            write_begins();
             ssize_t done = holding ? hold(fd, buf, n) : get_write()(fd, buf, n);
             count_write(done);
             return done;
@@ -903,6 +910,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
         if (k == K_TTY) {
             if (holding)
                 stdio_before_terminal_write();
+            write_begins();
             ssize_t done = holding && n >= 0 ? hold_vector(fd, iov, n) : get_writev()(fd, iov, n);
             count_write(done);
             return done;
@@ -915,6 +923,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
 
 EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
+        write_begins();
         ssize_t done = get_pwrite()(fd, buf, n, off);
         count_write(done);
         return done;
@@ -924,6 +933,7 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
 
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
+        write_begins();
         ssize_t done = get_pwrite64()(fd, buf, n, off);
         count_write(done);
         return done;
@@ -933,6 +943,7 @@ EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
 
 EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
+        write_begins();
         ssize_t done = get_pwritev()(fd, iov, n, off);
         count_write(done);
         return done;
