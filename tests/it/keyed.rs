@@ -683,7 +683,13 @@ pub(super) fn stages_c() -> common::ScratchFile {
     common::c_program("stages")
 }
 
+/// Slow tier: with a build running beside it, the default tier's other tests and this one's 12
+/// keys failed it 2 runs in 5 (a p50 off by more than max(10%, 0.3 ms)); CI runs both tiers.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (10 s; stage p50s against the program's own, 4 runs a size): cargo test --features slow-tests"
+)]
 fn stages_agree_with_a_c_programs_own_stamps() {
     let _serial = one_at_a_time();
     let program = stages_c();
