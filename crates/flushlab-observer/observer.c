@@ -39,7 +39,8 @@
  * own calls to write(2) (which would come back here); and it is a few hundred lines.
  *
  * Settings, from the environment: FLUSHLAB_OBSERVER=<channel path>:<pty st_rdev>:<mode>,
- * mode `o` (observe) or `f<bound in ns>` (hold frames). Without it (or malformed) every function passes
+ * mode `o` (observe) or `f<bound in ns>` (hold frames); st_rdev 0: the terminal the first
+ * process's standard streams are on. Without it (or malformed) every function passes
  * straight through.
  */
 #define _GNU_SOURCE
@@ -821,6 +822,24 @@ __attribute__((constructor)) static void observer_start(void) {
     unsigned long long rdev = strtoull(middle + 1, &end, 10);
     if (end != last)
         return;
+    if (rdev == 0) {
+        /* `wrap --terminal`: the terminal emulator made the pty, so wrap cannot name it. The
+         * first process (CMD, started by the terminal on it) takes the terminal its standard
+         * streams are on and writes its number into the setting, for the processes it starts
+         * (whose streams may be pipes). */
+        struct stat st;
+        for (int fd = 0; fd < 3 && rdev == 0; fd++)
+            if (isatty(fd) && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode))
+                rdev = st.st_rdev;
+        if (rdev == 0)
+            return;
+        char resolved[sizeof channel_path + 64];
+        int n = snprintf(resolved, sizeof resolved, "%s:%llu%s", channel_path, rdev, last);
+        if (n <= 0 || (size_t)n >= sizeof resolved || setenv("FLUSHLAB_OBSERVER", resolved, 1) != 0)
+            return;
+        setting = getenv("FLUSHLAB_OBSERVER");
+        last = strrchr(setting, ':');
+    }
     tty_rdev = (dev_t)rdev;
     holding = last[1] == 'f';
     if (holding && last[2]) {

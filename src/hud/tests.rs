@@ -461,6 +461,7 @@ fn the_hud_says_how_long_the_last_key_took_to_show() {
                 processing: 2.1,
                 emit: 477.78,
                 drain: None,
+                paint: None,
             },
         });
         let shown = text(&render(&app, &meters, width, height));

@@ -170,8 +170,20 @@ impl Observer {
             })
     }
 
-    /// Starts the damage reports of `window`.
+    /// Starts the damage reports of `window`: one each time it becomes damaged, re-armed by the
+    /// watcher (what `reads` needs: one read back a report).
     pub fn watch(&self, window: Window) -> anyhow::Result<Watch<'_>> {
+        self.watch_at(window, damage::ReportLevel::NON_EMPTY)
+    }
+
+    /// Starts the damage reports of `window`, every rectangle drawn (what `changes` needs: a
+    /// re-armed report loses the changes made between the report and the re-arming, and with
+    /// them a frame's last paint when the watcher is slow to wake).
+    pub fn watch_every_change(&self, window: Window) -> anyhow::Result<Watch<'_>> {
+        self.watch_at(window, damage::ReportLevel::RAW_RECTANGLES)
+    }
+
+    fn watch_at(&self, window: Window, level: damage::ReportLevel) -> anyhow::Result<Watch<'_>> {
         if self
             .conn
             .extension_information(damage::X11_EXTENSION_NAME)?
@@ -181,13 +193,12 @@ impl Observer {
         }
         self.conn.damage_query_version(1, 1)?.reply()?;
         let id = self.conn.generate_id()?;
-        self.conn
-            .damage_create(id, window, damage::ReportLevel::NON_EMPTY)?
-            .check()?;
+        self.conn.damage_create(id, window, level)?.check()?;
         Ok(Watch {
             observer: self,
             window,
             damage: id,
+            rearm: level == damage::ReportLevel::NON_EMPTY,
         })
     }
 }
@@ -204,6 +215,8 @@ pub struct Watch<'a> {
     observer: &'a Observer,
     window: Window,
     damage: damage::Damage,
+    /// Reports come once until re-armed (`watch`), or for every change (`watch_every_change`).
+    rearm: bool,
 }
 
 impl Watch<'_> {
@@ -216,32 +229,7 @@ impl Watch<'_> {
     ) -> anyhow::Result<Vec<Read>> {
         let conn = &self.observer.conn;
         let mut reads = Vec::with_capacity(1 << 14);
-        while !done() {
-            let mut damaged = None;
-            while let Some(event) = conn.poll_for_event()? {
-                if let Event::DamageNotify(notify) = event
-                    && notify.damage == self.damage
-                {
-                    damaged.get_or_insert_with(crate::sys::monotonic_ns);
-                }
-            }
-            let Some(at_ns) = damaged else {
-                let fd = conn.stream().as_fd();
-                let mut fds = [rustix::event::PollFd::new(
-                    &fd,
-                    rustix::event::PollFlags::IN,
-                )];
-                let timeout = rustix::event::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 20_000_000,
-                };
-                match rustix::event::poll(&mut fds, Some(&timeout)) {
-                    Ok(_) | Err(rustix::io::Errno::INTR) => continue,
-                    Err(e) => return Err(e.into()),
-                }
-            };
-            // Re-armed before reading, so that a repaint during the read is reported again.
-            conn.damage_subtract(self.damage, x11rb::NONE, x11rb::NONE)?;
+        while let Some((at_ns, _)) = self.next_change(&mut done)? {
             let asked = Instant::now();
             let top = conn.get_image(
                 ImageFormat::Z_PIXMAP,
@@ -272,6 +260,69 @@ impl Watch<'_> {
             });
         }
         Ok(reads)
+    }
+
+    /// When the window changed (CLOCK_MONOTONIC ns, as reports arrived: of the reports read in
+    /// one go, the first and the last), until `done` says to stop: the times alone, nothing read back;
+    /// `seen` is told of each as it comes.
+    pub fn changes(
+        &self,
+        mut done: impl FnMut() -> bool,
+        mut seen: impl FnMut(u64),
+    ) -> anyhow::Result<Vec<u64>> {
+        let mut changes = Vec::with_capacity(1 << 12);
+        while let Some((first, last)) = self.next_change(&mut done)? {
+            if self.rearm {
+                self.observer.conn.flush()?;
+            }
+            changes.push(first);
+            if last > first {
+                changes.push(last);
+            }
+            seen(last);
+        }
+        Ok(changes)
+    }
+
+    /// Waits for the window's next change and re-arms the report (queued before anything is
+    /// read back, so that a change meanwhile is reported again): the times the first and the
+    /// last of the reports read in one go were taken (a terminal painting for milliseconds
+    /// sends every-change reports without a pause); `None` once `done` says so (asked at least
+    /// every 20 ms).
+    fn next_change(&self, done: &mut impl FnMut() -> bool) -> anyhow::Result<Option<(u64, u64)>> {
+        let conn = &self.observer.conn;
+        while !done() {
+            let mut damaged: Option<(u64, u64)> = None;
+            while let Some(event) = conn.poll_for_event()? {
+                if let Event::DamageNotify(notify) = event
+                    && notify.damage == self.damage
+                {
+                    let now = crate::sys::monotonic_ns();
+                    damaged = Some((damaged.map_or(now, |d| d.0), now));
+                }
+            }
+            if let Some(at_ns) = damaged {
+                if self.rearm {
+                    // Sent with what the caller asks next (reads flush it with their requests).
+                    conn.damage_subtract(self.damage, x11rb::NONE, x11rb::NONE)?;
+                }
+                return Ok(Some(at_ns));
+            }
+            let fd = conn.stream().as_fd();
+            let mut fds = [rustix::event::PollFd::new(
+                &fd,
+                rustix::event::PollFlags::IN,
+            )];
+            let timeout = rustix::event::Timespec {
+                tv_sec: 0,
+                tv_nsec: 20_000_000,
+            };
+            match rustix::event::poll(&mut fds, Some(&timeout)) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(None)
     }
 }
 

@@ -53,8 +53,18 @@ impl Injection {
     /// `tty`: the pty's slave, whose device number tells the observer which writes are the
     /// terminal's.
     pub fn new(tty: impl AsFd, mode: Mode) -> io::Result<Injection> {
+        Injection::with_rdev(rustix::fs::fstat(tty)?.st_rdev, mode)
+    }
+
+    /// For a program a terminal emulator starts on a pty of its own making, which wrap cannot
+    /// name: the first process takes the terminal its standard streams are on, and tells the
+    /// processes it starts.
+    pub fn on_the_programs_terminal(mode: Mode) -> io::Result<Injection> {
+        Injection::with_rdev(0, mode)
+    }
+
+    fn with_rdev(tty_rdev: u64, mode: Mode) -> io::Result<Injection> {
         use rustix::fs::{MemfdFlags, SealFlags};
-        let tty_rdev = rustix::fs::fstat(tty)?.st_rdev;
         let object = rustix::fs::memfd_create(
             "flushlab-observer",
             MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,

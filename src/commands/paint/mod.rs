@@ -7,11 +7,9 @@
 //! the markers show. Per run: accepted fps (from the run's own frame log), painted fps,
 //! skipped and torn shares, and the latency from a frame's write(2) to its first paint.
 //!
-//! Its own room holds the command (flags, plan, runs) and [`display`] (Xvfb and the terminals'
-//! launch table); what the explorer and the tour share with it — the frame marker, the probe
+//! Its own room holds the command (flags, plan, runs); what the explorer, the tour and `wrap
+//! --terminal` share with it — Xvfb and the terminals' launch table, the frame marker, the probe
 //! inside the terminal, the X observer, the analysis — is [`crate::painting`].
-
-pub mod display;
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,11 +21,11 @@ use serde::Deserialize;
 
 use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal};
+use crate::painting::display::{Terminal, Xvfb};
 use crate::painting::{PaintResults, analysis, marker, observer, plot, probe};
 use crate::results::painted::PaintRun;
 use crate::subject::Subject;
 use crate::units::{parse_duration, parse_fps, parse_size};
-use display::{Terminal, Xvfb};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -225,6 +225,7 @@ fn key_frame(
             processing: ms(presenting.saturating_duration_since(read) + encode),
             emit: ms(present - encode),
             drain: None,
+            paint: None,
         },
     }
 }

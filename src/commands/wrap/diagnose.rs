@@ -225,6 +225,13 @@ fn slow_keys(e: &Evidence, found: &[Diagnosis]) -> Option<Diagnosis> {
             ),
             "docs/guide.md#where-a-keys-time-goes",
         ),
+        Stage::Paint => (
+            "keys-paint",
+            format!(
+                "the terminal paints slowly: paint {share} after the frame's end until the                  window's last change; fewer cells changed a frame, or a faster terminal                  (`flushlab wrap --terminal NAME` measures another)"
+            ),
+            "docs/wrap.md#key-to-pixel-in-a-real-terminal",
+        ),
     };
     Some(Diagnosis {
         code,

@@ -35,11 +35,12 @@ pub struct Inside {
 }
 
 impl Inside {
-    /// Ready for CMD on `pty`: the object in memory, its channel listened to; with `markers`
+    /// Ready for CMD on `pty` (`None`: on the pty a terminal emulator makes for it, which CMD
+    /// names itself): the object in memory, its channel listened to; with `markers`
     /// (`--profile`: the variable that asks for samply marker files, and what to do as a process
     /// ends), each drawing thread maps a marker file and waits at exit for its lines.
     pub(super) fn start(
-        pty: &Pty,
+        pty: Option<&Pty>,
         fix: Option<Fix>,
         markers: Option<((OsString, OsString), flushlab_observer::OnExit)>,
     ) -> std::io::Result<Inside> {
@@ -47,7 +48,10 @@ impl Inside {
             Some(Fix::Frame) => Mode::HoldFrames,
             None => Mode::Observe,
         };
-        let mut injection = Injection::new(pty.open_slave()?, mode)?;
+        let mut injection = match pty {
+            Some(pty) => Injection::new(pty.open_slave()?, mode)?,
+            None => Injection::on_the_programs_terminal(mode)?,
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let (markers, on_exit) = markers.unzip();
         let listening = injection.listen(Arc::clone(&stop), on_exit)?;

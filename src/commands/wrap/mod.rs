@@ -8,9 +8,12 @@
 
 pub mod compare;
 pub mod diagnose;
+mod in_terminal;
 pub mod inside;
 mod keys;
 mod own_writes;
+pub mod pixel_compare;
+pub mod pixel_report;
 mod profiling;
 mod reading;
 pub mod report;
@@ -125,6 +128,13 @@ pub struct WrapArgs {
     #[arg(long, value_parser = parse_duration, value_name = "SECONDS")]
     pub keys_after: Option<Duration>,
 
+    /// Run CMD in this terminal emulator on flushlab's own X server (Xvfb) instead of a pty
+    /// of wrap's: the keys are typed into its window as key events (XTEST) and its window's
+    /// changes are watched (DAMAGE), so each key gets key→first and key→last pixel and a paint
+    /// stage: xterm, st, alacritty, kitty, urxvt, mlterm
+    #[arg(long, value_enum, value_name = "NAME", hide_possible_values = true)]
+    pub terminal: Option<crate::painting::display::Terminal>,
+
     /// Do not inject the observer (frames and counts seen from outside only)
     #[arg(long)]
     pub no_observer: bool,
@@ -213,6 +223,7 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         (None, Some(path)) => Some(read_keys_file(path)?),
         (None, None) => None,
     };
+    in_terminal::check(args, script.is_some())?;
     if args.keys_after.is_some() && script.is_none() {
         return Err("wrap: --keys-after needs --keys or --keys-file"
             .to_owned()
@@ -302,8 +313,14 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     if let Some(parent) = args.exit_with_parent {
         crate::terminal_session::end_with_parent(parent)?;
     }
+    if let (Some(fix), Some(terminal), Some(keys)) = (args.compare, args.terminal, &keys) {
+        return pixel_compare::run(&args, &resolved, (fix, terminal, keys), &signal);
+    }
     if let Some(fix) = args.compare {
         return compare::run(&args, &resolved, fix, keys.as_ref(), &signal);
+    }
+    if let (Some(terminal), Some(keys)) = (args.terminal, &keys) {
+        return in_a_terminal(&args, &resolved, terminal, keys, &signal);
     }
     let how = How {
         keys: keys.as_ref(),
@@ -357,6 +374,56 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         sig => Outcome::Signal(sig),
     };
     Ok(outcome)
+}
+
+/// `wrap --terminal NAME`: one run in that terminal, reported, its trace and plot written.
+fn in_a_terminal(
+    args: &WrapArgs,
+    program: &std::path::Path,
+    terminal: crate::painting::display::Terminal,
+    keys: &Keys,
+    signal: &std::sync::atomic::AtomicUsize,
+) -> anyhow::Result<Outcome> {
+    let run = in_terminal::measure(args, program, (terminal, keys, args.try_fix), signal)?;
+    let timeline = run.timeline.clone();
+    let report = pixel_report::PixelReport::of(args, run, keys);
+    if let Some(destination) = &args.report {
+        destination
+            .write_json(&report)
+            .with_context(|| format!("writing the report to {destination}"))?;
+    }
+    if let Some(destination) = &args.trace {
+        let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
+            timeline: &timeline,
+            keys: Some(&report.keys.latencies),
+            command: &args.command_line(),
+            wrap_pid: std::process::id(),
+        })?;
+        destination
+            .write(&trace)
+            .with_context(|| format!("writing the trace to {destination}"))?;
+    }
+    if let Some(destination) = &args.plot {
+        let panel = Panel::of(
+            terminal.name().to_owned(),
+            &timeline,
+            &report.keys.latencies,
+        );
+        let title = format!(
+            "flushlab wrap --terminal {} · {} · {}x{} · {} keys",
+            terminal.name(),
+            args.command_line(),
+            report.cols,
+            report.rows,
+            report.keys.sent
+        );
+        draw_keys(destination, &title, &[panel])?;
+    }
+    complain(&report.summary());
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => Outcome::Finished,
+        sig => Outcome::Signal(sig),
+    })
 }
 
 /// `--plot`: the keys' waterfall written to `destination` (a run without keys to draw is said,

@@ -115,7 +115,7 @@ pub struct KeysReport {
 
 impl KeysReport {
     /// The keys' lines of the summary.
-    fn summary(&self) -> String {
+    pub(super) fn summary(&self) -> String {
         use crate::units::milliseconds;
         let typed = self.ready_by == super::keys::ReadyBy::Typed;
         let mut out = format!(
@@ -141,6 +141,9 @@ impl KeysReport {
         }
         if let Some(p) = k.first_byte_ms {
             out += &format!(", to first byte p50 {}", milliseconds(p.p50));
+        }
+        if let Some(p) = k.pixels_ms {
+            out += &pixels_line(&p);
         }
         if let Some(stages) = &k.stages_ms {
             out += &format!("\n  {}", stages_line(stages, k.dominant_stage));
@@ -187,6 +190,25 @@ impl KeysReport {
     }
 }
 
+/// A terminal run's pixels: key→last and key→first pixel, on a line of their own.
+fn pixels_line(p: &crate::detect::pixels::PixelSummary) -> String {
+    use crate::units::milliseconds;
+    format!(
+        "
+  key to last pixel p50 {} p95 {} max {}, to first pixel p50 {} p95 {} ({} window changes{})",
+        milliseconds(p.last.p50),
+        milliseconds(p.last.p95),
+        milliseconds(p.last.max),
+        milliseconds(p.first.p50),
+        milliseconds(p.first.p95),
+        thousands(p.changes),
+        match p.unpainted {
+            0 => String::new(),
+            n => format!("; {} keys' frames changed no pixel", thousands(n)),
+        }
+    )
+}
+
 /// The stages' line: each stage's p50 / p95 / max, and the one that dominates.
 fn stages_line(
     stages: &crate::detect::keyed::StageSummary,
@@ -206,7 +228,7 @@ fn stages_line(
         })
         .collect();
     let mut line = format!("stages p50 / p95 / max: {}", each.join(" · "));
-    if stages.drain.is_none() {
+    if stages.drain.is_none() && stages.paint.is_none() {
         // The frame's last byte cannot be placed in what wrap read.
         line += " · drain unknown (the terminal got bytes the observer did not see written)";
     }

@@ -228,7 +228,7 @@ impl Running {
             None
         } else {
             let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-            Some(Inside::start(&pty, how.fix, asks)?)
+            Some(Inside::start(Some(&pty), how.fix, asks)?)
         };
         let tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();

@@ -226,6 +226,11 @@ impl Tree {
     /// Ends what is left of the tree (SIGTERM, SIGKILL after `grace`) and reaps every process
     /// re-parented to wrap. CMD itself must have been reaped already.
     pub fn end_the_rest(&mut self, grace: Duration) {
+        Tree::end_descendants(grace);
+    }
+
+    /// Ends every descendant of wrap (SIGTERM, SIGKILL after `grace`) and reaps them.
+    pub fn end_descendants(grace: Duration) {
         use crate::sys::signals::{Signal, signal_process};
         let signal_all = |signal| {
             let pids = Tree::descendants();

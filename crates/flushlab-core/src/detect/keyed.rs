@@ -7,7 +7,9 @@
 //! - *processing*: until the first terminal write of the frame that answers it;
 //! - *emit*: until that frame's end (the drawing thread's next wait, seen from inside);
 //!
-//! and *drain* follows: until wrap's reader took the frame's last byte off the pty.
+//! and *drain* follows: until wrap's reader took the frame's last byte off the pty — or, in a
+//! real terminal (`wrap --terminal`), *paint*: until the window's last change for the key
+//! ([`pixels`](super::pixels)).
 //!
 //! A key's frame is the first frame that answers it: the first burst of terminal writes that
 //! began after the read that took it (before the next key's read), or, where no read was seen,
@@ -47,6 +49,11 @@ pub struct Stages {
     /// `None` when the frame's last byte cannot be placed in what wrap read (bytes reached the
     /// terminal that the observer did not see written).
     pub drain: Option<f64>,
+    /// In a real terminal: from the frame's end to the window's last change for the key (0
+    /// when the picture stopped changing before the frame ended: its last bytes changed no
+    /// pixel).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paint: Option<f64>,
 }
 
 impl Stages {
@@ -60,6 +67,7 @@ impl Stages {
             processing: ms(frame.first_write_ns - from),
             emit: ms(frame.end_ns - frame.first_write_ns),
             drain: drained.map(|at| ms(at.saturating_sub(frame.end_ns))),
+            paint: None,
         }
     }
 }
@@ -72,6 +80,7 @@ pub enum Stage {
     Processing,
     Emit,
     Drain,
+    Paint,
 }
 
 impl Stage {
@@ -81,6 +90,7 @@ impl Stage {
             Stage::Processing => "processing",
             Stage::Emit => "emit",
             Stage::Drain => "drain",
+            Stage::Paint => "paint",
         }
     }
 }
@@ -92,10 +102,12 @@ pub struct StageSummary {
     pub processing: Option<Percentiles>,
     pub emit: Option<Percentiles>,
     pub drain: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paint: Option<Percentiles>,
 }
 
 impl StageSummary {
-    fn of(each: &[KeyAnswer]) -> Option<StageSummary> {
+    pub(crate) fn of_keys(each: &[KeyAnswer]) -> Option<StageSummary> {
         let stages: Vec<&Stages> = each.iter().filter_map(|k| k.stages_ms.as_ref()).collect();
         if stages.is_empty() {
             return None;
@@ -105,6 +117,7 @@ impl StageSummary {
             processing: Percentiles::of(stages.iter().map(|s| s.processing)),
             emit: Percentiles::of(stages.iter().map(|s| s.emit)),
             drain: Percentiles::of(stages.iter().filter_map(|s| s.drain)),
+            paint: Percentiles::of(stages.iter().filter_map(|s| s.paint)),
         })
     }
 
@@ -115,6 +128,7 @@ impl StageSummary {
             (Stage::Processing, self.processing),
             (Stage::Emit, self.emit),
             (Stage::Drain, self.drain),
+            (Stage::Paint, self.paint),
         ]
         .into_iter()
         .filter_map(|(stage, p)| Some((stage, p?)))
@@ -149,6 +163,9 @@ pub struct KeyAnswer {
     pub writes: Option<u64>,
     /// Bytes of its frame (seen from inside), else what reached the terminal before the next key.
     pub bytes: u64,
+    /// In a real terminal: when the window first and last changed for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pixels_ms: Option<super::pixels::KeyPixels>,
     /// Its frame: which of the timeline's bursts (for drawing the run, not for the report).
     #[serde(skip)]
     pub burst: Option<usize>,
@@ -166,20 +183,20 @@ impl KeyAnswer {
     }
 
     /// Each of its stages as a span, CLOCK_MONOTONIC ns: input delay (where a read was seen),
-    /// processing and emit, end to end from the key's send to its frame's end, then drain after
-    /// it (where known). Drawn from the figures above in whole nanoseconds, so the spans meet
-    /// exactly and the first three add up to `frame_ms`: what a trace, a profile's markers and
-    /// a waterfall draw is the report's. Empty without stages.
+    /// processing and emit, end to end from the key's send to its frame's end, then drain and
+    /// paint after it (where known), each from the frame's end. Drawn from the figures above in
+    /// whole nanoseconds, so the spans meet exactly and the first three add up to `frame_ms`:
+    /// what a trace, a profile's markers and a waterfall draw is the report's. Empty without
+    /// stages.
     pub fn stage_spans(&self) -> Vec<(Stage, u64, u64)> {
         let Some(s) = self.stages_ms else {
             return Vec::new();
         };
         let mut at = self.sent_ns;
-        [
+        let mut spans: Vec<(Stage, u64, u64)> = [
             (Stage::InputDelay, s.input_delay),
             (Stage::Processing, Some(s.processing)),
             (Stage::Emit, Some(s.emit)),
-            (Stage::Drain, s.drain),
         ]
         .into_iter()
         .filter_map(|(stage, ms)| {
@@ -187,7 +204,13 @@ impl KeyAnswer {
             at += ns(ms?);
             Some((stage, from, at))
         })
-        .collect()
+        .collect();
+        for (stage, ms) in [(Stage::Drain, s.drain), (Stage::Paint, s.paint)] {
+            if let Some(ms) = ms {
+                spans.push((stage, at, at + ns(ms)));
+            }
+        }
+        spans
     }
 }
 
@@ -252,7 +275,7 @@ impl FrameCounts {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KeyLatencies {
     pub keys: u64,
-    /// Keys after which nothing reached the terminal before the next.
+    /// Keys after which nothing reached the terminal before the next (no byte, no frame).
     pub unanswered: u64,
     pub first_byte_ms: Option<Percentiles>,
     pub key_to_frame_ms: Option<Percentiles>,
@@ -267,6 +290,9 @@ pub struct KeyLatencies {
     pub frames: Option<FrameCounts>,
     pub writes_per_key: Option<f64>,
     pub bytes_per_key: f64,
+    /// In a real terminal: key→first and last pixel over the keys whose picture changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pixels_ms: Option<super::pixels::PixelSummary>,
     pub each: Vec<KeyAnswer>,
 }
 
@@ -372,6 +398,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             stages_ms,
             writes,
             bytes,
+            pixels_ms: None,
             burst: frame,
         });
     }
@@ -440,10 +467,13 @@ impl KeyLatencies {
     /// The summary of every key's answer.
     fn of(each: Vec<KeyAnswer>, frames: Option<FrameCounts>) -> KeyLatencies {
         let ended = |from| each.iter().filter(|k| k.frame_end == Some(from)).count() as u64;
-        let stages_ms = StageSummary::of(&each);
+        let stages_ms = StageSummary::of_keys(&each);
         KeyLatencies {
             keys: each.len() as u64,
-            unanswered: each.iter().filter(|k| k.first_byte_ms.is_none()).count() as u64,
+            unanswered: each
+                .iter()
+                .filter(|k| k.first_byte_ms.is_none() && k.frame_ms.is_none())
+                .count() as u64,
             first_byte_ms: Percentiles::of(each.iter().filter_map(|k| k.first_byte_ms)),
             key_to_frame_ms: Percentiles::of(each.iter().filter_map(|k| k.frame_ms)),
             dominant_stage: stages_ms.and_then(|s| s.dominant()),
@@ -466,6 +496,7 @@ impl KeyLatencies {
                     .collect();
                 known.iter().sum::<u64>() as f64 / known.len().max(1) as f64
             },
+            pixels_ms: None,
             each,
         }
     }

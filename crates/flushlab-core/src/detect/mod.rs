@@ -11,6 +11,7 @@ pub mod detector;
 pub mod finder;
 pub mod frames;
 pub mod keyed;
+pub mod pixels;
 pub mod screen;
 pub mod sync_markers;
 pub mod timeline;

@@ -15,6 +15,7 @@ const INPUT_DELAY: RGBColor = RGBColor(150, 150, 150);
 const PROCESSING: RGBColor = RGBColor(60, 150, 80);
 const EMIT: RGBColor = RGBColor(220, 110, 40);
 const DRAIN: RGBColor = RGBColor(130, 90, 190);
+const PAINT: RGBColor = RGBColor(40, 120, 200);
 /// A key whose frame is known from outside only: its time, not its stages.
 const WHOLE: RGBColor = RGBColor(40, 110, 200);
 const P95: RGBColor = RGBColor(200, 30, 30);
@@ -242,6 +243,7 @@ fn colour_of(stage: Stage) -> RGBColor {
         Stage::Processing => PROCESSING,
         Stage::Emit => EMIT,
         Stage::Drain => DRAIN,
+        Stage::Paint => PAINT,
     }
 }
 
@@ -256,12 +258,18 @@ where
 {
     let font: TextStyle = ("sans-serif", 17).into_font().color(&BLACK);
     let mut x = 20;
-    for stage in [
+    // Paint only where a real terminal was watched: a headless run has none to name.
+    let painted = panels
+        .iter()
+        .any(|p| p.keys.stages_ms.is_some_and(|s| s.paint.is_some()));
+    let stages = [
         Stage::InputDelay,
         Stage::Processing,
         Stage::Emit,
         Stage::Drain,
-    ] {
+        Stage::Paint,
+    ];
+    for stage in stages.into_iter().filter(|&s| painted || s != Stage::Paint) {
         let colour = colour_of(stage);
         let figures: Vec<String> = panels
             .iter()

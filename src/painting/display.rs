@@ -62,6 +62,10 @@ impl Terminal {
                 "DejaVu Sans Mono".into(),
                 "-fs".into(),
                 "10".into(),
+                // Alt+x as ESC x, as most terminals send it (xterm's own default sets the
+                // eighth bit): `<M-x>` reaches the program as the key language says.
+                "-xrm".into(),
+                "XTerm*metaSendsEscape: true".into(),
                 "-e".into(),
             ],
             Terminal::St => vec![
@@ -89,6 +93,9 @@ impl Terminal {
                 "remember_window_size=no".into(),
                 "-o".into(),
                 "font_size=10".into(),
+                // A steady cursor: a blinking one changes the window by itself.
+                "-o".into(),
+                "cursor_blink_interval=0".into(),
             ],
             Terminal::Urxvt => vec![
                 "-geometry".into(),
@@ -118,6 +125,10 @@ pub struct Group(Child);
 impl Group {
     fn spawn(command: &mut Command) -> std::io::Result<Group> {
         command.process_group(0).spawn().map(Group)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.0.id() as i32
     }
 
     /// Whether it has exited (and was reaped).
@@ -214,8 +225,7 @@ impl Xvfb {
         })
     }
 
-    /// Starts `terminal` on this display, `cols`x`rows`, running `command` with `env` added to
-    /// the few variables it keeps of flushlab's: PATH, HOME, the language, XDG_RUNTIME_DIR.
+    /// Starts `terminal` on this display: [`launch`].
     pub fn launch(
         &self,
         terminal: Terminal,
@@ -223,28 +233,42 @@ impl Xvfb {
         command: &[OsString],
         env: &[(String, String)],
     ) -> anyhow::Result<Group> {
-        let (program, package) = terminal.program();
-        let path = installed(program, package)?;
-        let mut launch = Command::new(path);
-        // A known environment: what a terminal needs to start, nothing of the caller's
-        // settings (a `SIZE` or `HUD` exported for other reasons would change the run).
-        launch.env_clear();
-        for var in KEPT {
-            if let Some(value) = std::env::var_os(var) {
-                launch.env(var, value);
-            }
-        }
-        launch
-            .args(terminal.args(size, command))
-            .env("DISPLAY", &self.display)
-            // alacritty and kitty need OpenGL: Mesa's software renderer on Xvfb.
-            .env("LIBGL_ALWAYS_SOFTWARE", "1")
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        Group::spawn(&mut launch).with_context(|| format!("starting {program}"))
+        launch((&self.display, true), terminal, size, command, env)
     }
+}
+
+/// Starts `terminal` on `display`, `cols`x`rows`, running `command` with `env` added to the few
+/// variables it keeps of flushlab's: PATH, HOME, the language, XDG_RUNTIME_DIR. `own_server`:
+/// the display is flushlab's Xvfb, where alacritty and kitty need Mesa's software OpenGL.
+pub fn launch(
+    (display, own_server): (&str, bool),
+    terminal: Terminal,
+    size: (u16, u16),
+    command: &[OsString],
+    env: &[(String, String)],
+) -> anyhow::Result<Group> {
+    let (program, package) = terminal.program();
+    let path = installed(program, package)?;
+    let mut launch = Command::new(path);
+    // A known environment: what a terminal needs to start, nothing of the caller's settings (a
+    // `SIZE` or `HUD` exported for other reasons would change the run).
+    launch.env_clear();
+    for var in KEPT {
+        if let Some(value) = std::env::var_os(var) {
+            launch.env(var, value);
+        }
+    }
+    if own_server {
+        launch.env("LIBGL_ALWAYS_SOFTWARE", "1");
+    }
+    launch
+        .args(terminal.args(size, command))
+        .env("DISPLAY", display)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    Group::spawn(&mut launch).with_context(|| format!("starting {program}"))
 }
 
 /// The display number Xvfb writes on its `-displayfd` once it accepts connections.

@@ -1,0 +1,384 @@
+//! `wrap --terminal NAME`: CMD in a real terminal emulator on flushlab's own X server, typed
+//! into as a person types (key events through XTEST, encoded by the terminal), its window
+//! watched through DAMAGE, the observer inside CMD as in every wrap. The terminal reads CMD's
+//! pty, so what a fix buys is measured against the reader a person has; wrap reads nothing of
+//! the pty here (no drain stage: *paint* takes its place, from the frame's end to the window's
+//! last change).
+//!
+//! Every process started — Xvfb, the terminal, CMD — ends with wrap on every way out but
+//! SIGKILL: each is held by a guard that ends it when dropped, CMD first.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use super::inside::{Fix, Inside, InsideReport};
+use super::keys::Keys;
+use crate::detect::timeline::{SentKey, Timeline};
+use crate::painting::display::{self, Terminal, Xvfb};
+use crate::painting::keyboard::{Keyboard, Stroke};
+use crate::painting::observer::{Observer, wait_for};
+
+/// CMD is ready for keys once its threads are asleep and the window has not changed this long.
+const READY_QUIET: Duration = Duration::from_millis(100);
+/// Once the keys are done: the window unchanged and CMD asleep this long ends the run…
+const SETTLE: Duration = Duration::from_millis(300);
+/// … or this long after the last key, whatever it does.
+const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
+/// How long a terminal may take to map its window (kitty's first start on software GL: ~4 s).
+const WINDOW_AT_MOST: Duration = Duration::from_secs(20);
+
+/// What one run in a terminal gave.
+pub(super) struct PixelRun {
+    pub(super) terminal: Terminal,
+    pub(super) size: (u16, u16),
+    pub(super) seconds: f64,
+    pub(super) timeline: Timeline,
+    /// When the window changed, CLOCK_MONOTONIC ns, sorted.
+    pub(super) changes: Vec<u64>,
+    pub(super) inside: InsideReport,
+    /// After CMD started, when the first key went (`None`: CMD was never ready).
+    pub(super) started_after: Option<Duration>,
+    pub(super) unsettled: bool,
+}
+
+/// CMD, started by the terminal: ended (TERM, KILL after a grace) when dropped.
+struct Cmd(i32);
+
+impl Drop for Cmd {
+    fn drop(&mut self) {
+        use crate::sys::signals::{Signal, signal_process};
+        if gone(self.0) {
+            return;
+        }
+        let _ = signal_process(self.0, Signal::TERM);
+        let until = Instant::now() + super::watch::GRACE;
+        while Instant::now() < until && !gone(self.0) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = signal_process(self.0, Signal::KILL);
+    }
+}
+
+/// One key of the script as the X keyboard types it, and the pause after it.
+struct Typed {
+    name: String,
+    stroke: Stroke,
+    pause: Duration,
+}
+
+/// The keys of `keys` as strokes on `keyboard`, after the script's first pause; or the one
+/// line that says which key cannot be typed.
+fn strokes(keyboard: &Keyboard, keys: &Keys) -> anyhow::Result<(Duration, Vec<Typed>)> {
+    let (before, timeline) = keys.script.timeline();
+    let mut out = Vec::with_capacity(timeline.len());
+    for (key, pause) in timeline {
+        let stroke = keyboard
+            .strokes(key)
+            .map_err(|why| anyhow::anyhow!("wrap --terminal: {why}"))?;
+        out.push(Typed {
+            name: key.to_string(),
+            stroke,
+            pause,
+        });
+    }
+    Ok((before, out))
+}
+
+/// The command the terminal runs: CMD through `env`, so that the terminal itself runs without
+/// the observer and with a known environment; CMD with wrap's variables (as a shell in the
+/// terminal would pass them on) but for those the terminal sets, then the observer's.
+fn through_env(
+    inside: &Inside,
+    program: &Path,
+    args: &[OsString],
+) -> anyhow::Result<Vec<OsString>> {
+    let env = crate::files::find_program("env".as_ref()).context("env is not installed")?;
+    let mut command: Vec<OsString> = vec![env.into(), "--".into()];
+    let passed = std::env::vars_os().filter(|(name, _)| !terminal_sets(name));
+    for (name, value) in passed.chain(inside.environment()) {
+        let mut pair = name;
+        pair.push("=");
+        pair.push(value);
+        command.push(pair);
+    }
+    command.push(program.into());
+    command.extend(args.iter().cloned());
+    Ok(command)
+}
+
+/// Types each key when it is due (the first after `before`, each next after its pause), until
+/// they are done or `over`; each key's send time kept, taken just before its events go.
+fn type_keys(
+    keyboard: &Keyboard,
+    (before, strokes): (Duration, &[Typed]),
+    mut over: impl FnMut() -> bool,
+) -> anyhow::Result<Vec<SentKey>> {
+    let mut sent: Vec<SentKey> = Vec::with_capacity(strokes.len());
+    let mut due = Instant::now() + before;
+    for typed in strokes {
+        while Instant::now() < due && !over() {
+            std::thread::sleep((due - Instant::now()).min(Duration::from_millis(10)));
+        }
+        if over() {
+            break;
+        }
+        let key = SentKey::now(typed.name.clone());
+        keyboard.type_stroke(&typed.stroke)?;
+        due = key.at + typed.pause;
+        sent.push(key);
+    }
+    Ok(sent)
+}
+
+/// The window's changes timed on a thread of their own until `done`, the last one's time kept
+/// in `last_change` as they come.
+fn watch_window(
+    watcher: Observer,
+    window: x11rb::protocol::xproto::Window,
+    last_change: &Arc<AtomicU64>,
+    done: &Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Vec<u64>>>> {
+    let (last_change, done) = (Arc::clone(last_change), Arc::clone(done));
+    std::thread::Builder::new()
+        .name("wrap-window".into())
+        .spawn(move || {
+            let watch = watcher.watch_every_change(window)?;
+            watch.changes(
+                || done.load(Ordering::Relaxed),
+                |at| last_change.store(at, Ordering::Relaxed),
+            )
+        })
+}
+
+/// `terminal` started on `server` running `command`: the terminal (its process group), its
+/// window once mapped, and CMD once started.
+fn start_terminal(
+    (server, watcher): (&Xvfb, &Observer),
+    terminal: Terminal,
+    size: (u16, u16),
+    command: &[OsString],
+) -> anyhow::Result<(display::Group, x11rb::protocol::xproto::Window, Cmd)> {
+    let mut holder = display::launch((&server.display, true), terminal, size, command, &[])?;
+    let window = wait_for(
+        WINDOW_AT_MOST,
+        || holder.exited(),
+        || watcher.terminal_window(),
+    )?
+    .with_context(|| {
+        format!(
+            "{} showed no window within {} s",
+            terminal.name(),
+            WINDOW_AT_MOST.as_secs()
+        )
+    })?;
+    let pid = holder.pid();
+    let cmd = wait_for(
+        Duration::from_secs(10),
+        || holder.exited(),
+        || Ok(crate::sys::process::children(pid).first().copied()),
+    )?
+    .with_context(|| format!("{} started no program", terminal.name()))?;
+    Ok((holder, window, Cmd(cmd)))
+}
+
+/// Runs CMD in `terminal` with `keys` typed into it; see the module's documentation.
+pub(super) fn measure(
+    args: &super::WrapArgs,
+    program: &Path,
+    (terminal, keys, fix): (Terminal, &Keys, Option<Fix>),
+    signal: &AtomicUsize,
+) -> anyhow::Result<PixelRun> {
+    if program.as_os_str().to_string_lossy().contains('=') {
+        // `env` would take it for a variable.
+        bail!(
+            "wrap --terminal: '{}': a program whose path holds '=' cannot be started through env",
+            crate::units::printable(&program.to_string_lossy())
+        );
+    }
+    crate::sys::process::become_subreaper()?;
+    let server = Xvfb::start()?;
+    let keyboard = Keyboard::connect(&server.display)?;
+    let (before, strokes) = strokes(&keyboard, keys)?;
+    let watcher = Observer::connect(&server.display)?;
+    let inside = Inside::start(None, fix, None)?;
+    let command = through_env(&inside, program, &args.command[1..])?;
+    let started = Instant::now();
+    let (window_holder, window, cmd) =
+        start_terminal((&server, &watcher), terminal, args.size, &command)?;
+    let (last_change, done) = (
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let watching = watch_window(watcher, window, &last_change, &done)?;
+    keyboard.focus(window)?;
+    keyboard.sync()?;
+    let over = |deadline: Option<Instant>| {
+        signal.load(Ordering::Relaxed) != 0
+            || gone(cmd.0)
+            || deadline.is_some_and(|d| Instant::now() >= d)
+            || watching.is_finished()
+    };
+    let deadline = args.duration.map(|d| started + d);
+    let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), &last_change, || {
+        over(deadline)
+    });
+    let mut sent = Vec::new();
+    let mut unsettled = false;
+    if ready_at.is_some() {
+        sent = type_keys(&keyboard, (before, &strokes), || over(deadline))?;
+        if deadline.is_none() {
+            unsettled = !settle(cmd.0, &last_change, || over(None));
+        }
+        while deadline.is_some() && !over(deadline) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let end_ns = crate::sys::monotonic_ns();
+    let seconds = started.elapsed().as_secs_f64();
+    // CMD first (its last records reach the observer's channel), then its terminal, then what
+    // the window showed.
+    drop(cmd);
+    drop(window_holder);
+    done.store(true, Ordering::Relaxed);
+    let changes = watching
+        .join()
+        .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
+        .context("watching the terminal's window")?;
+    let sightings = inside.finish();
+    drop(server);
+    super::tree::Tree::end_descendants(super::watch::GRACE);
+    let (_, bytes) = sightings.writes();
+    let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), fix);
+    Ok(PixelRun {
+        terminal,
+        size: args.size,
+        seconds,
+        timeline: Timeline {
+            keys: sent,
+            inside: report
+                .frames_from_waits()
+                .then(|| super::inside::timeline(&sightings)),
+            chunks: crate::detect::timeline::Chunks::default(),
+            queries: Vec::new(),
+            end_ns,
+        },
+        changes,
+        inside: report,
+        started_after: ready_at.map(|at| at.saturating_duration_since(started)),
+        unsettled,
+    })
+}
+
+/// Whether a variable is the terminal's to set (its type, its window, its size), not wrap's
+/// to pass on.
+fn terminal_sets(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    matches!(
+        name.as_ref(),
+        "TERM" | "COLORTERM" | "DISPLAY" | "WINDOWID" | "COLUMNS" | "LINES" | "TERMCAP"
+    ) || [
+        "XTERM_",
+        "KITTY_",
+        "ALACRITTY_",
+        "TERM_PROGRAM",
+        "VTE_",
+        "MLTERM",
+    ]
+    .iter()
+    .any(|prefix| name.starts_with(prefix))
+        || name.contains('=')
+}
+
+/// Whether `pid` (the terminal's child, not wrap's) has exited: no more, or a zombie.
+fn gone(pid: i32) -> bool {
+    crate::sys::process::thread_states(pid, false)
+        .is_none_or(|threads| threads.iter().all(|t| t.state == b'Z'))
+}
+
+/// Whether `pid`'s threads are all asleep.
+fn asleep(pid: i32) -> bool {
+    crate::sys::process::thread_states(pid, false)
+        .is_some_and(|threads| threads.iter().all(|t| t.state == b'S'))
+}
+
+/// Waits until CMD is ready for keys — `after` has come, or its threads have been asleep in two
+/// looks and its window has not changed for [`READY_QUIET`] since it first changed — or until
+/// `over`; when it was ready.
+fn wait_until_ready(
+    pid: i32,
+    after: Option<Instant>,
+    last_change: &AtomicU64,
+    mut over: impl FnMut() -> bool,
+) -> Option<Instant> {
+    let mut asleep_looks = 0;
+    while !over() {
+        let now = Instant::now();
+        asleep_looks = if asleep(pid) { asleep_looks + 1 } else { 0 };
+        let changed = last_change.load(Ordering::Relaxed);
+        let quiet = changed > 0
+            && crate::sys::monotonic_ns().saturating_sub(changed) >= READY_QUIET.as_nanos() as u64;
+        let ready = match after {
+            Some(after) => now >= after,
+            None => asleep_looks >= 2 && quiet,
+        };
+        if ready {
+            return Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+/// After the last key: waits until CMD is asleep and its window has been unchanged for
+/// [`SETTLE`] (true), or [`SETTLE_AT_MOST`] has passed (false), or `over` (true).
+fn settle(pid: i32, last_change: &AtomicU64, mut over: impl FnMut() -> bool) -> bool {
+    let from = Instant::now();
+    let from_ns = crate::sys::monotonic_ns();
+    while !over() {
+        let changed = last_change.load(Ordering::Relaxed).max(from_ns);
+        let quiet = crate::sys::monotonic_ns().saturating_sub(changed) >= SETTLE.as_nanos() as u64;
+        if quiet && asleep(pid) {
+            return true;
+        }
+        if from.elapsed() >= SETTLE_AT_MOST {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// `--terminal`'s refusals before anything starts: keys to type, and what cannot go with it.
+pub(super) fn check(args: &super::WrapArgs, has_keys: bool) -> Result<(), String> {
+    let Some(terminal) = args.terminal else {
+        return Ok(());
+    };
+    let name = terminal.name();
+    if !has_keys {
+        return Err(format!(
+            "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
+        ));
+    }
+    if args.no_observer {
+        return Err(format!(
+            "wrap --terminal {name} --no-observer: a key's frame is seen from inside CMD only (wrap does not read the terminal's pty)"
+        ));
+    }
+    if args.profile.is_some() {
+        return Err(format!(
+            "wrap --terminal {name} --profile: not together yet (profile the keys headless)"
+        ));
+    }
+    if args.reader != crate::results::conditions::ReaderModel::Drain {
+        return Err(format!(
+            "wrap --terminal {name} --reader {}: the terminal reads the pty, not a reader model",
+            args.reader
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,223 @@
+//! `wrap --compare frame --terminal NAME`: what a fix buys a key in that terminal. Each round
+//! runs CMD as it is and tried in the terminal (key→first and last pixel), then as it is and
+//! tried headless (wrap's own reader of the pty), alternating, so that a machine that slows
+//! down meanwhile slows every side; one table, each ratio with its spread over the rounds.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::inside::Fix;
+use super::keys::Keys;
+use super::pixel_report::PixelReport;
+use super::report::WrapReport;
+use super::{How, WrapArgs, in_terminal, measure, report};
+use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
+use crate::outcome::{Outcome, complain};
+use crate::painting::display::Terminal;
+use crate::results::statistics::Spread;
+use crate::units::milliseconds;
+
+/// The `--export-json` of a comparison in a terminal: every run, and the ratios (as is over
+/// tried, round by round: ×2 is a key answered in half the time).
+#[derive(Clone, Debug, Serialize)]
+pub struct PixelComparison {
+    pub fix: Fix,
+    pub terminal: Terminal,
+    pub rounds: u32,
+    pub as_is: Vec<PixelReport>,
+    pub tried: Vec<PixelReport>,
+    pub headless_as_is: Vec<WrapReport>,
+    pub headless_tried: Vec<WrapReport>,
+    pub last_pixel_p50: Option<Spread>,
+    pub last_pixel_p95: Option<Spread>,
+    pub first_pixel_p50: Option<Spread>,
+    /// Key to frame inside CMD, with the terminal reading the pty.
+    pub key_to_frame_p50: Option<Spread>,
+    /// Key to frame headless, wrap reading the pty.
+    pub headless_key_to_frame_p50: Option<Spread>,
+}
+
+pub fn run(
+    args: &WrapArgs,
+    program: &Path,
+    (fix, terminal, keys): (Fix, Terminal, &Keys),
+    signal: &AtomicUsize,
+) -> anyhow::Result<Outcome> {
+    let mut c = PixelComparison {
+        fix,
+        terminal,
+        rounds: args.rounds,
+        as_is: Vec::new(),
+        tried: Vec::new(),
+        headless_as_is: Vec::new(),
+        headless_tried: Vec::new(),
+        last_pixel_p50: None,
+        last_pixel_p95: None,
+        first_pixel_p50: None,
+        key_to_frame_p50: None,
+        headless_key_to_frame_p50: None,
+    };
+    let stopped = || signal.load(Ordering::Relaxed) != 0;
+    'rounds: for _ in 0..args.rounds {
+        for side in [None, Some(fix)] {
+            let run = in_terminal::measure(args, program, (terminal, keys, side), signal)?;
+            if stopped() {
+                break 'rounds;
+            }
+            let side_runs = if side.is_some() {
+                &mut c.tried
+            } else {
+                &mut c.as_is
+            };
+            side_runs.push(PixelReport::of(args, run, keys));
+        }
+        for side in [None, Some(fix)] {
+            let how = How {
+                keys: Some(keys),
+                interactive: false,
+                fix: side,
+                duration: args.duration,
+                profile: None,
+            };
+            let (mut measured, _) = measure(args, program, how, signal)?;
+            if stopped() {
+                break 'rounds;
+            }
+            let timeline = std::mem::take(&mut measured.timeline);
+            let report = report(args, measured, &timeline);
+            let side_runs = if side.is_some() {
+                &mut c.headless_tried
+            } else {
+                &mut c.headless_as_is
+            };
+            side_runs.push(report);
+        }
+    }
+    let (in_terminal, headless) = (terminal_keys, headless_keys);
+    c.last_pixel_p50 = ratio(&c.as_is, &c.tried, in_terminal, |k| Some(k.pixels_ms?.last.p50));
+    c.last_pixel_p95 = ratio(&c.as_is, &c.tried, in_terminal, |k| Some(k.pixels_ms?.last.p95));
+    c.first_pixel_p50 = ratio(&c.as_is, &c.tried, in_terminal, |k| {
+        Some(k.pixels_ms?.first.p50)
+    });
+    c.key_to_frame_p50 = ratio(&c.as_is, &c.tried, in_terminal, |k| {
+        Some(k.key_to_frame_ms?.p50)
+    });
+    c.headless_key_to_frame_p50 = ratio(&c.headless_as_is, &c.headless_tried, headless, |k| {
+        Some(k.key_to_frame_ms?.p50)
+    });
+    complain(&c.table(&args.command_line()));
+    if let Some(destination) = &args.report {
+        destination
+            .write_json(&c)
+            .with_context(|| format!("writing the comparison to {destination}"))?;
+    }
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => Outcome::Finished,
+        sig => Outcome::Signal(sig),
+    })
+}
+
+fn terminal_keys(r: &PixelReport) -> Option<&KeyLatencies> {
+    Some(&r.keys.latencies)
+}
+
+fn headless_keys(r: &WrapReport) -> Option<&KeyLatencies> {
+    r.keys.as_ref().map(|k| &k.latencies)
+}
+
+/// `figure` as is over tried, round by round.
+fn ratio<R>(
+    as_is: &[R],
+    tried: &[R],
+    keys: impl Fn(&R) -> Option<&KeyLatencies>,
+    figure: impl Fn(&KeyLatencies) -> Option<f64>,
+) -> Option<Spread> {
+    Spread::of(
+        as_is
+            .iter()
+            .zip(tried)
+            .filter_map(|(a, t)| Some(figure(keys(a)?)? / figure(keys(t)?)?))
+            .filter(|r| r.is_finite()),
+    )
+}
+
+/// The median over runs of a figure of their keys.
+fn median_of<R>(
+    runs: &[R],
+    keys: impl Fn(&R) -> Option<&KeyLatencies>,
+    figure: impl Fn(&KeyLatencies) -> Option<f64>,
+) -> String {
+    Spread::of(runs.iter().filter_map(|r| figure(keys(r)?)))
+        .map_or("unknown".to_owned(), |s| milliseconds(s.median))
+}
+
+fn spread(s: Option<Spread>) -> String {
+    s.map_or("unknown".to_owned(), |s| {
+        format!("×{:.2} (×{:.2}–×{:.2})", s.median, s.min, s.max)
+    })
+}
+
+impl PixelComparison {
+    /// The table printed after the rounds.
+    pub fn table(&self, command: &str) -> String {
+        let name = self.terminal.name();
+        let size = self
+            .as_is
+            .first()
+            .map_or(String::new(), |r| format!(" at {}x{}", r.cols, r.rows));
+        let mut out = format!(
+            "wrap --compare frame --terminal {name}: {command}, {} round(s){size}\n",
+            self.as_is.len().min(self.tried.len())
+        );
+        out += &format!(
+            "| run    | key→last pixel p50 | p95       | key→first pixel p50 | key→frame p50 in {name} | key→frame p50 headless |\n"
+        );
+        let (pixels, headless) = (terminal_keys, headless_keys);
+        let p = |get: fn(Percentiles) -> f64| move |k: &KeyLatencies| Some(get(k.pixels_ms?.last));
+        for (side, runs, headless_runs) in [
+            ("as is", &self.as_is, &self.headless_as_is),
+            ("tried", &self.tried, &self.headless_tried),
+        ] {
+            out += &format!(
+                "| {side:<6} | {:<18} | {:<9} | {:<19} | {:<16} | {:<22} |\n",
+                median_of(runs, pixels, p(|p| p.p50)),
+                median_of(runs, pixels, p(|p| p.p95)),
+                median_of(runs, pixels, |k| Some(k.pixels_ms?.first.p50)),
+                median_of(runs, pixels, |k| Some(k.key_to_frame_ms?.p50)),
+                median_of(headless_runs, headless, |k| Some(k.key_to_frame_ms?.p50)),
+            );
+        }
+        out += &format!(
+            "in {name}: key to last pixel p50 {} faster, p95 {}; first pixel p50 {}; key to frame p50 {}\n",
+            spread(self.last_pixel_p50),
+            spread(self.last_pixel_p95),
+            spread(self.first_pixel_p50),
+            spread(self.key_to_frame_p50),
+        );
+        out += &format!(
+            "headless (wrap reading the pty): key to frame p50 {} faster (as is over tried, round by round)",
+            spread(self.headless_key_to_frame_p50)
+        );
+        for (side, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
+            let cells: Vec<String> = [
+                Stage::InputDelay,
+                Stage::Processing,
+                Stage::Emit,
+                Stage::Paint,
+            ]
+            .into_iter()
+            .map(|stage| {
+                let figure = median_of(runs, pixels, |k| {
+                    Some(k.stages_ms?.each().find(|&(s, _)| s == stage)?.1.p50)
+                });
+                format!("{} {figure}", stage.name())
+            })
+            .collect();
+            out += &format!("\nstages p50 in {name}, {side}: {}", cells.join(" · "));
+        }
+        out
+    }
+}

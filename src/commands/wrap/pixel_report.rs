@@ -1,0 +1,93 @@
+//! What a run in a real terminal (`wrap --terminal`) reports: the keys as headless — each key's
+//! stages, frames nobody asked for apart — with key→first and key→last pixel and the paint
+//! stage, the terminal's name, and what the observer saw CMD write. Byte and frame counts of the
+//! pty are the observer's: wrap reads nothing of the terminal's pty.
+
+use serde::Serialize;
+
+use super::in_terminal::PixelRun;
+use super::inside::{Fix, InsideReport};
+use super::keys::{Keys, ReadyBy};
+use super::report::KeysReport;
+use crate::painting::display::Terminal;
+use crate::units::{printable, thousands};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PixelReport {
+    pub version: &'static str,
+    pub command: Vec<String>,
+    pub terminal: Terminal,
+    /// `own-xvfb`: flushlab's own X server.
+    pub display: &'static str,
+    pub cols: u16,
+    pub rows: u16,
+    pub seconds: f64,
+    /// `--try frame`: the fix tried.
+    pub fix: Option<Fix>,
+    /// CMD's terminal writes, as the observer saw them made.
+    pub terminal_write_calls: u64,
+    pub terminal_bytes_written: u64,
+    pub inside: InsideReport,
+    pub keys: KeysReport,
+    /// Every change of the terminal's window seen (DAMAGE), CLOCK_MONOTONIC ns: the keys' pixels
+    /// come from these, and another tool can hold them against its own times.
+    pub window_changes_ns: Vec<u64>,
+}
+
+impl PixelReport {
+    pub(super) fn of(args: &super::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
+        let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
+        crate::detect::pixels::add_pixels(&mut latencies, &run.timeline, &run.changes);
+        PixelReport {
+            version: env!("CARGO_PKG_VERSION"),
+            command: args
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            terminal: run.terminal,
+            display: "own-xvfb",
+            cols: run.size.0,
+            rows: run.size.1,
+            seconds: run.seconds,
+            fix: run.inside.held_writes.map(|_| Fix::Frame),
+            terminal_write_calls: run.inside.terminal_writes,
+            terminal_bytes_written: run.inside.terminal_bytes,
+            keys: KeysReport {
+                script: keys.script.source.clone(),
+                in_script: keys.script.len(),
+                sent: run.timeline.keys.len() as u64,
+                started_after_ms: run.started_after.map(|d| d.as_secs_f64() * 1e3),
+                ready_by: if keys.after.is_some() {
+                    ReadyBy::KeysAfter
+                } else {
+                    ReadyBy::Idle
+                },
+                unsettled: run.unsettled,
+                latencies,
+            },
+            inside: run.inside,
+            window_changes_ns: run.changes,
+        }
+    }
+
+    /// The summary printed after the run.
+    pub fn summary(&self) -> String {
+        let mut out = format!(
+            "wrap {} in {} {}x{} (flushlab's Xvfb, keys typed as X key events): {} s, CMD made {} terminal write(2), {} B",
+            printable(&self.command.join(" ")),
+            self.terminal.name(),
+            self.cols,
+            self.rows,
+            crate::units::count(self.seconds),
+            thousands(self.terminal_write_calls),
+            thousands(self.terminal_bytes_written),
+        );
+        out += &self.keys.summary();
+        if self.keys.latencies.stages_ms.is_none() && self.keys.sent > 0 {
+            out += "\n  no frame was seen from inside CMD: no stages, no pixels a key";
+        }
+        out += &self.inside.summary();
+        out
+    }
+}

@@ -1,0 +1,200 @@
+//! `wrap --terminal`: keys typed into a real terminal (xterm on Xvfb) as X key events, the
+//! window's changes timed through DAMAGE. The truths are outside flushlab: the bytes a program
+//! read (it logs them), and the program's own stamps of each frame (tests/corpus/stages.c).
+//!
+//! Needs Xvfb and xterm (`.ci/run` installs them); elsewhere the tests say why they did not run,
+//! and under `CI=true` a missing program fails them.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn flushlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_flushlab"))
+}
+
+/// Whether Xvfb and xterm are here; under CI they must be.
+fn can_type() -> bool {
+    let here = ["Xvfb", "xterm"].iter().all(|p| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+    });
+    assert!(
+        here || std::env::var_os("CI").is_none(),
+        "CI must have Xvfb and xterm (.ci/run installs them)"
+    );
+    if !here {
+        eprintln!("skipped: Xvfb or xterm is not installed");
+    }
+    here
+}
+
+/// Every key of a script reaches the program once and in order, named keys included, in both
+/// cursor-key modes: the bytes it read are the bytes the key language gives each key (xterm's).
+#[test]
+fn every_typed_key_reaches_the_program_once_and_in_order() {
+    if !can_type() {
+        return;
+    }
+    let program = common::c_program("typed");
+    let script = "aZ1~<Down><Up><Left><Right><Home><End><PageUp><PageDown><Insert><Delete>\
+                  <Enter><Tab><BackTab><Backspace><C-x><C-a><M-f><F1><F5><F12><Space><lt>@20ms q";
+    let parsed = flushlab::keyscript::KeyScript::parse(script).unwrap();
+    for (mode, application_cursor) in [("normal", false), ("app", true)] {
+        let log = common::scratch(&format!("typed-{mode}.log"));
+        let json = common::scratch(&format!("typed-{mode}.json"));
+        let out = flushlab()
+            .args(["wrap", "--terminal", "xterm", "--size", "80x24", "--keys"])
+            .arg(script)
+            .arg("--export-json")
+            .arg(&json)
+            .arg("--")
+            .arg(&program)
+            .arg(mode)
+            .env("TYPED_LOG", &log)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {stderr}");
+        let modes = flushlab::keyscript::KeyModes {
+            application_cursor,
+            ..Default::default()
+        };
+        let (_, keys) = parsed.timeline();
+        let expected: String = keys
+            .iter()
+            .flat_map(|(key, _)| key.bytes(modes))
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let read = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(read, expected, "{mode}: the bytes the program read");
+        let report: Value = common::read_json(&json);
+        assert_eq!(report["keys"]["sent"], keys.len(), "{mode}: {report}");
+        assert_eq!(report["terminal"], "xterm");
+    }
+}
+
+/// A program that stamps its own frames (tests/corpus/stages.c, a poll loop, 1 ms of work a
+/// key, a frame in thousands of writes) inside xterm: each key's last pixel comes at or after
+/// the program's own frame end and its first pixel after the frame's first write, on one
+/// clock; wrap's frame end is the program's own.
+#[test]
+fn pixels_come_after_the_programs_own_writes() {
+    if !can_type() {
+        return;
+    }
+    let program = common::c_program("stages");
+    for size in ["80x24", "200x60"] {
+        let log = common::scratch(&format!("stages-pixels-{size}.log"));
+        let json = common::scratch(&format!("stages-pixels-{size}.json"));
+        let out = flushlab()
+            .args(["wrap", "--terminal", "xterm", "--size", size])
+            .args(["--keys", "j*12@150ms q", "--export-json"])
+            .arg(&json)
+            .arg("--")
+            .arg(&program)
+            .args(["poll", "1000", "raw"])
+            .env("KEYS_LOG", &log)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{size}: {stderr}");
+        // The program's own: one line a read that took keys (read, first write, last write).
+        let own: Vec<Vec<u64>> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("clock"))
+            .map(|l| l.split(' ').map(|n| n.parse().unwrap()).collect())
+            .collect();
+        let report: Value = common::read_json(&json);
+        let each = report["keys"]["each"].as_array().unwrap();
+        let answered: Vec<&Value> = each.iter().filter(|k| k["key"] == "j").collect();
+        assert_eq!(answered.len(), 12, "{size}: {stderr}");
+        // Its reads: the twelve `j` and the `q`.
+        assert_eq!(own.len(), 13, "{size}: the program's own reads");
+        let mut ends_after = Vec::new();
+        for (key, own) in answered.iter().zip(&own) {
+            let sent = key["sent_ns"].as_u64().unwrap();
+            let at = |ms: &Value| sent + (ms.as_f64().unwrap() * 1e6) as u64;
+            let frame_end = at(&key["frame_ms"]);
+            // wrap's frame end (the program's next wait) never comes before the program's own
+            // last write (50 µs for the two sides' clock readings); how long after is below.
+            assert!(
+                frame_end + 50_000 >= own[2],
+                "{size}: frame end {frame_end} before the program's {} in {key}",
+                own[2]
+            );
+            ends_after.push(frame_end.saturating_sub(own[2]));
+            let pixels = &key["pixels_ms"];
+            assert!(pixels.is_object(), "{size}: no pixels for {key}\n{stderr}");
+            let (first, last) = (at(&pixels["first"]), at(&pixels["last"]));
+            assert!(
+                first >= own[1],
+                "{size}: first pixel before the first write: {key}"
+            );
+            // The terminal may read and paint the last bytes while the write that sent them
+            // returns (the program's stamp comes after it: 0.3 ms later seen once, preempted):
+            // at or after its last write, within 1 ms.
+            assert!(
+                last + 1_000_000 >= own[2],
+                "{size}: last pixel before the frame's end: {key}"
+            );
+            assert!(last >= first);
+            let paint = key["stages_ms"]["paint"].as_f64().unwrap();
+            assert!(paint >= 0.0);
+        }
+        // Between the program's stamp and its next wait: tens of µs, unless the program was
+        // preempted there (a loaded machine, with Xvfb and xterm beside it: 1.9 ms seen once).
+        ends_after.sort_unstable();
+        assert!(
+            ends_after[ends_after.len() / 2] < 300_000,
+            "{size}: frame ends after the program's own, ns: {ends_after:?}"
+        );
+        let summary = &report["keys"]["pixels_ms"];
+        assert!(
+            summary["last"]["p50"].as_f64() >= summary["first"]["p50"].as_f64(),
+            "{summary}"
+        );
+        assert!(summary["changes"].as_u64() >= Some(12), "{summary}");
+    }
+}
+
+/// What cannot be typed, and what is missing, is one line naming it, before any key; nothing
+/// started is left running.
+#[test]
+fn what_cannot_be_typed_or_run_is_one_line() {
+    if !can_type() {
+        return;
+    }
+    let out = flushlab()
+        .args(["wrap", "--terminal", "xterm", "--keys", "j <paste hello> q"])
+        .args(["--", "cat"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("paste"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // Without Xvfb on PATH (only `env` and the program are).
+    let bin = common::scratch_dir("only-env");
+    for program in ["env", "cat"] {
+        std::os::unix::fs::symlink(format!("/usr/bin/{program}"), bin.join(program)).unwrap();
+    }
+    let out = flushlab()
+        .args(["wrap", "--terminal", "xterm", "--keys", "j q", "--", "cat"])
+        .env("PATH", &*bin)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Xvfb is not installed") && stderr.contains("apt-get install xvfb"),
+        "{stderr}"
+    );
+}
