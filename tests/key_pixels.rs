@@ -90,10 +90,16 @@ fn pixels_come_after_the_programs_own_writes() {
     for size in ["80x24", "200x60"] {
         let log = common::scratch(&format!("stages-pixels-{size}.log"));
         let json = common::scratch(&format!("stages-pixels-{size}.json"));
+        let trace = common::scratch(&format!("stages-pixels-{size}.trace.json"));
+        let plot = common::scratch(&format!("stages-pixels-{size}.svg"));
         let out = flushlab()
             .args(["wrap", "--terminal", "xterm", "--size", size])
             .args(["--keys", "j*12@150ms q", "--export-json"])
             .arg(&json)
+            .arg("--trace")
+            .arg(&trace)
+            .arg("--plot")
+            .arg(&plot)
             .arg("--")
             .arg(&program)
             .args(["poll", "1000", "raw"])
@@ -160,7 +166,33 @@ fn pixels_come_after_the_programs_own_writes() {
             "{summary}"
         );
         assert!(summary["changes"].as_u64() >= Some(12), "{summary}");
+        trace_and_plot_show_the_paint(size, &report, &trace, &plot);
     }
+}
+
+/// The trace: a paint slice a painted key (12), and the window's changes as the report has
+/// them; the plot names the paint stage.
+fn trace_and_plot_show_the_paint(
+    size: &str,
+    report: &Value,
+    trace: &std::path::Path,
+    plot: &std::path::Path,
+) {
+    let events: Value = common::read_json(trace);
+    let events = events["traceEvents"].as_array().unwrap();
+    let paints = events.iter().filter(|e| e["name"] == "paint").count();
+    assert_eq!(paints, 12, "{size}");
+    let changes = events
+        .iter()
+        .filter(|e| e["name"] == "window changed")
+        .count();
+    assert_eq!(
+        changes,
+        report["window_changes_ns"].as_array().unwrap().len(),
+        "{size}"
+    );
+    let svg = std::fs::read_to_string(plot).unwrap();
+    assert!(svg.contains("paint p50"), "{size}");
 }
 
 /// What cannot be typed, and what is missing, is one line naming it, before any key; nothing

@@ -590,6 +590,16 @@ fn a_hostile_script_is_one_line_naming_the_word() {
             "'/nonexistent/keys'",
         ),
         (vec!["--keys-after", "1"], "--keys-after needs --keys"),
+        (vec!["--terminal", "xterm"], "give --keys or --keys-file"),
+        (vec!["--terminal", "konsole", "--keys", "j"], "'konsole'"),
+        (
+            vec!["--terminal", "xterm", "--keys", "j", "--no-observer"],
+            "seen from inside CMD only",
+        ),
+        (
+            vec!["--terminal", "xterm", "--keys", "j", "--reader", "vt"],
+            "--reader vt",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")

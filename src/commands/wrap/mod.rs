@@ -346,6 +346,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
             keys: report.keys.as_ref().map(|k| &k.latencies),
             command: &args.command_line(),
             wrap_pid: std::process::id(),
+            window_changes: &[],
         })?;
         destination
             .write(&trace)
@@ -398,6 +399,7 @@ fn in_a_terminal(
             keys: Some(&report.keys.latencies),
             command: &args.command_line(),
             wrap_pid: std::process::id(),
+            window_changes: &report.window_changes_ns,
         })?;
         destination
             .write(&trace)

@@ -97,8 +97,12 @@ pub fn run(
         }
     }
     let (in_terminal, headless) = (terminal_keys, headless_keys);
-    c.last_pixel_p50 = ratio(&c.as_is, &c.tried, in_terminal, |k| Some(k.pixels_ms?.last.p50));
-    c.last_pixel_p95 = ratio(&c.as_is, &c.tried, in_terminal, |k| Some(k.pixels_ms?.last.p95));
+    c.last_pixel_p50 = ratio(&c.as_is, &c.tried, in_terminal, |k| {
+        Some(k.pixels_ms?.last.p50)
+    });
+    c.last_pixel_p95 = ratio(&c.as_is, &c.tried, in_terminal, |k| {
+        Some(k.pixels_ms?.last.p95)
+    });
     c.first_pixel_p50 = ratio(&c.as_is, &c.tried, in_terminal, |k| {
         Some(k.pixels_ms?.first.p50)
     });

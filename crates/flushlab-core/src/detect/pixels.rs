@@ -4,8 +4,9 @@
 //!
 //! A key's *first pixel* is the window's first change at or after its frame's first write (a
 //! change before it is someone else's: the previous frame's last paint); its *last pixel* is the
-//! last change before the program's next frame began (whoever asked for it: a key, a clock),
-//! the run ended, or the window stayed unchanged for [`SETTLED`] after the frame ended. *Paint*
+//! last change before the program's next frame began (whoever asked for it: a key, a clock) or
+//! the next key was sent when its frame was never seen, before the run ended, and before the
+//! window stayed unchanged for [`SETTLED`] after the frame ended. *Paint*
 //! is the last pixel's distance from the frame's end. Keys one read took share their frame and
 //! its pixels. A key without a frame seen from inside gets no pixels: a change then would be
 //! nobody's in particular.
@@ -17,12 +18,11 @@ use serde::Serialize;
 use super::keyed::{KeyAnswer, KeyLatencies, Percentiles, Stage, StageSummary};
 use super::timeline::Timeline;
 
-/// A window unchanged this long after its key's frame ended has finished painting it. Long: a
-/// terminal that reads faster than it paints (xterm at 200x60 here) takes in a whole frame,
-/// then paints it over hundreds of milliseconds with pauses of more than 50 ms between its
-/// paints. A blinking cursor would change the window within it: the terminals are started
-/// with their cursor steady.
-pub const SETTLED: Duration = Duration::from_secs(1);
+/// A window unchanged this long after its key's frame ended has finished painting it: ten times
+/// the longest pause between one key's changes seen in xterm at 200x60 (under 10 ms, every
+/// change reported), six GL refreshes at 60 Hz; short of a person's next key. A blinking cursor
+/// would change the window by itself: the terminals are started with their cursor steady.
+pub const SETTLED: Duration = Duration::from_millis(100);
 
 /// When the window first and last changed for one key, in milliseconds after the key was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -55,10 +55,18 @@ pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline, changes: &[
     starts.sort_unstable();
     let limits: Vec<u64> = frames
         .iter()
-        .map(|frame| {
+        .enumerate()
+        .map(|(i, frame)| {
             let mine = frame.map_or(0, |(first_write, _)| first_write);
             let next = starts.partition_point(|&s| s <= mine);
-            starts.get(next).copied().unwrap_or(timeline.end_ns)
+            let next_frame = starts.get(next).copied().unwrap_or(timeline.end_ns);
+            // A next key whose frame was not seen (the run ended before its frame did) bounds
+            // them by its send: what changed after it may be its.
+            let unseen = (i + 1..frames.len())
+                .find(|&j| frames[j].is_none_or(|(first_write, _)| first_write > mine))
+                .filter(|&j| frames[j].is_none())
+                .map_or(u64::MAX, |j| latencies.each[j].sent_ns);
+            next_frame.min(unseen)
         })
         .collect();
     for (i, key) in latencies.each.iter_mut().enumerate() {
@@ -241,9 +249,9 @@ mod tests {
     }
 
     #[test]
-    fn a_slow_painter_keeps_its_pauses_and_a_settled_window_ends_the_key() {
-        // Emit 200 ms with the window changing 80 ms apart meanwhile, then 57 ms after the end
-        // (a terminal that took the frame in faster than it paints), then 1.5 s later.
+    fn a_frame_keeps_its_pauses_and_a_settled_window_ends_the_key() {
+        // Emit 200 ms with the window changing 80 ms apart meanwhile (a program that writes in
+        // pieces), then 57 ms after the end, then 1.5 s later (someone else's).
         let mut l = latencies(vec![key(0, 200.0)]);
         add(&mut l, &[], &[3.0, 83.0, 163.0, 203.0, 260.0, 1760.0], 5000);
         assert_eq!(l.each[0].pixels_ms, pixels(3.0, 260.0));
@@ -259,6 +267,14 @@ mod tests {
         assert_eq!(l.each[1].pixels_ms, pixels(2.5, 3.5));
         assert_eq!(l.each[2].pixels_ms, None);
         assert_eq!(l.pixels_ms.unwrap().unpainted, 1);
+        // The last key's frame never ended (the run did first): the key before it keeps the
+        // changes until it was sent, not the last key's.
+        let mut unended = key(60, 1.0);
+        unended.stages_ms = None;
+        unended.frame_ms = None;
+        let mut l = latencies(vec![key(10, 1.0), unended]);
+        add(&mut l, &[], &[12.5, 13.5, 60.5, 62.5], 600);
+        assert_eq!(l.each[0].pixels_ms, pixels(2.5, 3.5));
         // A key whose last change came before its frame's end (its last bytes changed no
         // pixel) paints for 0 ms.
         let mut l = latencies(vec![key(0, 10.0)]);

@@ -12,13 +12,14 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::detect::keyed::{KeyAnswer, KeyLatencies, Stage};
+use crate::detect::keyed::{KeyAnswer, KeyLatencies};
 use crate::detect::timeline::{Burst, Inside, Timeline};
 
 /// Made-up tids for tracks that are no thread of the kernel's: above any pid the kernel hands
 /// out (`pid_max` is at most 2^22).
 const KEYS_TID: u32 = 1_000_000_000;
 const READER_TID: u32 = 1_000_001_000;
+const WINDOW_TID: u32 = 1_000_002_000;
 
 /// A run to draw as a trace.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +31,8 @@ pub struct TraceRun<'a> {
     pub command: &'a str,
     /// wrap's own process: its reader's track and the keys'.
     pub wrap_pid: u32,
+    /// `wrap --terminal`: when the terminal's window changed (CLOCK_MONOTONIC ns).
+    pub window_changes: &'a [u64],
 }
 
 /// One trace event (the fields trace-event JSON knows).
@@ -136,7 +139,22 @@ fn events(run: &TraceRun) -> Vec<Event> {
     )];
     let answering = run.keys.map_or(&[][..], |k| &k.each[..]);
     events.extend(key_events(answering, wrap));
-    events.extend(reader_events(t, wrap));
+    if run.window_changes.is_empty() {
+        events.extend(reader_events(t, wrap));
+    } else {
+        // A terminal read the pty, not wrap: its window's changes are the track.
+        let window = (wrap, WINDOW_TID);
+        events.push(Event::name_of(
+            "thread_name",
+            window,
+            "the terminal's window (DAMAGE)".to_owned(),
+        ));
+        events.extend(
+            run.window_changes
+                .iter()
+                .map(|&at| Event::instant("window changed".to_owned(), "pixels", window, at)),
+        );
+    }
     if let Some(inside) = &t.inside {
         let first_key = t.keys.first().map(|k| k.at_ns);
         events.extend(program_events(inside, answering, run.command, first_key));
@@ -250,7 +268,7 @@ fn burst_event(b: &Burst, key: Option<(usize, &KeyAnswer)>, first_key: Option<u6
 }
 
 /// Each key on a track of its own kind: a slice from sent to its frame's end with its stages in
-/// it, its drain after it. Keys whose spans overlap (keys queued behind a slow frame) go on
+/// it, its drain (or in a real terminal its paint) after it. Keys whose spans overlap (keys queued behind a slow frame) go on
 /// further lanes, so that slices on one track always nest.
 fn key_events(keys: &[KeyAnswer], wrap: u32) -> Vec<Event> {
     let mut events = Vec::new();
@@ -259,8 +277,9 @@ fn key_events(keys: &[KeyAnswer], wrap: u32) -> Vec<Event> {
         let sent = k.sent_ns;
         let frame_end = k.frame_end_ns();
         let spans = k.stage_spans();
-        let drained = spans.iter().find(|s| s.0 == Stage::Drain).map(|s| s.2);
-        let busy_until = drained.or(frame_end).unwrap_or(sent);
+        // Drain and paint come after the frame's end, on the same lane.
+        let after = spans.iter().map(|s| s.2).max();
+        let busy_until = after.or(frame_end).unwrap_or(sent);
         let lane = match lanes.iter().position(|&free| free <= sent) {
             Some(lane) => lane,
             None => {
@@ -392,6 +411,7 @@ mod tests {
             keys: Some(&keys),
             command: "prog",
             wrap_pid: 1,
+            window_changes: &[],
         });
         let key_slices = named(&events, "<Down>");
         assert_eq!(key_slices.len(), 3);
@@ -433,6 +453,7 @@ mod tests {
             keys: None,
             command: "prog",
             wrap_pid: 1,
+            window_changes: &[],
         })
         .unwrap();
         let v: Value = serde_json::from_slice(&bytes).unwrap();
