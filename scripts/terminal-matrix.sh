@@ -2,21 +2,25 @@
 # Runs `flushlab tour` inside each terminal emulator this machine has, headless under Xvfb, and
 # merges the results into one terminals x modes table and chart.
 #
-#   scripts/terminal-matrix.sh [--install] [--paint] [--seconds N] [--size COLSxROWS] [--out DIR] [TERMINAL...]
+#   scripts/terminal-matrix.sh [--install] [--paint] [--keys] [--seconds N] [--size COLSxROWS] [--out DIR] [TERMINAL...]
 #
 # TERMINAL: xterm urxvt st mlterm alacritty kitty foot tmux pty (default: all; missing ones are
 # skipped and listed). `pty` is the baseline: a bare pseudo-terminal drained by util-linux
 # `script`, which answers no queries. --install installs the Debian packages first (root).
 # Each tour checks inside its terminal that the size really is COLSxROWS before measuring.
 # --paint adds the frames each X terminal painted (`flushlab paint`, sync off and on) as
-# DIR/paint.md and DIR/paint.json. Only processes this script started are stopped.
+# DIR/paint.md and DIR/paint.json. --keys adds key→pixel in each X terminal (`flushlab wrap
+# --terminal`, keys typed as X key events): a ratatui program with its own BufWriter
+# (examples/keyed_ratatui) and the floor (a raw `cat` echoing each key in one write), as
+# DIR/keys.md and DIR/keys-*.json. Only processes this script started are stopped.
 set -euo pipefail
 
 die() { echo "terminal-matrix: $*" >&2; exit 1; }
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 
 install=false
 paint=false
+keys=false
 seconds=2
 size=200x60
 out=results
@@ -25,11 +29,12 @@ while (($#)); do
     case "$1" in
         --install) install=true ;;
         --paint) paint=true ;;
+        --keys) keys=true ;;
         --seconds) seconds="${2:?--seconds needs N}"; shift ;;
         --size) size="${2:?--size needs COLSxROWS}"; shift ;;
         --out) out="${2:?--out needs DIR}"; shift ;;
         -h|--help) usage; exit 0 ;;
-        -*) die "unknown option '$1' (valid: --install, --paint, --seconds, --size, --out, --help)" ;;
+        -*) die "unknown option '$1' (valid: --install, --paint, --keys, --seconds, --size, --out, --help)" ;;
         *) terminals+=("$1") ;;
     esac
     shift
@@ -58,6 +63,9 @@ out="$(cd "$out" && pwd)"
 cd "$root"
 echo "+ cargo build --release"
 cargo build --release --quiet
+if $keys; then
+    cargo build --release --quiet --example keyed_ratatui
+fi
 bin="$root/target/release/flushlab"
 
 started=()
@@ -184,5 +192,48 @@ if $paint; then
             --export-json "$out/paint.json" --export-markdown "$out/paint.md"
     else
         echo "no X terminal was measured: nothing to paint"
+    fi
+fi
+
+if $keys; then
+    typed=()
+    for t in "${terminals[@]}"; do
+        case "$t" in xterm|st|alacritty|kitty|urxvt|mlterm) ;; *) continue ;; esac
+        for subject in floor program; do
+            report="$out/keys-$t-$subject.json"
+            rm -f "$report"
+            if [[ $subject == floor ]]; then
+                script='j*30@100ms'
+                cmd=(sh -c 'stty raw -echo; exec cat')
+            else
+                script='j*20@300ms q'
+                cmd=("$root/target/release/examples/keyed_ratatui" bufwriter)
+            fi
+            echo "+ flushlab wrap --terminal $t --size $size --keys '$script' -- ${cmd[*]}"
+            "$bin" wrap --terminal "$t" --size "$size" --keys "$script" --export-json "$report" \
+                -- "${cmd[@]}" 2>/dev/null || echo "  $t: wrap --terminal failed (not installed?)"
+        done
+        [[ -s "$out/keys-$t-program.json" && -s "$out/keys-$t-floor.json" ]] && typed+=("$t")
+    done
+    if ((${#typed[@]})); then
+        python3 - "$out" "$size" "${typed[@]}" > "$out/keys.md" <<'PY'
+import json, sys
+out, size, terminals = sys.argv[1], sys.argv[2], sys.argv[3:]
+ms = lambda v: f"{v:.2f}" if v < 10 else f"{v:.1f}"
+print(f"key→pixel at {size}: keys typed as X key events, the window's changes (DAMAGE); ms, p50 / p95\n")
+print("| terminal | floor: raw cat, last pixel | ratatui + BufWriter: first pixel | last pixel | key→frame (inside) | paint |")
+print("|---|---|---|---|---|---|")
+for t in terminals:
+    floor = json.load(open(f"{out}/keys-{t}-floor.json"))["keys"]
+    prog = json.load(open(f"{out}/keys-{t}-program.json"))["keys"]
+    pair = lambda p: f"{ms(p['p50'])} / {ms(p['p95'])}" if p else "unknown"
+    px = lambda k, edge: pair((k.get("pixels_ms") or {}).get(edge))
+    paint = (prog.get("stages_ms") or {}).get("paint")
+    print(f"| {t} | {px(floor, 'last')} | {px(prog, 'first')} | {px(prog, 'last')} | "
+          f"{pair(prog.get('key_to_frame_ms'))} | {pair(paint)} |")
+PY
+        echo "  key→pixel: $out/keys.md"
+    else
+        echo "no X terminal was typed into: no key→pixel table"
     fi
 fi
