@@ -131,7 +131,7 @@ pub fn diagnose(e: &Evidence) -> Vec<Diagnosis> {
     if let Some(diagnosis) = encoder_bound(e) {
         found.push(diagnosis);
     }
-    if let Some(diagnosis) = slow_keys(e, &found) {
+    if let Some(diagnosis) = e.keys.and_then(|keys| slow_keys(keys, &found)) {
         found.push(diagnosis);
     }
     if let Some(share) = e.blocked_share.filter(|&s| s >= READER_BOUND) {
@@ -174,15 +174,21 @@ fn encoder_bound(e: &Evidence) -> Option<Diagnosis> {
     })
 }
 
-/// Keys slower than [`SLOW_KEY_MS`]: the stage that dominates, and what to change in its terms.
-fn slow_keys(e: &Evidence, found: &[Diagnosis]) -> Option<Diagnosis> {
+/// Keys slower than [`SLOW_KEY_MS`] (to their frame, or in a real terminal to their last
+/// pixel): the stage that dominates, and what to change in its terms.
+pub(super) fn slow_keys(
+    keys: &crate::detect::keyed::KeyLatencies,
+    found: &[Diagnosis],
+) -> Option<Diagnosis> {
     use crate::units::milliseconds;
-    let keys = e.keys?;
-    let whole = keys.key_to_frame_ms?.p50;
+    let (whole, to) = match keys.pixels_ms {
+        Some(pixels) => (pixels.last.p50, "its last pixel"),
+        None => (keys.key_to_frame_ms?.p50, "its frame"),
+    };
     let stage = keys.dominant_stage.filter(|_| whole >= SLOW_KEY_MS)?;
     let p50 = keys.stages_ms?.each().find(|&(s, _)| s == stage)?.1.p50;
     let share = format!(
-        "{} of a key's {} to its frame (p50)",
+        "{} of a key's {} to {to} (p50)",
         milliseconds(p50),
         milliseconds(whole)
     );

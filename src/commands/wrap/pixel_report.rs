@@ -29,6 +29,8 @@ pub struct PixelReport {
     pub terminal_bytes_written: u64,
     pub inside: InsideReport,
     pub keys: KeysReport,
+    /// The stage a slow key's time goes to, and what to change (`keys-paint`: the terminal).
+    pub diagnoses: Vec<super::diagnose::Diagnosis>,
     /// Every change of the terminal's window seen (DAMAGE), CLOCK_MONOTONIC ns: the keys' pixels
     /// come from these, and another tool can hold them against its own times.
     pub window_changes_ns: Vec<u64>,
@@ -38,6 +40,9 @@ impl PixelReport {
     pub(super) fn of(args: &super::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
         crate::detect::pixels::add_pixels(&mut latencies, &run.timeline, &run.changes);
+        let diagnoses = super::diagnose::slow_keys(&latencies, &[])
+            .into_iter()
+            .collect();
         PixelReport {
             version: env!("CARGO_PKG_VERSION"),
             command: args
@@ -66,6 +71,7 @@ impl PixelReport {
                 unsettled: run.unsettled,
                 latencies,
             },
+            diagnoses,
             inside: run.inside,
             window_changes_ns: run.changes,
         }
@@ -88,6 +94,9 @@ impl PixelReport {
             out += "\n  no frame was seen from inside CMD: no stages, no pixels a key";
         }
         out += &self.inside.summary();
+        for d in &self.diagnoses {
+            out += &format!("\n  {}: {}", d.code, d.message);
+        }
         out
     }
 }
