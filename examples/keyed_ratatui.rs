@@ -7,6 +7,11 @@
 //! - `stderr`: `CrosstermBackend::new(stderr())`, unbuffered: one write(2) a fragment.
 //! - `bufwriter`: a 64 KiB `BufWriter` over `stdout()`, flushed once a frame.
 //!
+//! A second argument `markers` paints the frame markers `flushlab paint` reads
+//! (`flushlab::painting::marker`): the calibration pattern in the first frame, then frame N's
+//! number (N keys answered) in each frame after it, so that a picture of the window says which
+//! key's frame it shows.
+//!
 //! Before its first frame it asks the terminal where the cursor is (crossterm's
 //! `cursor::position()`), then its background colour (OSC 11) and device attributes (DA1), and
 //! exits 1 when either goes unanswered, as programs that need them do.
@@ -64,7 +69,10 @@ fn terminal_answers() -> io::Result<bool> {
     Ok(false)
 }
 
-fn run<W: Write>(mut terminal: Terminal<CrosstermBackend<W>>) -> io::Result<Vec<(u8, u64, u64)>>
+fn run<W: Write>(
+    mut terminal: Terminal<CrosstermBackend<W>>,
+    markers: bool,
+) -> io::Result<Vec<(u8, u64, u64)>>
 where
     CrosstermBackend<W>: Backend<Error = io::Error>,
 {
@@ -84,7 +92,7 @@ where
     });
     let mut log = Vec::new();
     let mut n = 0u64;
-    draw(&mut terminal, n)?;
+    draw(&mut terminal, n, markers)?;
     while !stop.load(Ordering::Relaxed) {
         let Ok((key, read_ns)) = arrived.recv_timeout(Duration::from_millis(250)) else {
             continue;
@@ -93,17 +101,22 @@ where
             break;
         }
         n += 1;
-        draw(&mut terminal, n)?;
+        draw(&mut terminal, n, markers)?;
         nix::sys::termios::tcdrain(io::stderr())?;
         log.push((key, read_ns, now_ns()));
     }
     Ok(log)
 }
 
-fn draw<W: Write>(terminal: &mut Terminal<CrosstermBackend<W>>, n: u64) -> io::Result<()>
+fn draw<W: Write>(
+    terminal: &mut Terminal<CrosstermBackend<W>>,
+    n: u64,
+    markers: bool,
+) -> io::Result<()>
 where
     CrosstermBackend<W>: Backend<Error = io::Error>,
 {
+    use flushlab::painting::marker;
     terminal.draw(|frame| {
         let area = frame.area();
         let buf = frame.buffer_mut();
@@ -116,12 +129,27 @@ where
                     .set_bg(Color::Rgb(255 - v, v, 64));
             }
         }
+        if markers && n == 0 {
+            let (top, bottom) = marker::rows(area);
+            for y in [top, bottom] {
+                for i in 0..marker::CELLS.min(area.width) {
+                    let (r, g, b) = marker::CALIBRATION[usize::from(i % 2)];
+                    buf[(area.x + i, y)]
+                        .set_char(' ')
+                        .set_fg(Color::Rgb(r, g, b))
+                        .set_bg(Color::Rgb(r, g, b));
+                }
+            }
+        } else if markers {
+            marker::paint(n, area, buf);
+        }
     })?;
     Backend::flush(terminal.backend_mut())
 }
 
 fn main() -> io::Result<()> {
     let writer = std::env::args().nth(1).unwrap_or_else(|| "stderr".into());
+    let markers = std::env::args().nth(2).is_some_and(|a| a == "markers");
     enable_raw_mode()?;
     execute!(io::stdout(), EnterAlternateScreen)?;
     // As a published ratatui program starts: where is the cursor (2 s, then an error).
@@ -138,10 +166,14 @@ fn main() -> io::Result<()> {
         std::process::exit(1);
     }
     let log = match writer.as_str() {
-        "stderr" => run(Terminal::new(CrosstermBackend::new(io::stderr()))?),
-        "bufwriter" => run(Terminal::new(CrosstermBackend::new(
-            io::BufWriter::with_capacity(64 * 1024, io::stdout()),
-        ))?),
+        "stderr" => run(Terminal::new(CrosstermBackend::new(io::stderr()))?, markers),
+        "bufwriter" => run(
+            Terminal::new(CrosstermBackend::new(io::BufWriter::with_capacity(
+                64 * 1024,
+                io::stdout(),
+            )))?,
+            markers,
+        ),
         other => {
             let _ = disable_raw_mode();
             eprintln!("keyed_ratatui: unknown writer {other:?}: stderr, bufwriter");

@@ -6,6 +6,9 @@
 //! and under `CI=true` a missing program fails them.
 
 mod common;
+#[path = "common/example.rs"]
+#[allow(dead_code)]
+mod example;
 
 use std::process::{Command, Stdio};
 
@@ -193,6 +196,43 @@ fn trace_and_plot_show_the_paint(
     );
     let svg = std::fs::read_to_string(plot).unwrap();
     assert!(svg.contains("paint p50"), "{size}");
+}
+
+/// The picture after each key is the frame the program drew for it: a ratatui program painting
+/// `flushlab paint`'s frame markers (frame N for its Nth key), as is and with its own
+/// `BufWriter`, read back from the window's pixels at each key's last change.
+#[test]
+fn the_picture_after_each_key_is_the_frame_drawn_for_it() {
+    if !can_type() {
+        return;
+    }
+    let program = example::example_path("keyed_ratatui");
+    for writer in ["stderr", "bufwriter"] {
+        let json = common::scratch(&format!("markers-{writer}.json"));
+        let out = flushlab()
+            .args(["wrap", "--terminal", "xterm", "--size", "120x40"])
+            .args(["--keys", "j*6@600ms q", "--export-json"])
+            .arg(&json)
+            .arg("--")
+            .arg(&program)
+            .args([writer, "markers"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{writer}: {stderr}");
+        let report: Value = common::read_json(&json);
+        let shown: Vec<Value> = report["keys"]["each"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["key"] == "j")
+            .map(|k| k["pixels_ms"]["frame_shown"].clone())
+            .collect();
+        let drawn: Vec<Value> = (1..=6).map(Value::from).collect();
+        assert_eq!(shown, drawn, "{writer}: {stderr}");
+        assert!(stderr.contains("frame markers read back"), "{stderr}");
+    }
 }
 
 /// What cannot be typed, and what is missing, is one line naming it, before any key; nothing

@@ -203,6 +203,14 @@ impl Observer {
     }
 }
 
+/// A window's changes (`Watch::changes`): when, and where its frame markers were read back,
+/// the frame they showed then (`None`: the two disagreed, or one was caught half painted).
+#[derive(Debug, Default)]
+pub struct Changes {
+    pub at: Vec<u64>,
+    pub frames: Vec<(u64, Option<u32>)>,
+}
+
 /// What an observer thread saw, and the share of a core it took.
 #[derive(Debug)]
 pub struct Observed {
@@ -227,61 +235,74 @@ impl Watch<'_> {
         strips: &Strips,
         mut done: impl FnMut() -> bool,
     ) -> anyhow::Result<Vec<Read>> {
-        let conn = &self.observer.conn;
         let mut reads = Vec::with_capacity(1 << 14);
         while let Some((at_ns, _)) = self.next_change(&mut done)? {
             let asked = Instant::now();
-            let top = conn.get_image(
-                ImageFormat::Z_PIXMAP,
-                self.window,
-                strips.x,
-                strips.top_y,
-                strips.width,
-                1,
-                !0,
-            )?;
-            let bottom = conn.get_image(
-                ImageFormat::Z_PIXMAP,
-                self.window,
-                strips.x,
-                strips.bottom_y,
-                strips.width,
-                1,
-                !0,
-            )?;
-            let (Ok(top), Ok(bottom)) = (top.reply(), bottom.reply()) else {
+            let Some((top, bottom)) = self.read_strips(strips)? else {
                 break;
             };
             reads.push(Read {
                 at_ns,
                 round_trip: asked.elapsed(),
-                top: decode_strip(&top.data, &strips.centres),
-                bottom: decode_strip(&bottom.data, &strips.centres),
+                top,
+                bottom,
             });
         }
         Ok(reads)
     }
 
     /// When the window changed (CLOCK_MONOTONIC ns, as reports arrived: of the reports read in
-    /// one go, the first and the last), until `done` says to stop: the times alone, nothing read back;
-    /// `seen` is told of each as it comes.
+    /// one go, the first and the last), until `done` says to stop; `seen` is told of each as it
+    /// comes. Once `strips` are known (the window showed the calibration pattern), the frame
+    /// marker is read back after each change: `(when, the frame both markers carry)`.
     pub fn changes(
         &self,
         mut done: impl FnMut() -> bool,
         mut seen: impl FnMut(u64),
-    ) -> anyhow::Result<Vec<u64>> {
-        let mut changes = Vec::with_capacity(1 << 12);
+        strips: &std::sync::OnceLock<Strips>,
+    ) -> anyhow::Result<Changes> {
+        let mut out = Changes::default();
         while let Some((first, last)) = self.next_change(&mut done)? {
             if self.rearm {
                 self.observer.conn.flush()?;
             }
-            changes.push(first);
+            out.at.push(first);
             if last > first {
-                changes.push(last);
+                out.at.push(last);
             }
             seen(last);
+            if let Some(strips) = strips.get() {
+                let Some((top, bottom)) = self.read_strips(strips)? else {
+                    break;
+                };
+                out.frames.push((last, top.filter(|_| top == bottom)));
+            }
         }
-        Ok(changes)
+        Ok(out)
+    }
+
+    /// The two markers' frame numbers now; `None` once the window is gone.
+    fn read_strips(&self, strips: &Strips) -> anyhow::Result<Option<(Option<u32>, Option<u32>)>> {
+        let conn = &self.observer.conn;
+        let strip = |y| {
+            conn.get_image(
+                ImageFormat::Z_PIXMAP,
+                self.window,
+                strips.x,
+                y,
+                strips.width,
+                1,
+                !0,
+            )
+        };
+        let (top, bottom) = (strip(strips.top_y)?, strip(strips.bottom_y)?);
+        let (Ok(top), Ok(bottom)) = (top.reply(), bottom.reply()) else {
+            return Ok(None);
+        };
+        Ok(Some((
+            decode_strip(&top.data, &strips.centres),
+            decode_strip(&bottom.data, &strips.centres),
+        )))
     }
 
     /// Waits for the window's next change and re-arms the report (queued before anything is

@@ -21,7 +21,7 @@ use super::keys::Keys;
 use crate::detect::timeline::{SentKey, Timeline};
 use crate::painting::display::{self, Terminal, Xvfb};
 use crate::painting::keyboard::{Keyboard, Stroke};
-use crate::painting::observer::{Observer, wait_for};
+use crate::painting::observer::{Changes, Observer, Strips, wait_for};
 
 /// CMD is ready for keys once its threads are asleep and the window has not changed this long.
 const READY_QUIET: Duration = Duration::from_millis(100);
@@ -38,8 +38,8 @@ pub(super) struct PixelRun {
     pub(super) size: (u16, u16),
     pub(super) seconds: f64,
     pub(super) timeline: Timeline,
-    /// When the window changed, CLOCK_MONOTONIC ns, sorted.
-    pub(super) changes: Vec<u64>,
+    /// When the window changed, CLOCK_MONOTONIC ns, sorted; the frame markers read back.
+    pub(super) changes: Changes,
     pub(super) inside: InsideReport,
     /// After CMD started, when the first key went (`None`: CMD was never ready).
     pub(super) started_after: Option<Duration>,
@@ -135,22 +135,30 @@ fn type_keys(
     Ok(sent)
 }
 
-/// The window's changes timed on a thread of their own until `done`, the last one's time kept
-/// in `last_change` as they come.
+/// What the window's watcher shares with the run: the last change's time as they come, where
+/// the frame markers are once the calibration pattern was seen, and when to stop.
+#[derive(Default)]
+struct Watching {
+    last_change: AtomicU64,
+    strips: std::sync::OnceLock<Strips>,
+    done: AtomicBool,
+}
+
+/// The window's changes timed on a thread of their own until `shared.done`.
 fn watch_window(
     watcher: Observer,
     window: x11rb::protocol::xproto::Window,
-    last_change: &Arc<AtomicU64>,
-    done: &Arc<AtomicBool>,
-) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Vec<u64>>>> {
-    let (last_change, done) = (Arc::clone(last_change), Arc::clone(done));
+    shared: &Arc<Watching>,
+) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Changes>>> {
+    let shared = Arc::clone(shared);
     std::thread::Builder::new()
         .name("wrap-window".into())
         .spawn(move || {
             let watch = watcher.watch_every_change(window)?;
             watch.changes(
-                || done.load(Ordering::Relaxed),
-                |at| last_change.store(at, Ordering::Relaxed),
+                || shared.done.load(Ordering::Relaxed),
+                |at| shared.last_change.store(at, Ordering::Relaxed),
+                &shared.strips,
             )
         })
 }
@@ -210,11 +218,9 @@ pub(super) fn measure(
     let started = Instant::now();
     let (window_holder, window, cmd) =
         start_terminal((&server, &watcher), terminal, args.size, &command)?;
-    let (last_change, done) = (
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicBool::new(false)),
-    );
-    let watching = watch_window(watcher, window, &last_change, &done)?;
+    let shared = Arc::new(Watching::default());
+    let last_change = &shared.last_change;
+    let watching = watch_window(watcher, window, &shared)?;
     keyboard.focus(window)?;
     keyboard.sync()?;
     let over = |deadline: Option<Instant>| {
@@ -224,15 +230,22 @@ pub(super) fn measure(
             || watching.is_finished()
     };
     let deadline = args.duration.map(|d| started + d);
-    let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), &last_change, || {
+    let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), last_change, || {
         over(deadline)
     });
+    // A program that shows the calibration pattern when it is ready (the frame markers'
+    // places, as `flushlab paint` draws it) gets its markers read back after each change.
+    if ready_at.is_some()
+        && let Some(strips) = Observer::connect(&server.display)?.calibrate(window)?
+    {
+        let _ = shared.strips.set(strips);
+    }
     let mut sent = Vec::new();
     let mut unsettled = false;
     if ready_at.is_some() {
         sent = type_keys(&keyboard, (before, &strokes), || over(deadline))?;
         if deadline.is_none() {
-            unsettled = !settle(cmd.0, &last_change, || over(None));
+            unsettled = !settle(cmd.0, last_change, || over(None));
         }
         while deadline.is_some() && !over(deadline) {
             std::thread::sleep(Duration::from_millis(10));
@@ -244,7 +257,7 @@ pub(super) fn measure(
     // the window showed.
     drop(cmd);
     drop(window_holder);
-    done.store(true, Ordering::Relaxed);
+    shared.done.store(true, Ordering::Relaxed);
     let changes = watching
         .join()
         .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?

@@ -39,7 +39,12 @@ pub struct PixelReport {
 impl PixelReport {
     pub(super) fn of(args: &super::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
-        crate::detect::pixels::add_pixels(&mut latencies, &run.timeline, &run.changes);
+        crate::detect::pixels::add_pixels(
+            &mut latencies,
+            &run.timeline,
+            &run.changes.at,
+            &run.changes.frames,
+        );
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
             .into_iter()
             .collect();
@@ -73,7 +78,7 @@ impl PixelReport {
             },
             diagnoses,
             inside: run.inside,
-            window_changes_ns: run.changes,
+            window_changes_ns: run.changes.at,
         }
     }
 
@@ -90,6 +95,19 @@ impl PixelReport {
             thousands(self.terminal_bytes_written),
         );
         out += &self.keys.summary();
+        let shown: Vec<u32> = self
+            .keys
+            .latencies
+            .each
+            .iter()
+            .filter_map(|k| k.pixels_ms?.frame_shown)
+            .collect();
+        if !shown.is_empty() {
+            out += &format!(
+                "\n  frame markers read back from the window: {} keys' last pictures showed a whole frame (`frame_shown`)",
+                thousands(shown.len() as u64)
+            );
+        }
         if self.keys.latencies.stages_ms.is_none() && self.keys.sent > 0 {
             out += "\n  no frame was seen from inside CMD: no stages, no pixels a key";
         }

@@ -24,11 +24,14 @@ use super::timeline::Timeline;
 /// would change the window by itself: the terminals are started with their cursor steady.
 pub const SETTLED: Duration = Duration::from_millis(100);
 
-/// When the window first and last changed for one key, in milliseconds after the key was sent.
+/// When the window first and last changed for one key, in milliseconds after the key was sent;
+/// and where the program paints frame markers, the frame the window showed at its last change.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct KeyPixels {
     pub first: f64,
     pub last: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_shown: Option<u32>,
 }
 
 /// Key→first and last pixel, and how often the window changed in the run.
@@ -43,8 +46,15 @@ pub struct PixelSummary {
 }
 
 /// Adds to each key its first and last pixel and its paint stage, and their summary, from
-/// `changes` (when the window changed, CLOCK_MONOTONIC ns, sorted) in the run of `timeline`.
-pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline, changes: &[u64]) {
+/// `changes` (when the window changed, CLOCK_MONOTONIC ns, sorted) in the run of `timeline`;
+/// `markers`, where the window's frame markers were read back (when, and the frame they
+/// showed), gives each key the frame on screen at its last change.
+pub fn add_pixels(
+    latencies: &mut KeyLatencies,
+    timeline: &Timeline,
+    changes: &[u64],
+    markers: &[(u64, Option<u32>)],
+) {
     let frames: Vec<Option<(u64, u64)>> = latencies.each.iter().map(frame_of).collect();
     // Every frame's first write, whoever asked for it: the next one bounds a key's pixels.
     let mut starts: Vec<u64> = timeline
@@ -78,9 +88,12 @@ pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline, changes: &[
             continue;
         };
         let ms = |at: u64| at.saturating_sub(key.sent_ns) as f64 / 1e6;
+        // Read back after the change it follows, stamped with that change's time.
+        let shown = markers.partition_point(|m| m.0 < last);
         key.pixels_ms = Some(KeyPixels {
             first: ms(first),
             last: ms(last),
+            frame_shown: markers.get(shown).filter(|m| m.0 < limit).and_then(|m| m.1),
         });
         if let Some(stages) = key.stages_ms.as_mut() {
             stages.paint = Some(last.saturating_sub(frame_end) as f64 / 1e6);
@@ -214,11 +227,15 @@ mod tests {
     fn add(l: &mut KeyLatencies, unprompted: &[u64], changes_ms: &[f64], end_ms: u64) {
         let run = timeline(l, unprompted, end_ms);
         let changes: Vec<u64> = changes_ms.iter().map(|&m| (m * 1e6) as u64).collect();
-        add_pixels(l, &run, &changes);
+        add_pixels(l, &run, &changes, &[]);
     }
 
     fn pixels(first: f64, last: f64) -> Option<KeyPixels> {
-        Some(KeyPixels { first, last })
+        Some(KeyPixels {
+            first,
+            last,
+            frame_shown: None,
+        })
     }
 
     #[test]
@@ -298,6 +315,28 @@ mod tests {
         assert_eq!(l.each[0].pixels_ms.map(|p| p.last), Some(3.5));
         assert_eq!(l.each[1].pixels_ms.map(|p| p.last), Some(2.5));
         assert_eq!(l.pixels_ms.unwrap().unpainted, 0);
+    }
+
+    #[test]
+    fn the_frame_shown_is_the_one_read_back_after_the_last_change() {
+        // Frames 12..13 and 14..15; markers read back after each change.
+        let mut l = latencies(vec![key(10, 1.0), key(12, 1.0)]);
+        let run = timeline(&l, &[], 600);
+        let at = |ms: f64| (ms * 1e6) as u64;
+        let changes = [at(12.5), at(13.5), at(14.5), at(15.5)];
+        let frames = [
+            (at(12.5), None),
+            (at(13.5), Some(1)),
+            (at(14.5), Some(1)),
+            (at(15.5), Some(2)),
+        ];
+        add_pixels(&mut l, &run, &changes, &frames);
+        let shown: Vec<Option<u32>> = l
+            .each
+            .iter()
+            .map(|k| k.pixels_ms.and_then(|p| p.frame_shown))
+            .collect();
+        assert_eq!(shown, [Some(1), Some(2)]);
     }
 
     #[test]
