@@ -67,6 +67,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -349,7 +350,10 @@ static int kind_of(int fd) {
         return K_OTHER; /* not cached: the number may be handed out later */
     }
     errno = saved;
-    int k = S_ISCHR(st.st_mode) && st.st_rdev == tty_rdev   ? K_TTY
+    /* /dev/tty is the process's controlling terminal, which in CMD's session is the pty
+     * (crossterm reads its keys from it, some programs write there). */
+    int k = S_ISCHR(st.st_mode) && (st.st_rdev == tty_rdev || st.st_rdev == makedev(5, 0))
+                ? K_TTY
             : S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? K_PIPE
                                                            : K_OTHER;
     if (fd < FD_CACHE)

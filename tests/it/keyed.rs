@@ -579,6 +579,22 @@ fn a_cmd_that_crashes_or_is_killed_mid_script_ends_wrap_with_its_status() {
     }
 }
 
+/// A program that reads its keys from and writes its frames to /dev/tty (its controlling
+/// terminal, the pty) is seen from inside as one on its standard streams: its terminal writes
+/// counted (one a key, and the first frame), its reads timed (an input delay a key).
+#[test]
+fn a_program_on_dev_tty_is_seen_from_inside() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/devtty_keys.py");
+    let script = script.to_str().unwrap();
+    let (code, json, said, _) = wrap_keys("80x24", "j*10@50ms q", &["python3", script]);
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(json["write_scope"]["scope"], "terminal", "{said}");
+    assert_eq!(json["terminal_write_calls"], 12, "{said}");
+    let stages = &json["keys"]["stages_ms"];
+    assert!(stages["input_delay"]["p50"].is_number(), "{said}");
+}
+
 #[test]
 fn a_hostile_script_is_one_line_naming_the_word() {
     for (flags, names) in [
