@@ -20,18 +20,7 @@ fn flushlab() -> Command {
 
 /// Whether Xvfb and xterm are here; under CI they must be.
 fn can_type() -> bool {
-    let here = ["Xvfb", "xterm"].iter().all(|p| {
-        std::env::var_os("PATH")
-            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
-    });
-    assert!(
-        here || std::env::var_os("CI").is_none(),
-        "CI must have Xvfb and xterm (.ci/run installs them)"
-    );
-    if !here {
-        eprintln!("skipped: Xvfb or xterm is not installed");
-    }
-    here
+    common::has_programs(&["Xvfb", "xterm"])
 }
 
 /// Every key of a script reaches the program once and in order, named keys included, in both

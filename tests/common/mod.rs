@@ -371,3 +371,21 @@ pub fn c_program(name: &str) -> ScratchFile {
     assert!(built.success(), "gcc {}", source.display());
     binary
 }
+
+/// Whether the programs a test in a real terminal needs are on PATH (Xvfb and xterm); under CI
+/// they must be (`.ci/run` installs them), elsewhere the test says why it did not run.
+pub fn has_programs(programs: &[&str]) -> bool {
+    let here = programs.iter().all(|p| {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(p).is_file()))
+    });
+    assert!(
+        here || std::env::var_os("CI").is_none(),
+        "CI must have {} (.ci/run installs them)",
+        programs.join(" and ")
+    );
+    if !here {
+        eprintln!("skipped: {} is not installed", programs.join(" or "));
+    }
+    here
+}

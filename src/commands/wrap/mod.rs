@@ -162,14 +162,17 @@ impl WrapArgs {
         .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
     }
 
-    /// CMD as the user gave it, for one line.
-    pub fn command_line(&self) -> String {
-        let words: Vec<String> = self
-            .command
+    /// CMD as the user gave it, word by word (for the JSON).
+    pub fn command_words(&self) -> Vec<String> {
+        self.command
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        crate::units::one_line(&words.join(" "))
+            .collect()
+    }
+
+    /// CMD as the user gave it, for one line.
+    pub fn command_line(&self) -> String {
+        crate::units::one_line(&self.command_words().join(" "))
     }
 }
 
@@ -340,18 +343,12 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
             .write_json(&report)
             .with_context(|| format!("writing the report to {destination}"))?;
     }
-    if let Some(destination) = &args.trace {
-        let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
-            timeline: &timeline,
-            keys: report.keys.as_ref().map(|k| &k.latencies),
-            command: &args.command_line(),
-            wrap_pid: std::process::id(),
-            window_changes: &[],
-        })?;
-        destination
-            .write(&trace)
-            .with_context(|| format!("writing the trace to {destination}"))?;
-    }
+    write_trace(
+        &args,
+        &timeline,
+        report.keys.as_ref().map(|k| &k.latencies),
+        &[],
+    )?;
     if let (Some(destination), Some(keys)) = (&args.plot, &report.keys) {
         let panel = Panel::of(String::new(), &timeline, &keys.latencies);
         draw_keys(
@@ -393,18 +390,12 @@ fn in_a_terminal(
             .write_json(&report)
             .with_context(|| format!("writing the report to {destination}"))?;
     }
-    if let Some(destination) = &args.trace {
-        let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
-            timeline: &timeline,
-            keys: Some(&report.keys.latencies),
-            command: &args.command_line(),
-            wrap_pid: std::process::id(),
-            window_changes: &report.window_changes_ns,
-        })?;
-        destination
-            .write(&trace)
-            .with_context(|| format!("writing the trace to {destination}"))?;
-    }
+    write_trace(
+        args,
+        &timeline,
+        Some(&report.keys.latencies),
+        &report.window_changes_ns,
+    )?;
     if let Some(destination) = &args.plot {
         let panel = Panel::of(
             terminal.name().to_owned(),
@@ -426,6 +417,28 @@ fn in_a_terminal(
         0 => Outcome::Finished,
         sig => Outcome::Signal(sig),
     })
+}
+
+/// `--trace`: the run's timeline (with a terminal's window changes) as trace-event JSON.
+fn write_trace(
+    args: &WrapArgs,
+    timeline: &Timeline,
+    keys: Option<&crate::detect::keyed::KeyLatencies>,
+    window_changes: &[u64],
+) -> anyhow::Result<()> {
+    let Some(destination) = &args.trace else {
+        return Ok(());
+    };
+    let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
+        timeline,
+        keys,
+        command: &args.command_line(),
+        wrap_pid: std::process::id(),
+        window_changes,
+    })?;
+    destination
+        .write(&trace)
+        .with_context(|| format!("writing the trace to {destination}"))
 }
 
 /// `--plot`: the keys' waterfall written to `destination` (a run without keys to draw is said,
@@ -524,11 +537,7 @@ fn report(args: &WrapArgs, m: Measured, timeline: &Timeline) -> WrapReport {
     let per = |x: u64| x as f64 / m.seconds.max(1e-9);
     WrapReport {
         version: env!("CARGO_PKG_VERSION"),
-        command: args
-            .command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        command: args.command_words(),
         cols: m.size.0,
         rows: m.size.1,
         reader: m.reader.to_string(),

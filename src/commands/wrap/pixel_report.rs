@@ -50,11 +50,7 @@ impl PixelReport {
             .collect();
         PixelReport {
             version: env!("CARGO_PKG_VERSION"),
-            command: args
-                .command
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
+            command: args.command_words(),
             terminal: run.terminal,
             display: "own-xvfb",
             cols: run.size.0,
