@@ -93,6 +93,12 @@ impl Observer {
             ancestors.push(parent as u32);
             ids = crate::sys::process_ids(Some(parent));
         }
+        self.window_of(&ancestors)
+    }
+
+    /// The window whose `_NET_WM_PID` is one of `pids`, among the top-level windows and their
+    /// children (where a window manager put them in frames); `None` while there is none.
+    pub fn window_of(&self, pids: &[u32]) -> anyhow::Result<Option<Window>> {
         let atom = self.conn.intern_atom(true, b"_NET_WM_PID")?.reply()?.atom;
         if atom == x11rb::NONE {
             return Ok(None);
@@ -120,7 +126,14 @@ impl Observer {
                 continue;
             };
             let pid = property.value32().and_then(|mut v| v.next());
-            if pid.is_some_and(|pid| ancestors.contains(&pid)) {
+            let viewable = || {
+                self.conn
+                    .get_window_attributes(window)
+                    .ok()
+                    .and_then(|c| c.reply().ok())
+                    .is_some_and(|a| a.map_state == MapState::VIEWABLE)
+            };
+            if pid.is_some_and(|pid| pids.contains(&pid)) && viewable() {
                 return Ok(Some(window));
             }
         }

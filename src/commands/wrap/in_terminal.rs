@@ -1,4 +1,5 @@
-//! `wrap --terminal NAME`: CMD in a real terminal emulator on flushlab's own X server, typed
+//! `wrap --terminal NAME`: CMD in a real terminal emulator on flushlab's own X server (or the
+//! person's, `--display`), typed
 //! into as a person types (key events through XTEST, encoded by the terminal), its window
 //! watched through DAMAGE, the observer inside CMD as in every wrap. The terminal reads CMD's
 //! pty, so what a fix buys is measured against the reader a person has; wrap reads nothing of
@@ -35,6 +36,8 @@ const WINDOW_AT_MOST: Duration = Duration::from_secs(20);
 /// What one run in a terminal gave.
 pub(super) struct PixelRun {
     pub(super) terminal: Terminal,
+    /// `--display`, or `None` for flushlab's own Xvfb.
+    pub(super) display: Option<String>,
     pub(super) size: (u16, u16),
     pub(super) seconds: f64,
     pub(super) timeline: Timeline,
@@ -97,6 +100,13 @@ fn through_env(
     program: &Path,
     args: &[OsString],
 ) -> anyhow::Result<Vec<OsString>> {
+    if program.as_os_str().to_string_lossy().contains('=') {
+        // `env` would take it for a variable.
+        bail!(
+            "wrap --terminal: '{}': a program whose path holds '=' cannot be started through env",
+            crate::units::printable(&program.to_string_lossy())
+        );
+    }
     let env = crate::files::find_program("env".as_ref()).context("env is not installed")?;
     let mut command: Vec<OsString> = vec![env.into(), "--".into()];
     let passed = std::env::vars_os().filter(|(name, _)| !terminal_sets(name));
@@ -163,19 +173,25 @@ fn watch_window(
         })
 }
 
-/// `terminal` started on `server` running `command`: the terminal (its process group), its
-/// window once mapped, and CMD once started.
+/// `terminal` started on `display` (`own`: flushlab's Xvfb) running `command`: the terminal
+/// (its process group), its window once mapped, and CMD once started.
 fn start_terminal(
-    (server, watcher): (&Xvfb, &Observer),
+    (display, own, watcher): (&str, bool, &Observer),
     terminal: Terminal,
     size: (u16, u16),
     command: &[OsString],
 ) -> anyhow::Result<(display::Group, x11rb::protocol::xproto::Window, Cmd)> {
-    let mut holder = display::launch((&server.display, true), terminal, size, command, &[])?;
+    let mut holder = display::launch((display, own), terminal, size, command, &[])?;
+    let pid = holder.pid();
+    // On flushlab's own display the terminal's is the only window; on another, the one its
+    // process names as its own.
     let window = wait_for(
         WINDOW_AT_MOST,
         || holder.exited(),
-        || watcher.terminal_window(),
+        || match own {
+            true => watcher.terminal_window(),
+            false => watcher.window_of(&[pid.unsigned_abs()]),
+        },
     )?
     .with_context(|| {
         format!(
@@ -184,7 +200,6 @@ fn start_terminal(
             WINDOW_AT_MOST.as_secs()
         )
     })?;
-    let pid = holder.pid();
     let cmd = wait_for(
         Duration::from_secs(10),
         || holder.exited(),
@@ -194,6 +209,19 @@ fn start_terminal(
     Ok((holder, window, Cmd(cmd)))
 }
 
+/// `--display`: the person's own X server, where they watch it; else one of flushlab's, held
+/// until the run is over. The display's name either way.
+fn x_server(display: Option<&str>) -> anyhow::Result<(Option<Xvfb>, String)> {
+    Ok(match display {
+        Some(display) => (None, display.to_owned()),
+        None => {
+            let server = Xvfb::start()?;
+            let display = server.display.clone();
+            (Some(server), display)
+        }
+    })
+}
+
 /// Runs CMD in `terminal` with `keys` typed into it; see the module's documentation.
 pub(super) fn measure(
     args: &super::WrapArgs,
@@ -201,23 +229,21 @@ pub(super) fn measure(
     (terminal, keys, fix): (Terminal, &Keys, Option<Fix>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<PixelRun> {
-    if program.as_os_str().to_string_lossy().contains('=') {
-        // `env` would take it for a variable.
-        bail!(
-            "wrap --terminal: '{}': a program whose path holds '=' cannot be started through env",
-            crate::units::printable(&program.to_string_lossy())
-        );
-    }
     crate::sys::process::become_subreaper()?;
-    let server = Xvfb::start()?;
-    let keyboard = Keyboard::connect(&server.display)?;
+    let (server, display) = x_server(args.display.as_deref())?;
+    let display = display.as_str();
+    let keyboard = Keyboard::connect(display)?;
     let (before, strokes) = strokes(&keyboard, keys)?;
-    let watcher = Observer::connect(&server.display)?;
+    let watcher = Observer::connect(display)?;
     let inside = Inside::start(None, fix, None)?;
     let command = through_env(&inside, program, &args.command[1..])?;
     let started = Instant::now();
-    let (window_holder, window, cmd) =
-        start_terminal((&server, &watcher), terminal, args.size, &command)?;
+    let (window_holder, window, cmd) = start_terminal(
+        (display, server.is_some(), &watcher),
+        terminal,
+        args.size,
+        &command,
+    )?;
     let shared = Arc::new(Watching::default());
     let last_change = &shared.last_change;
     let watching = watch_window(watcher, window, &shared)?;
@@ -236,7 +262,7 @@ pub(super) fn measure(
     // A program that shows the calibration pattern when it is ready (the frame markers'
     // places, as `flushlab paint` draws it) gets its markers read back after each change.
     if ready_at.is_some()
-        && let Some(strips) = Observer::connect(&server.display)?.calibrate(window)?
+        && let Some(strips) = Observer::connect(display)?.calibrate(window)?
     {
         let _ = shared.strips.set(strips);
     }
@@ -269,6 +295,7 @@ pub(super) fn measure(
     let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), fix);
     Ok(PixelRun {
         terminal,
+        display: args.display.clone(),
         size: args.size,
         seconds,
         timeline: Timeline {

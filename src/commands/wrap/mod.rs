@@ -135,6 +135,11 @@ pub struct WrapArgs {
     #[arg(long, value_enum, value_name = "NAME", hide_possible_values = true)]
     pub terminal: Option<crate::painting::display::Terminal>,
 
+    /// With `--terminal`: open the terminal on this X display (`:0`, your desktop: watch it
+    /// while it is typed into) instead of on flushlab's own Xvfb
+    #[arg(long, value_name = "DISPLAY", requires = "terminal", value_parser = parse_display)]
+    pub display: Option<String>,
+
     /// Do not inject the observer (frames and counts seen from outside only)
     #[arg(long)]
     pub no_observer: bool,
@@ -174,6 +179,27 @@ impl WrapArgs {
     pub fn command_line(&self) -> String {
         crate::units::one_line(&self.command_words().join(" "))
     }
+}
+
+/// `--display`: an X display name (`[host]:N[.S]`), refused with the form it takes.
+fn parse_display(text: &str) -> Result<String, String> {
+    let (_, number) = text.rsplit_once(':').ok_or_else(|| {
+        format!(
+            "'{}' is no X display: [host]:N[.S], as :0",
+            crate::units::printable(text)
+        )
+    })?;
+    let number = number.split_once('.').map_or(number, |(n, _)| n);
+    if number.is_empty()
+        || !number.bytes().all(|b| b.is_ascii_digit())
+        || text.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "'{}' is no X display: [host]:N[.S], as :0",
+            crate::units::printable(text)
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 /// What a wrap does, its flags checked: CMD's program found on `PATH`, and whether CMD runs

@@ -17,8 +17,8 @@ pub struct PixelReport {
     pub version: &'static str,
     pub command: Vec<String>,
     pub terminal: Terminal,
-    /// `own-xvfb`: flushlab's own X server.
-    pub display: &'static str,
+    /// The X display the terminal ran on: `own-xvfb` for flushlab's own X server.
+    pub display: String,
     pub cols: u16,
     pub rows: u16,
     pub seconds: f64,
@@ -52,7 +52,7 @@ impl PixelReport {
             version: env!("CARGO_PKG_VERSION"),
             command: args.command_words(),
             terminal: run.terminal,
-            display: "own-xvfb",
+            display: run.display.clone().unwrap_or_else(|| "own-xvfb".to_owned()),
             cols: run.size.0,
             rows: run.size.1,
             seconds: run.seconds,
@@ -81,11 +81,15 @@ impl PixelReport {
     /// The summary printed after the run.
     pub fn summary(&self) -> String {
         let mut out = format!(
-            "wrap {} in {} {}x{} (flushlab's Xvfb, keys typed as X key events): {} s, CMD made {} terminal write(2), {} B",
+            "wrap {} in {} {}x{} ({}, keys typed as X key events): {} s, CMD made {} terminal write(2), {} B",
             printable(&self.command.join(" ")),
             self.terminal.name(),
             self.cols,
             self.rows,
+            match self.display.as_str() {
+                "own-xvfb" => "flushlab's Xvfb".to_owned(),
+                other => format!("on {}", printable(other)),
+            },
             crate::units::count(self.seconds),
             thousands(self.terminal_write_calls),
             thousands(self.terminal_bytes_written),
