@@ -109,7 +109,14 @@ impl PixelReport {
             );
         }
         if self.keys.latencies.stages_ms.is_none() && self.keys.sent > 0 {
-            out += "\n  no frame was seen from inside CMD: no stages, no pixels a key";
+            out += if self.terminal_write_calls > 0 {
+                "\n  CMD drew without waiting between its frames (keys queued behind frames \
+                 slower than their pace): no frame ends from inside, so no stages and no \
+                 pixels a key; space the keys further apart than a frame takes"
+            } else {
+                "\n  CMD wrote nothing to its terminal that the observer saw: no frames, no \
+                 pixels a key"
+            };
         }
         out += &self.inside.summary();
         for d in &self.diagnoses {
