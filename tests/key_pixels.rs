@@ -124,12 +124,18 @@ fn pixels_come_after_the_programs_own_writes() {
         let each = report["keys"]["each"].as_array().unwrap();
         let answered: Vec<&Value> = each.iter().filter(|k| k["key"] == "j").collect();
         assert_eq!(answered.len(), 12, "{size}: {stderr}");
-        // Its reads: the twelve `j` and the `q`.
-        assert_eq!(own.len(), 13, "{size}: the program's own reads");
+        // Its reads: the twelve `j` and the `q`, fewer where a loaded machine's program took
+        // two keys in one read (they share its frame). Each key's is the first read after it
+        // was sent.
+        assert!((2..=13).contains(&own.len()), "{size}: {} reads", own.len());
         let mut ends_after = Vec::new();
         let mut last_after_end = 0;
-        for (key, own) in answered.iter().zip(&own) {
+        for key in &answered {
             let sent = key["sent_ns"].as_u64().unwrap();
+            let own = own
+                .iter()
+                .find(|line| line[0] >= sent)
+                .unwrap_or_else(|| panic!("{size}: no read of the program's after {key}"));
             let at = |ms: &Value| sent + (ms.as_f64().unwrap() * 1e6) as u64;
             let frame_end = at(&key["frame_ms"]);
             // wrap's frame end (the program's next wait) never comes before the program's own
