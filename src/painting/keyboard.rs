@@ -88,8 +88,8 @@ impl Keyboard {
         Ok(())
     }
 
-    /// The strokes that type `key`, or why it cannot be typed here.
-    pub fn strokes(&self, key: &Key) -> Result<Stroke, String> {
+    /// The stroke that types `key`, or why it cannot be typed here.
+    pub fn stroke(&self, key: &Key) -> Result<Stroke, String> {
         let modifier = |sym: u32, name: &str| {
             self.codes
                 .get(&sym)

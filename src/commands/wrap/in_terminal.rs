@@ -1,7 +1,6 @@
 //! `wrap --terminal NAME`: CMD in a real terminal emulator on flushlab's own X server (or the
-//! person's, `--display`), typed
-//! into as a person types (key events through XTEST, encoded by the terminal), its window
-//! watched through DAMAGE, the observer inside CMD as in every wrap. The terminal reads CMD's
+//! person's, `--display`), typed into as a person types (key events through XTEST, encoded by
+//! the terminal), its window watched through DAMAGE, the observer inside CMD as in every wrap. The terminal reads CMD's
 //! pty, so what a fix buys is measured against the reader a person has; wrap reads nothing of
 //! the pty here (no drain stage: *paint* takes its place, from the frame's end to the window's
 //! last change).
@@ -63,7 +62,9 @@ impl Drop for Cmd {
         while Instant::now() < until && !gone(self.0) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let _ = signal_process(self.0, Signal::KILL);
+        if !gone(self.0) {
+            let _ = signal_process(self.0, Signal::KILL);
+        }
     }
 }
 
@@ -81,7 +82,7 @@ fn strokes(keyboard: &Keyboard, keys: &Keys) -> anyhow::Result<(Duration, Vec<Ty
     let mut out = Vec::with_capacity(timeline.len());
     for (key, pause) in timeline {
         let stroke = keyboard
-            .strokes(key)
+            .stroke(key)
             .map_err(|why| anyhow::anyhow!("wrap --terminal: {why}"))?;
         out.push(Typed {
             name: key.to_string(),

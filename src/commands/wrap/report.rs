@@ -191,7 +191,7 @@ impl KeysReport {
 }
 
 /// A terminal run's pixels: key→last and key→first pixel, on a line of their own.
-fn pixels_line(p: &crate::detect::pixels::PixelSummary) -> String {
+fn pixels_line(p: &crate::detect::keyed::PixelSummary) -> String {
     use crate::units::milliseconds;
     format!(
         "

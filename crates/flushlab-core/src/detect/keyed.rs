@@ -165,7 +165,7 @@ pub struct KeyAnswer {
     pub bytes: u64,
     /// In a real terminal: when the window first and last changed for it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pixels_ms: Option<super::pixels::KeyPixels>,
+    pub pixels_ms: Option<KeyPixels>,
     /// Its frame: which of the timeline's bursts (for drawing the run, not for the report).
     #[serde(skip)]
     pub burst: Option<usize>,
@@ -212,6 +212,28 @@ impl KeyAnswer {
         }
         spans
     }
+}
+
+/// In a real terminal (`wrap --terminal`, [`pixels`](super::pixels)): when the window first
+/// and last changed for one key, in milliseconds after the key was sent; and where the program
+/// paints frame markers, the frame the window showed at its last change.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KeyPixels {
+    pub first: f64,
+    pub last: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_shown: Option<u32>,
+}
+
+/// Key→first and last pixel, and how often the window changed in the run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PixelSummary {
+    pub first: Percentiles,
+    pub last: Percentiles,
+    /// Keys with a frame whose window never changed for it.
+    pub unpainted: u64,
+    /// The window's changes seen in the whole run.
+    pub changes: u64,
 }
 
 /// p50, p95 and max of some milliseconds (nearest rank).
@@ -292,7 +314,7 @@ pub struct KeyLatencies {
     pub bytes_per_key: f64,
     /// In a real terminal: key→first and last pixel over the keys whose picture changed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pixels_ms: Option<super::pixels::PixelSummary>,
+    pub pixels_ms: Option<PixelSummary>,
     pub each: Vec<KeyAnswer>,
 }
 

@@ -13,9 +13,9 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
-use super::keyed::{KeyAnswer, KeyLatencies, Percentiles, Stage, StageSummary};
+use super::keyed::{
+    KeyAnswer, KeyLatencies, KeyPixels, Percentiles, PixelSummary, Stage, StageSummary,
+};
 use super::timeline::Timeline;
 
 /// A window unchanged this long after its key's frame ended has finished painting it: ten times
@@ -23,27 +23,6 @@ use super::timeline::Timeline;
 /// change reported), six GL refreshes at 60 Hz; short of a person's next key. A blinking cursor
 /// would change the window by itself: the terminals are started with their cursor steady.
 pub const SETTLED: Duration = Duration::from_millis(100);
-
-/// When the window first and last changed for one key, in milliseconds after the key was sent;
-/// and where the program paints frame markers, the frame the window showed at its last change.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct KeyPixels {
-    pub first: f64,
-    pub last: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub frame_shown: Option<u32>,
-}
-
-/// Key→first and last pixel, and how often the window changed in the run.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct PixelSummary {
-    pub first: Percentiles,
-    pub last: Percentiles,
-    /// Keys with a frame whose window never changed for it.
-    pub unpainted: u64,
-    /// The window's changes seen in the whole run.
-    pub changes: u64,
-}
 
 /// Adds to each key its first and last pixel and its paint stage, and their summary, from
 /// `changes` (when the window changed, CLOCK_MONOTONIC ns, sorted) in the run of `timeline`;
