@@ -222,6 +222,8 @@ impl Observer {
 pub struct Changes {
     pub at: Vec<u64>,
     pub frames: Vec<(u64, Option<u32>)>,
+    /// The share of a core the watching thread took (its CPU time over its wall time).
+    pub cpu_share: f64,
 }
 
 /// What an observer thread saw, and the share of a core it took.
@@ -274,6 +276,11 @@ impl Watch<'_> {
         mut seen: impl FnMut(u64),
         strips: &std::sync::OnceLock<Strips>,
     ) -> anyhow::Result<Changes> {
+        let cpu = || {
+            let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+            (user + system).as_secs_f64()
+        };
+        let (started, cpu_before) = (Instant::now(), cpu());
         let mut out = Changes::default();
         while let Some((first, last)) = self.next_change(&mut done)? {
             if self.rearm {
@@ -291,6 +298,7 @@ impl Watch<'_> {
                 out.frames.push((last, top.filter(|_| top == bottom)));
             }
         }
+        out.cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
         Ok(out)
     }
 

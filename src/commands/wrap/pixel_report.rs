@@ -31,6 +31,9 @@ pub struct PixelReport {
     pub keys: KeysReport,
     /// The stage a slow key's time goes to, and what to change (`keys-paint`: the terminal).
     pub diagnoses: Vec<super::diagnose::Diagnosis>,
+    /// The share of a core wrap's watcher of the window took (the CPU it took from the machine
+    /// CMD and the terminal run on).
+    pub window_watcher_cpu_share: f64,
     /// Every change of the terminal's window seen (DAMAGE), CLOCK_MONOTONIC ns: the keys' pixels
     /// come from these, and another tool can hold them against its own times.
     pub window_changes_ns: Vec<u64>,
@@ -74,6 +77,7 @@ impl PixelReport {
             },
             diagnoses,
             inside: run.inside,
+            window_watcher_cpu_share: run.changes.cpu_share,
             window_changes_ns: run.changes.at,
         }
     }
@@ -118,6 +122,10 @@ impl PixelReport {
                  pixels a key"
             };
         }
+        out += &format!(
+            "\n  watching the window took {:.1}% of a core",
+            self.window_watcher_cpu_share * 100.0
+        );
         out += &self.inside.summary();
         for d in &self.diagnoses {
             out += &format!("\n  {}: {}", d.code, d.message);
