@@ -623,6 +623,18 @@ fn a_hostile_script_is_one_line_naming_the_word() {
             vec!["--terminal", "xterm", "--keys", "j", "--reader", "vt"],
             "--reader vt",
         ),
+        (
+            vec![
+                "--terminal",
+                "xterm",
+                "--keys",
+                "j",
+                "--display",
+                "nope\u{1b}",
+            ],
+            "is no X display",
+        ),
+        (vec!["--display", ":0", "--keys", "j"], "--terminal"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")
