@@ -28,3 +28,4 @@ pub mod painting;
 pub mod reader;
 pub mod renderer;
 pub mod terminal_session;
+pub mod tracer;

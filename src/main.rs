@@ -20,6 +20,21 @@ extern "C" fn note_closed_standard_fds() {
     flushlab::outcome::note_closed_standard_fds();
 }
 
+/// `PTRACE_LISTEN` for wrap's tracer (`flushlab::tracer::Listen`): the library forbids
+/// `unsafe`, and nix has no safe call for this request.
+#[allow(unsafe_code)]
+fn ptrace_listen(pid: i32) {
+    // SAFETY: PTRACE_LISTEN reads and writes no memory of ours: its address and data are null.
+    let _ = unsafe {
+        nix::libc::ptrace(
+            nix::libc::PTRACE_LISTEN,
+            pid,
+            std::ptr::null_mut::<nix::libc::c_void>(),
+            std::ptr::null_mut::<nix::libc::c_void>(),
+        )
+    };
+}
+
 fn main() -> ExitCode {
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
@@ -48,6 +63,7 @@ fn main() -> ExitCode {
         Some(Command::Report(args)) => flushlab::commands::report::run(args),
         Some(Command::Wrap(args)) => flushlab::commands::wrap::run(args),
         Some(Command::Lesson(args)) => lesson(args),
+        Some(Command::TraceExec(args)) => flushlab::tracer::run(args, ptrace_listen),
         Some(Command::Man(args)) => match flushlab::cli::manual(args.command.as_deref()) {
             Ok(page) => flushlab::outcome::print(&page)
                 .map(|()| Outcome::Finished)

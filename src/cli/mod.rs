@@ -99,6 +99,10 @@ pub enum Command {
     /// (`flushlab man bench` is flushlab-bench(1)). E.g. `flushlab man | man -l -`, or
     /// `flushlab man > ~/.local/share/man/man1/flushlab.1`.
     Man(ManArgs),
+    /// wrap's tracer, started by `flushlab wrap --observer ptrace` in CMD's place (not for
+    /// people).
+    #[command(name = "trace-exec", hide = true)]
+    TraceExec(crate::tracer::TraceArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
     /// own modes: bytes, write(2) calls, frames (from sync markers, from the program's own waits
     /// seen from inside it, or from cursor restarts; else unknown), the time from each key to
@@ -123,7 +127,8 @@ impl Cli {
                 | Command::Man(_)
                 | Command::Wrap(_)
                 | Command::Lesson(_)
-                | Command::Paint(_),
+                | Command::Paint(_)
+                | Command::TraceExec(_),
             ) => None,
         }
     }

@@ -360,9 +360,15 @@ pub fn nobody_can_run_flushlab() -> bool {
 
 /// tests/corpus/NAME.c, built for this test: gone when the value is dropped.
 pub fn c_program(name: &str) -> ScratchFile {
-    let binary = scratch(name);
+    c_program_with(name, &[])
+}
+
+/// [`c_program`] with more of gcc's flags (`-static`: a program no preload loads in).
+pub fn c_program_with(name: &str, flags: &[&str]) -> ScratchFile {
+    let binary = scratch(&format!("{name}{}", flags.concat()));
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/corpus/{name}.c"));
     let built = std::process::Command::new("gcc")
+        .args(flags)
         .args(["-O2", "-o"])
         .arg(&binary)
         .arg(&source)

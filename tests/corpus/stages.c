@@ -6,7 +6,8 @@
  *      `poll`, and every 250 ms without a key it redraws a clock line by itself (frames nobody
  *      asked for).
  *   2. the work a key costs before its frame, in microseconds of busy CPU.
- *   3. `raw`: the frame into unbuffered stderr, one write(2) a cell (thousands a frame).
+ *   3. how the frame goes to stderr: `raw` (or nothing) one write(2) a cell (thousands a
+ *      frame), `rows` one a row, `frame` one a frame.
  *
  * `q` ends it. KEYS_LOG receives, at the end, one line a read that took keys: when the read
  * returned, when the frame's first write began and when its last write (and, under `wrap --try
@@ -46,6 +47,11 @@ int main(int argc, char **argv) {
     int clock = argc > 1 && strcmp(argv[1], "clock") == 0;
     int clock_frames = 0;
     long work_us = argc > 2 ? atol(argv[2]) : 0;
+    enum { CELL, ROW, FRAME } writes_per = CELL;
+    if (argc > 3 && strcmp(argv[3], "rows") == 0)
+        writes_per = ROW;
+    if (argc > 3 && strcmp(argv[3], "frame") == 0)
+        writes_per = FRAME;
     struct sigaction sa = {0};
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
@@ -89,13 +95,25 @@ int main(int argc, char **argv) {
         done = memchr(buf, 'q', (size_t)n) != NULL;
         busy_work(got, work_us);
         uint64_t first = now_ns();
-        char cell[32];
-        for (int r = 0; r < rows; r++)
+        static char frame[1 << 20];
+        size_t held = 0;
+        for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++) {
-                int k = snprintf(cell, sizeof cell, "\033[%d;%dH\033[38;5;%dm%c", r + 1, c + 1,
+                int k = snprintf(frame + held, 32, "\033[%d;%dH\033[38;5;%dm%c", r + 1, c + 1,
                                  (r + c + reads) % 256, 'a' + reads % 26);
-                write(2, cell, (size_t)k);
+                held += (size_t)k;
+                if (writes_per == CELL) {
+                    write(2, frame, held);
+                    held = 0;
+                }
             }
+            if (writes_per == ROW) {
+                write(2, frame, held);
+                held = 0;
+            }
+        }
+        if (held > 0)
+            write(2, frame, held);
         write(release[1], "", 0);
         read_ns[reads] = got;
         first_ns[reads] = first;

@@ -671,6 +671,16 @@ fn a_hostile_script_is_one_line_naming_the_word() {
 /// key, a frame in one write(2) a cell, as is and tried. Both clocks are read inside the
 /// program, so a loaded machine moves both.
 fn assert_stages_agree(what: &str, report: &Value, own: &str) {
+    assert_stages_within(what, report, own, (0.1, 0.3));
+}
+
+/// [`assert_stages_agree`] within max(`share` of the program's own p50, `floor_ms`).
+pub(super) fn assert_stages_within(
+    what: &str,
+    report: &Value,
+    own: &str,
+    (share, floor_ms): (f64, f64),
+) {
     let own: Vec<Vec<f64>> = own
         .lines()
         .filter(|l| !l.starts_with("clock"))
@@ -716,7 +726,7 @@ fn assert_stages_agree(what: &str, report: &Value, own: &str) {
     for (i, name) in ["input delay", "processing", "emit"].iter().enumerate() {
         let (w, t) = (median(&mut ours[i]), median(&mut theirs[i]));
         assert!(
-            (w - t).abs() <= (0.1 * t).max(0.3),
+            (w - t).abs() <= (share * t).max(floor_ms),
             "{what}: {name} p50 {w:.3} ms, the program's own {t:.3} ms"
         );
     }

@@ -24,5 +24,6 @@ mod surfaces;
 mod terminal_report;
 mod tour;
 mod trace;
+mod tracer;
 mod wrap;
 mod writer_stack;

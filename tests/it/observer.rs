@@ -307,11 +307,21 @@ fn a_program_the_observer_cannot_enter_is_seen_from_outside_and_said_so() {
         .arg(&source)
         .status()
         .unwrap();
-    if !built.success() {
-        eprintln!("skipped: gcc -static needs libc6-dev's libc.a");
-        return;
-    }
+    assert!(built.success(), "gcc -static needs libc6-dev's libc.a");
+    // The tracer, which `auto` takes for a static program, sees it from inside.
     let (json, said) = wrap_json(&["--", binary.to_str().unwrap()], &[]);
+    assert_eq!(json["inside"]["observer"], "ptrace", "{said}");
+    assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
+    assert_eq!(json["inside"]["terminal_writes"], 20, "{said}");
+    assert!(
+        !said.contains("encoder-bound"),
+        "the tracer taken for the writer: {said}"
+    );
+    // The preload alone cannot, and says so.
+    let (json, said) = wrap_json(
+        &["--observer", "preload", "--", binary.to_str().unwrap()],
+        &[],
+    );
     assert_eq!(json["inside"]["frames_from"]["from"], "outside", "{said}");
     assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
     let why = json["inside"]["frames_from"]["why"].as_str().unwrap();

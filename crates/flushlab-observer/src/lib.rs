@@ -269,6 +269,28 @@ pub enum Record {
     /// A read of the terminal that took bytes (a key, an answer): `bytes`, begun at `start_ns`,
     /// returned at `end_ns`, in thread `tid`.
     Read(Wait),
+    /// The tracer's account of what it cost, sent as it ends (`flushlab wrap --observer ptrace`).
+    Cost(TracerCost),
+    /// The tracer could not trace CMD (ptrace refused: `errno`); CMD ran untraced.
+    Untraced { pid: u32, errno: i32 },
+}
+
+/// What tracing cost the program: how often it stopped and for what, and the tracer's own CPU
+/// time (each stop is two context switches and a look at the call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TracerCost {
+    /// The tracer's pid.
+    pub pid: u32,
+    /// Stops of the program's threads at calls the filter traps (each call's entry and exit).
+    pub stops: u64,
+    /// Of those, the stops at writes (the terminal's and others').
+    pub write_stops: u64,
+    /// The tracer's CPU time, user and system, in nanoseconds.
+    pub cpu_ns: u64,
+    /// The programs the tracer followed (execs seen).
+    pub images: u32,
+    /// Calls made through another ABI (32-bit) the filter let through unseen.
+    pub foreign: u32,
 }
 
 /// A wait and the terminal writes before it; times are CLOCK_MONOTONIC nanoseconds.
@@ -289,7 +311,13 @@ pub struct Wait {
     /// A wait's kind, as the wire says it (observer.c's `enum wait_kind`: 1 poll, 2 select,
     /// 3 epoll, 4 sleep, 5 signal, 6 futex, 7 a read of the terminal); 0 for other records.
     pub how: u16,
+    /// The wait returned because its time was up (a tick, a timer), not because something came:
+    /// the bit [`TIMED_OUT`] of the kind's high half on the wire.
+    pub timed_out: bool,
 }
+
+/// On the wire, the bit of a wait's kind (the kind's high half) that says it timed out.
+pub const TIMED_OUT: u32 = 1 << 15;
 
 impl Record {
     /// One record from its 64 bytes; an unknown kind is `None`.
@@ -311,6 +339,7 @@ impl Record {
             flushed_writes: u32_at(56),
             flushed_bytes: u32_at(60),
             how: 0,
+            timed_out: false,
         };
         let kind = u32_at(0);
         match kind & 0xffff {
@@ -323,7 +352,8 @@ impl Record {
                 })
             }
             2 => Some(Record::Wait(Wait {
-                how: (kind >> 16) as u16,
+                how: ((kind >> 16) & !(TIMED_OUT)) as u16,
+                timed_out: (kind >> 16) & TIMED_OUT != 0,
                 ..wait
             })),
             3 => Some(Record::Tail(wait)),
@@ -333,8 +363,76 @@ impl Record {
             }),
             5 => Some(Record::Release(wait)),
             6 => Some(Record::Read(wait)),
+            7 => Some(Record::Cost(TracerCost {
+                pid: wait.pid,
+                stops: u64_at(16),
+                write_stops: u64_at(24),
+                cpu_ns: u64_at(32),
+                images: u32_at(40),
+                foreign: u32_at(44),
+            })),
+            8 => Some(Record::Untraced {
+                pid: wait.pid,
+                errno: u32_at(16) as i32,
+            }),
             _ => None,
         }
+    }
+
+    /// The record's 64 bytes, as [`Record::parse`] reads them (the tracer writes what the
+    /// preload's C writes: `struct record`).
+    pub fn to_wire(&self) -> [u8; RECORD] {
+        let mut b = [0u8; RECORD];
+        let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
+        let wait = |kind: u32, w: &Wait, put: &mut dyn FnMut(usize, &[u8])| {
+            put(0, &kind.to_ne_bytes());
+            put(4, &w.pid.to_ne_bytes());
+            put(8, &w.tid.to_ne_bytes());
+            put(12, &w.lost.to_ne_bytes());
+            put(16, &w.writes.to_ne_bytes());
+            put(24, &w.bytes.to_ne_bytes());
+            put(32, &w.first_write_ns.to_ne_bytes());
+            put(40, &w.start_ns.to_ne_bytes());
+            put(48, &w.end_ns.to_ne_bytes());
+            put(56, &w.flushed_writes.to_ne_bytes());
+            put(60, &w.flushed_bytes.to_ne_bytes());
+        };
+        match self {
+            Record::Hello { pid, name } => {
+                put(0, &1u32.to_ne_bytes());
+                put(4, &pid.to_ne_bytes());
+                put(8, &pid.to_ne_bytes());
+                let name = name.as_bytes();
+                put(16, &name[..name.len().min(23)]);
+            }
+            Record::Wait(w) => {
+                let how = u32::from(w.how) | if w.timed_out { TIMED_OUT } else { 0 };
+                wait(2 | how << 16, w, &mut put);
+            }
+            Record::Tail(w) => wait(3, w, &mut put),
+            Record::Fork { pid, parent } => {
+                put(0, &4u32.to_ne_bytes());
+                put(4, &pid.to_ne_bytes());
+                put(16, &u64::from(*parent).to_ne_bytes());
+            }
+            Record::Release(w) => wait(5, w, &mut put),
+            Record::Read(w) => wait(6, w, &mut put),
+            Record::Cost(c) => {
+                put(0, &7u32.to_ne_bytes());
+                put(4, &c.pid.to_ne_bytes());
+                put(16, &c.stops.to_ne_bytes());
+                put(24, &c.write_stops.to_ne_bytes());
+                put(32, &c.cpu_ns.to_ne_bytes());
+                put(40, &c.images.to_ne_bytes());
+                put(44, &c.foreign.to_ne_bytes());
+            }
+            Record::Untraced { pid, errno } => {
+                put(0, &8u32.to_ne_bytes());
+                put(4, &pid.to_ne_bytes());
+                put(16, &errno.to_ne_bytes());
+            }
+        }
+        b
     }
 }
 
@@ -354,6 +452,10 @@ pub struct Sightings {
     pub lost: u64,
     /// Records received: each was a write(2) of CMD's tree (to the channel, not the terminal).
     pub records: u64,
+    /// The tracer's account, when CMD was traced.
+    pub tracer: Option<TracerCost>,
+    /// The tracer was refused (ptrace's errno): CMD ran untraced.
+    pub untraced: Option<i32>,
 }
 
 impl Sightings {
@@ -378,6 +480,8 @@ impl Sightings {
                 self.lost += u64::from(read.lost);
                 self.reads.push(read);
             }
+            Record::Cost(cost) => self.tracer = Some(cost),
+            Record::Untraced { errno, .. } => self.untraced = Some(errno),
         }
     }
 
@@ -504,6 +608,63 @@ mod tests {
         assert_eq!((r.tid, r.start_ns, r.end_ns), (9, 300, 400));
         assert_eq!(Record::parse(&wire(9, 1, 1, 0, 0, 0)), None);
         assert_eq!(Record::parse(&[0u8; 10]), None);
+    }
+
+    #[test]
+    fn records_written_read_back_the_same() {
+        let w = Wait {
+            pid: 7,
+            tid: 9,
+            lost: 1,
+            writes: 3,
+            bytes: 300,
+            first_write_ns: 10,
+            start_ns: 20,
+            end_ns: 30,
+            flushed_writes: 0,
+            flushed_bytes: 0,
+            how: 6,
+            timed_out: true,
+        };
+        for record in [
+            Record::Hello {
+                pid: 7,
+                name: "a-name-longer-than-twenty-three".into(),
+            },
+            Record::Wait(w),
+            Record::Wait(Wait {
+                timed_out: false,
+                ..w
+            }),
+            Record::Tail(Wait {
+                how: 0,
+                timed_out: false,
+                ..w
+            }),
+            Record::Read(Wait {
+                how: 0,
+                timed_out: false,
+                ..w
+            }),
+            Record::Fork { pid: 8, parent: 7 },
+            Record::Untraced { pid: 5, errno: 1 },
+            Record::Cost(TracerCost {
+                pid: 5,
+                stops: 1000,
+                write_stops: 400,
+                cpu_ns: 12_345_678,
+                images: 2,
+                foreign: 0,
+            }),
+        ] {
+            let back = Record::parse(&record.to_wire()).unwrap();
+            match (&record, &back) {
+                (Record::Hello { name, .. }, Record::Hello { name: back, .. }) => {
+                    assert_eq!(back.as_str(), &name[..23]);
+                }
+                _ => assert_eq!(back, record),
+            }
+        }
     }
 
     #[test]

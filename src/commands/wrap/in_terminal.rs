@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::inside::{Fix, Inside, InsideReport};
+use super::inside::{Fix, Inside, InsideReport, Way};
 use super::keys::Keys;
 use crate::detect::timeline::{SentKey, Timeline};
 use crate::painting::display::{self, Terminal, Xvfb};
@@ -117,8 +117,9 @@ fn through_env(
         pair.push(value);
         command.push(pair);
     }
+    let (program, args) = inside.command(program, args)?;
     command.push(program.into());
-    command.extend(args.iter().cloned());
+    command.extend(args);
     Ok(command)
 }
 
@@ -223,6 +224,21 @@ fn x_server(display: Option<&str>) -> anyhow::Result<(Option<Xvfb>, String)> {
     })
 }
 
+/// The observer for CMD in a terminal (`--observer none` is refused by [`check`]): on the pty
+/// the terminal makes, which CMD names itself.
+fn start_inside(
+    args: &super::WrapArgs,
+    program: &Path,
+    fix: Option<Fix>,
+) -> std::io::Result<Inside> {
+    Inside::start(
+        args.observer(program).unwrap_or(Way::Preload),
+        None,
+        fix,
+        None,
+    )
+}
+
 /// Runs CMD in `terminal` with `keys` typed into it; see the module's documentation.
 pub(super) fn measure(
     args: &super::WrapArgs,
@@ -236,7 +252,7 @@ pub(super) fn measure(
     let keyboard = Keyboard::connect(display)?;
     let (before, strokes) = strokes(&keyboard, keys)?;
     let watcher = Observer::connect(display)?;
-    let inside = Inside::start(None, fix, None)?;
+    let inside = start_inside(args, program, fix)?;
     let command = through_env(&inside, program, &args.command[1..])?;
     let started = Instant::now();
     let (window_holder, window, cmd) = start_terminal(
@@ -282,18 +298,17 @@ pub(super) fn measure(
     let seconds = started.elapsed().as_secs_f64();
     // CMD first (its last records reach the observer's channel), then its terminal, then what
     // the window showed.
-    drop(cmd);
-    drop(window_holder);
+    drop((cmd, window_holder));
     shared.done.store(true, Ordering::Relaxed);
     let changes = watching
         .join()
         .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
         .context("watching the terminal's window")?;
-    let sightings = inside.finish();
+    let (way, sightings) = (inside.way(), inside.finish());
     drop(server);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
-    let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), fix);
+    let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), (way, fix));
     Ok(PixelRun {
         terminal,
         display: args.display.clone(),
@@ -405,7 +420,7 @@ pub(super) fn check(args: &super::WrapArgs, has_keys: bool) -> Result<(), String
             "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
         ));
     }
-    if args.no_observer {
+    if args.no_observer || args.observer == super::inside::ObserverArg::None {
         return Err(format!(
             "wrap --terminal {name} --no-observer: a key's frame is seen from inside CMD only (wrap does not read the terminal's pty)"
         ));

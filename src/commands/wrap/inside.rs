@@ -22,8 +22,86 @@ pub enum Fix {
     Frame,
 }
 
+/// `--observer`: how wrap looks inside CMD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObserverArg {
+    Auto,
+    Preload,
+    Ptrace,
+    None,
+}
+
+/// The way a run looks inside CMD, decided once from `--observer` and CMD's executable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Way {
+    /// The shared object the loader preloads (`flushlab_observer`).
+    Preload,
+    /// The tracer (`crate::tracer`): ptrace with a seccomp filter.
+    Ptrace,
+}
+
+impl Way {
+    /// `auto`: the preload where it sees the program's calls, the tracer where it cannot.
+    pub fn choose(arg: ObserverArg, image: crate::tracer::image::Image) -> Option<Way> {
+        match arg {
+            ObserverArg::None => None,
+            ObserverArg::Preload => Some(Way::Preload),
+            ObserverArg::Ptrace => Some(Way::Ptrace),
+            ObserverArg::Auto if image.preload_sees() || !TRACER_BUILT => Some(Way::Preload),
+            ObserverArg::Auto => Some(Way::Ptrace),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Way::Preload => "preload",
+            Way::Ptrace => "ptrace",
+        }
+    }
+}
+
+/// The tracer reads x86_64's registers: elsewhere `--observer ptrace` is refused.
+const TRACER_BUILT: bool = cfg!(all(target_os = "linux", target_arch = "x86_64"));
+
+/// The flags that need the preload, refused where the run would use the tracer: `--try` and
+/// `--compare` hold a frame's writes inside the program, which only code inside it can do (the
+/// tracer would have to copy each write out of CMD and answer the call in its place, a cost
+/// larger than the buffering it tries); `--observer ptrace` where the tracer is not built.
+pub(super) fn check(args: &super::WrapArgs, program: &std::path::Path) -> Result<(), String> {
+    if args.observer == ObserverArg::Ptrace && !TRACER_BUILT {
+        return Err(
+            "wrap: --observer ptrace: the tracer is built for x86_64 Linux only; \
+             --observer preload or none"
+                .to_owned(),
+        );
+    }
+    let fix = args.try_fix.is_some() || args.compare.is_some();
+    if fix && args.observer(program) == Some(Way::Ptrace) {
+        let image = crate::tracer::image::image_of(program);
+        return Err(format!(
+            "wrap: --try/--compare frame hold a frame's writes inside CMD, which only the preload \
+             can; '{}' is {} ({}): seen through the tracer, which cannot hold them",
+            crate::units::printable(&args.command[0].to_string_lossy()),
+            match image {
+                crate::tracer::image::Image::Go => "a Go program",
+                crate::tracer::image::Image::Static => "a static program",
+                crate::tracer::image::Image::Dynamic => "traced as asked (--observer ptrace)",
+            },
+            if image.preload_sees() {
+                "--observer preload holds them"
+            } else {
+                "no preload loads in it"
+            }
+        ));
+    }
+    Ok(())
+}
+
 /// The observer, injected for one run.
 pub struct Inside {
+    way: Way,
     injection: Injection,
     listening: Listening,
     stop: Arc<AtomicBool>,
@@ -40,6 +118,7 @@ impl Inside {
     /// (`--profile`: the variable that asks for samply marker files, and what to do as a process
     /// ends), each drawing thread maps a marker file and waits at exit for its lines.
     pub(super) fn start(
+        way: Way,
         pty: Option<&Pty>,
         fix: Option<Fix>,
         markers: Option<((OsString, OsString), flushlab_observer::OnExit)>,
@@ -56,6 +135,7 @@ impl Inside {
         let (markers, on_exit) = markers.unzip();
         let listening = injection.listen(Arc::clone(&stop), on_exit)?;
         Ok(Inside {
+            way,
             injection,
             listening,
             stop,
@@ -65,14 +145,44 @@ impl Inside {
         })
     }
 
-    /// The variables CMD gets: the observer before any `LD_PRELOAD` wrap was given.
+    /// The variables CMD gets: the observer before any `LD_PRELOAD` wrap was given; traced,
+    /// the channel alone (the tracer takes it off before CMD starts).
     pub fn environment(&self) -> Vec<(OsString, OsString)> {
         let mut vars = self
             .injection
             .environment(std::env::var_os("LD_PRELOAD").as_deref())
             .to_vec();
+        if self.way == Way::Ptrace {
+            vars.retain(|(name, _)| name != "LD_PRELOAD");
+            return vars;
+        }
         vars.extend(self.markers.clone());
         vars
+    }
+
+    /// What runs in CMD's place: CMD itself, or the tracer that starts it.
+    pub fn command(
+        &self,
+        program: &std::path::Path,
+        args: &[OsString],
+    ) -> std::io::Result<(std::path::PathBuf, Vec<OsString>)> {
+        Ok(match self.way {
+            Way::Preload => (program.to_owned(), args.to_vec()),
+            Way::Ptrace => {
+                let mut words: Vec<OsString> = vec![
+                    crate::tracer::SUBCOMMAND.into(),
+                    "--writes".into(),
+                    "--".into(),
+                    program.into(),
+                ];
+                words.extend(args.iter().cloned());
+                (std::env::current_exe()?, words)
+            }
+        })
+    }
+
+    pub fn way(&self) -> Way {
+        self.way
     }
 
     /// After CMD's tree is gone: everything the observers said.
@@ -169,9 +279,28 @@ pub enum Source {
     Outside(String),
 }
 
+/// What tracing cost: the program's stops, and the tracer's own CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TracerReport {
+    /// Stops of CMD's threads at trapped calls (a write's entry; a read's or wait's entry and
+    /// exit): each costs the stopped thread two context switches and the tracer's look.
+    pub stops: u64,
+    pub write_stops: u64,
+    /// Stops for each burst of terminal writes (a frame, seen from inside).
+    pub stops_a_frame: Option<f64>,
+    /// The tracer's CPU time (user and system), a process beside CMD.
+    pub cpu_ms: f64,
+    /// Programs the tracer saw start (execs).
+    pub programs: u32,
+}
+
 /// What the observer saw, in the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InsideReport {
+    /// Which observer looked: the preload or the tracer.
+    pub observer: Way,
+    /// The tracer's cost, when it looked.
+    pub tracer: Option<TracerReport>,
     /// The frames: between CMD's waits (inside), or from what it drew (outside).
     pub frames_from: Source,
     /// write(2) counts: the terminal's alone (inside), or the kernel's for CMD's whole tree.
@@ -210,7 +339,7 @@ impl InsideReport {
         received: u64,
         newlines: u64,
         program: &str,
-        fix: Option<Fix>,
+        (way, fix): (Way, Option<Fix>),
     ) -> InsideReport {
         let (writes, bytes) = sightings.writes();
         let mut programs: Vec<String> = Vec::new();
@@ -219,12 +348,20 @@ impl InsideReport {
                 programs.push(name.clone());
             }
         }
-        let not_loaded = if sightings.hellos.is_empty() {
+        let not_loaded = if let Some(errno) = sightings.untraced {
+            Some(format!(
+                "ptrace refused ({}): CMD ran untraced (Yama's ptrace_scope, a container's \
+                 seccomp policy, or CMD already traced)",
+                std::io::Error::from_raw_os_error(errno)
+            ))
+        } else if way == Way::Ptrace && sightings.hellos.is_empty() {
+            Some("the tracer saw no program start".to_owned())
+        } else if sightings.hellos.is_empty() {
             Some("the observer was not loaded (LD_PRELOAD refused by the loader)".to_owned())
         } else if programs.iter().all(|p| p == "setsid") {
             Some(format!(
-                "{} did not load the observer: a static or setuid program, or one that cleared \
-                 its environment",
+                "{} did not load the observer: a static, Go or setuid program, or one that \
+                 cleared its environment (--observer ptrace sees the first two)",
                 crate::units::one_line(program)
             ))
         } else {
@@ -233,9 +370,12 @@ impl InsideReport {
         let frames_from = match &not_loaded {
             Some(why) => Source::Outside(why.clone()),
             None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
-            None if sightings.boundaries().is_empty() => {
-                Source::Outside("CMD never waited between frames".to_owned())
-            }
+            None if sightings.boundaries().is_empty() => Source::Outside(match way {
+                Way::Preload => "CMD never waited between frames where the preload sees (a \
+                     static or Go program a shell started: --observer ptrace sees it)"
+                    .to_owned(),
+                Way::Ptrace => "CMD never waited between frames".to_owned(),
+            }),
             None => Source::Inside,
         };
         let expected = received.saturating_sub(newlines) as f64 * COVERAGE;
@@ -243,13 +383,28 @@ impl InsideReport {
             Some(why) => Source::Outside(why),
             None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
             None if (bytes as f64) < expected => Source::Outside(format!(
-                "the observer saw {:.0}% of the terminal's bytes written (the rest through \
-                 glibc's stdio or raw syscalls)",
-                bytes as f64 * 100.0 / received.max(1) as f64
+                "the observer saw {:.0}% of the terminal's bytes written ({})",
+                bytes as f64 * 100.0 / received.max(1) as f64,
+                match way {
+                    Way::Preload =>
+                        "the rest through glibc's stdio, raw syscalls or a static \
+                         program: --observer ptrace sees them",
+                    Way::Ptrace => "the rest lost as the run ended, or through a 32-bit call",
+                }
             )),
             None => Source::Inside,
         };
+        let frames = sightings.waits.iter().filter(|w| w.writes > 0).count() as u64
+            + sightings.tails.iter().filter(|w| w.writes > 0).count() as u64;
         InsideReport {
+            observer: way,
+            tracer: sightings.tracer.map(|cost| TracerReport {
+                stops: cost.stops,
+                write_stops: cost.write_stops,
+                stops_a_frame: (frames > 0).then(|| cost.stops as f64 / frames as f64),
+                cpu_ms: cost.cpu_ns as f64 / 1e6,
+                programs: cost.images,
+            }),
             frames_from,
             writes_from,
             programs,
@@ -279,9 +434,11 @@ impl InsideReport {
     pub fn summary(&self) -> String {
         use crate::units::thousands;
         let mut out = match (&self.frames_from, &self.writes_from) {
-            (Source::Inside, Source::Inside) => "\n  seen from inside CMD: frames between its \
-                 waits, write(2) counts of the terminal alone"
-                .to_owned(),
+            (Source::Inside, Source::Inside) => format!(
+                "\n  seen from inside CMD ({}): frames between its waits, write(2) counts of the \
+                 terminal alone",
+                self.observer.name()
+            ),
             (Source::Inside, Source::Outside(why)) => format!(
                 "\n  frames seen from inside CMD (between its waits); write(2) counts from the \
                  kernel: {why}"
@@ -292,6 +449,19 @@ impl InsideReport {
             ),
             (Source::Outside(why), Source::Outside(_)) => format!("\n  seen from outside: {why}"),
         };
+        if let Some(t) = &self.tracer {
+            out += &format!(
+                "\n  traced (ptrace, seccomp-filtered): {} stops{} ({} at writes), the tracer's \
+                 CPU {:.1} ms ({:.0} µs a stop); each stop costs CMD two context switches",
+                thousands(t.stops),
+                t.stops_a_frame
+                    .map(|n| format!(", {n:.1} a frame"))
+                    .unwrap_or_default(),
+                thousands(t.write_stops),
+                t.cpu_ms,
+                t.cpu_ms * 1e3 / t.stops.max(1) as f64,
+            );
+        }
         if let Some(held) = self.held_writes {
             out += &format!(
                 "\n  --try frame: CMD's {} terminal writes went out in {} write(2)",

@@ -140,9 +140,17 @@ pub struct WrapArgs {
     #[arg(long, value_name = "DISPLAY", requires = "terminal", value_parser = parse_display)]
     pub display: Option<String>,
 
-    /// Do not inject the observer (frames and counts seen from outside only)
-    #[arg(long)]
+    /// Do not look inside CMD (frames and counts seen from outside only): `--observer none`
+    #[arg(long, conflicts_with = "observer")]
     pub no_observer: bool,
+
+    /// How wrap looks inside CMD: `preload` (a shared object the loader puts in every dynamic
+    /// program: cheap), `ptrace` (a tracer that stops CMD at the terminal's writes, its reads
+    /// and its waits: any program, Go and static ones included, at a cost each run states),
+    /// `none`; `auto` takes the preload where it loads and the tracer where it cannot (a static
+    /// or Go executable)
+    #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
+    pub observer: inside::ObserverArg,
 
     /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
     /// parent: a bench's `--command` row must not outlive a bench that was killed.
@@ -178,6 +186,15 @@ impl WrapArgs {
     /// CMD as the user gave it, for one line.
     pub fn command_line(&self) -> String {
         crate::units::one_line(&self.command_words().join(" "))
+    }
+
+    /// How this run looks inside CMD (`program`, found on PATH), decided from the flags and
+    /// the executable's kind: `None`, from outside only.
+    pub fn observer(&self, program: &std::path::Path) -> Option<inside::Way> {
+        if self.no_observer {
+            return None;
+        }
+        inside::Way::choose(self.observer, crate::tracer::image::image_of(program))
     }
 }
 
@@ -253,6 +270,7 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         (None, None) => None,
     };
     in_terminal::check(args, script.is_some())?;
+    inside::check(args, &resolved)?;
     if args.keys_after.is_some() && script.is_none() {
         return Err("wrap: --keys-after needs --keys or --keys-file"
             .to_owned()

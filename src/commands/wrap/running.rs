@@ -220,26 +220,38 @@ impl Running {
         // Before the tree's counters start: writing the observer into memory is wrap's write.
         // --profile: the marker files, which only the observer can map (it is off with
         // --no-observer: samply records without markers then).
+        // (The tracer maps no marker files: samply records without markers then.)
+        let way = args.observer(program);
         let markers = match how.profile {
-            Some(_) if !args.no_observer => Some(super::profiling::Preparing::new()?),
+            Some(_) if way == Some(super::inside::Way::Preload) => {
+                Some(super::profiling::Preparing::new()?)
+            }
             _ => None,
         };
-        let inside = if args.no_observer {
-            None
-        } else {
-            let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-            Some(Inside::start(Some(&pty), how.fix, asks)?)
+        let inside = match way {
+            None => None,
+            Some(way) => {
+                let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
+                Some(Inside::start(way, Some(&pty), how.fix, asks)?)
+            }
         };
-        let tree = Tree::adopt_descendants(pty.slave_path())?;
+        let (program, words) = match &inside {
+            Some(inside) => inside.command(program, &args.command[1..])?,
+            None => (program.to_owned(), args.command[1..].to_vec()),
+        };
+        let mut tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
-        let child = pty.spawn(program, |command| {
-            command.args(&args.command[1..]);
+        let child = pty.spawn(&program, |command| {
+            command.args(&words);
             if let Some(inside) = &inside {
                 command.envs(inside.environment());
             }
         })?;
         let pid = child.id() as i32;
+        if way == Some(super::inside::Way::Ptrace) {
+            tree.is_the_tracer(pid);
+        }
         if interactive {
             // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
             // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's
@@ -400,7 +412,7 @@ impl Running {
         };
         let mut inside_events = None;
         let inside = self.inside.take().map(|inside| {
-            let (base, fix) = (inside.base(), inside.fix);
+            let (base, fix, way) = (inside.base(), inside.fix, inside.way());
             let sightings = inside.finish();
             let mut finder = self.finder.lock().unwrap_or_else(|e| e.into_inner());
             let report = InsideReport::of(
@@ -408,7 +420,7 @@ impl Running {
                 finder.bytes,
                 finder.newlines,
                 &self.program,
-                fix,
+                (way, fix),
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);

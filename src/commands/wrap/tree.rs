@@ -76,6 +76,9 @@ pub struct Tree {
     blocked: u64,
     seen: HashMap<i32, Seen>,
     last_survey: Option<Instant>,
+    /// wrap's tracer, in CMD's place (`--observer ptrace`): never the writer, whatever it wrote
+    /// (its records).
+    tracer: Option<i32>,
 }
 
 impl Tree {
@@ -89,7 +92,13 @@ impl Tree {
             blocked: 0,
             seen: HashMap::new(),
             last_survey: None,
+            tracer: None,
         })
+    }
+
+    /// The tracer's pid: a process of the tree that is wrap's, not CMD's.
+    pub fn is_the_tracer(&mut self, pid: i32) {
+        self.tracer = Some(pid);
     }
 
     /// Every live descendant of wrap, CMD first.
@@ -189,7 +198,12 @@ impl Tree {
         // Among processes that wrote as much (a pipeline surveyed before any wrote), the newest
         // (highest pid): the leaf doing the work, not the shell that started it; and the same
         // answer every time, not the map's order.
-        let Some((_, seen)) = self.seen.iter().max_by_key(|(pid, s)| (s.wrote, **pid)) else {
+        let Some((_, seen)) = self
+            .seen
+            .iter()
+            .filter(|(pid, _)| Some(**pid) != self.tracer)
+            .max_by_key(|(pid, s)| (s.wrote, **pid))
+        else {
             return Writer::default();
         };
         let name = seen

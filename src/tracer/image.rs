@@ -1,0 +1,188 @@
+//! What kind of program an executable is, as far as a preload is concerned: one the loader
+//! starts (the preload loads), a static one (nothing loads it), or Go's (its runtime makes its
+//! own system calls, dynamic or not). Read from the ELF's program headers: `PT_INTERP` names a
+//! loader; a `PT_NOTE` owned by "Go" of type 4 is Go's build id.
+
+/// An executable's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Image {
+    /// Started by the dynamic loader, which loads the preload (also scripts, whose interpreter
+    /// is looked at when it runs).
+    Dynamic,
+    /// No loader: nothing is preloaded.
+    Static,
+    /// Go: its runtime calls the kernel itself, so the preload sees nothing, loaded or not.
+    Go,
+}
+
+impl Image {
+    /// Whether a preload sees this program's calls.
+    pub fn preload_sees(self) -> bool {
+        self == Image::Dynamic
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Image::Dynamic => "dynamic",
+            Image::Static => "static",
+            Image::Go => "Go",
+        }
+    }
+}
+
+/// The kind of the executable at `path` (read at most its first 1 MiB of headers and notes);
+/// what is not a 64-bit ELF is `Dynamic` (a script: its interpreter decides).
+pub fn image_of(path: &std::path::Path) -> Image {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut bytes));
+    if read.is_err() {
+        return Image::Dynamic;
+    }
+    image_of_bytes(&bytes)
+}
+
+const PT_INTERP: u32 = 3;
+const PT_NOTE: u32 = 4;
+const NT_GO_BUILD_ID: u32 = 4;
+
+/// [`image_of`] on the file's first bytes.
+pub fn image_of_bytes(elf: &[u8]) -> Image {
+    let u16_at = |i: usize| elf.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |i: usize| {
+        elf.get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |i: usize| {
+        elf.get(i..i + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    // ELF, 64-bit, little-endian: the only kind the tracer is built for.
+    if !elf.starts_with(b"\x7fELF\x02\x01") {
+        return Image::Dynamic;
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(32), u16_at(54), u16_at(56)) else {
+        return Image::Dynamic;
+    };
+    let mut interp = false;
+    let mut go = false;
+    for i in 0..usize::from(phnum) {
+        let header = phoff as usize + i * usize::from(phentsize);
+        let (Some(kind), Some(offset), Some(size)) =
+            (u32_at(header), u64_at(header + 8), u64_at(header + 32))
+        else {
+            break;
+        };
+        match kind {
+            PT_INTERP => interp = true,
+            PT_NOTE => go |= has_go_note(elf, offset as usize, size as usize),
+            _ => {}
+        }
+    }
+    match (go, interp) {
+        (true, _) => Image::Go,
+        (false, true) => Image::Dynamic,
+        (false, false) => Image::Static,
+    }
+}
+
+/// Whether the notes at `offset` (`size` bytes) hold Go's build id.
+fn has_go_note(elf: &[u8], offset: usize, size: usize) -> bool {
+    let Some(notes) = elf.get(offset..offset.saturating_add(size)) else {
+        return false;
+    };
+    let word = |i: usize| {
+        notes
+            .get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let align4 = |n: usize| n.div_ceil(4) * 4;
+    let mut at = 0;
+    while let (Some(namesz), Some(descsz), Some(kind)) = (word(at), word(at + 4), word(at + 8)) {
+        let name = notes.get(at + 12..at + 12 + namesz.min(notes.len()));
+        if kind as u32 == NT_GO_BUILD_ID && name.is_some_and(|n| n.starts_with(b"Go\0")) {
+            return true;
+        }
+        at += 12 + align4(namesz) + align4(descsz);
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_test_binary_is_dynamic_and_sh_is_too() {
+        let me = std::env::current_exe().unwrap();
+        assert_eq!(image_of(&me), Image::Dynamic);
+        assert_eq!(image_of("/bin/sh".as_ref()), Image::Dynamic);
+    }
+
+    #[test]
+    fn not_an_elf_is_left_to_its_interpreter() {
+        assert_eq!(image_of_bytes(b"#!/bin/sh\necho hi\n"), Image::Dynamic);
+        assert_eq!(image_of_bytes(b""), Image::Dynamic);
+        assert_eq!(image_of_bytes(b"\x7fELF\x02\x01\x01"), Image::Dynamic);
+        assert_eq!(image_of("/nonexistent/x".as_ref()), Image::Dynamic);
+    }
+
+    /// A hand-made ELF header with the program headers asked for.
+    fn elf(headers: &[(u32, &[u8])]) -> Vec<u8> {
+        let mut e = vec![0u8; 64];
+        e[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        e[32..40].copy_from_slice(&64u64.to_le_bytes());
+        e[54..56].copy_from_slice(&56u16.to_le_bytes());
+        e[56..58].copy_from_slice(&(headers.len() as u16).to_le_bytes());
+        let data_at = 64 + 56 * headers.len();
+        let mut data = Vec::new();
+        for (kind, content) in headers {
+            let mut h = vec![0u8; 56];
+            h[0..4].copy_from_slice(&kind.to_le_bytes());
+            h[8..16].copy_from_slice(&((data_at + data.len()) as u64).to_le_bytes());
+            h[32..40].copy_from_slice(&(content.len() as u64).to_le_bytes());
+            e.extend(h);
+            data.extend_from_slice(content);
+        }
+        e.extend(data);
+        e
+    }
+
+    fn note(name: &[u8], kind: u32, desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        n.extend((name.len() as u32).to_le_bytes());
+        n.extend((desc.len() as u32).to_le_bytes());
+        n.extend(kind.to_le_bytes());
+        n.extend(name);
+        n.resize(n.len().div_ceil(4) * 4, 0);
+        n.extend(desc);
+        n.resize(n.len().div_ceil(4) * 4, 0);
+        n
+    }
+
+    #[test]
+    fn headers_say_which() {
+        let gnu = note(b"GNU\0", 3, &[1; 20]);
+        assert_eq!(image_of_bytes(&elf(&[(PT_NOTE, &gnu)])), Image::Static);
+        assert_eq!(
+            image_of_bytes(&elf(&[
+                (PT_INTERP, b"/lib64/ld-linux-x86-64.so.2\0"),
+                (PT_NOTE, &gnu)
+            ])),
+            Image::Dynamic
+        );
+        let mut notes = gnu.clone();
+        notes.extend(note(b"Go\0\0", 4, b"abc/def"));
+        assert_eq!(image_of_bytes(&elf(&[(PT_NOTE, &notes)])), Image::Go);
+        assert_eq!(
+            image_of_bytes(&elf(&[(PT_INTERP, b"/lib/ld.so\0"), (PT_NOTE, &notes)])),
+            Image::Go
+        );
+        // A note that runs off the end is no note.
+        assert_eq!(
+            image_of_bytes(&elf(&[(PT_NOTE, &[9, 0, 0, 0, 200])])),
+            Image::Static
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! wrap's tracer (`--observer ptrace`, and `auto` on programs no preload loads in): a static
+//! program's frames, keys and stages seen from inside, counted as the program counts them
+//! (tests/corpus/stages.c writes a row a write(2): rows × keys), the same counts as the preload
+//! on the same dynamic program, and the refusals.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::common;
+use super::keyed::{assert_stages_within, one_at_a_time, wrap_keys_with};
+
+fn stages(flags: &[&str]) -> common::ScratchFile {
+    common::c_program_with("stages", flags)
+}
+
+fn answered(report: &Value) -> u64 {
+    report["keys"]["frames"]["answering"].as_u64().unwrap()
+}
+
+/// Every key of a static program answered, staged (input delay to drain), and its writes the
+/// program's own: a row each, 24 rows a frame.
+#[test]
+fn a_static_program_is_traced_by_default_with_every_stage() {
+    let _serial = one_at_a_time();
+    let program = stages(&["-static"]);
+    let program = program.to_str().unwrap();
+    let (code, report, said, own) = wrap_keys_with(
+        &[],
+        "80x24",
+        "j*6@120ms q",
+        &[program, "poll", "300", "rows"],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    let inside = &report["inside"];
+    assert_eq!(inside["observer"], "ptrace", "{said}");
+    assert!(said.contains("seen from inside CMD (ptrace)"), "{said}");
+    assert!(said.contains("traced (ptrace, seccomp-filtered)"), "{said}");
+    // The program's own count: a read that took keys is a frame of 24 rows.
+    let frames = own.lines().filter(|l| !l.starts_with("clock")).count() as u64;
+    assert_eq!(frames, 7, "{said}");
+    assert_eq!(inside["terminal_writes"], frames * 24, "{said}");
+    // `q`'s frame ends with the program (its exit, no wait after it): the others each answer.
+    assert_eq!(answered(&report), frames - 1, "{said}");
+    let each = report["keys"]["each"].as_array().unwrap();
+    for key in &each[..each.len() - 1] {
+        let stages = key["stages_ms"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{key}: {said}"));
+        for stage in ["input_delay", "processing", "emit", "drain"] {
+            assert!(stages[stage].as_f64().unwrap() >= 0.0, "{stage}: {key}");
+        }
+    }
+    assert!(
+        inside["tracer"]["stops"].as_u64().unwrap() >= frames * 24,
+        "{said}"
+    );
+}
+
+/// One dynamic program, seen by the preload and by the tracer: the same writes, the same frames.
+#[test]
+fn the_tracer_counts_what_the_preload_counts() {
+    let _serial = one_at_a_time();
+    let program = stages(&[]);
+    let program = program.to_str().unwrap();
+    let mut counts = Vec::new();
+    for observer in ["preload", "ptrace"] {
+        let (code, report, said, _) = wrap_keys_with(
+            &["--observer", observer],
+            "80x24",
+            "j*5@120ms q",
+            &[program, "poll", "200", "rows"],
+        );
+        assert_eq!(code, Some(0), "{said}");
+        assert_eq!(report["inside"]["observer"], observer, "{said}");
+        counts.push((
+            report["inside"]["terminal_writes"].as_u64().unwrap(),
+            report["inside"]["terminal_bytes"].as_u64().unwrap(),
+            answered(&report),
+        ));
+    }
+    assert_eq!(counts[0], counts[1], "preload, then tracer");
+    assert_eq!(counts[0].2, 5);
+}
+
+/// A shell that execs a static program: the tracer follows the exec.
+#[test]
+fn the_tracer_follows_a_shell_into_a_static_program() {
+    let _serial = one_at_a_time();
+    let program = stages(&["-static"]);
+    let line = format!("exec {} poll 100 frame", program.to_str().unwrap());
+    let (code, report, said, _) = wrap_keys_with(
+        &["--observer", "ptrace"],
+        "80x24",
+        "j*4@120ms q",
+        &["sh", "-c", &line],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(answered(&report), 4, "{said}");
+    // A frame a write: 5 keys' frames.
+    assert_eq!(report["inside"]["terminal_writes"], 5, "{said}");
+    assert!(
+        report["inside"]["tracer"]["programs"].as_u64().unwrap() >= 2,
+        "{said}"
+    );
+}
+
+#[test]
+fn what_only_the_preload_can_do_is_refused_on_a_traced_program() {
+    let program = stages(&["-static"]);
+    for flags in [
+        &["--try", "frame"][..],
+        &["--compare", "frame"],
+        &["--observer", "ptrace", "--try", "frame"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("wrap")
+            .args(flags)
+            .args(["--keys", "j", "--"])
+            .arg(&*program)
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, "--try on a static program");
+        assert!(said.contains("only the preload"), "{said}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--observer", "strace", "--", "true"])
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "--observer strace");
+    assert!(said.contains("auto") && said.contains("ptrace"), "{said}");
+}
+
+/// wrap killed with SIGKILL while it traces: the tracer dies with it, and CMD with the tracer
+/// (PTRACE_O_EXITKILL): nothing is left running, nothing left stopped.
+#[test]
+fn wrap_killed_leaves_no_traced_program_behind() {
+    let program = stages(&["-static"]);
+    let mut wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "20", "--"])
+        .arg(&*program)
+        .args(["poll", "0", "rows"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let path = program.to_str().unwrap().to_owned();
+    let running = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read_link(e.path().join("exe"))
+                .is_ok_and(|exe| exe.to_string_lossy().starts_with(&path))
+        })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !running() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(running(), "the program never started");
+    wrap.kill().unwrap();
+    wrap.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while running() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!running(), "the traced program outlived wrap");
+}
+
+/// Slow tier: the tracer's stages against a static program's own stamps, within max(15%,
+/// 0.5 ms), a sleep-tick loop and a poll loop, 200x60 (each stop costs the program time the
+/// preload does not: the bound, not the preload's).
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (stage p50s of a static program against its own): cargo test --features slow-tests"
+)]
+fn a_static_programs_stages_agree_with_its_own_stamps() {
+    let _serial = one_at_a_time();
+    let program = stages(&["-static"]);
+    let program = program.to_str().unwrap();
+    for lp in ["tick", "poll"] {
+        let (code, report, said, own) = wrap_keys_with(
+            &[],
+            "200x60",
+            "j*12@150ms q",
+            &[program, lp, "1000", "rows"],
+        );
+        assert_eq!(code, Some(0), "{said}");
+        assert_stages_within(&format!("static {lp}"), &report, &own, (0.15, 0.5));
+    }
+}
