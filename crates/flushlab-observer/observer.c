@@ -706,7 +706,11 @@ static _Atomic uint64_t last_quiet_wait_ns;
 
 /* After a blocking wait returned: when it began and ended, and the terminal writes this thread
  * made before it, go to wrap. */
-static void after_wait(uint64_t start, int blocking, enum wait_kind how, int keep) {
+/* In a WAIT's kind (its high half), beside the wait's kind: it returned because its time was up
+ * (a tick, a timer), not because something came (lib.rs's TIMED_OUT). */
+#define TIMED_OUT (1u << 15)
+
+static void after_wait(uint64_t start, int blocking, enum wait_kind how, int keep, int timed_out) {
     if (!active || !blocking)
         return;
     int saved = errno;
@@ -719,7 +723,7 @@ static void after_wait(uint64_t start, int blocking, enum wait_kind how, int kee
             return;
         }
     }
-    struct record r = {.kind = WAIT | (uint32_t)how << 16,
+    struct record r = {.kind = WAIT | ((uint32_t)how | (timed_out ? TIMED_OUT : 0)) << 16,
                        .writes = t_writes,
                        .bytes = t_bytes,
                        .first_ns = t_first_ns,
@@ -983,7 +987,7 @@ static void after_read(uint64_t start, int k, ssize_t got) {
         return;
     int saved = errno;
     uint64_t end = now_ns();
-    after_wait(start, 1, W_READ, 1);
+    after_wait(start, 1, W_READ, 1, 0);
     if (got > 0) {
         struct record r = {.kind = READ, .bytes = (uint64_t)got, .start_ns = start, .end_ns = end};
         send_or_keep(&r, 1);
@@ -1022,7 +1026,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
         uint64_t start_ = before_wait();                                                         \
         __typeof__(call) result_ = call;                                                         \
         int saved_ = errno;                                                                      \
-        after_wait(start_, blocks, how, 0);                                                      \
+        after_wait(start_, blocks, how, 0, result_ == 0);                                        \
         errno = saved_;                                                                          \
         return result_;                                                                          \
     } while (0)
@@ -1080,7 +1084,8 @@ EXPORT long syscall(long number, ...) {
     uint64_t start = before_wait();
     long result = get_syscall()(number, a1, a2, a3, a4, a5, a6);
     int saved = errno;
-    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS, W_FUTEX, 0);
+    after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS, W_FUTEX, 0,
+               result == -1 && saved == ETIMEDOUT);
     errno = saved;
     return result;
 }

@@ -459,6 +459,7 @@ fn the_hud_says_how_long_the_last_key_took_to_show() {
             stages: crate::detect::keyed::Stages {
                 input_delay: Some(0.12),
                 processing: 2.1,
+                presentation_delay: None,
                 emit: 477.78,
                 drain: None,
                 paint: None,

@@ -57,6 +57,8 @@ const FUTEX_BLOCKED_NS: u64 = 500_000;
 /// A wait with no terminal write before it is said at most this often a process (the preload's
 /// `QUIET_WAIT_EVERY_NS`).
 const QUIET_WAIT_EVERY_NS: u64 = 1_000_000;
+/// The wire's kind of a sleep (`observer.c`'s `W_SLEEP`).
+const WAIT_SLEEP: u16 = 4;
 /// How long the traced process waits to be seized before it gives up.
 const SEIZED_WITHIN: Duration = Duration::from_secs(5);
 
@@ -407,7 +409,11 @@ impl Tracer {
         }
         let thread = self.thread(pid);
         let tgid = thread.tgid;
-        if thread.writes == 0 {
+        // A runtime's wait for its timer that came (Go's netpoller, a condition variable with
+        // a deadline) may be where a key waits for the program's tick: always said. Sleeps
+        // (Go's monitor sleeps every few ms) and waits that something ended are counted.
+        let a_tick = timed_out && how != WAIT_SLEEP;
+        if thread.writes == 0 && !a_tick {
             let last = self.quiet.entry(tgid).or_insert(0);
             if end.saturating_sub(*last) < QUIET_WAIT_EVERY_NS {
                 return;

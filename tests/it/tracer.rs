@@ -188,3 +188,179 @@ fn a_static_programs_stages_agree_with_its_own_stamps() {
         assert_stages_within(&format!("static {lp}"), &report, &own, (0.15, 0.5));
     }
 }
+
+/// The bubbletea program (tests/corpus/bubbletea_stamps.go) built with Debian's Go and
+/// bubbletea, in a Go cache under the target directory.
+fn bubbletea_stamps() -> common::ScratchFile {
+    let binary = common::scratch("bubbletea_stamps");
+    let source =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/bubbletea_stamps.go");
+    let out = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&*binary)
+        .arg(&source)
+        .env("GO111MODULE", "off")
+        .env("GOPATH", "/usr/share/gocode")
+        .env(
+            "GOCACHE",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-cache"),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "go build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    binary
+}
+
+/// Slow tier: a Go program's stages from the tracer against its own stamps (when a key reached
+/// Update, when its View was built, when the renderer's write of it began and ended: the
+/// renderer writes on its 60 fps tick): input delay and emit within max(15%, 0.5 ms), processing
+/// and presentation delay within max(20%, 1 ms), 200x60, a frame of 12 kB, no flag.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (a Go build; Go's runtime wakes often, a stop each): cargo test --features slow-tests"
+)]
+fn a_go_programs_stages_agree_with_its_own_stamps() {
+    if !common::has_programs(&["go"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = bubbletea_stamps();
+    let (code, report, said, own) = wrap_keys_with(
+        &[],
+        "200x60",
+        "j*12@150ms q",
+        &[program.to_str().unwrap(), "200x60", "2000"],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(report["inside"]["observer"], "ptrace", "{said}");
+    let own: Vec<Vec<f64>> = own
+        .lines()
+        .map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let each = report["keys"]["each"].as_array().unwrap();
+    let mut pairs = vec![(vec![], vec![]); 4];
+    for (key, stamps) in each.iter().zip(&own) {
+        let Some(stages) = key["stages_ms"].as_object() else {
+            continue;
+        };
+        let sent = key["sent_ns"].as_f64().unwrap();
+        let [update, view, write_start, write_end] = stamps[..] else {
+            panic!("{stamps:?}");
+        };
+        let ours = |name: &str| stages.get(name).and_then(Value::as_f64).unwrap_or(0.0);
+        for (i, (name, truth)) in [
+            ("input_delay", update - sent),
+            ("processing", view - update),
+            ("presentation_delay", write_start - view),
+            ("emit", write_end - write_start),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            pairs[i].0.push(ours(name));
+            pairs[i].1.push(truth / 1e6);
+        }
+    }
+    assert!(
+        pairs[0].0.len() >= 10,
+        "stages of {} keys: {said}",
+        pairs[0].0.len()
+    );
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (i, (name, share, floor)) in [
+        ("input delay", 0.15, 0.5),
+        ("processing", 0.2, 1.0),
+        ("presentation delay", 0.2, 1.0),
+        ("emit", 0.15, 0.5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (w, t) = (median(&mut pairs[i].0), median(&mut pairs[i].1));
+        assert!(
+            (w - t).abs() <= (share * t).max(floor),
+            "{name} p50 {w:.3} ms, the program's own {t:.3} ms: {said}"
+        );
+    }
+}
+
+/// Slow tier: Debian's fzf (Go) under `auto`: the tracer, frames between its waits, every
+/// answered key staged.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (fzf, a Go program): cargo test --features slow-tests"
+)]
+fn fzf_is_seen_from_inside_and_every_answered_key_staged() {
+    if !common::has_programs(&["fzf"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let report = common::scratch("fzf.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--size",
+            "120x40",
+            "--keys",
+            "1*3@200ms <Backspace>*3@200ms <Down>*10@100ms <Esc>",
+            "--export-json",
+        ])
+        .arg(&*report)
+        .args(["--", "fzf"])
+        .env("FZF_DEFAULT_COMMAND", "seq 1 100000")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = common::read_json(&report);
+    assert_eq!(json["inside"]["observer"], "ptrace", "{said}");
+    assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
+    let answered = json["keys"]["frames"]["answering"].as_u64().unwrap();
+    assert!(answered >= 12, "{said}");
+    let staged = json["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["stages_ms"].is_object())
+        .count() as u64;
+    assert_eq!(staged, answered, "{said}");
+}
+
+/// What programs do to a tracer, each traced by `--observer ptrace`: ask to be traced
+/// themselves, stack a seccomp filter of their own, start 200 threads that write and exit,
+/// vfork and exec a stdio program, stop themselves and be continued by a child. Each: no hang,
+/// no panic, its exit status, the terminal's writes counted exactly (its own line, a line a
+/// key; a line a thread; echo's line).
+#[test]
+fn what_programs_do_to_a_tracer_changes_no_count() {
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("tracee", &["-static", "-pthread"]);
+    for (what, writes) in [
+        ("traceme", 5),
+        ("seccomp", 5),
+        ("threads", 205),
+        ("vfork", 6),
+        ("stopself", 5),
+    ] {
+        let (code, report, said, _) = wrap_keys_with(
+            &["--observer", "ptrace"],
+            "80x24",
+            "j*3@100ms q",
+            &[program.to_str().unwrap(), what],
+        );
+        assert_eq!(code, Some(0), "{what}: {said}");
+        assert_eq!(
+            report["inside"]["terminal_writes"], writes,
+            "{what}: {said}"
+        );
+        assert_eq!(answered(&report), 3, "{what}: {said}");
+    }
+}

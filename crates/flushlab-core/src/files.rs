@@ -519,6 +519,29 @@ impl Destination {
         }
     }
 
+    /// A file named for another format than the one written (`keys.bmp` for an SVG) is
+    /// refused: whatever opened it would take it for what its name says. No extension, or
+    /// standard output, is fine.
+    pub fn check_named_for(&self, extension: &str) -> Result<(), String> {
+        let Some(named) = self
+            .file()
+            .and_then(Path::extension)
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        else {
+            return Ok(());
+        };
+        if named == extension {
+            return Ok(());
+        }
+        Err(format!(
+            "'{}' names a .{} file, and this writes {}: name it .{extension} (or - for standard \
+             output)",
+            crate::units::printable(&self.to_string()),
+            crate::units::printable(&named),
+            extension.to_ascii_uppercase()
+        ))
+    }
+
     /// [`check_writable`] for a file; standard output is always there to try.
     pub fn check(&self) -> io::Result<()> {
         self.file().map_or(Ok(()), check_writable)
@@ -612,6 +635,16 @@ impl Drop for Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_named_for_another_format_is_refused() {
+        let named = |text: &str| Destination::parse(text).unwrap().check_named_for("svg");
+        assert!(named("keys.svg").is_ok() && named("KEYS.SVG").is_ok());
+        assert!(named("keys").is_ok() && named("-").is_ok());
+        let why = named("keys.bmp").unwrap_err();
+        assert!(why.contains(".bmp") && why.contains("SVG"), "{why}");
+        assert!(!named("k.\x1b[31m").unwrap_err().contains('\x1b'));
+    }
 
     #[test]
     fn siblings() {

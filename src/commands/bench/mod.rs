@@ -356,6 +356,10 @@ impl BenchArgs {
                 "--work and --rate shape the flood's requests: add --workload flood",
             ));
         }
+        if let Some(plot) = &self.plot {
+            plot.check_named_for("svg")
+                .map_err(|e| Refusal::bad_input(format!("--plot {e}")))?;
+        }
         let exports = self.exports();
         crate::results::export::distinct(
             &exports,

@@ -123,6 +123,10 @@ impl PaintArgs {
 
     /// One destination an output, each one writable (nothing is written yet).
     fn check_exports(&self) -> Result<(), Refusal> {
+        if let Some(plot) = &self.plot {
+            plot.check_named_for("svg")
+                .map_err(|e| format!("--plot {e}"))?;
+        }
         let exports = self.exports();
         let flags = "--export-json, --export-csv, --export-markdown, --plot";
         crate::results::export::distinct_destinations(&exports, flags)?;

@@ -223,6 +223,7 @@ fn key_frame(
         stages: crate::detect::keyed::Stages {
             input_delay: Some(ms(read.saturating_duration_since(arrived))),
             processing: ms(presenting.saturating_duration_since(read) + encode),
+            presentation_delay: None,
             emit: ms(present - encode),
             drain: None,
             paint: None,

@@ -211,6 +211,15 @@ pub(super) fn slow_keys(
             ),
             "docs/guide.md#where-a-keys-time-goes",
         ),
+        Stage::PresentationDelay => (
+            "keys-wait-for-the-tick",
+            format!(
+                "keys wait for the program's next tick: presentation delay {share}, between \
+                 its processing and its frame's first write, in a wait that ended by its \
+                 timeout. Draw when input arrives (a frame after each key), or tick faster"
+            ),
+            "docs/wrap.md#presentation-delay-a-key-waiting-for-the-programs-tick",
+        ),
         Stage::Emit => {
             let advice = if found.iter().any(|d| d.code == "unbuffered") {
                 "the writes are the cost: buffer them (see unbuffered above)"
@@ -234,7 +243,9 @@ pub(super) fn slow_keys(
         Stage::Paint => (
             "keys-paint",
             format!(
-                "the terminal paints slowly: paint {share} after the frame's end until the                  window's last change; fewer cells changed a frame, or a faster terminal                  (`flushlab wrap --terminal NAME` measures another)"
+                "the terminal paints slowly: paint {share} after the frame's end until the \
+                 window's last change; fewer cells changed a frame, or a faster terminal \
+                 (`flushlab wrap --terminal NAME` measures another)"
             ),
             "docs/wrap.md#key-to-pixel-in-a-real-terminal",
         ),

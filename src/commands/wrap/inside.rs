@@ -256,6 +256,7 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
                 kind: WaitKind::from_wire(w.how),
                 start_ns: w.start_ns,
                 end_ns: w.end_ns.max(w.start_ns),
+                timed_out: w.timed_out,
             })
             .collect(),
         releases: sightings
@@ -327,6 +328,35 @@ pub struct InsideReport {
     pub own_writes: IoCounters,
 }
 
+/// Why nothing was seen from inside, if so: the tracer refused or seeing nothing start, the
+/// preload loaded nowhere (or only in wrap's `setsid`).
+fn not_loaded(
+    sightings: &Sightings,
+    programs: &[String],
+    program: &str,
+    way: Way,
+) -> Option<String> {
+    if let Some(errno) = sightings.untraced {
+        Some(format!(
+            "ptrace refused ({}): CMD ran untraced (Yama's ptrace_scope, a container's \
+             seccomp policy, or CMD already traced)",
+            std::io::Error::from_raw_os_error(errno)
+        ))
+    } else if way == Way::Ptrace && sightings.hellos.is_empty() {
+        Some("the tracer saw no program start".to_owned())
+    } else if sightings.hellos.is_empty() {
+        Some("the observer was not loaded (LD_PRELOAD refused by the loader)".to_owned())
+    } else if programs.iter().all(|p| p == "setsid") {
+        Some(format!(
+            "{} did not load the observer: a static, Go or setuid program, or one that \
+             cleared its environment (--observer ptrace sees the first two)",
+            crate::units::one_line(program)
+        ))
+    } else {
+        None
+    }
+}
+
 /// The share of the terminal's bytes the observer must have seen written for its counts to be
 /// the terminal's.
 const COVERAGE: f64 = 0.95;
@@ -348,37 +378,22 @@ impl InsideReport {
                 programs.push(name.clone());
             }
         }
-        let not_loaded = if let Some(errno) = sightings.untraced {
-            Some(format!(
-                "ptrace refused ({}): CMD ran untraced (Yama's ptrace_scope, a container's \
-                 seccomp policy, or CMD already traced)",
-                std::io::Error::from_raw_os_error(errno)
-            ))
-        } else if way == Way::Ptrace && sightings.hellos.is_empty() {
-            Some("the tracer saw no program start".to_owned())
-        } else if sightings.hellos.is_empty() {
-            Some("the observer was not loaded (LD_PRELOAD refused by the loader)".to_owned())
-        } else if programs.iter().all(|p| p == "setsid") {
-            Some(format!(
-                "{} did not load the observer: a static, Go or setuid program, or one that \
-                 cleared its environment (--observer ptrace sees the first two)",
-                crate::units::one_line(program)
-            ))
-        } else {
-            None
-        };
+        let not_loaded = not_loaded(sightings, &programs, program, way);
+        let expected = received.saturating_sub(newlines) as f64 * COVERAGE;
         let frames_from = match &not_loaded {
             Some(why) => Source::Outside(why.clone()),
             None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
-            None if sightings.boundaries().is_empty() => Source::Outside(match way {
-                Way::Preload => "CMD never waited between frames where the preload sees (a \
-                     static or Go program a shell started: --observer ptrace sees it)"
-                    .to_owned(),
-                Way::Ptrace => "CMD never waited between frames".to_owned(),
-            }),
+            None if sightings.boundaries().is_empty() => Source::Outside(
+                if way == Way::Preload && (bytes as f64) < expected {
+                    "CMD never waited between frames where the preload sees (a static or Go \
+                     program a shell started: --observer ptrace sees it)"
+                } else {
+                    "CMD never waited between frames"
+                }
+                .to_owned(),
+            ),
             None => Source::Inside,
         };
-        let expected = received.saturating_sub(newlines) as f64 * COVERAGE;
         let writes_from = match not_loaded {
             Some(why) => Source::Outside(why),
             None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),

@@ -261,6 +261,10 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             .check()
             .map_err(|e| format!("wrap: {flag} '{destination}': {e}"))?;
     }
+    if let Some(plot) = &args.plot {
+        plot.check_named_for("svg")
+            .map_err(|e| format!("wrap: --plot {e}"))?;
+    }
     let destinations: Vec<&Destination> = args.outputs().map(|(_, d)| d).collect();
     crate::results::export::distinct_destinations(&destinations, "--export-json, --trace, --plot")
         .map_err(|e| format!("wrap: {e}"))?;

@@ -176,7 +176,8 @@ impl KeysReport {
             );
         }
         if k.unanswered > 0 {
-            out += &format!("; {} keys had no visible answer", thousands(k.unanswered));
+            let keys = if k.unanswered == 1 { "key" } else { "keys" };
+            out += &format!("; {} {keys} had no visible answer", thousands(k.unanswered));
         }
         if self.started_after_ms.is_none() {
             out += "

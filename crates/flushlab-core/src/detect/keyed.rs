@@ -4,7 +4,11 @@
 //!
 //! - *input delay*: until the read that took it returned, in whichever thread read it (an input
 //!   thread feeding a channel counts);
-//! - *processing*: until the first terminal write of the frame that answers it;
+//! - *processing*: until the program, done with it, waits on its own clock (a render tick, a
+//!   frame cap) or, where it does not, until the first terminal write of its frame;
+//! - *presentation delay*: that wait, until the frame's first write: a wait that returned by
+//!   its timeout, begun after the read and ended before the first write, in the drawing
+//!   thread, or (a wait that is no sleep: poll, epoll, futex) in any thread of its process;
 //! - *emit*: until that frame's end (the drawing thread's next wait, seen from inside);
 //!
 //! and *drain* follows: until wrap's reader took the frame's last byte off the pty — or, in a
@@ -22,7 +26,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::timeline::{Burst, Timeline};
+use super::timeline::{Burst, Timeline, WaitKind, WaitSpan};
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
 /// inside: far longer than the gaps between an unbuffered program's writes (microseconds),
@@ -45,6 +49,9 @@ pub enum EndFrom {
 pub struct Stages {
     pub input_delay: Option<f64>,
     pub processing: f64,
+    /// Waiting for the program's own tick after its processing (`None`: it drew at once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presentation_delay: Option<f64>,
     pub emit: f64,
     /// `None` when the frame's last byte cannot be placed in what wrap read (bytes reached the
     /// terminal that the observer did not see written).
@@ -59,12 +66,20 @@ pub struct Stages {
 impl Stages {
     /// A key sent at `sent`, read at `read` (when seen), answered by `frame`, whose last byte
     /// wrap read at `drained` (when known); all CLOCK_MONOTONIC nanoseconds.
-    fn of(sent: u64, read: Option<u64>, frame: &Burst, drained: Option<u64>) -> Stages {
+    /// `tick`: when the program began waiting for its own tick, if it did.
+    fn of(
+        sent: u64,
+        read: Option<u64>,
+        (frame, tick): (&Burst, Option<u64>),
+        drained: Option<u64>,
+    ) -> Stages {
         let ms = |ns: u64| ns as f64 / 1e6;
         let from = read.unwrap_or(sent);
+        let presented = tick.unwrap_or(frame.first_write_ns);
         Stages {
             input_delay: read.map(|r| ms(r - sent)),
-            processing: ms(frame.first_write_ns - from),
+            processing: ms(presented - from),
+            presentation_delay: tick.map(|t| ms(frame.first_write_ns - t)),
             emit: ms(frame.end_ns - frame.first_write_ns),
             drain: drained.map(|at| ms(at.saturating_sub(frame.end_ns))),
             paint: None,
@@ -78,6 +93,7 @@ impl Stages {
 pub enum Stage {
     InputDelay,
     Processing,
+    PresentationDelay,
     Emit,
     Drain,
     Paint,
@@ -88,6 +104,7 @@ impl Stage {
         match self {
             Stage::InputDelay => "input delay",
             Stage::Processing => "processing",
+            Stage::PresentationDelay => "presentation delay",
             Stage::Emit => "emit",
             Stage::Drain => "drain",
             Stage::Paint => "paint",
@@ -100,6 +117,8 @@ impl Stage {
 pub struct StageSummary {
     pub input_delay: Option<Percentiles>,
     pub processing: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation_delay: Option<Percentiles>,
     pub emit: Option<Percentiles>,
     pub drain: Option<Percentiles>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +134,15 @@ impl StageSummary {
         Some(StageSummary {
             input_delay: Percentiles::of(stages.iter().filter_map(|s| s.input_delay)),
             processing: Percentiles::of(stages.iter().map(|s| s.processing)),
+            // Over the keys that waited for a tick, each other key's 0: a key drawn at once
+            // did not wait.
+            presentation_delay: stages
+                .iter()
+                .any(|s| s.presentation_delay.is_some())
+                .then(|| {
+                    Percentiles::of(stages.iter().map(|s| s.presentation_delay.unwrap_or(0.0)))
+                })
+                .flatten(),
             emit: Percentiles::of(stages.iter().map(|s| s.emit)),
             drain: Percentiles::of(stages.iter().filter_map(|s| s.drain)),
             paint: Percentiles::of(stages.iter().filter_map(|s| s.paint)),
@@ -126,6 +154,7 @@ impl StageSummary {
         [
             (Stage::InputDelay, self.input_delay),
             (Stage::Processing, self.processing),
+            (Stage::PresentationDelay, self.presentation_delay),
             (Stage::Emit, self.emit),
             (Stage::Drain, self.drain),
             (Stage::Paint, self.paint),
@@ -196,6 +225,7 @@ impl KeyAnswer {
         let mut spans: Vec<(Stage, u64, u64)> = [
             (Stage::InputDelay, s.input_delay),
             (Stage::Processing, Some(s.processing)),
+            (Stage::PresentationDelay, s.presentation_delay),
             (Stage::Emit, Some(s.emit)),
         ]
         .into_iter()
@@ -377,18 +407,18 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             .filter(|&r| Some(r) != read);
         let from = read.map_or(key.at_ns, |r| r.0);
         let frame = queue.answer(read, from, next_read);
-        let read = read.map(|r| r.0);
+        let (read, reader) = (read.map(|r| r.0), read.map(|r| r.1));
+        let waits = inside.map_or(&[][..], |i| &i.waits[..]);
         let (frame_ms, frame_end, stages_ms, writes, bytes) = match frame {
             Some(f) => {
                 answering[f] = true;
                 let b = &bursts[f];
                 let drained = offsets.as_ref().and_then(|o| timeline.chunks.reached(o[f]));
-                let stages = Stages::of(key.at_ns, read, b, drained);
-                let to_end = ms(b.end_ns - key.at_ns);
+                let tick = tick_wait(waits, (from, reader), b);
                 (
-                    Some(to_end),
+                    Some(ms(b.end_ns - key.at_ns)),
                     Some(EndFrom::Wait),
-                    Some(stages),
+                    Some(Stages::of(key.at_ns, read, (b, tick), drained)),
                     Some(b.writes),
                     b.bytes,
                 )
@@ -427,6 +457,35 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let start = keys.first().map_or(timeline.end_ns, |k| k.at_ns);
     let frames = inside.map(|_| FrameCounts::of(bursts, &answering, start, timeline.end_ns));
     KeyLatencies::of(each, frames)
+}
+
+/// When the program, done with a key read at `from`, began waiting for its own tick before
+/// `frame`, if it did. The tick: the last wait begun after the read that returned by its
+/// timeout by the frame's first write. The program waited for it from the earliest start,
+/// after the read, of a wait still going when the tick's wait began (its thread idle until the
+/// tick came: a thread parked beside the one that waits on the timer). Waits count in the
+/// drawing thread, or, waits that are no sleep, in any thread of its process but an input
+/// thread (`reader`, which read the key and waits for the next: nothing of the frame): a sleep
+/// of another thread (Go's monitor wakes every few ms) says nothing of the frame either.
+fn tick_wait(waits: &[WaitSpan], (from, reader): (u64, Option<u32>), frame: &Burst) -> Option<u64> {
+    let first = frame.first_write_ns;
+    let counted = |w: &&WaitSpan| {
+        w.pid == frame.pid
+            && w.start_ns >= from
+            && w.start_ns < first
+            && (w.tid == frame.tid || (w.kind != Some(WaitKind::Sleep) && Some(w.tid) != reader))
+    };
+    let tick = waits
+        .iter()
+        .filter(counted)
+        .filter(|w| w.timed_out && w.end_ns <= first)
+        .max_by_key(|w| w.end_ns)?;
+    waits
+        .iter()
+        .filter(counted)
+        .filter(|w| w.end_ns >= tick.start_ns)
+        .map(|w| w.start_ns)
+        .min()
 }
 
 /// The frames, taken in order by the keys: one a key, or one for all the keys of one read.
@@ -573,6 +632,75 @@ mod tests {
 
     fn round(x: f64) -> f64 {
         (x * 1e3).round() / 1e3
+    }
+
+    fn wait(tid: u32, kind: WaitKind, (start_ms, end_ms): (f64, f64), timed_out: bool) -> WaitSpan {
+        WaitSpan {
+            pid: 1,
+            tid,
+            kind: Some(kind),
+            start_ns: (start_ms * 1e6) as u64,
+            end_ns: (end_ms * 1e6) as u64,
+            timed_out,
+        }
+    }
+
+    /// A program that draws on its own tick (bubbletea's renderer): a key read at 3 ms, 2 ms
+    /// of work, then the drawing waits in epoll until the tick at 16.7 ms, and writes. Another
+    /// thread's sleeps (Go's monitor) and a wait that something ended (a key, not the clock)
+    /// are no tick.
+    #[test]
+    fn a_key_that_waits_for_the_programs_tick_has_a_presentation_delay() {
+        let frames = vec![burst(17.0, 18.0, 1000), burst(45.0, 46.0, 1000)];
+        let waits = vec![
+            // Key 1: the monitor sleeps meanwhile; thread 3 waits in epoll until the tick.
+            wait(4, WaitKind::Sleep, (3.5, 16.0), true),
+            wait(3, WaitKind::Epoll, (5.0, 16.7), true),
+            // Key 2: drawn at once; a wait that ended by a key (not timed out) is no tick.
+            wait(3, WaitKind::Epoll, (42.0, 43.0), false),
+            wait(4, WaitKind::Sleep, (41.5, 44.0), true),
+        ];
+        let timeline = Timeline {
+            keys: keys(&[1, 40]),
+            inside: Some(
+                Inside {
+                    reads: vec![read(3.0), read(41.0)],
+                    bursts: frames.clone(),
+                    waits,
+                    ..Inside::default()
+                }
+                .sorted(),
+            ),
+            chunks: chunks_of(&frames, 0.5),
+            queries: Vec::new(),
+            end_ns: 60 * MS,
+        };
+        let k = key_latencies(&timeline);
+        let ticked = k.each[0].stages_ms.unwrap();
+        assert_eq!(round(ticked.processing), 2.0);
+        assert_eq!(round(ticked.presentation_delay.unwrap()), 12.0);
+        assert_eq!(round(ticked.emit), 1.0);
+        let sum = ticked.input_delay.unwrap() + ticked.processing + 12.0 + ticked.emit;
+        assert_eq!(round(sum), round(k.each[0].frame_ms.unwrap()));
+        let at_once = k.each[1].stages_ms.unwrap();
+        assert_eq!(at_once.presentation_delay, None);
+        assert_eq!(round(at_once.processing), 4.0);
+        // The spans meet, in order, the presentation delay between processing and emit.
+        let spans = k.each[0].stage_spans();
+        let order: Vec<Stage> = spans.iter().map(|s| s.0).collect();
+        assert_eq!(
+            &order[..4],
+            [
+                Stage::InputDelay,
+                Stage::Processing,
+                Stage::PresentationDelay,
+                Stage::Emit
+            ]
+        );
+        assert!(spans.windows(2).take(3).all(|w| w[0].2 == w[1].1));
+        // Over both keys: the drawn-at-once key waited 0.
+        let summary = k.stages_ms.unwrap().presentation_delay.unwrap();
+        assert_eq!((round(summary.p50), round(summary.max)), (0.0, 12.0));
     }
 
     #[test]

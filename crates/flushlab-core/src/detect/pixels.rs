@@ -136,6 +136,7 @@ mod tests {
             stages_ms: Some(Stages {
                 input_delay: Some(1.0),
                 processing: 1.0,
+                presentation_delay: None,
                 emit,
                 drain: None,
                 paint: None,
@@ -285,6 +286,7 @@ mod tests {
         second.stages_ms = Some(Stages {
             input_delay: Some(0.0),
             processing: 1.0,
+            presentation_delay: None,
             emit: 1.0,
             drain: None,
             paint: None,

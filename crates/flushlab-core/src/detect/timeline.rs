@@ -108,6 +108,8 @@ pub struct WaitSpan {
     pub kind: Option<WaitKind>,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// It returned because its time was up (a tick, a timer), not because something came.
+    pub timed_out: bool,
 }
 
 /// `--try frame`: held bytes the bound let out, and when.

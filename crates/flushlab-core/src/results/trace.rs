@@ -383,6 +383,7 @@ mod tests {
                         kind: Some(WaitKind::Poll),
                         start_ns: 176 * MS,
                         end_ns: 300 * MS,
+                        timed_out: false,
                     }],
                     ..Inside::default()
                 }

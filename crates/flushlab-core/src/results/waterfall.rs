@@ -13,6 +13,7 @@ use crate::units::milliseconds;
 
 const INPUT_DELAY: RGBColor = RGBColor(150, 150, 150);
 const PROCESSING: RGBColor = RGBColor(60, 150, 80);
+const PRESENTATION_DELAY: RGBColor = RGBColor(230, 200, 60);
 const EMIT: RGBColor = RGBColor(220, 110, 40);
 const DRAIN: RGBColor = RGBColor(130, 90, 190);
 const PAINT: RGBColor = RGBColor(40, 120, 200);
@@ -241,6 +242,7 @@ fn colour_of(stage: Stage) -> RGBColor {
     match stage {
         Stage::InputDelay => INPUT_DELAY,
         Stage::Processing => PROCESSING,
+        Stage::PresentationDelay => PRESENTATION_DELAY,
         Stage::Emit => EMIT,
         Stage::Drain => DRAIN,
         Stage::Paint => PAINT,
@@ -262,14 +264,25 @@ where
     let painted = panels
         .iter()
         .any(|p| p.keys.stages_ms.is_some_and(|s| s.paint.is_some()));
+    // Presentation delay only where a key waited for the program's tick.
+    let ticked = panels.iter().any(|p| {
+        p.keys
+            .stages_ms
+            .is_some_and(|s| s.presentation_delay.is_some())
+    });
     let stages = [
         Stage::InputDelay,
         Stage::Processing,
+        Stage::PresentationDelay,
         Stage::Emit,
         Stage::Drain,
         Stage::Paint,
     ];
-    for stage in stages.into_iter().filter(|&s| painted || s != Stage::Paint) {
+    for stage in stages
+        .into_iter()
+        .filter(|&s| painted || s != Stage::Paint)
+        .filter(|&s| ticked || s != Stage::PresentationDelay)
+    {
         let colour = colour_of(stage);
         let figures: Vec<String> = panels
             .iter()
