@@ -348,24 +348,28 @@ pub struct KeyLatencies {
     pub each: Vec<KeyAnswer>,
 }
 
-/// Where a frame's last byte is in the output: the bytes of every burst that ended by then.
-/// `None` when the observer did not see every byte wrap read (the offsets would not line up).
-fn offsets(timeline: &Timeline) -> Option<Vec<u64>> {
-    let inside = timeline.inside.as_ref()?;
-    if inside.bytes() != timeline.chunks.total() {
-        return None;
-    }
+/// Where each frame's last byte is in the output, the bytes of every burst that ended by then,
+/// where that can be known: `None` for a frame before which the reader had already taken bytes
+/// the observer did not see written (the offsets would not line up from there). Bytes unseen
+/// after a frame (a last write as the run ends, its wait never returned) leave it known.
+fn offsets(timeline: &Timeline) -> Vec<Option<u64>> {
+    let Some(inside) = timeline.inside.as_ref() else {
+        return Vec::new();
+    };
+    let all_seen = inside.bytes() == timeline.chunks.total();
     let mut upto = 0;
-    Some(
-        inside
-            .bursts
-            .iter()
-            .map(|b| {
-                upto += b.bytes;
-                upto
-            })
-            .collect(),
-    )
+    inside
+        .bursts
+        .iter()
+        .map(|b| {
+            let before = upto;
+            upto += b.bytes;
+            let lined_up = all_seen
+                || (timeline.chunks.read_before(b.first_write_ns) <= before
+                    && upto <= timeline.chunks.total());
+            lined_up.then_some(upto)
+        })
+        .collect()
 }
 
 /// Each key's answer and stages, from the run's timeline.
@@ -413,7 +417,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             Some(f) => {
                 answering[f] = true;
                 let b = &bursts[f];
-                let drained = offsets.as_ref().and_then(|o| timeline.chunks.reached(o[f]));
+                let drained = offsets[f].and_then(|o| timeline.chunks.reached(o));
                 let tick = tick_wait(waits, (from, reader), b);
                 (
                     Some(ms(b.end_ns - key.at_ns)),
@@ -703,6 +707,44 @@ mod tests {
         assert_eq!((round(summary.p50), round(summary.max)), (0.0, 12.0));
     }
 
+    /// Bytes the observer did not see written cost the drain of the frames after them only:
+    /// an unseen last write (its wait never returned as the run ended) none; an unseen write
+    /// the reader took before a frame began, that frame's and the next's.
+    #[test]
+    fn unseen_bytes_cost_the_drain_of_the_frames_after_them_only() {
+        let frames = vec![burst(5.0, 6.0, 100), burst(25.0, 26.0, 100)];
+        let mut trailing = chunks_of(&frames, 0.5);
+        trailing.note(40 * MS, 1);
+        let mut early = Chunks::default();
+        early.note(2 * MS, 7);
+        for b in &frames {
+            early.note(b.end_ns + MS / 2, b.bytes as usize);
+        }
+        let drains = |chunks: Chunks| {
+            let timeline = Timeline {
+                keys: keys(&[1, 20]),
+                inside: Some(
+                    Inside {
+                        reads: vec![read(3.0), read(21.0)],
+                        bursts: frames.clone(),
+                        ..Inside::default()
+                    }
+                    .sorted(),
+                ),
+                chunks,
+                queries: Vec::new(),
+                end_ns: 50 * MS,
+            };
+            key_latencies(&timeline)
+                .each
+                .iter()
+                .map(|k| k.stages_ms.unwrap().drain.map(round))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(drains(trailing), vec![Some(0.5), Some(0.5)]);
+        assert_eq!(drains(early), vec![None, None]);
+    }
+
     #[test]
     fn each_key_is_answered_by_the_first_frame_after_its_read_in_four_stages() {
         // Keys at 1, 101, 201 ms, each read 2 ms later (a loop that sleeps before it reads),
@@ -824,8 +866,13 @@ mod tests {
             (k.each[2].writes, k.each[2].bytes, k.unanswered),
             (Some(0), 0, 1)
         );
-        // Bytes the observer did not see (a C program's stdio): no drain, the rest stands.
-        timeline.chunks.note(39 * MS, 7);
+        // Bytes the observer did not see (a C program's stdio), read before the frames: no
+        // drain, the rest stands.
+        timeline.chunks = Chunks::default();
+        timeline.chunks.note(MS / 2, 7);
+        for b in &bursts {
+            timeline.chunks.note(b.end_ns, b.bytes as usize);
+        }
         let k = key_latencies(&timeline);
         assert_eq!(k.each[0].stages_ms.unwrap().drain, None);
         assert_eq!(round(k.each[0].frame_ms.unwrap()), 4.0);

@@ -193,6 +193,13 @@ impl Chunks {
         self.stretches.get(i).map(|s| s.1)
     }
 
+    /// Bytes the reader had surely read by `at_ns`: those of every stretch over by then (one
+    /// that spans it counts none of its bytes).
+    pub fn read_before(&self, at_ns: u64) -> u64 {
+        let i = self.stretches.partition_point(|s| s.1 <= at_ns);
+        i.checked_sub(1).map_or(0, |i| self.stretches[i].2)
+    }
+
     /// The reads as (first, last, bytes) stretches.
     pub fn stretches(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
         let mut before = 0;
