@@ -30,15 +30,48 @@ const WAIT_FUTEX: u16 = 6;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Only {
     Always,
+    /// The descriptor (argument 0) is a standard one, 0 to 2: where a terminal program reads
+    /// its keys.
+    StandardFd,
     /// The argument (an int timeout) is not zero.
     Nonzero(u32),
     /// The futex operation (argument 1, its flags masked off) is one that waits.
     FutexWaits,
 }
 
+/// What the tracer stops the program at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Stops {
+    /// The terminal's writes, reads and the waits: the tracer sees alone.
+    Everything,
+    /// Reads and the waits: a preload counts the writes.
+    ReadsAndWaits,
+    /// Reads of the standard descriptors alone (a key's read made with a raw system call):
+    /// beside a preload that sees the rest.
+    KeyReads,
+}
+
+impl Stops {
+    /// As the flag spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stops::Everything => "everything",
+            Stops::ReadsAndWaits => "reads-and-waits",
+            Stops::KeyReads => "key-reads",
+        }
+    }
+}
+
 /// The calls the filter stops at, each with its kind and what lets it through.
-fn rules(writes: bool) -> Vec<(i64, Call, Only)> {
+fn rules(stops: Stops) -> Vec<(i64, Call, Only)> {
     use nix::libc::*;
+    if stops == Stops::KeyReads {
+        return vec![
+            (SYS_read, Call::Read, Only::StandardFd),
+            (SYS_readv, Call::Read, Only::StandardFd),
+        ];
+    }
+    let writes = stops == Stops::Everything;
     let mut rules = vec![
         (SYS_read, Call::Read, Only::Always),
         (SYS_readv, Call::Read, Only::Always),
@@ -69,7 +102,7 @@ fn rules(writes: bool) -> Vec<(i64, Call, Only)> {
 
 /// What a stopped call is to the tracer (`None`: one the filter does not stop at).
 pub fn call_of(number: i64) -> Option<Call> {
-    rules(true)
+    rules(Stops::Everything)
         .into_iter()
         .find(|&(n, _, _)| n == number)
         .map(|(_, call, _)| call)
@@ -89,6 +122,7 @@ const AUDIT_ARCH: u32 = 0xc000_003e;
 // The instructions used, as linux/filter.h numbers them.
 const LD_W_ABS: u16 = 0x20;
 const JEQ_K: u16 = 0x15;
+const JGT_K: u16 = 0x25;
 const AND_K: u16 = 0x54;
 const RET_K: u16 = 0x06;
 const ALLOW: u32 = 0x7fff_0000;
@@ -106,18 +140,25 @@ fn op(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
 
 /// The filter: the architecture checked (a call made through another ABI is let through: the
 /// numbers would mean other calls), then one block a call, each returning.
-pub fn program(writes: bool) -> Vec<sock_filter> {
+pub fn program(stops: Stops) -> Vec<sock_filter> {
     let mut p = vec![
         op(LD_W_ABS, 0, 0, ARCH),
         op(JEQ_K, 1, 0, AUDIT_ARCH),
         op(RET_K, 0, 0, ALLOW),
         op(LD_W_ABS, 0, 0, NR),
     ];
-    for (number, _, only) in rules(writes) {
+    for (number, _, only) in rules(stops) {
         let number = u32::try_from(number).unwrap_or(u32::MAX);
         match only {
             Only::Always => {
                 p.push(op(JEQ_K, 0, 1, number));
+                p.push(op(RET_K, 0, 0, TRACE));
+            }
+            Only::StandardFd => {
+                p.push(op(JEQ_K, 0, 4, number));
+                p.push(op(LD_W_ABS, 0, 0, arg_low(0)));
+                p.push(op(JGT_K, 0, 1, 2));
+                p.push(op(RET_K, 0, 0, ALLOW));
                 p.push(op(RET_K, 0, 0, TRACE));
             }
             Only::Nonzero(arg) => {
@@ -169,6 +210,7 @@ mod tests {
                 }
                 AND_K => a &= i.k,
                 JEQ_K => pc += usize::from(if a == i.k { i.jt } else { i.jf }),
+                JGT_K => pc += usize::from(if a > i.k { i.jt } else { i.jf }),
                 RET_K => return i.k,
                 other => panic!("instruction {other:#x} is not one the filter uses"),
             }
@@ -177,7 +219,7 @@ mod tests {
 
     #[test]
     fn stops_where_the_tracer_looks_and_nowhere_else() {
-        let p = program(true);
+        let p = program(Stops::Everything);
         let stop = |nr: i64, args: [u64; 6]| run(&p, AUDIT_ARCH, nr, args) == TRACE;
         assert!(stop(nix::libc::SYS_write, [1, 0, 10, 0, 0, 0]));
         assert!(stop(nix::libc::SYS_writev, [1, 0, 2, 0, 0, 0]));
@@ -213,7 +255,7 @@ mod tests {
 
     #[test]
     fn without_writes_the_writes_go_through() {
-        let p = program(false);
+        let p = program(Stops::ReadsAndWaits);
         assert_eq!(
             run(&p, AUDIT_ARCH, nix::libc::SYS_write, [1, 0, 1, 0, 0, 0]),
             ALLOW
@@ -223,8 +265,18 @@ mod tests {
     }
 
     #[test]
+    fn beside_a_preload_only_reads_of_the_standard_fds_stop() {
+        let p = program(Stops::KeyReads);
+        let stop = |nr: i64, fd: u64| run(&p, AUDIT_ARCH, nr, [fd, 0, 64, 0, 0, 0]) == TRACE;
+        assert!(stop(nix::libc::SYS_read, 0) && stop(nix::libc::SYS_readv, 2));
+        assert!(!stop(nix::libc::SYS_read, 3), "a file's read");
+        assert!(!stop(nix::libc::SYS_write, 1) && !stop(nix::libc::SYS_poll, 0));
+        assert!(!stop(nix::libc::SYS_futex, 0));
+    }
+
+    #[test]
     fn every_call_stopped_has_a_kind() {
-        for (nr, call, _) in rules(true) {
+        for (nr, call, _) in rules(Stops::Everything) {
             assert_eq!(call_of(nr), Some(call));
         }
         assert_eq!(call_of(nix::libc::SYS_openat), None);

@@ -3,6 +3,8 @@
 //! own system calls, dynamic or not). Read from the ELF's program headers: `PT_INTERP` names a
 //! loader; a `PT_NOTE` owned by "Go" of type 4 is Go's build id.
 
+use std::path::Path;
+
 /// An executable's kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Image {
@@ -32,7 +34,7 @@ impl Image {
 
 /// The kind of the executable at `path` (read at most its first 1 MiB of headers and notes);
 /// what is not a 64-bit ELF is `Dynamic` (a script: its interpreter decides).
-pub fn image_of(path: &std::path::Path) -> Image {
+pub fn image_of(path: &Path) -> Image {
     use std::io::Read;
     let mut bytes = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut bytes));
@@ -40,6 +42,38 @@ pub fn image_of(path: &std::path::Path) -> Image {
         return Image::Dynamic;
     }
     image_of_bytes(&bytes)
+}
+
+/// Whether the executable holds `needle`: built by rustc, its panic locations name std's
+/// sources under `/rustc/<commit>/` and each crate's by its package's name. Reads it in 1 MiB
+/// pieces, at most 256 MiB.
+pub fn mentions(exe: &Path, needle: &[u8]) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(exe) else {
+        return false;
+    };
+    let mut file = file.take(256 << 20);
+    let mut piece = vec![0u8; 1 << 20];
+    // The end of the previous piece, so a needle split between two pieces is found.
+    let mut kept = 0;
+    loop {
+        let n = match file.read(&mut piece[kept..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        let filled = kept + n;
+        if piece[..filled].windows(needle.len()).any(|w| w == needle) {
+            return true;
+        }
+        kept = (needle.len() - 1).min(filled);
+        piece.copy_within(filled - kept..filled, 0);
+    }
+}
+
+/// Whether a dynamic program reads its keys with raw system calls a preload cannot see: a
+/// Rust program that links rustix (crossterm reads through it since 0.28).
+pub fn reads_keys_raw(path: &Path) -> bool {
+    mentions(path, b"rustix")
 }
 
 const PT_INTERP: u32 = 3;
@@ -118,6 +152,14 @@ mod tests {
         let me = std::env::current_exe().unwrap();
         assert_eq!(image_of(&me), Image::Dynamic);
         assert_eq!(image_of("/bin/sh".as_ref()), Image::Dynamic);
+    }
+
+    #[test]
+    fn a_rust_program_linking_rustix_reads_its_keys_raw() {
+        // This test binary links rustix (flushlab reads keys through it); sh does not.
+        assert!(reads_keys_raw(&std::env::current_exe().unwrap()));
+        assert!(!reads_keys_raw("/bin/sh".as_ref()));
+        assert!(!reads_keys_raw("/nonexistent".as_ref()));
     }
 
     #[test]

@@ -31,15 +31,16 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use self::filter::Call;
+use self::filter::{Call, Stops};
 use crate::outcome::{Outcome, complain};
 
 /// `flushlab trace-exec`: not for people (wrap starts it); hidden from the help.
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
-    /// Stop at writes too: the tracer counts the terminal's writes (no preload does)
-    #[arg(long)]
-    pub writes: bool,
+    /// What to stop the program at: everything the tracer needs alone, or a preload's
+    /// complement
+    #[arg(long, value_enum, default_value = "everything")]
+    pub stops: Stops,
     /// This process is the traced one: wait to be seized, take the filter, exec CMD
     #[arg(long)]
     pub traced: bool,
@@ -47,6 +48,10 @@ pub struct TraceArgs {
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
 }
+
+/// Beside the preload: the `LD_PRELOAD` CMD is to run with, under another name so that the
+/// tracer's own processes do not load it.
+pub const PRELOAD: &str = "FLUSHLAB_TRACED_PRELOAD";
 
 /// The hidden subcommand's name, as wrap starts it.
 pub const SUBCOMMAND: &str = "trace-exec";
@@ -86,13 +91,22 @@ fn become_traced(args: &TraceArgs) -> anyhow::Result<Outcome> {
         std::thread::sleep(Duration::from_micros(100));
     }
     // Without a tracer a trapped call fails with ENOSYS: the filter goes on only once seized.
-    seccompiler::apply_filter(&filter::program(args.writes))
+    seccompiler::apply_filter(&filter::program(args.stops))
         .map_err(|e| anyhow::anyhow!("wrap: the tracer's seccomp filter: {e}"))?;
     let program = &args.command[0];
-    let error = std::process::Command::new(program)
-        .args(&args.command[1..])
-        .env_remove(flushlab_observer::SETTING)
-        .exec();
+    let mut command = std::process::Command::new(program);
+    command.args(&args.command[1..]);
+    // Beside a preload, CMD gets it (the tracer's own two processes did not load it); alone,
+    // the channel's setting goes.
+    match std::env::var_os(PRELOAD) {
+        Some(preload) => {
+            command.env("LD_PRELOAD", preload).env_remove(PRELOAD);
+        }
+        None => {
+            command.env_remove(flushlab_observer::SETTING);
+        }
+    }
+    let error = command.exec();
     complain(&format!(
         "wrap: '{}': {error}",
         crate::units::printable(&program.to_string_lossy())
@@ -117,6 +131,7 @@ fn trace(args: &TraceArgs, listen: Listen) -> anyhow::Result<Outcome> {
     let (channel, tty_rdev) = open_channel()?;
     let mut tracer = Tracer {
         listen,
+        stops: args.stops,
         channel,
         tty_rdev,
         threads: HashMap::new(),
@@ -141,7 +156,7 @@ fn trace(args: &TraceArgs, listen: Listen) -> anyhow::Result<Outcome> {
     let child = std::process::Command::new(std::env::current_exe()?)
         .arg(SUBCOMMAND)
         .arg("--traced")
-        .args(args.writes.then_some("--writes"))
+        .args(["--stops", args.stops.name()])
         .arg("--")
         .args(&args.command)
         .spawn()?;
@@ -224,6 +239,7 @@ struct Thread {
 
 struct Tracer {
     listen: Listen,
+    stops: Stops,
     channel: File,
     tty_rdev: u64,
     threads: HashMap<i32, Thread>,
@@ -369,7 +385,10 @@ impl Tracer {
         let tid = pid.as_raw() as u32;
         match pending {
             Some(Pending::Read { start }) => {
-                self.after_wait(pid, start, now, (true, 7, false));
+                // Beside a preload, the waits are its: the tracer says the read alone.
+                if self.stops != Stops::KeyReads {
+                    self.after_wait(pid, start, now, (true, 7, false));
+                }
                 if result > 0 {
                     let tgid = self.thread(pid).tgid;
                     self.send(&Record::Read(Wait {
@@ -378,6 +397,7 @@ impl Tracer {
                         bytes: result as u64,
                         start_ns: start,
                         end_ns: now,
+                        traced: true,
                         ..Wait::default()
                     }));
                 }
@@ -431,6 +451,7 @@ impl Tracer {
             end_ns: end,
             how,
             timed_out,
+            traced: true,
             ..Wait::default()
         });
         thread.writes = 0;

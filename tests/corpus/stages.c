@@ -12,7 +12,8 @@
  * `q` ends it. KEYS_LOG receives, at the end, one line a read that took keys: when the read
  * returned, when the frame's first write began and when its last write (and, under `wrap --try
  * frame`, the held frame's release: a write to a pipe, which lets held bytes out) was done,
- * CLOCK_MONOTONIC nanoseconds; then `clock N`, the frames it drew by itself. */
+ * CLOCK_MONOTONIC nanoseconds; then `clock N`, the frames it drew by itself. With
+ * KEYS_LOG_APPEND set, each run appends (its `clock` line ends it). */
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -122,7 +123,7 @@ int main(int argc, char **argv) {
     }
     tcsetattr(0, TCSANOW, &saved);
     const char *path = getenv("KEYS_LOG");
-    FILE *log = path ? fopen(path, "w") : NULL;
+    FILE *log = path ? fopen(path, getenv("KEYS_LOG_APPEND") ? "a" : "w") : NULL;
     for (int i = 0; log && i < reads; i++)
         fprintf(log, "%llu %llu %llu\n", (unsigned long long)read_ns[i],
                 (unsigned long long)first_ns[i], (unsigned long long)last_ns[i]);

@@ -10,6 +10,7 @@ mod common;
 mod example;
 
 mod accounting;
+mod against;
 mod app_fuzz;
 mod architecture;
 mod bench;

@@ -30,11 +30,17 @@ pub enum Outcome {
     /// The program `flushlab wrap` ran exited with this status (128+N if signal N ended it):
     /// wrap passes it on, as `time` and `strace` do.
     Exited(i32),
+    /// `wrap --against`: the new build is slower than the old beyond the threshold (4).
+    Slower,
+    /// `wrap --against`: the rounds do not say whether the new build is slower, faster or the
+    /// same (5).
+    Inconclusive,
 }
 
 impl Outcome {
-    /// 0 done, 1 error, 2 bad input, 3 reader gone, 128+N signal N, 127 no such command, 126 not executable, a
-    /// wrapped program's own status. (101, a panic, is Rust's.)
+    /// 0 done, 1 error, 2 bad input, 3 reader gone, 4 slower and 5 inconclusive (`wrap
+    /// --against`), 128+N signal N, 127 no such command, 126 not executable, a wrapped program's
+    /// own status. (101, a panic, is Rust's.)
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Finished | Outcome::Quit => 0,
@@ -45,6 +51,8 @@ impl Outcome {
             Outcome::NotFound => 127,
             Outcome::NotExecutable => 126,
             Outcome::Exited(code) => u8::try_from(code).unwrap_or(1),
+            Outcome::Slower => 4,
+            Outcome::Inconclusive => 5,
         }
     }
 
@@ -68,6 +76,8 @@ impl Outcome {
             Outcome::NotFound => "not-found".into(),
             Outcome::NotExecutable => "not-executable".into(),
             Outcome::Exited(code) => format!("exited:{code}"),
+            Outcome::Slower => "slower".into(),
+            Outcome::Inconclusive => "inconclusive".into(),
         }
     }
 }

@@ -67,6 +67,74 @@ pub fn parse_switch(text: &str) -> Result<bool, String> {
     }
 }
 
+/// A command line's words as a POSIX shell splits them (no expansions): blanks between words,
+/// `'…'` taken as it is, `"…"` with `\` before `"`, `\`, `$` and `` ` ``, `\` before any
+/// character outside quotes. `sh -c 'echo hi'` is three words.
+pub fn parse_words(text: &str) -> Result<Vec<String>, String> {
+    let shown = || printable(text);
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err(format!("'{}': a ' is never closed", shown())),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err(format!("'{}': a \" is never closed", shown())),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err(format!("'{}': a \" is never closed", shown())),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some(c) => word.get_or_insert_with(String::new).push(c),
+                None => return Err(format!("'{}': a \\ ends it", shown())),
+            },
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    if words.is_empty() {
+        return Err("no command: give the program and its arguments, as one word".to_owned());
+    }
+    Ok(words)
+}
+
+/// A share: `5%` or `0.05`, from 0 up to (not including) 1.
+pub fn parse_share(text: &str) -> Result<f64, String> {
+    let value = match text.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
+        None => text.trim().parse::<f64>(),
+    };
+    match value {
+        Ok(v) if (0.0..1.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{}' is no share: a percentage from 0 to 99 (5%) or a fraction (0.05)",
+            printable(text)
+        )),
+    }
+}
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     text.trim()
         .parse::<f64>()
@@ -234,6 +302,33 @@ fn escaped(text: &str, hostile: fn(char) -> bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_split_as_a_shell_splits_them() {
+        let words = |t: &str| parse_words(t).unwrap();
+        assert_eq!(words("./old --flag  x"), ["./old", "--flag", "x"]);
+        assert_eq!(
+            words("sh -c 'echo hi; exit 3'"),
+            ["sh", "-c", "echo hi; exit 3"]
+        );
+        assert_eq!(words(r#"a "b \"c\" $d" e\ f"#), ["a", r#"b "c" $d"#, "e f"]);
+        assert_eq!(words("''"), [""]);
+        for bad in ["'open", "\"open", "", "   ", "tail\\"] {
+            let why = parse_words(bad).unwrap_err();
+            assert!(!why.contains('\n'), "{why}");
+        }
+        assert!(!parse_words("'\x1b[31m").unwrap_err().contains('\x1b'));
+    }
+
+    #[test]
+    fn shares_are_percentages_or_fractions() {
+        assert_eq!(parse_share("5%"), Ok(0.05));
+        assert_eq!(parse_share("0.1"), Ok(0.1));
+        assert_eq!(parse_share("0"), Ok(0.0));
+        for bad in ["100%", "1.5", "-1%", "five", ""] {
+            assert!(parse_share(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn latencies_read_in_the_unit_of_their_size() {

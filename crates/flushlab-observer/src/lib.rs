@@ -220,12 +220,16 @@ fn collect(
         };
         if !ready {
             if stop.load(Ordering::Relaxed) {
+                sightings.merge_reads();
                 return Ok(sightings);
             }
             continue;
         }
         let n = match channel.read(&mut buf) {
-            Ok(0) => return Ok(sightings),
+            Ok(0) => {
+                sightings.merge_reads();
+                return Ok(sightings);
+            }
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -314,10 +318,15 @@ pub struct Wait {
     /// The wait returned because its time was up (a tick, a timer), not because something came:
     /// the bit [`TIMED_OUT`] of the kind's high half on the wire.
     pub timed_out: bool,
+    /// Said by the tracer, not the preload (the bit [`TRACED`] of the kind's high half): where
+    /// both look, a read both saw is the preload's.
+    pub traced: bool,
 }
 
 /// On the wire, the bit of a wait's kind (the kind's high half) that says it timed out.
 pub const TIMED_OUT: u32 = 1 << 15;
+/// On the wire, the bit of a record's kind (its high half) that says the tracer sent it.
+pub const TRACED: u32 = 1 << 14;
 
 impl Record {
     /// One record from its 64 bytes; an unknown kind is `None`.
@@ -340,6 +349,7 @@ impl Record {
             flushed_bytes: u32_at(60),
             how: 0,
             timed_out: false,
+            traced: (u32_at(0) >> 16) & TRACED != 0,
         };
         let kind = u32_at(0);
         match kind & 0xffff {
@@ -352,7 +362,7 @@ impl Record {
                 })
             }
             2 => Some(Record::Wait(Wait {
-                how: ((kind >> 16) & !(TIMED_OUT)) as u16,
+                how: ((kind >> 16) & !(TIMED_OUT | TRACED)) as u16,
                 timed_out: (kind >> 16) & TIMED_OUT != 0,
                 ..wait
             })),
@@ -382,6 +392,7 @@ impl Record {
     /// The record's 64 bytes, as [`Record::parse`] reads them (the tracer writes what the
     /// preload's C writes: `struct record`).
     pub fn to_wire(&self) -> [u8; RECORD] {
+        let traced = |w: &Wait| if w.traced { TRACED } else { 0 };
         let mut b = [0u8; RECORD];
         let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
         let wait = |kind: u32, w: &Wait, put: &mut dyn FnMut(usize, &[u8])| {
@@ -407,16 +418,16 @@ impl Record {
             }
             Record::Wait(w) => {
                 let how = u32::from(w.how) | if w.timed_out { TIMED_OUT } else { 0 };
-                wait(2 | how << 16, w, &mut put);
+                wait(2 | (how | traced(w)) << 16, w, &mut put);
             }
-            Record::Tail(w) => wait(3, w, &mut put),
+            Record::Tail(w) => wait(3 | traced(w) << 16, w, &mut put),
             Record::Fork { pid, parent } => {
                 put(0, &4u32.to_ne_bytes());
                 put(4, &pid.to_ne_bytes());
                 put(16, &u64::from(*parent).to_ne_bytes());
             }
             Record::Release(w) => wait(5, w, &mut put),
-            Record::Read(w) => wait(6, w, &mut put),
+            Record::Read(w) => wait(6 | traced(w) << 16, w, &mut put),
             Record::Cost(c) => {
                 put(0, &7u32.to_ne_bytes());
                 put(4, &c.pid.to_ne_bytes());
@@ -483,6 +494,21 @@ impl Sightings {
             Record::Cost(cost) => self.tracer = Some(cost),
             Record::Untraced { errno, .. } => self.untraced = Some(errno),
         }
+    }
+
+    /// Where the preload and the tracer both look: a read of the terminal both saw (the same
+    /// thread, overlapping times) is the preload's; the tracer's stand where the preload saw
+    /// none (a key read with a raw system call). Call once every record is in.
+    pub fn merge_reads(&mut self) {
+        let (traced, seen): (Vec<Wait>, Vec<Wait>) = self.reads.drain(..).partition(|r| r.traced);
+        let twice = |t: &Wait| {
+            seen.iter()
+                .any(|s| s.tid == t.tid && s.start_ns <= t.end_ns && s.end_ns >= t.start_ns)
+        };
+        let unseen: Vec<Wait> = traced.into_iter().filter(|t| !twice(t)).collect();
+        self.reads = seen;
+        self.reads.extend(unseen);
+        self.reads.sort_by_key(|r| r.end_ns);
     }
 
     fn all(&self) -> impl Iterator<Item = &Wait> {
@@ -625,6 +651,7 @@ mod tests {
             flushed_bytes: 0,
             how: 6,
             timed_out: true,
+            traced: true,
         };
         for record in [
             Record::Hello {
@@ -665,6 +692,34 @@ mod tests {
                 _ => assert_eq!(back, record),
             }
         }
+    }
+
+    #[test]
+    fn a_read_both_saw_is_the_preloads_and_one_only_the_tracer_saw_stands() {
+        let read = |tid, start, end, traced| Wait {
+            tid,
+            start_ns: start,
+            end_ns: end,
+            bytes: 1,
+            traced,
+            ..Wait::default()
+        };
+        let mut s = Sightings::default();
+        for r in [
+            read(1, 100, 110, false),
+            read(1, 102, 108, true),
+            read(1, 200, 210, true),
+            read(2, 104, 106, true),
+        ] {
+            s.add(Record::parse(&Record::Read(r).to_wire()).unwrap());
+        }
+        s.merge_reads();
+        let kept: Vec<(u32, u64, bool)> = s
+            .reads
+            .iter()
+            .map(|r| (r.tid, r.start_ns, r.traced))
+            .collect();
+        assert_eq!(kept, [(2, 104, true), (1, 100, false), (1, 200, true)]);
     }
 
     #[test]

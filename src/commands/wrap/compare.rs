@@ -75,7 +75,7 @@ pub fn run(
     let (mut as_is, mut tried) = (Vec::new(), Vec::new());
     // The last round's timelines, as is and tried: `--plot` draws them.
     let mut last: [Timeline; 2] = Default::default();
-    'rounds: for _ in 0..args.rounds {
+    'rounds: for _ in 0..args.rounds() {
         for side in [None, Some(fix)] {
             let how = How {
                 keys,
@@ -110,7 +110,7 @@ pub fn run(
         .unwrap_or_default();
     let comparison = Comparison {
         fix,
-        rounds: args.rounds,
+        rounds: args.rounds(),
         seconds_each: match duration {
             Some(d) => d.as_secs_f64(),
             None => {

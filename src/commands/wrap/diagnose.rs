@@ -164,9 +164,9 @@ fn encoder_bound(e: &Evidence) -> Option<Diagnosis> {
             "buffered already, and {} ms of CPU a frame ({:.0} ns a cell of the \
              screen) through ratatui's crossterm backend: the encoder may be the cost now. \
              flushlab-lean-backend sends the same screen (crates/flushlab-lean-backend, a \
-             1,000-case test against crossterm's) for ~45 ns a changed cell against ~300 here; \
-             try `LeanBackend::new(writer)` in place of `CrosstermBackend::new(writer)` and \
-             measure again",
+             1,000-case test against crossterm's) for a fraction of crossterm's encoding CPU \
+             (its bench: docs/results/encode-bench.md); try `LeanBackend::new(writer)` in place \
+             of `CrosstermBackend::new(writer)` and measure again",
             count(e.cpu_ms_per_frame.unwrap_or_default()),
             ns_a_cell
         ),

@@ -29,6 +29,8 @@ pub enum ObserverArg {
     Auto,
     Preload,
     Ptrace,
+    /// The preload, and the tracer for key reads made with raw system calls.
+    Both,
     None,
 }
 
@@ -40,16 +42,28 @@ pub enum Way {
     Preload,
     /// The tracer (`crate::tracer`): ptrace with a seccomp filter.
     Ptrace,
+    /// The preload, and the tracer stopping only at reads of the standard descriptors: the keys
+    /// a program reads with raw system calls (crossterm over rustix), a stop or two a key.
+    Both,
 }
 
 impl Way {
     /// `auto`: the preload where it sees the program's calls, the tracer where it cannot.
-    pub fn choose(arg: ObserverArg, image: crate::tracer::image::Image) -> Option<Way> {
+    /// `raw_reads`: whether the program reads its keys with raw system calls (asked only of a
+    /// dynamic one, where it matters).
+    pub fn choose(
+        arg: ObserverArg,
+        image: crate::tracer::image::Image,
+        raw_reads: impl FnOnce() -> bool,
+    ) -> Option<Way> {
         match arg {
             ObserverArg::None => None,
             ObserverArg::Preload => Some(Way::Preload),
             ObserverArg::Ptrace => Some(Way::Ptrace),
-            ObserverArg::Auto if image.preload_sees() || !TRACER_BUILT => Some(Way::Preload),
+            ObserverArg::Both => Some(Way::Both),
+            ObserverArg::Auto if !TRACER_BUILT => Some(Way::Preload),
+            ObserverArg::Auto if image.preload_sees() && raw_reads() => Some(Way::Both),
+            ObserverArg::Auto if image.preload_sees() => Some(Way::Preload),
             ObserverArg::Auto => Some(Way::Ptrace),
         }
     }
@@ -58,7 +72,18 @@ impl Way {
         match self {
             Way::Preload => "preload",
             Way::Ptrace => "ptrace",
+            Way::Both => "preload, and ptrace for key reads",
         }
+    }
+
+    /// Whether the tracer runs in CMD's place.
+    pub fn traces(self) -> bool {
+        self != Way::Preload
+    }
+
+    /// Whether the preload is in CMD.
+    pub fn preloads(self) -> bool {
+        self != Way::Ptrace
     }
 }
 
@@ -70,7 +95,7 @@ const TRACER_BUILT: bool = cfg!(all(target_os = "linux", target_arch = "x86_64")
 /// tracer would have to copy each write out of CMD and answer the call in its place, a cost
 /// larger than the buffering it tries); `--observer ptrace` where the tracer is not built.
 pub(super) fn check(args: &super::WrapArgs, program: &std::path::Path) -> Result<(), String> {
-    if args.observer == ObserverArg::Ptrace && !TRACER_BUILT {
+    if matches!(args.observer, ObserverArg::Ptrace | ObserverArg::Both) && !TRACER_BUILT {
         return Err(
             "wrap: --observer ptrace: the tracer is built for x86_64 Linux only; \
              --observer preload or none"
@@ -152,9 +177,20 @@ impl Inside {
             .injection
             .environment(std::env::var_os("LD_PRELOAD").as_deref())
             .to_vec();
-        if self.way == Way::Ptrace {
-            vars.retain(|(name, _)| name != "LD_PRELOAD");
-            return vars;
+        match self.way {
+            Way::Preload => {}
+            Way::Ptrace => {
+                vars.retain(|(name, _)| name != "LD_PRELOAD");
+                return vars;
+            }
+            // The tracer hands it to CMD: its own processes do not load it.
+            Way::Both => {
+                for (name, _) in &mut vars {
+                    if name == "LD_PRELOAD" {
+                        *name = crate::tracer::PRELOAD.into();
+                    }
+                }
+            }
         }
         vars.extend(self.markers.clone());
         vars
@@ -168,10 +204,15 @@ impl Inside {
     ) -> std::io::Result<(std::path::PathBuf, Vec<OsString>)> {
         Ok(match self.way {
             Way::Preload => (program.to_owned(), args.to_vec()),
-            Way::Ptrace => {
+            Way::Ptrace | Way::Both => {
+                let stops = match self.way {
+                    Way::Both => crate::tracer::filter::Stops::KeyReads,
+                    _ => crate::tracer::filter::Stops::Everything,
+                };
                 let mut words: Vec<OsString> = vec![
                     crate::tracer::SUBCOMMAND.into(),
-                    "--writes".into(),
+                    "--stops".into(),
+                    stops.name().into(),
                     "--".into(),
                     program.into(),
                 ];
@@ -384,7 +425,7 @@ impl InsideReport {
             Some(why) => Source::Outside(why.clone()),
             None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
             None if sightings.boundaries().is_empty() => Source::Outside(
-                if way == Way::Preload && (bytes as f64) < expected {
+                if way.preloads() && (bytes as f64) < expected {
                     "CMD never waited between frames where the preload sees (a static or Go \
                      program a shell started: --observer ptrace sees it)"
                 } else {
@@ -401,7 +442,7 @@ impl InsideReport {
                 "the observer saw {:.0}% of the terminal's bytes written ({})",
                 bytes as f64 * 100.0 / received.max(1) as f64,
                 match way {
-                    Way::Preload =>
+                    Way::Preload | Way::Both =>
                         "the rest through glibc's stdio, raw syscalls or a static \
                          program: --observer ptrace sees them",
                     Way::Ptrace => "the rest lost as the run ended, or through a 32-bit call",

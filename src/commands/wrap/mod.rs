@@ -6,6 +6,7 @@
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
 //! says what to change in its own language ([`mod@diagnose`]); [`mod@report`] holds the results.
 
+pub mod against;
 pub mod compare;
 pub mod diagnose;
 mod in_terminal;
@@ -54,7 +55,7 @@ Examples:
   flushlab wrap --keys j*100@20ms -- less /etc/services   each key's time to its frame
   flushlab wrap --compare frame --keys j*50@30ms -- ./my-tui   what buffering buys a key";
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 #[command(after_help = WRAPARGS_EXAMPLES)]
 pub struct WrapArgs {
     /// Run CMD headless for this many seconds, then end it (SIGTERM to its process group,
@@ -108,9 +109,25 @@ pub struct WrapArgs {
     #[arg(long, value_enum, value_name = "FIX", conflicts_with = "no_observer")]
     pub compare: Option<Fix>,
 
-    /// Rounds of `--compare` (each runs CMD as it is, then tried)
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
-    pub rounds: u32,
+    /// Rounds of `--compare` (each runs CMD as it is, then tried) [default: 3] or of
+    /// `--against` (each runs both builds, ABBA) [default: 10: the interval resamples rounds]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub rounds: Option<u32>,
+
+    /// Run CMD (NEW) against another build (OLD), its words as a shell splits them (`'./old
+    /// --flag'`, `"sh -c '…'"`), on the same keys in alternating rounds (ABBA, after a warm-up
+    /// round that is dropped): key→frame p50 NEW over OLD with a 95% interval from resampling
+    /// the rounds, and a verdict — slower (exit 4), faster or the same (0), inconclusive (5)
+    #[arg(long, value_name = "'OLD CMD ARGS'", value_parser = against::OldBuild::parse, conflicts_with_all = ["compare", "try_fix", "terminal", "profile", "trace"])]
+    pub against: Option<against::OldBuild>,
+
+    /// `--against`: a change within this share of OLD is no change (`5%`, `0.05`)
+    #[arg(long, value_parser = crate::units::parse_share, default_value = "5%", value_name = "SHARE")]
+    pub threshold: f64,
+
+    /// `--against`: also write the verdict as Markdown (a CI job's summary page; `-` = stdout)
+    #[arg(long, value_name = "FILE.md", value_parser = Destination::parse, requires = "against")]
+    pub export_markdown: Option<Destination>,
 
     /// Type these keys into CMD, headless, once it is ready, and report the time from each key
     /// to its frame: literal text, `<Down>`, `<PageDown>`, `<Enter>`, `<Esc>`, `<C-x>`, `<M-x>`, `<F1>`..,
@@ -147,8 +164,10 @@ pub struct WrapArgs {
     /// How wrap looks inside CMD: `preload` (a shared object the loader puts in every dynamic
     /// program: cheap), `ptrace` (a tracer that stops CMD at the terminal's writes, its reads
     /// and its waits: any program, Go and static ones included, at a cost each run states),
-    /// `none`; `auto` takes the preload where it loads and the tracer where it cannot (a static
-    /// or Go executable)
+    /// `both` (the preload, and the tracer for key reads made with raw system calls), `none`;
+    /// `auto` takes the preload where it loads, with the tracer for key reads where the program
+    /// makes them raw (a Rust program linking rustix), and the tracer alone where no preload
+    /// loads (a static or Go executable)
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     pub observer: inside::ObserverArg,
 
@@ -170,6 +189,7 @@ impl WrapArgs {
             ("--export-json", &self.report),
             ("--trace", &self.trace),
             ("--plot", &self.plot),
+            ("--export-markdown", &self.export_markdown),
         ]
         .into_iter()
         .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
@@ -188,13 +208,23 @@ impl WrapArgs {
         crate::units::one_line(&self.command_words().join(" "))
     }
 
+    /// Rounds, as `--rounds` says or the default of what runs them.
+    pub fn rounds(&self) -> u32 {
+        self.rounds
+            .unwrap_or(if self.against.is_some() { 10 } else { 3 })
+    }
+
     /// How this run looks inside CMD (`program`, found on PATH), decided from the flags and
     /// the executable's kind: `None`, from outside only.
     pub fn observer(&self, program: &std::path::Path) -> Option<inside::Way> {
         if self.no_observer {
             return None;
         }
-        inside::Way::choose(self.observer, crate::tracer::image::image_of(program))
+        inside::Way::choose(
+            self.observer,
+            crate::tracer::image::image_of(program),
+            || crate::tracer::image::reads_keys_raw(program),
+        )
     }
 }
 
@@ -266,8 +296,11 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             .map_err(|e| format!("wrap: --plot {e}"))?;
     }
     let destinations: Vec<&Destination> = args.outputs().map(|(_, d)| d).collect();
-    crate::results::export::distinct_destinations(&destinations, "--export-json, --trace, --plot")
-        .map_err(|e| format!("wrap: {e}"))?;
+    crate::results::export::distinct_destinations(
+        &destinations,
+        "--export-json, --trace, --plot, --export-markdown",
+    )
+    .map_err(|e| format!("wrap: {e}"))?;
     let script = match (&args.keys, &args.keys_file) {
         (Some(script), _) => Some(script.clone()),
         (None, Some(path)) => Some(read_keys_file(path)?),
@@ -275,6 +308,7 @@ fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
     };
     in_terminal::check(args, script.is_some())?;
     inside::check(args, &resolved)?;
+    against::check(args, script.is_some())?;
     if args.keys_after.is_some() && script.is_none() {
         return Err("wrap: --keys-after needs --keys or --keys-file"
             .to_owned()
@@ -369,6 +403,9 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(fix) = args.compare {
         return compare::run(&args, &resolved, fix, keys.as_ref(), &signal);
+    }
+    if let (Some(old), Some(keys)) = (&args.against, &keys) {
+        return against::run(&args, (&old.0, &resolved), keys, &signal);
     }
     if let (Some(terminal), Some(keys)) = (args.terminal, &keys) {
         return in_a_terminal(&args, &resolved, terminal, keys, &signal);

@@ -49,7 +49,7 @@ pub fn run(
     let mut c = PixelComparison {
         fix,
         terminal,
-        rounds: args.rounds,
+        rounds: args.rounds(),
         as_is: Vec::new(),
         tried: Vec::new(),
         headless_as_is: Vec::new(),
@@ -61,7 +61,7 @@ pub fn run(
         headless_key_to_frame_p50: None,
     };
     let stopped = || signal.load(Ordering::Relaxed) != 0;
-    'rounds: for _ in 0..args.rounds {
+    'rounds: for _ in 0..args.rounds() {
         for side in [None, Some(fix)] {
             let run = in_terminal::measure(args, program, (terminal, keys, side), signal)?;
             if stopped() {

@@ -107,7 +107,8 @@ pub struct KeysReport {
     /// What told wrap CMD was ready: `idle` (every thread of it asleep) or `--keys-after`;
     /// `typed` for the keys a person typed (interactive; each named by kind only).
     pub ready_by: super::keys::ReadyBy,
-    /// The keys were done and CMD did not settle (idle and silent for 300 ms) within 5 s.
+    /// The keys were done and CMD did not settle (idle and silent for `watch::SETTLE`) within
+    /// `watch::SETTLE_AT_MOST`.
     pub unsettled: bool,
     #[serde(flatten)]
     pub latencies: crate::detect::keyed::KeyLatencies,
@@ -184,8 +185,10 @@ impl KeysReport {
   keys: CMD was never ready (never idle): no key was sent; try --keys-after";
         }
         if self.unsettled {
-            out += "
-  keys: CMD did not settle within 5 s after the last key (ended by wrap)";
+            out += &format!(
+                "\n  keys: CMD did not settle within {} s after the last key (ended by wrap)",
+                super::watch::SETTLE_AT_MOST.as_secs()
+            );
         }
         out
     }

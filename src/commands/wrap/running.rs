@@ -223,7 +223,7 @@ impl Running {
         // (The tracer maps no marker files: samply records without markers then.)
         let way = args.observer(program);
         let markers = match how.profile {
-            Some(_) if way == Some(super::inside::Way::Preload) => {
+            Some(_) if way.is_some_and(super::inside::Way::preloads) => {
                 Some(super::profiling::Preparing::new()?)
             }
             _ => None,
@@ -249,7 +249,7 @@ impl Running {
             }
         })?;
         let pid = child.id() as i32;
-        if way == Some(super::inside::Way::Ptrace) {
+        if way.is_some_and(super::inside::Way::traces) {
             tree.is_the_tracer(pid);
         }
         if interactive {

@@ -16,7 +16,7 @@
 //!   descendant (ptrace re-parenting) — none of the programs tested here do.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -220,15 +220,15 @@ impl Tree {
             "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" | "busybox"
         ) {
             Language::Shell
-        } else if mentions(&seen.exe, b"/rustc/") {
+        } else if crate::tracer::image::mentions(&seen.exe, b"/rustc/") {
             Language::Rust
         } else if seen.libc {
             Language::C
         } else {
             Language::Unknown
         };
-        let ratatui_crossterm =
-            language == Language::Rust && mentions(&seen.exe, b"ratatui-crossterm");
+        let ratatui_crossterm = language == Language::Rust
+            && crate::tracer::image::mentions(&seen.exe, b"ratatui-crossterm");
         Writer {
             executable: seen.exe.to_string_lossy().into_owned(),
             language,
@@ -300,31 +300,5 @@ fn look_at(pid: i32, exe: PathBuf) -> Seen {
         node: has("libnode"),
         curses: has("libncurses") || has("_curses"),
         libc: has("/libc.so") || has("/libc-"),
-    }
-}
-
-/// Whether the executable holds `needle`: built by rustc, its panic locations name std's
-/// sources under `/rustc/<commit>/` and each crate's by its package's name. Reads it in 1 MiB
-/// pieces, at most 256 MiB.
-fn mentions(exe: &Path, needle: &[u8]) -> bool {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(exe) else {
-        return false;
-    };
-    let mut file = file.take(256 << 20);
-    let mut piece = vec![0u8; 1 << 20];
-    // The end of the previous piece, so a needle split between two pieces is found.
-    let mut kept = 0;
-    loop {
-        let n = match file.read(&mut piece[kept..]) {
-            Ok(0) | Err(_) => return false,
-            Ok(n) => n,
-        };
-        let filled = kept + n;
-        if piece[..filled].windows(needle.len()).any(|w| w == needle) {
-            return true;
-        }
-        kept = (needle.len() - 1).min(filled);
-        piece.copy_within(filled - kept..filled, 0);
     }
 }

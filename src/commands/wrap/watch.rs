@@ -14,9 +14,9 @@ pub(super) const GRACE: Duration = Duration::from_secs(2);
 const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 /// With `--keys` and no duration: once the keys are done, CMD has settled when it has been idle
 /// (every thread asleep) and silent this long…
-const SETTLE: Duration = Duration::from_millis(300);
+pub(super) const SETTLE: Duration = Duration::from_millis(300);
 /// … or this long after the last key, whatever it does (an animation never settles).
-const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
+pub(super) const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
 /// CMD is ready for keys once idle and silent this long.
 const READY_QUIET: Duration = Duration::from_millis(50);
 

@@ -9,6 +9,7 @@ pub mod painted;
 pub mod plot;
 pub mod statistics;
 pub mod trace;
+pub mod verdict;
 pub mod waterfall;
 
 use self::conditions::{Reader, Sink, Size, SyncOutput, Unit, Workload};

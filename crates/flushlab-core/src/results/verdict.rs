@@ -1,0 +1,224 @@
+//! Two builds, one verdict (`wrap --against`): a figure of NEW over OLD, round by round, with
+//! an interval from resampling the rounds, and what it says against a threshold. Pure: tested
+//! on figures written by hand.
+//!
+//! Each round runs both builds (ABBA), so a round's ratio NEW/OLD has both sides on the machine
+//! as it was then; keys within a run share its phase against any tick, so they are not
+//! independent draws and the round, not the key, is what is resampled. The estimate is the
+//! geometric mean of the rounds' ratios (a ratio and its inverse weigh the same), the interval
+//! the 2.5th and 97.5th percentiles of that mean over [`RESAMPLES`] resamplings of the rounds
+//! with replacement (a bootstrap), drawn from a fixed seed: the same rounds give the same
+//! interval.
+
+use serde::{Deserialize, Serialize};
+
+/// Resamplings of the rounds for an interval.
+pub const RESAMPLES: usize = 4000;
+
+/// Rounds under which no interval is drawn: a resampling of fewer says little.
+pub const FEWEST_ROUNDS: usize = 3;
+
+/// A ratio, NEW over OLD, and its 95% interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// What an interval says against a threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The whole interval above 1 + threshold.
+    Slower,
+    /// The whole interval below 1 − threshold.
+    Faster,
+    /// The whole interval within 1 ± threshold.
+    Same,
+    /// None of these.
+    Inconclusive,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Slower => "slower",
+            Verdict::Faster => "faster",
+            Verdict::Same => "same",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// `interval` (NEW over OLD) against 1 ± `threshold`.
+    pub fn of(interval: Ratio, threshold: f64) -> Verdict {
+        if interval.low > 1.0 + threshold {
+            Verdict::Slower
+        } else if interval.high < 1.0 - threshold {
+            Verdict::Faster
+        } else if interval.low >= 1.0 - threshold && interval.high <= 1.0 + threshold {
+            Verdict::Same
+        } else {
+            Verdict::Inconclusive
+        }
+    }
+}
+
+impl Ratio {
+    /// NEW over OLD from each round's (old, new) figures; `None` with fewer than
+    /// [`FEWEST_ROUNDS`] rounds that have both (a figure of 0 or not finite has none).
+    pub fn of_rounds(rounds: &[(f64, f64)]) -> Option<Ratio> {
+        let logs: Vec<f64> = rounds
+            .iter()
+            .filter(|(old, new)| *old > 0.0 && *new > 0.0 && old.is_finite() && new.is_finite())
+            .map(|(old, new)| (new / old).ln())
+            .collect();
+        if logs.len() < FEWEST_ROUNDS {
+            return None;
+        }
+        let mean = |v: &mut dyn Iterator<Item = f64>, n: usize| v.sum::<f64>() / n as f64;
+        let estimate = mean(&mut logs.iter().copied(), logs.len()).exp();
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut means: Vec<f64> = (0..RESAMPLES)
+            .map(|_| {
+                let mut draws = (0..logs.len()).map(|_| logs[rng.below(logs.len())]);
+                mean(&mut draws, logs.len())
+            })
+            .collect();
+        means.sort_by(f64::total_cmp);
+        let at = |q: f64| means[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)].exp();
+        Some(Ratio {
+            estimate,
+            low: at(0.025),
+            high: at(0.975),
+        })
+    }
+}
+
+/// A small deterministic generator (xorshift64*): the interval of the same rounds is the same.
+struct XorShift(u64);
+
+impl XorShift {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+    }
+}
+
+/// A stage's p50 over the rounds, old and new (medians of the rounds), and its ratio.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageChange {
+    pub old_ms: f64,
+    pub new_ms: f64,
+    pub ratio: Option<Ratio>,
+    /// What the ratio says, where the stage is large enough to say anything: `None` where both
+    /// sides are under [`STAGE_FLOOR_MS`] (a drain of 0.01 → 0.04 ms is not "×4 slower").
+    pub verdict: Option<Verdict>,
+}
+
+/// A stage this short on both sides has no ratio worth a verdict.
+pub const STAGE_FLOOR_MS: f64 = 0.1;
+
+impl StageChange {
+    /// From each round's (old, new) p50 of the stage.
+    pub fn of_rounds(rounds: &[(f64, f64)], threshold: f64) -> Option<StageChange> {
+        let median = |pick: fn(&(f64, f64)) -> f64| {
+            let mut v: Vec<f64> = rounds.iter().map(pick).filter(|x| x.is_finite()).collect();
+            v.sort_by(f64::total_cmp);
+            (!v.is_empty()).then(|| v[v.len() / 2])
+        };
+        let (old_ms, new_ms) = (median(|r| r.0)?, median(|r| r.1)?);
+        let ratio = Ratio::of_rounds(rounds);
+        let large = old_ms.max(new_ms) >= STAGE_FLOOR_MS;
+        Some(StageChange {
+            old_ms,
+            new_ms,
+            ratio,
+            verdict: ratio.filter(|_| large).map(|r| Verdict::of(r, threshold)),
+        })
+    }
+}
+
+/// The stage that moved most, among those whose verdict is slower or faster: its name, its
+/// change, in the words of a summary ("emit ×4.1 slower; processing the same").
+pub fn moved<'a>(stages: &[(&'a str, StageChange)]) -> Option<(&'a str, StageChange)> {
+    stages
+        .iter()
+        .filter(|(_, s)| matches!(s.verdict, Some(Verdict::Slower | Verdict::Faster)))
+        .max_by(|a, b| {
+            let size = |s: &StageChange| s.ratio.map_or(0.0, |r| r.estimate.ln().abs());
+            size(&a.1).total_cmp(&size(&b.1))
+        })
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rounds(old: f64, ratios: &[f64]) -> Vec<(f64, f64)> {
+        ratios.iter().map(|r| (old, old * r)).collect()
+    }
+
+    #[test]
+    fn an_interval_from_the_rounds_holds_their_ratio() {
+        let r = Ratio::of_rounds(&rounds(10.0, &[1.2; 10])).unwrap();
+        assert!((r.estimate - 1.2).abs() < 1e-9 && (r.low - 1.2).abs() < 1e-9);
+        assert!((r.high - 1.2).abs() < 1e-9);
+        let noisy = [1.1, 1.3, 1.2, 1.25, 1.15, 1.2, 1.22, 1.18, 1.3, 1.1];
+        let r = Ratio::of_rounds(&rounds(10.0, &noisy)).unwrap();
+        assert!(r.low < r.estimate && r.estimate < r.high, "{r:?}");
+        assert!(r.low > 1.1 && r.high < 1.3, "{r:?}");
+        // The same rounds, the same interval.
+        assert_eq!(Ratio::of_rounds(&rounds(10.0, &noisy)), Some(r));
+        // The old side's level does not matter, only the ratio.
+        let r2 = Ratio::of_rounds(&rounds(3.0, &noisy)).unwrap();
+        assert!((r2.low - r.low).abs() < 1e-9);
+    }
+
+    #[test]
+    fn too_few_rounds_or_figures_give_no_interval() {
+        assert_eq!(Ratio::of_rounds(&rounds(10.0, &[1.2, 1.3])), None);
+        assert_eq!(
+            Ratio::of_rounds(&[(0.0, 1.0), (1.0, f64::NAN), (1.0, 0.0), (2.0, 2.0)]),
+            None
+        );
+    }
+
+    #[test]
+    fn the_threshold_decides_what_an_interval_says() {
+        let at = |low, high| {
+            Verdict::of(
+                Ratio {
+                    estimate: (low + high) / 2.0,
+                    low,
+                    high,
+                },
+                0.05,
+            )
+        };
+        assert_eq!(at(1.10, 1.30), Verdict::Slower);
+        assert_eq!(at(0.70, 0.90), Verdict::Faster);
+        assert_eq!(at(0.97, 1.04), Verdict::Same);
+        // Above 1 but not beyond the threshold, or across it: neither.
+        assert_eq!(at(1.02, 1.20), Verdict::Inconclusive);
+        assert_eq!(at(0.90, 1.10), Verdict::Inconclusive);
+        assert_eq!(at(1.04, 1.06), Verdict::Inconclusive);
+    }
+
+    #[test]
+    fn the_stage_that_moved_is_named_and_small_ones_never() {
+        let emit = StageChange::of_rounds(&rounds(2.0, &[4.0, 4.2, 3.9, 4.1, 4.0]), 0.05).unwrap();
+        let processing =
+            StageChange::of_rounds(&rounds(3.0, &[1.0, 1.01, 0.99, 1.0, 1.0]), 0.05).unwrap();
+        let drain = StageChange::of_rounds(&rounds(0.01, &[4.0; 5]), 0.05).unwrap();
+        assert_eq!(emit.verdict, Some(Verdict::Slower));
+        assert_eq!(processing.verdict, Some(Verdict::Same));
+        assert_eq!(drain.verdict, None, "0.01 → 0.04 ms is no change");
+        let stages = [("processing", processing), ("emit", emit), ("drain", drain)];
+        assert_eq!(moved(&stages).map(|m| m.0), Some("emit"));
+        assert_eq!(moved(&stages[..1]), None);
+    }
+}

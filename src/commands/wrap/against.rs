@@ -1,0 +1,674 @@
+//! `wrap --keys S --against 'OLD CMD ARGS' -- NEW CMD ARGS`: two builds of a program on the same
+//! keys, one verdict. OLD and NEW run headless in rounds ordered ABBA (OLD, NEW, then NEW, OLD:
+//! a machine that slows down across a round slows both alike), after a warm-up round that is
+//! dropped, with the same size, keys, readiness rule, observer and reader. Each round gives one
+//! ratio of key→frame p50, NEW over OLD; the verdict is the rounds' ratio with an interval from
+//! resampling them ([`crate::results::verdict`]) against `--threshold`: slower, faster, the
+//! same, or inconclusive — and an exit code a CI job can gate on.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::keys::Keys;
+use super::report::WrapReport;
+use super::{How, WrapArgs, measure, report};
+use crate::detect::keyed::Stage;
+use crate::detect::timeline::Timeline;
+use crate::outcome::{Outcome, Refusal, complain};
+use crate::results::verdict::{Ratio, StageChange, Verdict, moved};
+use crate::results::waterfall::Panel;
+use crate::units::{milliseconds, printable};
+
+/// `--against`: the old build's command, its words as a shell splits them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OldBuild(pub Vec<String>);
+
+impl OldBuild {
+    pub fn parse(text: &str) -> Result<OldBuild, String> {
+        crate::units::parse_words(text).map(OldBuild)
+    }
+}
+
+/// `--against`'s flags, checked before anything starts: keys to time, and OLD a command (one
+/// line naming it, NEW never started).
+pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
+    let Some(OldBuild(old)) = &args.against else {
+        return Ok(());
+    };
+    if !has_keys {
+        return Err(
+            "wrap --against: the verdict is on each key's time to its frame: give \
+                    --keys or --keys-file"
+                .to_owned()
+                .into(),
+        );
+    }
+    let shown = printable(&old[0]);
+    if old.len() == 1 && old[0].ends_with(".json") && Path::new(&old[0]).is_file() {
+        return Err(format!(
+            "wrap --against '{shown}': a saved run as the baseline is not built yet: give the \
+             old build's command ('./old --flag')"
+        )
+        .into());
+    }
+    if crate::files::find_program(old[0].as_ref()).is_none() {
+        return Err(format!(
+            "wrap --against '{shown}': not a command (not found, or not executable): the old \
+             build's program and its arguments, as a shell splits them"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Which build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Build {
+    Old,
+    New,
+}
+
+impl Build {
+    fn name(self) -> &'static str {
+        match self {
+            Build::Old => "OLD",
+            Build::New => "NEW",
+        }
+    }
+}
+
+/// One run's figures, as the verdict reads them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunFigures {
+    pub key_to_frame_p50_ms: Option<f64>,
+    pub key_to_frame_p95_ms: Option<f64>,
+    /// Each stage's p50 (ms), where known.
+    pub stages_p50_ms: Vec<(Stage, f64)>,
+    /// Keys that reached the terminal with an answer (a byte or a frame).
+    pub answered: u64,
+    pub keys: u64,
+    pub bytes_per_key: f64,
+    /// CMD's exit status (`None`: wrap ended it).
+    pub exit_code: Option<i32>,
+}
+
+impl RunFigures {
+    fn of(report: &WrapReport) -> RunFigures {
+        let keys = report.keys.as_ref().map(|k| &k.latencies);
+        let k2f = keys.and_then(|k| k.key_to_frame_ms);
+        RunFigures {
+            key_to_frame_p50_ms: k2f.map(|p| p.p50),
+            key_to_frame_p95_ms: k2f.map(|p| p.p95),
+            stages_p50_ms: keys
+                .and_then(|k| k.stages_ms)
+                .map(|s| s.each().map(|(stage, p)| (stage, p.p50)).collect())
+                .unwrap_or_default(),
+            answered: keys.map_or(0, |k| k.keys - k.unanswered),
+            keys: keys.map_or(0, |k| k.keys),
+            bytes_per_key: keys.map_or(0.0, |k| k.bytes_per_key),
+            exit_code: report.exit_code,
+        }
+    }
+
+    fn stage(&self, stage: Stage) -> Option<f64> {
+        self.stages_p50_ms
+            .iter()
+            .find(|(s, _)| *s == stage)
+            .map(|(_, ms)| *ms)
+    }
+}
+
+/// One round: both builds, in the order they ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct Round {
+    pub round: u32,
+    pub order: [Build; 2],
+    pub old: RunFigures,
+    pub new: RunFigures,
+}
+
+/// What the rounds say.
+#[derive(Clone, Debug, Serialize)]
+pub struct AgainstVerdict {
+    /// `None` where no verdict could be drawn (`no_verdict` says why).
+    pub verdict: Option<Verdict>,
+    pub no_verdict: Option<String>,
+    pub threshold: f64,
+    /// Key→frame p50, NEW over OLD.
+    pub ratio: Option<Ratio>,
+    /// Key→frame p95, NEW over OLD: information, not the verdict.
+    pub p95_ratio: Option<Ratio>,
+    /// Each stage's p50, NEW over OLD: information.
+    pub stages: Vec<StageRatio>,
+    /// The stage that moved most (slower or faster beyond the threshold and the floor).
+    pub moved: Option<Stage>,
+    /// NEW answered with less than OLD (fewer keys answered, or a tenth fewer bytes a key):
+    /// never called faster or the same.
+    pub answers_with_less: Option<String>,
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+}
+
+/// A stage's change, named.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StageRatio {
+    pub stage: Stage,
+    #[serde(flatten)]
+    pub change: StageChange,
+}
+
+/// The `--export-json` of `--against`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Against {
+    pub against: AgainstVerdict,
+    pub rounds: Vec<Round>,
+    pub old_runs: Vec<WrapReport>,
+    pub new_runs: Vec<WrapReport>,
+}
+
+pub(super) fn run(
+    args: &WrapArgs,
+    (old, new_program): (&[String], &Path),
+    keys: &Keys,
+    signal: &AtomicUsize,
+) -> anyhow::Result<Outcome> {
+    let old_program: PathBuf = crate::files::find_program(old[0].as_ref())
+        .with_context(|| format!("'{}' is not a command", printable(&old[0])))?;
+    let old_args = WrapArgs {
+        command: old.iter().map(Into::into).collect(),
+        ..args.clone()
+    };
+    let how = How {
+        keys: Some(keys),
+        interactive: false,
+        fix: None,
+        duration: args.duration,
+        profile: None,
+    };
+    let one = |build: Build| -> anyhow::Result<Ran> {
+        let (side_args, program) = match build {
+            Build::Old => (&old_args, old_program.as_path()),
+            Build::New => (args, new_program),
+        };
+        let (mut measured, _) = measure(side_args, program, how, signal)?;
+        let timeline = std::mem::take(&mut measured.timeline);
+        Ok((report(side_args, measured, &timeline), timeline))
+    };
+    complain(&format!(
+        "wrap --against: a warm-up round, then {} rounds (ABBA)…",
+        args.rounds()
+    ));
+    for build in [Build::Old, Build::New] {
+        one(build)?;
+    }
+    let (rounds, (old_runs, new_runs), last) = play(args.rounds(), &one, signal)?;
+    let against = Against {
+        against: AgainstVerdict::of(&rounds, args.threshold, (old, &args.command_words())),
+        rounds,
+        old_runs,
+        new_runs,
+    };
+    let table = against.table(&args.command_line(), args.size);
+    complain(&table);
+    if let Some(destination) = &args.report {
+        destination
+            .write_json(&against)
+            .with_context(|| format!("writing the verdict to {destination}"))?;
+    }
+    if let Some(destination) = &args.export_markdown {
+        destination
+            .write(against.markdown(&table).as_bytes())
+            .with_context(|| format!("writing the verdict to {destination}"))?;
+    }
+    if let Some(destination) = &args.plot {
+        draw_last_round(destination, &args.command_line(), &against, &last)?;
+    }
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => against.against.outcome(),
+        sig => Outcome::Signal(sig),
+    })
+}
+
+/// What a run of one build gives: its report and its timeline.
+type Ran = (WrapReport, Timeline);
+
+/// The rounds, ABBA, until done or a signal: each round's figures, each build's reports, and
+/// the last round's timelines (for `--plot`).
+#[allow(clippy::type_complexity)]
+fn play(
+    count: u32,
+    one: &dyn Fn(Build) -> anyhow::Result<Ran>,
+    signal: &AtomicUsize,
+) -> anyhow::Result<(
+    Vec<Round>,
+    (Vec<WrapReport>, Vec<WrapReport>),
+    Vec<(Build, Timeline)>,
+)> {
+    let (mut rounds, mut old_runs, mut new_runs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut last: Vec<(Build, Timeline)> = Vec::new();
+    'rounds: for round in 0..count {
+        let order = if round % 2 == 0 {
+            [Build::Old, Build::New]
+        } else {
+            [Build::New, Build::Old]
+        };
+        let mut figures = [None, None];
+        last.clear();
+        for build in order {
+            if signal.load(Ordering::Relaxed) != 0 {
+                break 'rounds;
+            }
+            let (report, timeline) = one(build)?;
+            figures[usize::from(build == Build::New)] = Some(RunFigures::of(&report));
+            match build {
+                Build::Old => old_runs.push(report),
+                Build::New => new_runs.push(report),
+            }
+            last.push((build, timeline));
+        }
+        if let [Some(old), Some(new)] = figures {
+            rounds.push(Round {
+                round: round + 1,
+                order,
+                old,
+                new,
+            });
+        }
+    }
+    Ok((rounds, (old_runs, new_runs), last))
+}
+
+/// `--plot`: the last round's keys, OLD and NEW side by side on one axis.
+fn draw_last_round(
+    destination: &crate::files::Destination,
+    command: &str,
+    against: &Against,
+    last: &[(Build, Timeline)],
+) -> anyhow::Result<()> {
+    let (Some(old), Some(new)) = (against.old_runs.last(), against.new_runs.last()) else {
+        return Ok(());
+    };
+    let panels: Vec<Panel> = last
+        .iter()
+        .filter_map(|(build, timeline)| {
+            let report = if *build == Build::Old { old } else { new };
+            Some(Panel::of(
+                format!("{} (round {})", build.name(), against.rounds.len()),
+                timeline,
+                &report.keys.as_ref()?.latencies,
+            ))
+        })
+        .collect();
+    super::draw_keys(destination, &super::plot_title(command, new), &panels)
+}
+
+/// The stages a verdict looks at, in order.
+const STAGES: [Stage; 5] = [
+    Stage::InputDelay,
+    Stage::Processing,
+    Stage::PresentationDelay,
+    Stage::Emit,
+    Stage::Drain,
+];
+
+impl AgainstVerdict {
+    /// The rounds' verdict; `words`: OLD's and NEW's commands.
+    pub fn of(rounds: &[Round], threshold: f64, words: (&[String], &[String])) -> AgainstVerdict {
+        let pairs = |figure: &dyn Fn(&RunFigures) -> Option<f64>| -> Vec<(f64, f64)> {
+            rounds
+                .iter()
+                .filter_map(|r| Some((figure(&r.old)?, figure(&r.new)?)))
+                .collect()
+        };
+        let ratio = Ratio::of_rounds(&pairs(&|f| f.key_to_frame_p50_ms));
+        let stages: Vec<StageRatio> = STAGES
+            .iter()
+            .filter_map(|&stage| {
+                Some(StageRatio {
+                    stage,
+                    change: StageChange::of_rounds(&pairs(&|f| f.stage(stage)), threshold)?,
+                })
+            })
+            .collect();
+        let named: Vec<(&str, StageChange)> =
+            stages.iter().map(|s| (s.stage.name(), s.change)).collect();
+        let moved =
+            moved(&named).and_then(|(name, _)| STAGES.iter().copied().find(|s| s.name() == name));
+        let no_verdict = no_verdict(rounds);
+        let answers_with_less = answers_with_less(rounds);
+        let verdict = match (&no_verdict, ratio) {
+            (Some(_), _) => None,
+            (None, None) => Some(Verdict::Inconclusive),
+            (None, Some(ratio)) => Some(match Verdict::of(ratio, threshold) {
+                Verdict::Faster | Verdict::Same if answers_with_less.is_some() => {
+                    Verdict::Inconclusive
+                }
+                v => v,
+            }),
+        };
+        AgainstVerdict {
+            verdict,
+            no_verdict,
+            threshold,
+            ratio,
+            p95_ratio: Ratio::of_rounds(&pairs(&|f| f.key_to_frame_p95_ms)),
+            stages,
+            moved,
+            answers_with_less,
+            old: words.0.to_vec(),
+            new: words.1.to_vec(),
+        }
+    }
+
+    /// The exit code's outcome: 0 for the same or faster, 4 slower, 5 inconclusive, 1 without
+    /// a verdict.
+    pub fn outcome(&self) -> Outcome {
+        match self.verdict {
+            Some(Verdict::Same | Verdict::Faster) => Outcome::Finished,
+            Some(Verdict::Slower) => Outcome::Slower,
+            Some(Verdict::Inconclusive) => Outcome::Inconclusive,
+            None => Outcome::Failed,
+        }
+    }
+}
+
+/// Why no verdict can be drawn: a build that crashed (exited other than 0), or answered no key.
+fn no_verdict(rounds: &[Round]) -> Option<String> {
+    if rounds.is_empty() {
+        return Some("no round ran to its end".to_owned());
+    }
+    for r in rounds {
+        for (build, f) in [(Build::Old, &r.old), (Build::New, &r.new)] {
+            if let Some(code @ 1..) = f.exit_code {
+                return Some(format!(
+                    "{} exited {code} in round {}: a crash is no timing",
+                    build.name(),
+                    r.round
+                ));
+            }
+            if f.key_to_frame_p50_ms.is_none() {
+                return Some(format!(
+                    "{} answered none of the keys in round {}",
+                    build.name(),
+                    r.round
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether NEW answered with less than OLD: fewer keys answered, or a tenth fewer bytes a key,
+/// in most rounds.
+fn answers_with_less(rounds: &[Round]) -> Option<String> {
+    let fewer_keys = rounds
+        .iter()
+        .filter(|r| r.new.answered < r.old.answered)
+        .count();
+    let fewer_bytes = rounds
+        .iter()
+        .filter(|r| r.new.bytes_per_key < 0.9 * r.old.bytes_per_key)
+        .count();
+    let most = rounds.len() / 2 + 1;
+    if fewer_keys >= most {
+        Some(format!(
+            "NEW answered fewer keys than OLD in {fewer_keys} of {} rounds",
+            rounds.len()
+        ))
+    } else if fewer_bytes >= most {
+        Some(format!(
+            "NEW sent a tenth fewer bytes a key than OLD in {fewer_bytes} of {} rounds: it may \
+             draw less, not faster",
+            rounds.len()
+        ))
+    } else {
+        None
+    }
+}
+
+impl Against {
+    /// The summary printed after the rounds: one table, the verdict, the stage that moved.
+    pub fn table(&self, command: &str, (cols, rows): (u16, u16)) -> String {
+        let v = &self.against;
+        let mut out = format!(
+            "wrap --against: NEW {command}, OLD {}; {} rounds ABBA after a dropped warm-up, \
+             {cols}x{rows}\n",
+            crate::units::one_line(&v.old.join(" ")),
+            self.rounds.len()
+        );
+        let median = |pick: &dyn Fn(&Round) -> Option<f64>| {
+            crate::results::statistics::Spread::of(self.rounds.iter().filter_map(pick))
+                .map_or("unknown".to_owned(), |s| milliseconds(s.median))
+        };
+        let header: Vec<String> = ["key→frame p50", "p95"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(STAGES.iter().map(|s| s.name().to_owned()))
+            .collect();
+        out += &format!("| build | {} |\n", header.join(" | "));
+        for build in [Build::Old, Build::New] {
+            let side = |r: &Round| -> RunFigures {
+                match build {
+                    Build::Old => r.old.clone(),
+                    Build::New => r.new.clone(),
+                }
+            };
+            let mut cells = vec![
+                median(&|r| side(r).key_to_frame_p50_ms),
+                median(&|r| side(r).key_to_frame_p95_ms),
+            ];
+            cells.extend(
+                STAGES
+                    .iter()
+                    .map(|&stage| median(&|r| side(r).stage(stage))),
+            );
+            out += &format!("| {:<5} | {} |\n", build.name(), cells.join(" | "));
+        }
+        out += &self.verdict_line();
+        out
+    }
+
+    fn verdict_line(&self) -> String {
+        let v = &self.against;
+        let spread = |r: Ratio| format!("×{:.2} (×{:.2}–×{:.2})", r.estimate, r.low, r.high);
+        let mut out = match (&v.no_verdict, v.ratio) {
+            (Some(why), _) => format!("no verdict: {why}"),
+            (None, None) => "key→frame p50, NEW over OLD: unknown (fewer than 3 rounds with both \
+                             figures): inconclusive"
+                .to_owned(),
+            (None, Some(r)) => format!(
+                "key→frame p50, NEW over OLD: {} over {} rounds: {} (threshold ±{:.0}%)",
+                spread(r),
+                self.rounds.len(),
+                v.verdict.map_or("none", Verdict::name),
+                v.threshold * 100.0
+            ),
+        };
+        if let Some(p95) = v.p95_ratio {
+            out += &format!("\nkey→frame p95, NEW over OLD: {}", spread(p95));
+        }
+        let stages: Vec<String> = v
+            .stages
+            .iter()
+            .map(
+                |StageRatio { stage, change: c }| match (c.verdict, c.ratio) {
+                    (None, _) => format!("{} under {} ms either way", stage.name(), 0.1),
+                    (Some(verdict), Some(r)) => {
+                        format!("{} ×{:.2} {}", stage.name(), r.estimate, verdict.name())
+                    }
+                    (Some(_), None) => format!("{} unknown", stage.name()),
+                },
+            )
+            .collect();
+        if !stages.is_empty() {
+            let moved = v
+                .moved
+                .map_or("no stage moved beyond the threshold".to_owned(), |s| {
+                    format!("{} moved", s.name())
+                });
+            out += &format!("\nstages, NEW over OLD: {}; {moved}", stages.join(", "));
+        }
+        if let Some(less) = &v.answers_with_less {
+            out += &format!("\n{less}: never called faster or the same");
+        }
+        out
+    }
+
+    /// The summary as Markdown: a CI job's summary page.
+    pub fn markdown(&self, table: &str) -> String {
+        let mut lines = table.lines();
+        let title = lines.next().unwrap_or_default();
+        let mut out = format!("### {title}\n\n");
+        let mut rest = String::new();
+        for line in lines {
+            if line.starts_with('|') {
+                out += line;
+                out += "\n";
+                if line.starts_with("| build") {
+                    let columns = line.matches('|').count() - 1;
+                    out += &format!("|{}\n", "---|".repeat(columns));
+                }
+            } else {
+                rest += &format!("\n{line}\n");
+            }
+        }
+        out + &rest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(p50: f64, emit: f64) -> RunFigures {
+        RunFigures {
+            key_to_frame_p50_ms: Some(p50),
+            key_to_frame_p95_ms: Some(p50 * 1.5),
+            stages_p50_ms: vec![
+                (Stage::Processing, p50 - emit),
+                (Stage::Emit, emit),
+                (Stage::Drain, 0.01),
+            ],
+            answered: 10,
+            keys: 10,
+            bytes_per_key: 1000.0,
+            exit_code: Some(0),
+        }
+    }
+
+    /// Each round's (old key→frame p50, its emit) and (new's, its emit).
+    type Pair = ((f64, f64), (f64, f64));
+
+    fn rounds(pairs: &[Pair]) -> Vec<Round> {
+        pairs
+            .iter()
+            .enumerate()
+            .map(|(i, &((o, oe), (n, ne)))| Round {
+                round: i as u32 + 1,
+                order: [Build::Old, Build::New],
+                old: figures(o, oe),
+                new: figures(n, ne),
+            })
+            .collect()
+    }
+
+    fn verdict(rounds: &[Round]) -> AgainstVerdict {
+        let words = vec!["x".to_owned()];
+        AgainstVerdict::of(rounds, 0.05, (&words, &words))
+    }
+
+    #[test]
+    fn a_slower_emit_is_slower_and_named() {
+        let r = rounds(&[((5.0, 1.0), (8.0, 4.0)); 10]);
+        let v = verdict(&r);
+        assert_eq!(v.verdict, Some(Verdict::Slower));
+        assert_eq!(v.moved, Some(Stage::Emit));
+        assert_eq!(v.outcome().exit_code(), 4);
+        let drain = v
+            .stages
+            .iter()
+            .find(|s| s.stage == Stage::Drain)
+            .unwrap()
+            .change;
+        assert_eq!(drain.verdict, None, "0.01 ms either way is no change");
+        let table = Against {
+            against: v,
+            rounds: r,
+            old_runs: vec![],
+            new_runs: vec![],
+        }
+        .table("./new", (80, 24));
+        assert!(
+            table.contains("slower") && table.contains("emit moved"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn noise_around_one_is_the_same_and_exits_0() {
+        let noise = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0];
+        let r: Vec<Round> = rounds(
+            &noise
+                .iter()
+                .map(|&k| ((5.0, 1.0), (5.0 * k, 1.0)))
+                .collect::<Vec<_>>(),
+        );
+        let v = verdict(&r);
+        assert_eq!(v.verdict, Some(Verdict::Same));
+        assert_eq!(v.moved, None);
+        assert_eq!(v.outcome().exit_code(), 0);
+    }
+
+    #[test]
+    fn a_crash_or_an_unanswered_build_gives_no_verdict_and_never_0() {
+        let mut r = rounds(&[((5.0, 1.0), (5.0, 1.0)); 10]);
+        r[1].new.exit_code = Some(139);
+        let v = verdict(&r);
+        assert_eq!(v.verdict, None);
+        assert!(
+            v.no_verdict
+                .as_deref()
+                .unwrap()
+                .contains("NEW exited 139 in round 2")
+        );
+        assert_eq!(v.outcome().exit_code(), 1);
+        let mut r = rounds(&[((5.0, 1.0), (5.0, 1.0)); 10]);
+        r[0].old.key_to_frame_p50_ms = None;
+        assert!(
+            verdict(&r)
+                .no_verdict
+                .unwrap()
+                .contains("OLD answered none")
+        );
+    }
+
+    #[test]
+    fn answering_with_less_is_never_faster() {
+        let mut r = rounds(&[((5.0, 1.0), (2.0, 0.5)); 10]);
+        for round in &mut r {
+            round.new.bytes_per_key = 100.0;
+        }
+        let v = verdict(&r);
+        assert_eq!(v.verdict, Some(Verdict::Inconclusive));
+        assert!(v.answers_with_less.is_some());
+        assert_eq!(v.outcome().exit_code(), 5);
+    }
+
+    #[test]
+    fn the_markdown_is_a_table_with_its_rule() {
+        let r = rounds(&[((5.0, 1.0), (8.0, 4.0)); 10]);
+        let a = Against {
+            against: verdict(&r),
+            rounds: r,
+            old_runs: vec![],
+            new_runs: vec![],
+        };
+        let md = a.markdown(&a.table("./new", (80, 24)));
+        assert!(md.starts_with("### wrap --against"), "{md}");
+        assert!(md.contains("|---|---|"), "{md}");
+    }
+}

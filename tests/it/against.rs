@@ -1,0 +1,191 @@
+//! `wrap --against`: two builds on the same keys, one verdict. A small regression of a
+//! self-timing program (20% more work a key) is slower by the ratio its own stamps give; a
+//! build that crashes or never answers gives no verdict and never exit 0; an OLD that is no
+//! command is one line and NEW never starts.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::common;
+use super::keyed::one_at_a_time;
+
+fn against(flags: &[&str], old: &str, new: &[&str]) -> (Option<i32>, Value, String) {
+    let report = common::scratch("against.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("wrap")
+        .args(flags)
+        .args(["--against", old, "--export-json"])
+        .arg(&*report)
+        .arg("--")
+        .args(new)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), common::read_json(&report), said)
+}
+
+#[test]
+fn an_old_build_that_is_no_command_is_one_line_and_new_never_starts() {
+    let dir = common::scratch_dir("against");
+    let mark = dir.join("new-started");
+    let new = format!("touch {}", mark.display());
+    for old in ["/nonexistent/old --flag", "'unclosed", ""] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--keys",
+                "j",
+                "--against",
+                old,
+                "--",
+                "sh",
+                "-c",
+                &new,
+            ])
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, old);
+        assert!(said.contains("--against"), "{said}");
+        assert!(!mark.exists(), "NEW started for {old:?}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--against", "true", "--", "true"])
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "--against without keys");
+    assert!(said.contains("--keys"), "{said}");
+}
+
+/// Slow tier: 3.0 against 3.6 ms of work a key (tests/corpus/stages.c), ten rounds: slower,
+/// exit 4, the interval above 1, the ratio within 0.05 of the one the program's own stamps give
+/// in the same runs (each key's send to its frame's last write, as the program stamped it; the
+/// rounds' ratios of p50 taken as wrap takes them), processing named.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (22 runs): cargo test --features slow-tests"
+)]
+fn a_small_regression_is_slower_by_what_its_own_stamps_say() {
+    let _serial = one_at_a_time();
+    let program = common::c_program("stages");
+    let program = program.to_str().unwrap();
+    let log = common::scratch("against-stamps.log");
+    let report = common::scratch("against.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--size", "80x24", "--keys", "j*40@30ms q"])
+        .args([
+            "--against",
+            &format!("{program} poll 3000 rows"),
+            "--export-json",
+        ])
+        .arg(&*report)
+        .args(["--", program, "poll", "3600", "rows"])
+        .env("KEYS_LOG", &*log)
+        .env("KEYS_LOG_APPEND", "1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = common::read_json(&report);
+    assert_eq!(out.status.code(), Some(4), "{said}");
+    let a = &report["against"];
+    assert_eq!(a["verdict"], "slower", "{said}");
+    assert!(a["ratio"]["low"].as_f64().unwrap() > 1.0, "{said}");
+    assert_eq!(a["moved"], "processing", "{said}");
+    let rounds = report["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 10);
+    assert_eq!(rounds[1]["order"][0], "new", "ABBA");
+    // The program's own stamps, a run each, in the order the runs went: the warm-up (OLD, NEW),
+    // then each round's order.
+    let log = std::fs::read_to_string(&*log).unwrap();
+    let mut runs: Vec<Vec<f64>> = vec![vec![]];
+    for line in log.lines() {
+        if line.starts_with("clock") {
+            runs.push(vec![]);
+        } else {
+            runs.last_mut()
+                .unwrap()
+                .push(line.split(' ').nth(2).unwrap().parse().unwrap());
+        }
+    }
+    runs.pop();
+    assert_eq!(runs.len(), 22, "a log a run");
+    let (mut old_runs, mut new_runs) = (
+        report["old_runs"].as_array().unwrap().iter(),
+        report["new_runs"].as_array().unwrap().iter(),
+    );
+    let own_p50 = |stamps: &[f64], run: &Value| {
+        let mut t: Vec<f64> = run["keys"]["each"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(stamps)
+            .map(|(k, last)| (last - k["sent_ns"].as_f64().unwrap()) / 1e6)
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    let mut logs = runs[2..].iter();
+    let mut log_ratios = Vec::new();
+    for round in rounds {
+        let mut p50 = [0.0; 2];
+        for build in round["order"].as_array().unwrap() {
+            let (i, run) = match build.as_str().unwrap() {
+                "old" => (0, old_runs.next().unwrap()),
+                _ => (1, new_runs.next().unwrap()),
+            };
+            p50[i] = own_p50(logs.next().unwrap(), run);
+        }
+        log_ratios.push((p50[1] / p50[0]).ln());
+    }
+    let truth = (log_ratios.iter().sum::<f64>() / log_ratios.len() as f64).exp();
+    let estimate = a["ratio"]["estimate"].as_f64().unwrap();
+    assert!(
+        (estimate - truth).abs() <= 0.05,
+        "×{estimate:.3} against its own stamps' ×{truth:.3}: {said}"
+    );
+}
+
+/// Slow tier: NEW crashes in round 2 (its third run, after the warm-up and round 1), or never
+/// answers a key: no verdict, said, never exit 0, nothing left running.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (several runs): cargo test --features slow-tests"
+)]
+fn a_build_that_crashes_or_never_answers_gives_no_verdict() {
+    let _serial = one_at_a_time();
+    let dir = common::scratch_dir("against-crash");
+    let count = dir.join("runs");
+    // Answers each key with a line; its third run kills itself with SIGSEGV.
+    let script = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; \
+         stty raw -echo; [ $n -eq 3 ] && kill -SEGV $$; \
+         while IFS= read -r -n 1 k; do printf 'key %s\\r\\n' \"$k\"; [ \"$k\" = q ] && exit 0; done",
+        c = count.display()
+    );
+    let old = "bash -c 'stty raw -echo; while IFS= read -r -n 1 k; do printf \"key %s\\r\\n\" \"$k\"; [ \"$k\" = q ] && exit 0; done'";
+    let (code, report, said) = against(
+        &["--size", "80x24", "--keys", "j*3@80ms q", "--rounds", "3"],
+        old,
+        &["bash", "-c", &script],
+    );
+    assert_eq!(code, Some(1), "{said}");
+    assert!(report["against"]["verdict"].is_null(), "{said}");
+    let why = report["against"]["no_verdict"].as_str().unwrap();
+    assert!(why.contains("NEW exited 139 in round 2"), "{why}");
+    assert!(said.contains("no verdict"), "{said}");
+    // A NEW that reads its keys and never answers one.
+    let (code, report, said) = against(
+        &["--size", "80x24", "--keys", "j*3@80ms q", "--rounds", "3"],
+        old,
+        &["sh", "-c", "stty raw -echo; head -c 4 > /dev/null"],
+    );
+    assert_ne!(code, Some(0), "{said}");
+    assert!(
+        report["against"]["no_verdict"]
+            .as_str()
+            .is_some_and(|w| w.contains("NEW answered none")),
+        "{said}"
+    );
+}
