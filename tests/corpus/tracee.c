@@ -6,7 +6,9 @@
  *   seccomp   installs a seccomp filter of its own (allow everything), stacked on the tracer's;
  *   threads   starts 200 threads that each write a line to the terminal and exit;
  *   vfork     vforks a child that execs /bin/echo (glibc's stdio: its writes escape a preload);
- *   stopself  stops itself (SIGSTOP) and a child it forked continues it after 200 ms.
+ *   stopself  stops itself (SIGSTOP) and a child it forked continues it after 200 ms;
+ *   rawread   reads its keys with a raw system call (syscall(SYS_read), as rustix does), which
+ *             a preload never sees.
  *
  * Raw mode, the keys read with read(2) after poll(2). */
 #include <linux/filter.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -80,7 +83,8 @@ int main(int argc, char **argv) {
         if (poll(&in, 1, -1) < 0)
             continue;
         char buf[64];
-        ssize_t n = read(0, buf, sizeof buf);
+        ssize_t n = strcmp(what, "rawread") == 0 ? syscall(SYS_read, 0, buf, sizeof buf)
+                                                 : read(0, buf, sizeof buf);
         if (n <= 0)
             break;
         char line[32];

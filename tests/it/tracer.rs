@@ -364,3 +364,35 @@ fn what_programs_do_to_a_tracer_changes_no_count() {
         assert_eq!(answered(&report), 3, "{what}: {said}");
     }
 }
+
+/// A dynamic program that reads its keys with a raw system call (as crossterm over rustix
+/// does): the preload alone sees its frames but not its reads (no input delay); `both` adds the
+/// tracer at reads of fd 0–2, and every answered key has its input delay, with the preload's
+/// write counts unchanged.
+#[test]
+fn beside_the_preload_the_tracer_sees_raw_key_reads() {
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("tracee", &["-pthread"]);
+    let mut writes = Vec::new();
+    for (observer, delays) in [("preload", false), ("both", true)] {
+        let (code, report, said, _) = wrap_keys_with(
+            &["--observer", observer],
+            "80x24",
+            "j*4@100ms q",
+            &[program.to_str().unwrap(), "rawread"],
+        );
+        assert_eq!(code, Some(0), "{said}");
+        let each = report["keys"]["each"].as_array().unwrap();
+        let with_delay = each
+            .iter()
+            .filter(|k| k["stages_ms"]["input_delay"].is_number())
+            .count();
+        assert_eq!(with_delay, if delays { 4 } else { 0 }, "{observer}: {said}");
+        writes.push(report["inside"]["terminal_writes"].as_u64().unwrap());
+        if delays {
+            let stops = report["inside"]["tracer"]["stops"].as_u64().unwrap();
+            assert!((8..=20).contains(&stops), "two stops a key read: {stops}: {said}");
+        }
+    }
+    assert_eq!(writes[0], writes[1]);
+}
