@@ -391,8 +391,39 @@ fn beside_the_preload_the_tracer_sees_raw_key_reads() {
         writes.push(report["inside"]["terminal_writes"].as_u64().unwrap());
         if delays {
             let stops = report["inside"]["tracer"]["stops"].as_u64().unwrap();
-            assert!((8..=20).contains(&stops), "two stops a key read: {stops}: {said}");
+            assert!(
+                (8..=20).contains(&stops),
+                "two stops a key read: {stops}: {said}"
+            );
         }
     }
     assert_eq!(writes[0], writes[1]);
+}
+
+/// A shell that answers each line by running `/bin/echo` (glibc's stdio: a write no preload
+/// sees), traced: each echo's writes end with it, a frame that answers its key; every answered
+/// key staged.
+#[test]
+fn a_forking_shell_has_a_stage_for_each_answered_key() {
+    let _serial = one_at_a_time();
+    let (code, report, said, _) = wrap_keys_with(
+        &["--observer", "ptrace"],
+        "80x24",
+        "<Enter>*20@40ms",
+        &[
+            "sh",
+            "-c",
+            "while IFS= read -r l; do /bin/echo \"got $l\"; done",
+        ],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(answered(&report), 20, "{said}");
+    let staged = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["stages_ms"]["processing"].is_number())
+        .count();
+    assert_eq!(staged, 20, "{said}");
+    assert_eq!(report["inside"]["terminal_writes"], 20, "{said}");
 }

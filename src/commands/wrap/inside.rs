@@ -264,6 +264,7 @@ fn clock_pair() -> (Instant, u64) {
 /// its reads of the terminal, its waits, the bound's releases; times stay on CLOCK_MONOTONIC.
 pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
     use crate::detect::timeline::{Burst, Inside, Release, TerminalRead, WaitKind, WaitSpan};
+    let waited: std::collections::HashSet<u32> = sightings.waits.iter().map(|w| w.pid).collect();
     Inside {
         reads: sightings
             .reads
@@ -275,9 +276,13 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
                 bytes: r.bytes,
             })
             .collect(),
+        // The writes of a process that never waited end with it (or its exec): a frame too — a
+        // shell's child that answers a line and exits (`/bin/echo`). A program that waited
+        // keeps its last writes as it quits (a teardown) out of its frames.
         bursts: sightings
             .waits
             .iter()
+            .chain(sightings.tails.iter().filter(|t| !waited.contains(&t.pid)))
             .filter(|w| w.writes > 0)
             .map(|w| Burst {
                 pid: w.pid,
@@ -308,7 +313,12 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
                 bytes: r.bytes,
             })
             .collect(),
-        tail_bytes: sightings.tails.iter().map(|t| t.bytes).sum(),
+        tail_bytes: sightings
+            .tails
+            .iter()
+            .filter(|t| waited.contains(&t.pid))
+            .map(|t| t.bytes)
+            .sum(),
     }
     .sorted()
 }
@@ -445,7 +455,9 @@ impl InsideReport {
                     Way::Preload | Way::Both =>
                         "the rest through glibc's stdio, raw syscalls or a static \
                          program: --observer ptrace sees them",
-                    Way::Ptrace => "the rest lost as the run ended, or through a 32-bit call",
+                    Way::Ptrace =>
+                        "the rest: the terminal's own echo of typed keys, writes \
+                         lost as the run ended, or a 32-bit call",
                 }
             )),
             None => Source::Inside,
