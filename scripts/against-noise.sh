@@ -23,7 +23,7 @@ burner=$!
 declare -A seen=()
 for i in $(seq 1 "$runs"); do
     code=0
-    "$flushlab" wrap --size 80x24 --keys 'j*15@60ms q' \
+    "$flushlab" wrap --size 80x24 --keys 'j*40@30ms q' \
         --against "$scratch/stages poll 3000 rows" --export-json "$scratch/run.json" \
         -- "$scratch/stages" poll 3000 rows 2>/dev/null || code=$?
     verdict=$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["against"]; r=a["ratio"] or {}; print(a["verdict"], "x%.3f (x%.3f-x%.3f)" % (r.get("estimate",0), r.get("low",0), r.get("high",0)))' "$scratch/run.json")

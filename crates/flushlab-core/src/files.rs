@@ -333,6 +333,8 @@ pub enum InputKind {
     FrameLog,
     /// A `--keys-file` script: 1,000 keys are a few kB.
     KeyScript,
+    /// A wrap run's `--export-json` (`wrap --against run.json`): ~300 B a key.
+    WrapRun,
 }
 
 impl InputKind {
@@ -343,6 +345,7 @@ impl InputKind {
             InputKind::RunReport => 1 << 20,
             InputKind::FrameLog => 64 << 20,
             InputKind::KeyScript => 1 << 20,
+            InputKind::WrapRun => 16 << 20,
         }
     }
 }

@@ -47,12 +47,10 @@ pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
         );
     }
     let shown = printable(&old[0]);
-    if old.len() == 1 && old[0].ends_with(".json") && Path::new(&old[0]).is_file() {
-        return Err(format!(
-            "wrap --against '{shown}': a saved run as the baseline is not built yet: give the \
-             old build's command ('./old --flag')"
-        )
-        .into());
+    if let Some(path) = stored_run(old) {
+        return Baseline::load(path)
+            .map(|_| ())
+            .map_err(|why| format!("wrap --against '{shown}': {why}").into());
     }
     if crate::files::find_program(old[0].as_ref()).is_none() {
         return Err(format!(
@@ -62,6 +60,135 @@ pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
         .into());
     }
     Ok(())
+}
+
+/// `--against FILE.json`: a stored run (one word naming a `.json` file), not a command.
+pub fn stored_run(old: &[String]) -> Option<&Path> {
+    match old {
+        [one] if one.ends_with(".json") => Some(Path::new(one)),
+        _ => None,
+    }
+}
+
+/// A stored run (`wrap --export-json` of the old build): what a verdict reads of it, and what
+/// it was measured under.
+#[derive(Clone, Debug, Serialize)]
+pub struct Baseline {
+    pub path: String,
+    pub version: String,
+    pub machine: Option<String>,
+    pub command: Vec<String>,
+    pub size: (u16, u16),
+    pub script: String,
+    pub figures: RunFigures,
+}
+
+/// What is read of a stored run; the rest of its fields are left alone.
+#[derive(serde::Deserialize)]
+struct StoredRun {
+    version: String,
+    #[serde(default)]
+    machine: Option<String>,
+    command: Vec<String>,
+    cols: u16,
+    rows: u16,
+    exit_code: Option<i32>,
+    keys: Option<StoredKeys>,
+}
+
+#[derive(serde::Deserialize)]
+struct StoredKeys {
+    script: String,
+    keys: u64,
+    unanswered: u64,
+    key_to_frame_ms: Option<crate::detect::keyed::Percentiles>,
+    stages_ms: Option<crate::detect::keyed::StageSummary>,
+    bytes_per_key: f64,
+}
+
+impl Baseline {
+    /// The stored run at `path`, or why it is none: read as every file others send is (a
+    /// regular file, 16 MiB at most), its texts escaped, its figures finite and not negative.
+    pub fn load(path: &Path) -> Result<Baseline, String> {
+        use crate::files::{InputKind, read_input};
+        let bytes = read_input(path, InputKind::WrapRun).map_err(|e| e.to_string())?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err("an empty file: a stored run is `flushlab wrap --export-json`'s".into());
+        }
+        let stored: StoredRun = serde_json::from_slice(&bytes).map_err(|_| {
+            "not a stored run (`flushlab wrap --keys … --export-json FILE` writes one)".to_owned()
+        })?;
+        let keys = stored.keys.ok_or(
+            "a run without keys: nothing to hold a key's time against (a run with --keys)",
+        )?;
+        let k2f = keys
+            .key_to_frame_ms
+            .ok_or("a run whose keys were never answered")?;
+        let sane = |x: f64| x.is_finite() && x >= 0.0;
+        let stages: Vec<(Stage, f64)> = keys
+            .stages_ms
+            .map(|s| s.each().map(|(stage, p)| (stage, p.p50)).collect())
+            .unwrap_or_default();
+        if ![k2f.p50, k2f.p95, keys.bytes_per_key]
+            .into_iter()
+            .chain(stages.iter().map(|s| s.1))
+            .all(sane)
+        {
+            return Err("a stored run with figures no run gives (negative or not finite)".into());
+        }
+        let text = |t: &str| crate::units::one_line(t);
+        Ok(Baseline {
+            path: text(&path.to_string_lossy()),
+            version: text(&stored.version),
+            machine: stored.machine.as_deref().map(text),
+            command: stored.command.iter().map(|w| text(w)).collect(),
+            size: (stored.cols, stored.rows),
+            script: text(&keys.script),
+            figures: RunFigures {
+                key_to_frame_p50_ms: Some(k2f.p50),
+                key_to_frame_p95_ms: Some(k2f.p95),
+                stages_p50_ms: stages,
+                answered: keys.keys.saturating_sub(keys.unanswered),
+                keys: keys.keys,
+                bytes_per_key: keys.bytes_per_key,
+                exit_code: stored.exit_code,
+            },
+        })
+    }
+
+    /// What differs between the stored run and this one's settings, in words.
+    fn differences(&self, args: &WrapArgs, script: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.version != env!("CARGO_PKG_VERSION") {
+            out.push(format!(
+                "flushlab {} stored it, {} runs now",
+                self.version,
+                env!("CARGO_PKG_VERSION")
+            ));
+        }
+        let machine = crate::sys::process::cpu_model();
+        if self.machine != machine {
+            out.push(format!(
+                "another machine ({} then, {} now)",
+                self.machine.as_deref().unwrap_or("unnamed"),
+                machine.as_deref().unwrap_or("unnamed")
+            ));
+        }
+        if self.size != args.size {
+            out.push(format!(
+                "another size ({}x{} then, {}x{} now)",
+                self.size.0, self.size.1, args.size.0, args.size.1
+            ));
+        }
+        if self.script != script {
+            out.push(format!(
+                "other keys ('{}' then, '{}' now)",
+                self.script,
+                crate::units::one_line(script)
+            ));
+        }
+        out
+    }
 }
 
 /// Which build.
@@ -168,6 +295,15 @@ pub struct Against {
     pub rounds: Vec<Round>,
     pub old_runs: Vec<WrapReport>,
     pub new_runs: Vec<WrapReport>,
+    /// `--against run.json`: the stored run, and what differs from it.
+    pub stored: Option<Stored>,
+}
+
+/// A stored run as OLD, and what differs between it and this run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stored {
+    pub baseline: Baseline,
+    pub differences: Vec<String>,
 }
 
 pub(super) fn run(
@@ -176,18 +312,23 @@ pub(super) fn run(
     keys: &Keys,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let old_program: PathBuf = crate::files::find_program(old[0].as_ref())
-        .with_context(|| format!("'{}' is not a command", printable(&old[0])))?;
-    let old_args = WrapArgs {
-        command: old.iter().map(Into::into).collect(),
-        ..args.clone()
-    };
     let how = How {
         keys: Some(keys),
         interactive: false,
         fix: None,
         duration: args.duration,
         profile: None,
+    };
+    if let Some(path) = stored_run(old) {
+        let baseline = Baseline::load(path)
+            .map_err(|why| anyhow::anyhow!("wrap --against '{}': {why}", printable(&old[0])))?;
+        return against_stored(args, (baseline, new_program), (how, keys), signal);
+    }
+    let old_program: PathBuf = crate::files::find_program(old[0].as_ref())
+        .with_context(|| format!("'{}' is not a command", printable(&old[0])))?;
+    let old_args = WrapArgs {
+        command: old.iter().map(Into::into).collect(),
+        ..args.clone()
     };
     let one = |build: Build| -> anyhow::Result<Ran> {
         let (side_args, program) = match build {
@@ -211,12 +352,75 @@ pub(super) fn run(
         rounds,
         old_runs,
         new_runs,
+        stored: None,
     };
+    tell(args, &against, &last)?;
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => against.against.outcome(),
+        sig => Outcome::Signal(sig),
+    })
+}
+
+/// `--against run.json`: NEW alone, round after round, each against the stored run. One stored
+/// run has no spread of its own (its machine may have been quieter or busier all along): the
+/// verdict is advice, and the exit 0 whatever it says.
+fn against_stored(
+    args: &WrapArgs,
+    (baseline, new_program): (Baseline, &Path),
+    (how, keys): (How<'_>, &Keys),
+    signal: &AtomicUsize,
+) -> anyhow::Result<Outcome> {
+    complain(&format!(
+        "wrap --against {}: a stored run; {} runs of NEW…",
+        baseline.path,
+        args.rounds()
+    ));
+    let (mut rounds, mut new_runs, mut last) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..args.rounds() {
+        if signal.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+        let (mut measured, _) = measure(args, new_program, how, signal)?;
+        let timeline = std::mem::take(&mut measured.timeline);
+        let report = report(args, measured, &timeline);
+        rounds.push(Round {
+            round: round + 1,
+            order: [Build::Old, Build::New],
+            old: baseline.figures.clone(),
+            new: RunFigures::of(&report),
+        });
+        new_runs.push(report);
+        last = vec![(Build::New, timeline)];
+    }
+    let differences = baseline.differences(args, &keys.script.source);
+    let against = Against {
+        against: AgainstVerdict::of(
+            &rounds,
+            args.threshold,
+            (&baseline.command, &args.command_words()),
+        ),
+        rounds,
+        old_runs: Vec::new(),
+        new_runs,
+        stored: Some(Stored {
+            baseline,
+            differences,
+        }),
+    };
+    tell(args, &against, &last)?;
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => Outcome::Finished,
+        sig => Outcome::Signal(sig),
+    })
+}
+
+/// The table on stderr, then the files asked for.
+fn tell(args: &WrapArgs, against: &Against, last: &[(Build, Timeline)]) -> anyhow::Result<()> {
     let table = against.table(&args.command_line(), args.size);
     complain(&table);
     if let Some(destination) = &args.report {
         destination
-            .write_json(&against)
+            .write_json(against)
             .with_context(|| format!("writing the verdict to {destination}"))?;
     }
     if let Some(destination) = &args.export_markdown {
@@ -225,12 +429,9 @@ pub(super) fn run(
             .with_context(|| format!("writing the verdict to {destination}"))?;
     }
     if let Some(destination) = &args.plot {
-        draw_last_round(destination, &args.command_line(), &against, &last)?;
+        draw_last_round(destination, &args.command_line(), against, last)?;
     }
-    Ok(match signal.load(Ordering::Relaxed) {
-        0 => against.against.outcome(),
-        sig => Outcome::Signal(sig),
-    })
+    Ok(())
 }
 
 /// What a run of one build gives: its report and its timeline.
@@ -434,12 +635,21 @@ impl Against {
     /// The summary printed after the rounds: one table, the verdict, the stage that moved.
     pub fn table(&self, command: &str, (cols, rows): (u16, u16)) -> String {
         let v = &self.against;
-        let mut out = format!(
-            "wrap --against: NEW {command}, OLD {}; {} rounds ABBA after a dropped warm-up, \
-             {cols}x{rows}\n",
-            crate::units::one_line(&v.old.join(" ")),
-            self.rounds.len()
-        );
+        let mut out = match &self.stored {
+            None => format!(
+                "wrap --against: NEW {command}, OLD {}; {} rounds ABBA after a dropped warm-up, \
+                 {cols}x{rows}\n",
+                crate::units::one_line(&v.old.join(" ")),
+                self.rounds.len()
+            ),
+            Some(stored) => format!(
+                "wrap --against {}: NEW {command}, {} runs, {cols}x{rows}, against a stored run \
+                 of {}\n",
+                stored.baseline.path,
+                self.rounds.len(),
+                crate::units::one_line(&v.old.join(" ")),
+            ),
+        };
         let median = |pick: &dyn Fn(&Round) -> Option<f64>| {
             crate::results::statistics::Spread::of(self.rounds.iter().filter_map(pick))
                 .map_or("unknown".to_owned(), |s| milliseconds(s.median))
@@ -449,7 +659,7 @@ impl Against {
             .map(str::to_owned)
             .chain(STAGES.iter().map(|s| s.name().to_owned()))
             .collect();
-        out += &format!("| build | {} |\n", header.join(" | "));
+        out += &format!("| build  | {} |\n", header.join(" | "));
         for build in [Build::Old, Build::New] {
             let side = |r: &Round| -> RunFigures {
                 match build {
@@ -466,7 +676,11 @@ impl Against {
                     .iter()
                     .map(|&stage| median(&|r| side(r).stage(stage))),
             );
-            out += &format!("| {:<5} | {} |\n", build.name(), cells.join(" | "));
+            let name = match (build, &self.stored) {
+                (Build::Old, Some(_)) => "STORED",
+                _ => build.name(),
+            };
+            out += &format!("| {name:<6} | {} |\n", cells.join(" | "));
         }
         out += &self.verdict_line();
         out
@@ -514,6 +728,13 @@ impl Against {
         }
         if let Some(less) = &v.answers_with_less {
             out += &format!("\n{less}: never called faster or the same");
+        }
+        if let Some(stored) = &self.stored {
+            out += "\nadvice only: one stored run has no spread of its own (exit 0 whatever it \
+                    says; run both builds with --against 'OLD CMD' for a verdict to gate on)";
+            for difference in &stored.differences {
+                out += &format!("\nthe stored run differs: {difference}");
+            }
         }
         out
     }
@@ -600,6 +821,7 @@ mod tests {
             rounds: r,
             old_runs: vec![],
             new_runs: vec![],
+            stored: None,
         }
         .table("./new", (80, 24));
         assert!(
@@ -666,6 +888,7 @@ mod tests {
             rounds: r,
             old_runs: vec![],
             new_runs: vec![],
+            stored: None,
         };
         let md = a.markdown(&a.table("./new", (80, 24)));
         assert!(md.starts_with("### wrap --against"), "{md}");

@@ -117,7 +117,8 @@ pub struct WrapArgs {
     /// Run CMD (NEW) against another build (OLD), its words as a shell splits them (`'./old
     /// --flag'`, `"sh -c '…'"`), on the same keys in alternating rounds (ABBA, after a warm-up
     /// round that is dropped): key→frame p50 NEW over OLD with a 95% interval from resampling
-    /// the rounds, and a verdict — slower (exit 4), faster or the same (0), inconclusive (5)
+    /// the rounds, and a verdict — slower (exit 4), faster or the same (0), inconclusive (5).
+    /// `--against run.json`: a run stored with `--export-json` as OLD (advice: exit 0)
     #[arg(long, value_name = "'OLD CMD ARGS'", value_parser = against::OldBuild::parse, conflicts_with_all = ["compare", "try_fix", "terminal", "profile", "trace"])]
     pub against: Option<against::OldBuild>,
 
@@ -622,6 +623,7 @@ fn report(args: &WrapArgs, m: Measured, timeline: &Timeline) -> WrapReport {
     let per = |x: u64| x as f64 / m.seconds.max(1e-9);
     WrapReport {
         version: env!("CARGO_PKG_VERSION"),
+        machine: crate::sys::process::cpu_model(),
         command: args.command_words(),
         cols: m.size.0,
         rows: m.size.1,

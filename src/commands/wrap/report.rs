@@ -51,6 +51,9 @@ impl WriteScope {
 #[derive(Clone, Debug, Serialize)]
 pub struct WrapReport {
     pub version: &'static str,
+    /// The CPU's model, as the kernel names it: what a stored run (`--against run.json`) is
+    /// held against.
+    pub machine: Option<String>,
     pub command: Vec<String>,
     pub cols: u16,
     pub rows: u16,
