@@ -70,6 +70,13 @@ pub fn mentions(exe: &Path, needle: &[u8]) -> bool {
     }
 }
 
+/// Whether the executable runs with its owner's or group's privilege (setuid, setgid): under a
+/// tracer's filter (`PR_SET_NO_NEW_PRIVS`) it would run without it.
+pub fn is_setuid(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o6000 != 0)
+}
+
 /// Whether a dynamic program reads its keys with raw system calls a preload cannot see: a
 /// Rust program that links rustix (crossterm reads through it since 0.28).
 pub fn reads_keys_raw(path: &Path) -> bool {
@@ -160,6 +167,17 @@ mod tests {
         assert!(reads_keys_raw(&std::env::current_exe().unwrap()));
         assert!(!reads_keys_raw("/bin/sh".as_ref()));
         assert!(!reads_keys_raw("/nonexistent".as_ref()));
+    }
+
+    #[test]
+    fn a_setuid_bit_is_seen() {
+        assert!(!is_setuid(&std::env::current_exe().unwrap()));
+        assert!(!is_setuid("/nonexistent".as_ref()));
+        // Debian's su and passwd are setuid root.
+        let setuid = ["/usr/bin/su", "/bin/su", "/usr/bin/passwd"]
+            .iter()
+            .any(|p| is_setuid(p.as_ref()));
+        assert!(setuid || !std::path::Path::new("/usr/bin/passwd").exists());
     }
 
     #[test]

@@ -427,3 +427,37 @@ fn a_forking_shell_has_a_stage_for_each_answered_key() {
     assert_eq!(staged, 20, "{said}");
     assert_eq!(report["inside"]["terminal_writes"], 20, "{said}");
 }
+
+/// A setuid program is never traced by choice (under the filter it would run without its
+/// privilege): `ptrace` and `both` are refused in one line, `auto` takes the preload.
+#[test]
+fn a_setuid_program_is_never_traced() {
+    let dir = common::scratch_dir("tracer-setuid");
+    let program = dir.join("true-setuid");
+    std::fs::copy("/bin/true", &program).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    for observer in ["ptrace", "both"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--observer", observer, "--duration", "1", "--"])
+            .arg(&program)
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, observer);
+        assert!(said.contains("setuid"), "{said}");
+    }
+    let report = dir.join("auto.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "1", "--export-json"])
+        .arg(&report)
+        .arg("--")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(common::read_json(&report)["inside"]["observer"], "preload");
+}

@@ -102,6 +102,21 @@ pub(super) fn check(args: &super::WrapArgs, program: &std::path::Path) -> Result
                 .to_owned(),
         );
     }
+    if matches!(args.observer, ObserverArg::Ptrace | ObserverArg::Both)
+        && crate::tracer::image::is_setuid(program)
+    {
+        return Err(format!(
+            "wrap --observer {}: '{}' is setuid or setgid: under the tracer's seccomp filter \
+             (NO_NEW_PRIVS) it would run without its privilege; --observer preload (seen from \
+             outside) or none",
+            if args.observer == ObserverArg::Both {
+                "both"
+            } else {
+                "ptrace"
+            },
+            crate::units::printable(&args.command[0].to_string_lossy())
+        ));
+    }
     let fix = args.try_fix.is_some() || args.compare.is_some();
     if fix && args.observer(program) == Some(Way::Ptrace) {
         let image = crate::tracer::image::image_of(program);

@@ -221,6 +221,11 @@ impl WrapArgs {
         if self.no_observer {
             return None;
         }
+        // A setuid program is never traced by choice: under the filter it would lose its
+        // privilege (auto takes the preload, which its loader refuses: seen from outside, said).
+        if self.observer == inside::ObserverArg::Auto && crate::tracer::image::is_setuid(program) {
+            return Some(inside::Way::Preload);
+        }
         inside::Way::choose(
             self.observer,
             crate::tracer::image::image_of(program),
