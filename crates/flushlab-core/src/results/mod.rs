@@ -90,6 +90,27 @@ pub struct BackendRounds {
     pub rounds: usize,
 }
 
+/// Two programs driven by the same keys (`bench --command … --keys`), compared round by round:
+/// key→frame p50 of `subject` over `base`'s, run against run of the same round, with the
+/// interval and verdict of `wrap --against` ([`verdict`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyedRounds {
+    pub size: Size,
+    pub sink: Sink,
+    pub reader: Reader,
+    pub base: Subject,
+    pub subject: Subject,
+    pub ratio: Option<verdict::Ratio>,
+    /// Against [`KEYED_THRESHOLD`].
+    pub verdict: verdict::Verdict,
+    /// The rounds both rows were counted in.
+    pub rounds: usize,
+}
+
+/// A change of a keyed row within this share of the first's is no change (`wrap --against`'s
+/// default threshold).
+pub const KEYED_THRESHOLD: f64 = 0.05;
+
 /// A run that did not produce a report: it crashed, failed or hung and was killed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FailedRun {
@@ -715,6 +736,54 @@ impl BenchResults {
         compared
     }
 
+    /// Every keyed program row against the first keyed row measured under the same conditions,
+    /// round by round (rows of a bench share its `--keys`).
+    pub fn keyed_by_round(&self) -> Vec<KeyedRounds> {
+        let p50_by_round = |row: &Row| -> Vec<(u32, f64)> {
+            row.runs
+                .iter()
+                .filter_map(|run| Some((run.round?, run.key_to_frame_ms?.p50)))
+                .collect()
+        };
+        let keyed: Vec<&Row> = self
+            .results
+            .iter()
+            .filter(|r| r.key_to_frame_ms().is_some())
+            .collect();
+        let mut compared = Vec::new();
+        for (i, row) in keyed.iter().enumerate() {
+            let Some(base) = keyed[..i]
+                .iter()
+                .find(|b| b.conditions() == row.conditions())
+            else {
+                continue;
+            };
+            let base_p50 = p50_by_round(base);
+            let pairs: Vec<(f64, f64)> = p50_by_round(row)
+                .into_iter()
+                .filter_map(|(round, p50)| {
+                    let (_, b) = base_p50.iter().find(|(r, _)| *r == round)?;
+                    Some((*b, p50))
+                })
+                .collect();
+            let ratio = verdict::Ratio::of_rounds(&pairs);
+            let (size, sink, reader, _) = row.conditions();
+            compared.push(KeyedRounds {
+                size,
+                sink,
+                reader,
+                base: base.subject.clone(),
+                subject: row.subject.clone(),
+                ratio,
+                verdict: ratio.map_or(verdict::Verdict::Inconclusive, |r| {
+                    verdict::Verdict::of(r, KEYED_THRESHOLD)
+                }),
+                rounds: pairs.len(),
+            });
+        }
+        compared
+    }
+
     pub fn compute_ratios(&mut self) {
         let conditions = Row::conditions;
         let medians: Vec<_> = self
@@ -766,6 +835,60 @@ mod tests {
     use super::TerminalIdentity;
     use super::conditions::{Reader, ReaderModel, SyncOutput};
     use crate::results::export::fixture;
+
+    /// Two programs driven by the bench's keys, each run's key→frame p50 paired with the other's
+    /// of the same round: the interval and verdict `wrap --against` gives, in the Markdown.
+    #[test]
+    fn keyed_programs_are_compared_round_by_round() {
+        use crate::detect::keyed::Percentiles;
+        use crate::subject::parse_command;
+        let mut results = fixture::results();
+        let size = results.results[0].size;
+        let keyed = |text: &str, p50s: &[f64]| {
+            let mut row = super::Row::new(
+                parse_command(text).unwrap(),
+                size,
+                Reader::Model(ReaderModel::Drain),
+                super::Sink::Pty,
+            );
+            row.runs = p50s
+                .iter()
+                .zip(1..)
+                .map(|(&p50, round)| super::Run {
+                    round: Some(round),
+                    key_to_frame_ms: Some(Percentiles {
+                        p50,
+                        p95: p50 * 2.0,
+                        max: p50 * 3.0,
+                    }),
+                    ..fixture::run(100.0, 1.0)
+                })
+                .collect();
+            row.summarize();
+            row
+        };
+        results.results.extend([
+            keyed("old=./old", &[4.0, 4.2, 3.9, 4.1, 4.0]),
+            keyed("new=./new", &[6.0, 6.3, 5.8, 6.2, 6.0]),
+        ]);
+        let compared = results.keyed_by_round();
+        assert_eq!(compared.len(), 1, "{compared:?}");
+        let k = &compared[0];
+        assert_eq!((k.rounds, k.verdict), (5, super::verdict::Verdict::Slower));
+        assert!((k.ratio.unwrap().estimate - 1.5).abs() < 0.02, "{k:?}");
+        let md = String::from_utf8(
+            crate::results::export::Exporter::serialize(
+                &crate::results::export::MarkdownExporter::default(),
+                &results,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(
+            md.contains("Keyed programs round by round") && md.contains("slower"),
+            "{md}"
+        );
+    }
 
     /// Two backends' fastest modes, paired run against run of the same round; rows whose runs
     /// cannot be placed in rounds are left out, never paired by guess.

@@ -506,6 +506,39 @@ fn backends_by_round(
     Ok(())
 }
 
+/// Each keyed program against the first under the same conditions, round by round, with the
+/// interval and verdict `wrap --against` gives (see [`BenchResults::keyed_by_round`]).
+fn keyed_by_round(out: &mut String, results: &BenchResults) -> std::fmt::Result {
+    let lines: Vec<String> = results
+        .keyed_by_round()
+        .into_iter()
+        .map(|k| {
+            let ratio = k
+                .ratio
+                .map_or("unknown (fewer than 3 rounds)".to_owned(), |r| {
+                    format!("×{:.2} [{:.2}–{:.2}]", r.estimate, r.low, r.high)
+                });
+            format!(
+                "{}: {} over {} {ratio}, {} (±{:.0}%), over {} round(s)",
+                k.size,
+                results.name(&k.subject),
+                results.name(&k.base),
+                k.verdict.name(),
+                crate::results::KEYED_THRESHOLD * 100.0,
+                k.rounds
+            )
+        })
+        .collect();
+    if !lines.is_empty() {
+        writeln!(
+            out,
+            "\nKeyed programs round by round (key→frame p50, each ratio of two runs of one round; the 95% interval from resampling the rounds, as `flushlab wrap --against`) — {}.",
+            lines.join("; ")
+        )?;
+    }
+    Ok(())
+}
+
 /// Under the tables: the rows the runs cannot tell apart, the backends round by round, how and
 /// where it was measured, and the command.
 fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
@@ -542,6 +575,7 @@ fn notes(out: &mut String, results: &BenchResults) -> std::fmt::Result {
         )?;
     }
     backends_by_round(out, results, sinks, readers)?;
+    keyed_by_round(out, results)?;
     let s = &results.settings;
     writeln!(
         out,
