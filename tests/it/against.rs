@@ -280,3 +280,91 @@ fn a_build_that_crashes_or_never_answers_gives_no_verdict() {
         "{said}"
     );
 }
+
+/// Slow tier: in a real terminal (xterm on flushlab's Xvfb), the verdict is on key→last pixel,
+/// and the stages named are the terminal's (paint, no drain).
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (xterm under Xvfb, 8 runs): cargo test --features slow-tests"
+)]
+fn in_a_terminal_the_verdict_is_on_the_last_pixel() {
+    if !common::has_programs(&["Xvfb", "xterm"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("stages");
+    let program = program.to_str().unwrap();
+    let (code, report, said) = against(
+        &[
+            "--terminal",
+            "xterm",
+            "--size",
+            "80x24",
+            "--keys",
+            "j*10@100ms q",
+            "--rounds",
+            "3",
+        ],
+        &format!("{program} poll 1000 rows"),
+        &[program, "poll", "1000", "rows"],
+    );
+    assert!(matches!(code, Some(0 | 5)), "the same build: {said}");
+    let a = &report["against"];
+    assert_eq!(a["measure"], "key-to-last-pixel", "{said}");
+    assert!(a["ratio"]["estimate"].as_f64().is_some(), "{said}");
+    let stages: Vec<&str> = a["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert!(
+        stages.contains(&"paint") && !stages.contains(&"drain"),
+        "{stages:?}"
+    );
+    assert!(said.contains("key→last pixel p50"), "{said}");
+    assert_eq!(report["new_runs"][0]["terminal"], "xterm", "{said}");
+}
+
+/// Slow tier: the CI job's command in docs/ci.md, run as written there, with the corpus program
+/// built twice for `./my-tui-base` (3 ms of work a key) and `./target/release/my-tui` (the same):
+/// it ends with a verdict (0, or 5 on a busy machine) and writes the summary page.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (the CI recipe's 22 runs): cargo test --features slow-tests"
+)]
+fn the_ci_recipes_command_runs_as_written() {
+    let _serial = one_at_a_time();
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ci.md")).unwrap();
+    let start = page
+        .find("flushlab wrap --size 200x60 --keys 'j*30")
+        .unwrap();
+    let end = start + page[start..].find("./target/release/my-tui").unwrap();
+    let line = page[start..end + "./target/release/my-tui".len()].replace("\\\n", " ");
+    let words = flushlab::units::parse_words(&line).unwrap();
+    let program = common::c_program("stages");
+    let program = program.to_str().unwrap();
+    let dir = common::scratch_dir("against-ci");
+    let page_out = dir.join("verdict.md");
+    let mut args: Vec<String> = Vec::new();
+    for word in &words[1..] {
+        match word.as_str() {
+            "./my-tui-base" => args.push(format!("{program} poll 3000 rows")),
+            "./target/release/my-tui" => {
+                args.extend([program, "poll", "3000", "rows"].map(str::to_owned))
+            }
+            "verdict.md" => args.push(page_out.to_str().unwrap().to_owned()),
+            other => args.push(other.to_owned()),
+        }
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 5)), "{said}");
+    let md = std::fs::read_to_string(&page_out).unwrap();
+    assert!(md.starts_with("### wrap --against"), "{md}");
+}

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::keys::Keys;
 use super::report::WrapReport;
 use super::{How, WrapArgs, measure, report};
-use crate::detect::keyed::Stage;
+use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::verdict::{Ratio, StageChange, Verdict, moved};
@@ -48,6 +48,14 @@ pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
     }
     let shown = printable(&old[0]);
     if let Some(path) = stored_run(old) {
+        if let Some(terminal) = args.terminal {
+            return Err(format!(
+                "wrap --against '{shown}' --terminal {}: a stored run against a terminal's \
+                 pixels is not built: give the old build's command",
+                terminal.name()
+            )
+            .into());
+        }
         return Baseline::load(path)
             .map(|_| ())
             .map_err(|why| format!("wrap --against '{shown}': {why}").into());
@@ -208,6 +216,33 @@ impl Build {
     }
 }
 
+/// Which of a key's times the verdict is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// Headless: from the key to its frame's end.
+    KeyToFrame,
+    /// In a real terminal (`--terminal`): from the key to the window's last change for it.
+    KeyToLastPixel,
+}
+
+impl Measure {
+    fn name(self) -> &'static str {
+        match self {
+            Measure::KeyToFrame => "key→frame",
+            Measure::KeyToLastPixel => "key→last pixel",
+        }
+    }
+}
+
+/// One run's whole report, as the JSON keeps it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RunReport {
+    Headless(Box<WrapReport>),
+    Terminal(Box<super::pixel_report::PixelReport>),
+}
+
 /// One run's figures, as the verdict reads them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunFigures {
@@ -226,7 +261,19 @@ pub struct RunFigures {
 impl RunFigures {
     fn of(report: &WrapReport) -> RunFigures {
         let keys = report.keys.as_ref().map(|k| &k.latencies);
-        let k2f = keys.and_then(|k| k.key_to_frame_ms);
+        RunFigures::of_keys(keys, report.exit_code, Measure::KeyToFrame)
+    }
+
+    /// `measure`: which of a key's times the verdict reads (in a terminal, its last pixel).
+    fn of_keys(
+        keys: Option<&KeyLatencies>,
+        exit_code: Option<i32>,
+        measure: Measure,
+    ) -> RunFigures {
+        let k2f = keys.and_then(|k| match measure {
+            Measure::KeyToFrame => k.key_to_frame_ms,
+            Measure::KeyToLastPixel => k.pixels_ms.map(|p| p.last),
+        });
         RunFigures {
             key_to_frame_p50_ms: k2f.map(|p| p.p50),
             key_to_frame_p95_ms: k2f.map(|p| p.p95),
@@ -237,7 +284,7 @@ impl RunFigures {
             answered: keys.map_or(0, |k| k.keys - k.unanswered),
             keys: keys.map_or(0, |k| k.keys),
             bytes_per_key: keys.map_or(0.0, |k| k.bytes_per_key),
-            exit_code: report.exit_code,
+            exit_code,
         }
     }
 
@@ -261,6 +308,8 @@ pub struct Round {
 /// What the rounds say.
 #[derive(Clone, Debug, Serialize)]
 pub struct AgainstVerdict {
+    /// Which of a key's times the ratio is of.
+    pub measure: Measure,
     /// `None` where no verdict could be drawn (`no_verdict` says why).
     pub verdict: Option<Verdict>,
     pub no_verdict: Option<String>,
@@ -293,8 +342,8 @@ pub struct StageRatio {
 pub struct Against {
     pub against: AgainstVerdict,
     pub rounds: Vec<Round>,
-    pub old_runs: Vec<WrapReport>,
-    pub new_runs: Vec<WrapReport>,
+    pub old_runs: Vec<RunReport>,
+    pub new_runs: Vec<RunReport>,
     /// `--against run.json`: the stored run, and what differs from it.
     pub stored: Option<Stored>,
 }
@@ -335,9 +384,26 @@ pub(super) fn run(
             Build::Old => (&old_args, old_program.as_path()),
             Build::New => (args, new_program),
         };
+        if let Some(terminal) = args.terminal {
+            let run =
+                super::in_terminal::measure(side_args, program, (terminal, keys, None), signal)?;
+            let report = super::pixel_report::PixelReport::of(side_args, run, keys);
+            let figures =
+                RunFigures::of_keys(Some(&report.keys.latencies), None, Measure::KeyToLastPixel);
+            return Ok((figures, RunReport::Terminal(Box::new(report)), None));
+        }
         let (mut measured, _) = measure(side_args, program, how, signal)?;
         let timeline = std::mem::take(&mut measured.timeline);
-        Ok((report(side_args, measured, &timeline), timeline))
+        let report = report(side_args, measured, &timeline);
+        let drawn = report
+            .keys
+            .as_ref()
+            .map(|k| (timeline, k.latencies.clone()));
+        Ok((
+            RunFigures::of(&report),
+            RunReport::Headless(Box::new(report)),
+            drawn,
+        ))
     };
     complain(&format!(
         "wrap --against: a warm-up round, then {} rounds (ABBA)…",
@@ -347,8 +413,16 @@ pub(super) fn run(
         one(build)?;
     }
     let (rounds, (old_runs, new_runs), last) = play(args.rounds(), &one, signal)?;
+    let measure = match args.terminal {
+        Some(_) => Measure::KeyToLastPixel,
+        None => Measure::KeyToFrame,
+    };
     let against = Against {
-        against: AgainstVerdict::of(&rounds, args.threshold, (old, &args.command_words())),
+        against: AgainstVerdict::of(
+            &rounds,
+            (args.threshold, measure),
+            (old, &args.command_words()),
+        ),
         rounds,
         old_runs,
         new_runs,
@@ -389,14 +463,16 @@ fn against_stored(
             old: baseline.figures.clone(),
             new: RunFigures::of(&report),
         });
-        new_runs.push(report);
-        last = vec![(Build::New, timeline)];
+        if let Some(keys) = &report.keys {
+            last = vec![(Build::New, timeline, keys.latencies.clone())];
+        }
+        new_runs.push(RunReport::Headless(Box::new(report)));
     }
     let differences = baseline.differences(args, &keys.script.source);
     let against = Against {
         against: AgainstVerdict::of(
             &rounds,
-            args.threshold,
+            (args.threshold, Measure::KeyToFrame),
             (&baseline.command, &args.command_words()),
         ),
         rounds,
@@ -415,7 +491,7 @@ fn against_stored(
 }
 
 /// The table on stderr, then the files asked for.
-fn tell(args: &WrapArgs, against: &Against, last: &[(Build, Timeline)]) -> anyhow::Result<()> {
+fn tell(args: &WrapArgs, against: &Against, last: &Last) -> anyhow::Result<()> {
     let table = against.table(&args.command_line(), args.size);
     complain(&table);
     if let Some(destination) = &args.report {
@@ -434,8 +510,12 @@ fn tell(args: &WrapArgs, against: &Against, last: &[(Build, Timeline)]) -> anyho
     Ok(())
 }
 
-/// What a run of one build gives: its report and its timeline.
-type Ran = (WrapReport, Timeline);
+/// What a run of one build gives: its figures, its report, and (headless) its timeline with its
+/// keys, for `--plot`.
+type Ran = (RunFigures, RunReport, Option<(Timeline, KeyLatencies)>);
+
+/// The last round's runs, each build's timeline and keys (`--plot`).
+type Last = Vec<(Build, Timeline, KeyLatencies)>;
 
 /// The rounds, ABBA, until done or a signal: each round's figures, each build's reports, and
 /// the last round's timelines (for `--plot`).
@@ -444,13 +524,9 @@ fn play(
     count: u32,
     one: &dyn Fn(Build) -> anyhow::Result<Ran>,
     signal: &AtomicUsize,
-) -> anyhow::Result<(
-    Vec<Round>,
-    (Vec<WrapReport>, Vec<WrapReport>),
-    Vec<(Build, Timeline)>,
-)> {
+) -> anyhow::Result<(Vec<Round>, (Vec<RunReport>, Vec<RunReport>), Last)> {
     let (mut rounds, mut old_runs, mut new_runs) = (Vec::new(), Vec::new(), Vec::new());
-    let mut last: Vec<(Build, Timeline)> = Vec::new();
+    let mut last: Last = Vec::new();
     'rounds: for round in 0..count {
         let order = if round % 2 == 0 {
             [Build::Old, Build::New]
@@ -463,13 +539,15 @@ fn play(
             if signal.load(Ordering::Relaxed) != 0 {
                 break 'rounds;
             }
-            let (report, timeline) = one(build)?;
-            figures[usize::from(build == Build::New)] = Some(RunFigures::of(&report));
+            let (run, report, drawn) = one(build)?;
+            figures[usize::from(build == Build::New)] = Some(run);
             match build {
                 Build::Old => old_runs.push(report),
                 Build::New => new_runs.push(report),
             }
-            last.push((build, timeline));
+            if let Some((timeline, keys)) = drawn {
+                last.push((build, timeline, keys));
+            }
         }
         if let [Some(old), Some(new)] = figures {
             rounds.push(Round {
@@ -483,42 +561,56 @@ fn play(
     Ok((rounds, (old_runs, new_runs), last))
 }
 
-/// `--plot`: the last round's keys, OLD and NEW side by side on one axis.
+/// `--plot`: the last round's keys, OLD and NEW side by side on one axis (headless runs: a
+/// terminal's runs keep no timeline of wrap's reads to draw).
 fn draw_last_round(
     destination: &crate::files::Destination,
     command: &str,
     against: &Against,
-    last: &[(Build, Timeline)],
+    last: &Last,
 ) -> anyhow::Result<()> {
-    let (Some(old), Some(new)) = (against.old_runs.last(), against.new_runs.last()) else {
+    let Some(RunReport::Headless(new)) = against.new_runs.last() else {
         return Ok(());
     };
     let panels: Vec<Panel> = last
         .iter()
-        .filter_map(|(build, timeline)| {
-            let report = if *build == Build::Old { old } else { new };
-            Some(Panel::of(
+        .map(|(build, timeline, keys)| {
+            Panel::of(
                 format!("{} (round {})", build.name(), against.rounds.len()),
                 timeline,
-                &report.keys.as_ref()?.latencies,
-            ))
+                keys,
+            )
         })
         .collect();
     super::draw_keys(destination, &super::plot_title(command, new), &panels)
 }
 
 /// The stages a verdict looks at, in order.
-const STAGES: [Stage; 5] = [
+const STAGES: [Stage; 6] = [
     Stage::InputDelay,
     Stage::Processing,
     Stage::PresentationDelay,
     Stage::Emit,
     Stage::Drain,
+    Stage::Paint,
 ];
+
+/// The stages a verdict on `measure` looks at: drain headless, paint in a terminal (there the
+/// terminal reads the pty, and wrap never sees the drain).
+fn stages(measure: Measure) -> impl Iterator<Item = Stage> {
+    STAGES.into_iter().filter(move |&s| match measure {
+        Measure::KeyToFrame => s != Stage::Paint,
+        Measure::KeyToLastPixel => s != Stage::Drain,
+    })
+}
 
 impl AgainstVerdict {
     /// The rounds' verdict; `words`: OLD's and NEW's commands.
-    pub fn of(rounds: &[Round], threshold: f64, words: (&[String], &[String])) -> AgainstVerdict {
+    pub fn of(
+        rounds: &[Round],
+        (threshold, measure): (f64, Measure),
+        words: (&[String], &[String]),
+    ) -> AgainstVerdict {
         let pairs = |figure: &dyn Fn(&RunFigures) -> Option<f64>| -> Vec<(f64, f64)> {
             rounds
                 .iter()
@@ -526,9 +618,8 @@ impl AgainstVerdict {
                 .collect()
         };
         let ratio = Ratio::of_rounds(&pairs(&|f| f.key_to_frame_p50_ms));
-        let stages: Vec<StageRatio> = STAGES
-            .iter()
-            .filter_map(|&stage| {
+        let stages: Vec<StageRatio> = stages(measure)
+            .filter_map(|stage| {
                 Some(StageRatio {
                     stage,
                     change: StageChange::of_rounds(&pairs(&|f| f.stage(stage)), threshold)?,
@@ -538,7 +629,7 @@ impl AgainstVerdict {
         let named: Vec<(&str, StageChange)> =
             stages.iter().map(|s| (s.stage.name(), s.change)).collect();
         let moved =
-            moved(&named).and_then(|(name, _)| STAGES.iter().copied().find(|s| s.name() == name));
+            moved(&named).and_then(|(name, _)| STAGES.into_iter().find(|s| s.name() == name));
         let no_verdict = no_verdict(rounds);
         let answers_with_less = answers_with_less(rounds);
         let verdict = match (&no_verdict, ratio) {
@@ -552,6 +643,7 @@ impl AgainstVerdict {
             }),
         };
         AgainstVerdict {
+            measure,
             verdict,
             no_verdict,
             threshold,
@@ -654,10 +746,9 @@ impl Against {
             crate::results::statistics::Spread::of(self.rounds.iter().filter_map(pick))
                 .map_or("unknown".to_owned(), |s| milliseconds(s.median))
         };
-        let header: Vec<String> = ["key→frame p50", "p95"]
+        let header: Vec<String> = [format!("{} p50", v.measure.name()), "p95".to_owned()]
             .into_iter()
-            .map(str::to_owned)
-            .chain(STAGES.iter().map(|s| s.name().to_owned()))
+            .chain(stages(v.measure).map(|s| s.name().to_owned()))
             .collect();
         out += &format!("| build  | {} |\n", header.join(" | "));
         for build in [Build::Old, Build::New] {
@@ -671,11 +762,7 @@ impl Against {
                 median(&|r| side(r).key_to_frame_p50_ms),
                 median(&|r| side(r).key_to_frame_p95_ms),
             ];
-            cells.extend(
-                STAGES
-                    .iter()
-                    .map(|&stage| median(&|r| side(r).stage(stage))),
-            );
+            cells.extend(stages(v.measure).map(|stage| median(&|r| side(r).stage(stage))));
             let name = match (build, &self.stored) {
                 (Build::Old, Some(_)) => "STORED",
                 _ => build.name(),
@@ -691,11 +778,14 @@ impl Against {
         let spread = |r: Ratio| format!("×{:.2} (×{:.2}–×{:.2})", r.estimate, r.low, r.high);
         let mut out = match (&v.no_verdict, v.ratio) {
             (Some(why), _) => format!("no verdict: {why}"),
-            (None, None) => "key→frame p50, NEW over OLD: unknown (fewer than 3 rounds with both \
-                             figures): inconclusive"
-                .to_owned(),
+            (None, None) => format!(
+                "{} p50, NEW over OLD: unknown (fewer than 3 rounds with both figures): \
+                 inconclusive",
+                v.measure.name()
+            ),
             (None, Some(r)) => format!(
-                "key→frame p50, NEW over OLD: {} over {} rounds: {} (threshold ±{:.0}%)",
+                "{} p50, NEW over OLD: {} over {} rounds: {} (threshold ±{:.0}%)",
+                v.measure.name(),
                 spread(r),
                 self.rounds.len(),
                 v.verdict.map_or("none", Verdict::name),
@@ -703,7 +793,7 @@ impl Against {
             ),
         };
         if let Some(p95) = v.p95_ratio {
-            out += &format!("\nkey→frame p95, NEW over OLD: {}", spread(p95));
+            out += &format!("\n{} p95, NEW over OLD: {}", v.measure.name(), spread(p95));
         }
         let stages: Vec<String> = v
             .stages
@@ -799,7 +889,7 @@ mod tests {
 
     fn verdict(rounds: &[Round]) -> AgainstVerdict {
         let words = vec!["x".to_owned()];
-        AgainstVerdict::of(rounds, 0.05, (&words, &words))
+        AgainstVerdict::of(rounds, (0.05, Measure::KeyToFrame), (&words, &words))
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub struct WrapArgs {
     /// round that is dropped): key→frame p50 NEW over OLD with a 95% interval from resampling
     /// the rounds, and a verdict — slower (exit 4), faster or the same (0), inconclusive (5).
     /// `--against run.json`: a run stored with `--export-json` as OLD (advice: exit 0)
-    #[arg(long, value_name = "'OLD CMD ARGS'", value_parser = against::OldBuild::parse, conflicts_with_all = ["compare", "try_fix", "terminal", "profile", "trace"])]
+    #[arg(long, value_name = "'OLD CMD ARGS'", value_parser = against::OldBuild::parse, conflicts_with_all = ["compare", "try_fix", "profile", "trace"])]
     pub against: Option<against::OldBuild>,
 
     /// `--against`: a change within this share of OLD is no change (`5%`, `0.05`)
