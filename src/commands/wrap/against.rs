@@ -585,20 +585,10 @@ fn draw_last_round(
     super::draw_keys(destination, &super::plot_title(command, new), &panels)
 }
 
-/// The stages a verdict looks at, in order.
-const STAGES: [Stage; 6] = [
-    Stage::InputDelay,
-    Stage::Processing,
-    Stage::PresentationDelay,
-    Stage::Emit,
-    Stage::Drain,
-    Stage::Paint,
-];
-
 /// The stages a verdict on `measure` looks at: drain headless, paint in a terminal (there the
 /// terminal reads the pty, and wrap never sees the drain).
 fn stages(measure: Measure) -> impl Iterator<Item = Stage> {
-    STAGES.into_iter().filter(move |&s| match measure {
+    Stage::ALL.into_iter().filter(move |&s| match measure {
         Measure::KeyToFrame => s != Stage::Paint,
         Measure::KeyToLastPixel => s != Stage::Drain,
     })
@@ -629,7 +619,7 @@ impl AgainstVerdict {
         let named: Vec<(&str, StageChange)> =
             stages.iter().map(|s| (s.stage.name(), s.change)).collect();
         let moved =
-            moved(&named).and_then(|(name, _)| STAGES.into_iter().find(|s| s.name() == name));
+            moved(&named).and_then(|(name, _)| Stage::ALL.into_iter().find(|s| s.name() == name));
         let no_verdict = no_verdict(rounds);
         let answers_with_less = answers_with_less(rounds);
         let verdict = match (&no_verdict, ratio) {

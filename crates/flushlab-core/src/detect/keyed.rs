@@ -100,6 +100,16 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in the order a key goes through them.
+    pub const ALL: [Stage; 6] = [
+        Stage::InputDelay,
+        Stage::Processing,
+        Stage::PresentationDelay,
+        Stage::Emit,
+        Stage::Drain,
+        Stage::Paint,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Stage::InputDelay => "input delay",

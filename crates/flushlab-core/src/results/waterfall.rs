@@ -270,15 +270,7 @@ where
             .stages_ms
             .is_some_and(|s| s.presentation_delay.is_some())
     });
-    let stages = [
-        Stage::InputDelay,
-        Stage::Processing,
-        Stage::PresentationDelay,
-        Stage::Emit,
-        Stage::Drain,
-        Stage::Paint,
-    ];
-    for stage in stages
+    for stage in Stage::ALL
         .into_iter()
         .filter(|&s| painted || s != Stage::Paint)
         .filter(|&s| ticked || s != Stage::PresentationDelay)
