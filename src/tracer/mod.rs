@@ -136,6 +136,7 @@ fn trace(args: &TraceArgs, listen: Listen) -> anyhow::Result<Outcome> {
         tty_rdev,
         threads: HashMap::new(),
         quiet: HashMap::new(),
+        live: HashMap::new(),
         cost: TracerCost {
             pid: std::process::id(),
             ..TracerCost::default()
@@ -245,6 +246,8 @@ struct Tracer {
     threads: HashMap<i32, Thread>,
     /// A process's last quiet wait said.
     quiet: HashMap<u32, u64>,
+    /// Every traced thread alive, with its process: what is left when CMD ends.
+    live: HashMap<i32, u32>,
     cost: TracerCost,
 }
 
@@ -273,10 +276,18 @@ impl Tracer {
                 {
                     if let Ok(new) = ptrace::getevent(pid) {
                         let parent = self.thread(pid).tgid;
+                        self.live.insert(new as i32, new as u32);
                         self.send(&Record::Fork {
                             pid: new as u32,
                             parent,
                         });
+                    }
+                    let _ = ptrace::cont(pid, None);
+                }
+                WaitStatus::PtraceEvent(pid, _, e) if e == Event::PTRACE_EVENT_CLONE as i32 => {
+                    if let Ok(new) = ptrace::getevent(pid) {
+                        let tgid = self.thread(pid).tgid;
+                        self.live.insert(new as i32, tgid);
                     }
                     let _ = ptrace::cont(pid, None);
                 }
@@ -308,19 +319,35 @@ impl Tracer {
                 }
                 WaitStatus::Exited(pid, code) => {
                     self.threads.remove(&pid.as_raw());
+                    self.live.remove(&pid.as_raw());
                     if pid == child {
+                        self.count_left(child);
                         return Outcome::Exited(code);
                     }
                 }
                 WaitStatus::Signaled(pid, signal, _) => {
                     self.threads.remove(&pid.as_raw());
+                    self.live.remove(&pid.as_raw());
                     if pid == child {
+                        self.count_left(child);
                         return Outcome::Exited(128 + signal as i32);
                     }
                 }
                 WaitStatus::Continued(_) | WaitStatus::StillAlive => {}
             }
         }
+    }
+
+    /// CMD ended: the processes it left that the tracer still follows (a daemon) end with the
+    /// tracer (EXITKILL), which says how many.
+    fn count_left(&mut self, child: Pid) {
+        let left: std::collections::HashSet<u32> = self
+            .live
+            .values()
+            .copied()
+            .filter(|&tgid| tgid != child.as_raw() as u32)
+            .collect();
+        self.cost.left = left.len() as u32;
     }
 
     fn thread(&mut self, pid: Pid) -> &mut Thread {

@@ -461,3 +461,35 @@ fn a_setuid_program_is_never_traced() {
     );
     assert_eq!(common::read_json(&report)["inside"]["observer"], "preload");
 }
+
+/// A daemon CMD leaves behind (a `sleep` in the background) ends with the tracer, and the run
+/// says so; nothing is left running.
+#[test]
+fn a_daemon_cmd_leaves_ends_with_the_tracer_and_is_said() {
+    let report = common::scratch("daemon.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "ptrace",
+            "--duration",
+            "2",
+            "--export-json",
+        ])
+        .arg(&*report)
+        .args(["--", "sh", "-c", "sleep 31.5 & echo started"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert_eq!(
+        common::read_json(&report)["inside"]["tracer"]["left"],
+        1,
+        "{said}"
+    );
+    assert!(said.contains("ended with the tracer"), "{said}");
+    let sleeping = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c.starts_with(b"sleep\x0031.5"))
+    });
+    assert!(!sleeping, "the daemon outlived the run");
+}

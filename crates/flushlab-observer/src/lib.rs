@@ -293,8 +293,9 @@ pub struct TracerCost {
     pub cpu_ns: u64,
     /// The programs the tracer followed (execs seen).
     pub images: u32,
-    /// Calls made through another ABI (32-bit) the filter let through unseen.
-    pub foreign: u32,
+    /// Processes CMD left running when it ended (a daemon): ended with the tracer, since a
+    /// traced process's trapped calls would fail without it.
+    pub left: u32,
 }
 
 /// A wait and the terminal writes before it; times are CLOCK_MONOTONIC nanoseconds.
@@ -379,7 +380,7 @@ impl Record {
                 write_stops: u64_at(24),
                 cpu_ns: u64_at(32),
                 images: u32_at(40),
-                foreign: u32_at(44),
+                left: u32_at(44),
             })),
             8 => Some(Record::Untraced {
                 pid: wait.pid,
@@ -435,7 +436,7 @@ impl Record {
                 put(24, &c.write_stops.to_ne_bytes());
                 put(32, &c.cpu_ns.to_ne_bytes());
                 put(40, &c.images.to_ne_bytes());
-                put(44, &c.foreign.to_ne_bytes());
+                put(44, &c.left.to_ne_bytes());
             }
             Record::Untraced { pid, errno } => {
                 put(0, &8u32.to_ne_bytes());
@@ -681,7 +682,7 @@ mod tests {
                 write_stops: 400,
                 cpu_ns: 12_345_678,
                 images: 2,
-                foreign: 0,
+                left: 1,
             }),
         ] {
             let back = Record::parse(&record.to_wire()).unwrap();

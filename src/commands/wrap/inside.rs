@@ -359,6 +359,8 @@ pub struct TracerReport {
     pub cpu_ms: f64,
     /// Programs the tracer saw start (execs).
     pub programs: u32,
+    /// Processes CMD left running (a daemon), ended with the tracer.
+    pub left: u32,
 }
 
 /// What the observer saw, in the report.
@@ -487,6 +489,7 @@ impl InsideReport {
                 stops_a_frame: (frames > 0).then(|| cost.stops as f64 / frames as f64),
                 cpu_ms: cost.cpu_ns as f64 / 1e6,
                 programs: cost.images,
+                left: cost.left,
             }),
             frames_from,
             writes_from,
@@ -543,6 +546,13 @@ impl InsideReport {
                 thousands(t.write_stops),
                 t.cpu_ms,
                 t.cpu_ms * 1e3 / t.stops.max(1) as f64,
+            );
+        }
+        if let Some(left @ 1..) = self.tracer.map(|t| t.left) {
+            out += &format!(
+                "\n  {left} process(es) CMD left running ended with the tracer, as wrap ends \
+                 what CMD leaves (a traced process cannot go on without its tracer: its trapped \
+                 calls would fail)"
             );
         }
         if let Some(held) = self.held_writes {
