@@ -117,6 +117,14 @@ pub(super) fn check(args: &super::WrapArgs, program: &std::path::Path) -> Result
             crate::units::printable(&args.command[0].to_string_lossy())
         ));
     }
+    if args.profile.is_some() && args.observer(program).is_some_and(Way::traces) {
+        return Err(format!(
+            "wrap --profile: samply records the process wrap starts, which for '{}' is the \
+             tracer (a static or Go program, or --observer ptrace/both): profile it with samply \
+             itself, or with --observer preload where the preload loads",
+            crate::units::printable(&args.command[0].to_string_lossy())
+        ));
+    }
     let fix = args.try_fix.is_some() || args.compare.is_some();
     if fix && args.observer(program) == Some(Way::Ptrace) {
         let image = crate::tracer::image::image_of(program);

@@ -226,11 +226,18 @@ impl WrapArgs {
         if self.observer == inside::ObserverArg::Auto && crate::tracer::image::is_setuid(program) {
             return Some(inside::Way::Preload);
         }
-        inside::Way::choose(
-            self.observer,
-            crate::tracer::image::image_of(program),
-            || crate::tracer::image::reads_keys_raw(program),
-        )
+        // samply attaches to the process wrap starts: with the tracer in CMD's place it would
+        // record the tracer. A profile keeps the preload (auto) where it loads.
+        let image = crate::tracer::image::image_of(program);
+        if self.profile.is_some()
+            && self.observer == inside::ObserverArg::Auto
+            && image.preload_sees()
+        {
+            return Some(inside::Way::Preload);
+        }
+        inside::Way::choose(self.observer, image, || {
+            crate::tracer::image::reads_keys_raw(program)
+        })
     }
 }
 
