@@ -395,3 +395,18 @@ pub fn has_programs(programs: &[&str]) -> bool {
     }
     here
 }
+
+/// Every keyed run seen from inside has one frame count: the summary's are the frames that
+/// answered a key, those nobody asked for and those before the first key.
+pub fn one_frame_count(report: &serde_json::Value, said: &str) {
+    let frames = &report["keys"]["frames"];
+    if frames.is_null() {
+        return;
+    }
+    let count = |part: &str| frames[part].as_u64().unwrap();
+    assert_eq!(
+        report["frame_detection"]["frames"].as_u64(),
+        Some(count("answering") + count("unprompted") + count("before_keys")),
+        "{said}"
+    );
+}

@@ -41,6 +41,7 @@ pub(super) fn wrap_keys_with(
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = common::read_json(&report);
     let own = std::fs::read_to_string(&log).unwrap_or_default();
+    common::one_frame_count(&json, &said);
     (out.status.code(), json, said, own)
 }
 
@@ -907,5 +908,42 @@ fn the_same_script_gives_the_same_counts_run_after_run() {
             .collect();
         assert_eq!(counts[0], counts[1], "{flags:?}");
         assert!(counts[0].contains("\"answering\":10"), "{}", counts[0]);
+    }
+}
+
+/// A raw `cat` echoing 300 keys 3 ms apart (two keys can share one read, and the reader can
+/// take two answers in one read): one frame count, and every key whose answer's bytes were all
+/// seen written has its drain; a key's stages are never negative and add up to its time.
+#[test]
+fn a_raw_cat_has_one_frame_count_and_a_drain_a_key() {
+    let (code, report, said, _) = wrap_keys_with(
+        &["--keys-after", "0.5"],
+        "80x24",
+        "abc*100@3ms",
+        &["sh", "-c", "stty raw -echo; exec cat"],
+    );
+    assert!(matches!(code, Some(0) | None), "{said}");
+    assert_eq!(report["keys"]["sent"], 300, "{said}");
+    let staged: Vec<&Value> = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["stages_ms"].is_object())
+        .collect();
+    // Two keys read at once are answered by one write: one frame, each key its stages.
+    let answering = report["keys"]["frames"]["answering"].as_u64().unwrap();
+    assert!(staged.len() as u64 >= answering, "{said}");
+    assert!(answering >= 250, "{said}");
+    for key in staged {
+        let stages = &key["stages_ms"];
+        let part = |s: &str| stages[s].as_f64().unwrap_or(0.0);
+        assert!(stages["drain"].is_f64(), "{key}: {said}");
+        for stage in ["input_delay", "processing", "emit", "drain"] {
+            assert!(part(stage) >= 0.0, "{stage}: {key}");
+        }
+        let sum =
+            part("input_delay") + part("processing") + part("presentation_delay") + part("emit");
+        let time = key["frame_ms"].as_f64().unwrap();
+        assert!((sum - time).abs() < 1e-6, "{sum} against {time}: {key}");
     }
 }

@@ -185,6 +185,7 @@ fn wrap_json(args: &[&str], envs: &[(&str, &str)]) -> (Value, String) {
         panic!("{args:?}: {e}: {said}");
     });
     std::fs::remove_file(&report).unwrap();
+    common::one_frame_count(&json, &said);
     (json, said)
 }
 

@@ -325,6 +325,7 @@ fn fzf_is_seen_from_inside_and_every_answered_key_staged() {
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = common::read_json(&report);
+    common::one_frame_count(&json, &said);
     assert_eq!(json["inside"]["observer"], "ptrace", "{said}");
     assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
     let answered = json["keys"]["frames"]["answering"].as_u64().unwrap();

@@ -314,6 +314,7 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
                 end_ns: w.start_ns,
                 writes: w.writes,
                 bytes: w.bytes,
+                continues: false,
             })
             .collect(),
         waits: sightings
@@ -585,5 +586,12 @@ impl InsideReport {
     /// Whether CMD's waits may tell its frames.
     pub fn frames_from_waits(&self) -> bool {
         self.frames_from == Source::Inside
+    }
+
+    /// Every write CMD made to the terminal was seen: the observer's bytes are the terminal's,
+    /// or the tracer looked (it stops at every write; what reached the terminal beside them is
+    /// the terminal's own echo of typed keys).
+    pub fn saw_every_write(&self) -> bool {
+        self.writes_from == Source::Inside || self.observer == Way::Ptrace
     }
 }

@@ -424,7 +424,24 @@ impl Running {
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);
-                inside_events = Some(super::inside::timeline(&sightings));
+                let mut events = super::inside::timeline(&sightings);
+                // Where the observer saw every terminal write, its bursts are the frames: the
+                // count the keys' frames add up to. (A shell whose builtin draws while its
+                // child sleeps waits in no call the observer sees: its output is all a tail,
+                // no burst, and its frames are told by when the child's waits were.)
+                if report.saw_every_write() && !events.bursts.is_empty() {
+                    let bursts: Vec<(u64, u64)> =
+                        events.bursts.iter().map(|b| (b.end_ns, b.bytes)).collect();
+                    finder.set_bursts(&bursts, base);
+                    for (burst, continues) in events
+                        .bursts
+                        .iter_mut()
+                        .zip(finder.continuing_bursts().unwrap_or_default())
+                    {
+                        burst.continues = continues;
+                    }
+                }
+                inside_events = Some(events);
             }
             report
         });

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use super::cursor_restarts::CursorRestarts;
-use super::detector::FrameDetector;
+use super::detector::{Found, FrameDetector};
 use super::frames::{FrameMethod, Frames};
 use super::screen::Screen;
 use super::sync_markers::SyncMarkers;
@@ -112,14 +112,58 @@ impl FrameFinder {
         self.waits.set_boundaries(waits, base);
     }
 
-    /// The synchronized-output markers seen (begins, ends, pairs, still open).
+    /// The observer's bursts of terminal writes, (end, bytes) in nanoseconds on the clock of
+    /// [`FrameFinder::set_waits`], where it saw every terminal write: see [`Waits::set_bursts`].
+    pub fn set_bursts(&mut self, bursts: &[(u64, u64)], base: (Instant, u64)) {
+        self.waits.set_bursts(bursts, base);
+    }
+
     /// The output read, as (first read, last read, bytes) stretches: see [`Waits::arrivals`].
     pub fn arrivals(&self) -> Vec<(Instant, Instant, u64)> {
         self.waits.arrivals()
     }
 
+    /// The synchronized-output markers seen (begins, ends, pairs, still open).
     pub fn sync(&self) -> &SyncMarkers {
         &self.sync
+    }
+
+    /// Where the frames are the observer's bursts and a wait may split one (see
+    /// [`Waits::found_continuing`]): for each burst, in the order given to
+    /// [`FrameFinder::set_bursts`], whether it continues the frame before.
+    pub fn continuing_bursts(&self) -> Option<Vec<bool>> {
+        let (found, continuing) = self.found();
+        (continuing && found.is_some_and(|f| f.method == FrameMethod::Waits))
+            .then(|| self.waits.continuing())
+            .flatten()
+    }
+
+    /// The frames by the most trusted detector that can tell, and whether a wait may continue
+    /// a frame in that count.
+    fn found(&self) -> (Option<Found>, bool) {
+        let detectors: [&dyn FrameDetector; 3] = [&self.sync, &self.waits, &self.restarts];
+        let mut found = detectors.iter().find_map(|d| d.found());
+        // A program whose frames start with a cursor restart (confirmed) that waits in the
+        // middle of one: what follows that wait, with no restart, continues the frame.
+        let continuing = found
+            .as_ref()
+            .is_some_and(|f| f.method == FrameMethod::Waits)
+            && self.restarts.found().is_some();
+        if continuing {
+            found = self.waits.found_continuing().or(found);
+        }
+        // A program that falls behind its pace stops waiting between some frames (its timer is
+        // already due): frames told from its waits then come short. Confirmed restarts that
+        // count more than a tenth above them, and by more than the one a teardown may add,
+        // are the better count.
+        if let Some(by_waits) = found.as_ref().filter(|f| f.method == FrameMethod::Waits)
+            && let Some(by_restarts) = self.restarts.found()
+            && by_restarts.frames > by_waits.frames + 1
+            && by_restarts.frames as f64 > by_waits.frames as f64 * 1.1
+        {
+            found = Some(by_restarts);
+        }
+        (found, continuing)
     }
 
     pub fn frames(&self) -> Frames {
@@ -135,29 +179,7 @@ impl FrameFinder {
             pause_share: evidence.pause_share,
             pauses_per_frame: evidence.pauses_per_frame,
         };
-        let detectors: [&dyn FrameDetector; 3] = [&self.sync, &self.waits, &self.restarts];
-        let mut found = detectors.iter().find_map(|d| d.found());
-        // A program whose frames start with a cursor restart (confirmed) that waits in the
-        // middle of one: what follows that wait, with no restart, continues the frame.
-        if found
-            .as_ref()
-            .is_some_and(|f| f.method == FrameMethod::Waits)
-            && self.restarts.found().is_some()
-        {
-            found = self.waits.found_continuing().or(found);
-        }
-        // A program that falls behind its pace stops waiting between some frames (its timer is
-        // already due): frames told from its waits then come short. Confirmed restarts that
-        // count more than a tenth above them, and by more than the one a teardown may add,
-        // are the better count.
-        if let Some(by_waits) = found.as_ref().filter(|f| f.method == FrameMethod::Waits)
-            && let Some(by_restarts) = self.restarts.found()
-            && by_restarts.frames > by_waits.frames + 1
-            && by_restarts.frames as f64 > by_waits.frames as f64 * 1.1
-        {
-            found = Some(by_restarts);
-        }
-        if let Some(found) = found {
+        if let (Some(found), _) = self.found() {
             frames.method = found.method;
             frames.frames = Some(found.frames);
             frames.fps = found.fps;

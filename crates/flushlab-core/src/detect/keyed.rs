@@ -313,22 +313,31 @@ pub struct FrameCounts {
 
 impl FrameCounts {
     /// `answering[i]`: burst `i` answered a key; `start`: the first key's send; `end`: the run's.
+    /// A burst that continues the one before (a wait split its frame) is that frame's: frames
+    /// are counted as the summary counts them.
     fn of(bursts: &[Burst], answering: &[bool], start: u64, end: u64) -> FrameCounts {
-        let unprompted = bursts
+        // Each frame: whether it answered a key, when its first burst ended.
+        let mut frames: Vec<(bool, u64)> = Vec::with_capacity(bursts.len());
+        for (b, &answers) in bursts.iter().zip(answering) {
+            match frames.last_mut() {
+                Some(frame) if b.continues => frame.0 |= answers,
+                _ => frames.push((answers, b.end_ns)),
+            }
+        }
+        let unprompted = frames
             .iter()
-            .zip(answering)
-            .filter(|&(b, &answers)| !answers && b.end_ns >= start)
+            .filter(|&&(answers, end)| !answers && end >= start)
             .count() as u64;
         let seconds = end.saturating_sub(start) as f64 / 1e9;
         FrameCounts {
-            answering: answering.iter().filter(|&&a| a).count() as u64,
+            answering: frames.iter().filter(|f| f.0).count() as u64,
             unprompted,
             unprompted_per_second: if seconds > 0.0 {
                 unprompted as f64 / seconds
             } else {
                 0.0
             },
-            before_keys: bursts.iter().filter(|b| b.end_ns < start).count() as u64,
+            before_keys: frames.iter().filter(|f| !f.0 && f.1 < start).count() as u64,
         }
     }
 }
@@ -623,6 +632,7 @@ mod tests {
             end_ns: (end_ms * 1e6) as u64,
             writes: bytes / 10,
             bytes,
+            continues: false,
         }
     }
 

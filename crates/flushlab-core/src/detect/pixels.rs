@@ -182,6 +182,7 @@ mod tests {
                 end_ns,
                 writes: 3,
                 bytes: 30,
+                continues: false,
             })
             .collect();
         bursts.extend(unprompted.iter().map(|&at| Burst {
@@ -191,6 +192,7 @@ mod tests {
             end_ns: at * MS + MS,
             writes: 1,
             bytes: 10,
+            continues: false,
         }));
         Timeline {
             keys: Vec::new(),

@@ -98,6 +98,9 @@ pub struct Burst {
     pub end_ns: u64,
     pub writes: u64,
     pub bytes: u64,
+    /// It continues the burst before it: a wait split one frame (the frame finder's cursor
+    /// model saw nothing in it that may start a frame).
+    pub continues: bool,
 }
 
 /// A blocking wait of a thread of the program.

@@ -44,6 +44,11 @@ pub struct Waits {
     /// The waits that end frames, start and end, sorted by start; empty when nobody inside
     /// the program said any.
     boundaries: Vec<(Instant, Instant)>,
+    /// The observer's bursts of terminal writes (each ended by its thread's wait, or its
+    /// exit), as (end, bytes) sorted by end, where it saw every terminal write: the frames are
+    /// then these, one a burst, whenever the terminal read them (a reader that falls behind
+    /// reads two frames' output in one stretch). Each keeps its place in the order given.
+    bursts: Option<Vec<(Instant, u64, usize)>>,
     /// When output that may start a frame was read: a cursor restart, a home, a clear or a
     /// synchronized update's begin (each moment once). Not a cursor hide: ratatui's comes at
     /// a frame's end.
@@ -83,15 +88,20 @@ impl Waits {
     /// The waits the observer saw, as (start, end) on the clock `at` reads: each converted
     /// through one moment known on both clocks, `(Instant, nanoseconds)`.
     pub fn set_boundaries(&mut self, waits: &[(u64, u64)], base: (Instant, u64)) {
-        let (instant, ns) = base;
-        let at = |t: u64| match t.checked_sub(ns) {
-            Some(after) => instant + Duration::from_nanos(after),
-            None => instant
-                .checked_sub(Duration::from_nanos(ns - t))
-                .unwrap_or(instant),
-        };
+        let at = on_clock(base);
         self.boundaries = waits.iter().map(|&(s, e)| (at(s), at(e.max(s)))).collect();
         self.boundaries.sort_unstable();
+    }
+
+    /// The observer's bursts of terminal writes as (end, bytes) in nanoseconds, on the clock
+    /// of [`Waits::set_boundaries`]: where it saw every terminal write, the frames are these.
+    pub fn set_bursts(&mut self, bursts: &[(u64, u64)], base: (Instant, u64)) {
+        let at = on_clock(base);
+        let mut bursts: Vec<(Instant, u64, usize)> = (bursts.iter().enumerate())
+            .map(|(i, &(e, b))| (at(e), b, i))
+            .collect();
+        bursts.sort_unstable();
+        self.bursts = Some(bursts);
     }
 
     /// For each idle stretch that ends a frame: its start, the bytes of that frame, and whether
@@ -101,6 +111,9 @@ impl Waits {
         // The stretch whose end comes first at or after `at`: the frame output read at `at`
         // belongs to (read while the wait lasted: written before it).
         let stretch = |at: Instant| idle.partition_point(|&(_, end)| end < at);
+        if let Some(bursts) = &self.bursts {
+            return self.burst_frames(bursts, &idle, stretch);
+        }
         let mut frames: Vec<(usize, u64, bool)> = Vec::new();
         for arrival in &self.arrivals {
             let next = stretch(arrival.first);
@@ -122,6 +135,40 @@ impl Waits {
             .into_iter()
             .map(|(i, bytes, starts)| (idle[i].0, bytes, starts))
             .collect()
+    }
+
+    /// One frame a burst, at its end; what may start a frame marks the bursts of the idle
+    /// stretch it was read before.
+    fn burst_frames(
+        &self,
+        bursts: &[(Instant, u64, usize)],
+        idle: &[(Instant, Instant)],
+        stretch: impl Fn(Instant) -> usize,
+    ) -> Vec<(Instant, u64, bool)> {
+        let mut frames: Vec<(Instant, u64, bool)> = bursts
+            .iter()
+            .map(|&(end, bytes, _)| (end, bytes, false))
+            .collect();
+        let of: Vec<usize> = bursts.iter().map(|&(end, ..)| stretch(end)).collect();
+        for &at in &self.starts {
+            let next = stretch(at).min(idle.len());
+            for (frame, _) in frames.iter_mut().zip(&of).filter(|(_, i)| **i == next) {
+                frame.2 = true;
+            }
+        }
+        frames
+    }
+
+    /// Where the frames are the observer's bursts: for each burst, in the order
+    /// [`Waits::set_bursts`] was given them, whether it continues the frame before in
+    /// [`Waits::found_continuing`]'s count (nothing in it may start a frame: a wait split it).
+    pub fn continuing(&self) -> Option<Vec<bool>> {
+        let bursts = self.bursts.as_ref()?;
+        let mut continues = vec![false; bursts.len()];
+        for (i, (frame, burst)) in self.frames().iter().zip(bursts).enumerate() {
+            continues[burst.2] = i > 0 && !frame.2;
+        }
+        Some(continues)
     }
 
     /// Frames as [`FrameDetector::found`] tells them, except that a frame with nothing in it
@@ -154,6 +201,18 @@ impl Waits {
             }
         }
         idle
+    }
+}
+
+/// Nanoseconds of the observer's clock as instants of the reader's, through one moment known on
+/// both, `(Instant, nanoseconds)`.
+fn on_clock(base: (Instant, u64)) -> impl Fn(u64) -> Instant {
+    let (instant, ns) = base;
+    move |t: u64| match t.checked_sub(ns) {
+        Some(after) => instant + Duration::from_nanos(after),
+        None => instant
+            .checked_sub(Duration::from_nanos(ns - t))
+            .unwrap_or(instant),
     }
 }
 
@@ -236,6 +295,32 @@ mod tests {
         assert_eq!(found.bytes_per_frame, Some(505.0));
         let fps = found.fps.unwrap();
         assert!((fps - 50.0).abs() < 0.5, "{fps}");
+    }
+
+    #[test]
+    fn where_every_write_was_seen_a_burst_is_a_frame_however_late_it_was_read() {
+        let base = Instant::now();
+        let mut waits = Waits::default();
+        // Three frames at 0, 1 and 2 ms, each ended by a wait of 0.9 ms; the reader fell
+        // behind and read the first two in one stretch at 1.05 ms.
+        waits.arrived(ms(base, 0) + Duration::from_micros(1050), 20);
+        waits.arrived(ms(base, 2) + Duration::from_micros(50), 10);
+        let boundaries = [
+            (100_000, 1_000_000),
+            (1_100_000, 2_000_000),
+            (2_100_000, 3_000_000),
+        ];
+        waits.set_boundaries(&boundaries, (base, 0));
+        assert_eq!(waits.found().unwrap().frames, 2, "told from the reads");
+        waits.set_bursts(
+            &[(1_100_000, 10), (100_000, 10), (2_100_000, 10)],
+            (base, 0),
+        );
+        let found = waits.found().unwrap();
+        assert_eq!(found.frames, 3);
+        assert_eq!(found.bytes_per_frame, Some(10.0));
+        let fps = found.fps.unwrap();
+        assert!((fps - 1000.0).abs() < 1.0, "{fps}");
     }
 
     #[test]

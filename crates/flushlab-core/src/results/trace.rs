@@ -344,6 +344,7 @@ mod tests {
             end_ns: end_ms * MS,
             writes: 100,
             bytes: 1000,
+            continues: false,
         }
     }
 

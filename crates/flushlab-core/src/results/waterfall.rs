@@ -335,6 +335,7 @@ mod tests {
             end_ns: end * MS,
             writes: 10,
             bytes: 100,
+            continues: false,
         };
         Timeline {
             keys: [0, 100]
