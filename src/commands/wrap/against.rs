@@ -12,25 +12,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Context;
 use serde::Serialize;
 
+use super::args::{OldBuild, WrapArgs};
 use super::keys::Keys;
+use super::outputs::{draw_keys, plot_title};
 use super::report::WrapReport;
-use super::{How, WrapArgs, measure, report};
+use super::running::{How, measure};
 use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::verdict::{Ratio, StageChange, Verdict, moved};
 use crate::results::waterfall::Panel;
 use crate::units::{milliseconds, printable};
-
-/// `--against`: the old build's command, its words as a shell splits them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OldBuild(pub Vec<String>);
-
-impl OldBuild {
-    pub fn parse(text: &str) -> Result<OldBuild, String> {
-        crate::units::parse_words(text).map(OldBuild)
-    }
-}
 
 /// `--against`'s flags, checked before anything starts: keys to time, and OLD a command (one
 /// line naming it, NEW never started).
@@ -394,7 +386,7 @@ pub(super) fn run(
         }
         let (mut measured, _) = measure(side_args, program, how, signal)?;
         let timeline = std::mem::take(&mut measured.timeline);
-        let report = report(side_args, measured, &timeline);
+        let report = WrapReport::of(side_args, measured, &timeline);
         let drawn = report
             .keys
             .as_ref()
@@ -456,7 +448,7 @@ fn against_stored(
         }
         let (mut measured, _) = measure(args, new_program, how, signal)?;
         let timeline = std::mem::take(&mut measured.timeline);
-        let report = report(args, measured, &timeline);
+        let report = WrapReport::of(args, measured, &timeline);
         rounds.push(Round {
             round: round + 1,
             order: [Build::Old, Build::New],
@@ -582,7 +574,7 @@ fn draw_last_round(
             )
         })
         .collect();
-    super::draw_keys(destination, &super::plot_title(command, new), &panels)
+    draw_keys(destination, &plot_title(command, new), &panels)
 }
 
 /// The stages a verdict on `measure` looks at: drain headless, paint in a terminal (there the

@@ -10,10 +10,12 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::inside::Fix;
+use super::args::Fix;
+use super::args::WrapArgs;
 use super::keys::Keys;
+use super::outputs::{draw_keys, plot_title};
 use super::report::WrapReport;
-use super::{How, WrapArgs, measure, report};
+use super::running::{How, measure};
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, complain};
@@ -89,7 +91,7 @@ pub fn run(
                 break 'rounds;
             }
             let timeline = std::mem::take(&mut measured.timeline);
-            let report = report(args, measured, &timeline);
+            let report = WrapReport::of(args, measured, &timeline);
             match side {
                 None => as_is.push(report),
                 Some(_) => tried.push(report),
@@ -184,7 +186,7 @@ fn draw_last_round(
             ))
         })
         .collect();
-    super::draw_keys(destination, &super::plot_title(command, a), &panels)
+    draw_keys(destination, &plot_title(command, a), &panels)
 }
 
 fn key_to_frame(report: &WrapReport) -> Option<Percentiles> {

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::inside::{Fix, Inside, InsideReport, Way};
+use super::args::{Fix, Way};
+use super::inside::{Inside, InsideReport};
 use super::keys::Keys;
 use crate::detect::timeline::{SentKey, Timeline};
 use crate::painting::display::{self, Terminal, Xvfb};
@@ -227,7 +228,7 @@ fn x_server(display: Option<&str>) -> anyhow::Result<(Option<Xvfb>, String)> {
 /// The observer for CMD in a terminal (`--observer none` is refused by [`check`]): on the pty
 /// the terminal makes, which CMD names itself.
 fn start_inside(
-    args: &super::WrapArgs,
+    args: &super::args::WrapArgs,
     program: &Path,
     fix: Option<Fix>,
 ) -> std::io::Result<Inside> {
@@ -241,7 +242,7 @@ fn start_inside(
 
 /// Runs CMD in `terminal` with `keys` typed into it; see the module's documentation.
 pub(super) fn measure(
-    args: &super::WrapArgs,
+    args: &super::args::WrapArgs,
     program: &Path,
     (terminal, keys, fix): (Terminal, &Keys, Option<Fix>),
     signal: &AtomicUsize,
@@ -410,7 +411,7 @@ fn settle(pid: i32, last_change: &AtomicU64, mut over: impl FnMut() -> bool) -> 
 }
 
 /// `--terminal`'s refusals before anything starts: keys to type, and what cannot go with it.
-pub(super) fn check(args: &super::WrapArgs, has_keys: bool) -> Result<(), String> {
+pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), String> {
     let Some(terminal) = args.terminal else {
         return Ok(());
     };
@@ -420,7 +421,7 @@ pub(super) fn check(args: &super::WrapArgs, has_keys: bool) -> Result<(), String
             "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
         ));
     }
-    if args.no_observer || args.observer == super::inside::ObserverArg::None {
+    if args.no_observer || args.observer == super::args::ObserverArg::None {
         return Err(format!(
             "wrap --terminal {name} --no-observer: a key's frame is seen from inside CMD only (wrap does not read the terminal's pty)"
         ));

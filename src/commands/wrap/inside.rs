@@ -10,91 +10,15 @@ use std::time::Instant;
 use flushlab_observer::{Injection, Listening, Mode, Sightings};
 use serde::Serialize;
 
+use super::args::{Fix, ObserverArg, TRACER_BUILT, Way, WrapArgs};
 use crate::accounting::IoCounters;
 use crate::sys::pty::Pty;
-
-/// What wrap does with CMD's terminal writes, beside watching them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fix {
-    /// Hold each frame's writes until CMD next waits, then write them at once: what
-    /// `BufWriter` and one flush a frame would do, tried without changing CMD.
-    Frame,
-}
-
-/// `--observer`: how wrap looks inside CMD.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ObserverArg {
-    Auto,
-    Preload,
-    Ptrace,
-    /// The preload, and the tracer for key reads made with raw system calls.
-    Both,
-    None,
-}
-
-/// The way a run looks inside CMD, decided once from `--observer` and CMD's executable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Way {
-    /// The shared object the loader preloads (`flushlab_observer`).
-    Preload,
-    /// The tracer (`crate::tracer`): ptrace with a seccomp filter.
-    Ptrace,
-    /// The preload, and the tracer stopping only at reads of the standard descriptors: the keys
-    /// a program reads with raw system calls (crossterm over rustix), a stop or two a key.
-    Both,
-}
-
-impl Way {
-    /// `auto`: the preload where it sees the program's calls, the tracer where it cannot.
-    /// `raw_reads`: whether the program reads its keys with raw system calls (asked only of a
-    /// dynamic one, where it matters).
-    pub fn choose(
-        arg: ObserverArg,
-        image: crate::tracer::image::Image,
-        raw_reads: impl FnOnce() -> bool,
-    ) -> Option<Way> {
-        match arg {
-            ObserverArg::None => None,
-            ObserverArg::Preload => Some(Way::Preload),
-            ObserverArg::Ptrace => Some(Way::Ptrace),
-            ObserverArg::Both => Some(Way::Both),
-            ObserverArg::Auto if !TRACER_BUILT => Some(Way::Preload),
-            ObserverArg::Auto if image.preload_sees() && raw_reads() => Some(Way::Both),
-            ObserverArg::Auto if image.preload_sees() => Some(Way::Preload),
-            ObserverArg::Auto => Some(Way::Ptrace),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Way::Preload => "preload",
-            Way::Ptrace => "ptrace",
-            Way::Both => "preload, and ptrace for key reads",
-        }
-    }
-
-    /// Whether the tracer runs in CMD's place.
-    pub fn traces(self) -> bool {
-        self != Way::Preload
-    }
-
-    /// Whether the preload is in CMD.
-    pub fn preloads(self) -> bool {
-        self != Way::Ptrace
-    }
-}
-
-/// The tracer reads x86_64's registers: elsewhere `--observer ptrace` is refused.
-const TRACER_BUILT: bool = cfg!(all(target_os = "linux", target_arch = "x86_64"));
 
 /// The flags that need the preload, refused where the run would use the tracer: `--try` and
 /// `--compare` hold a frame's writes inside the program, which only code inside it can do (the
 /// tracer would have to copy each write out of CMD and answer the call in its place, a cost
 /// larger than the buffering it tries); `--observer ptrace` where the tracer is not built.
-pub(super) fn check(args: &super::WrapArgs, program: &std::path::Path) -> Result<(), String> {
+pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), String> {
     if matches!(args.observer, ObserverArg::Ptrace | ObserverArg::Both) && !TRACER_BUILT {
         return Err(
             "wrap: --observer ptrace: the tracer is built for x86_64 Linux only; \

@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Context;
 use serde::Serialize;
 
-use super::inside::Fix;
+use super::args::Fix;
+use super::args::WrapArgs;
+use super::in_terminal;
 use super::keys::Keys;
 use super::pixel_report::PixelReport;
 use super::report::WrapReport;
-use super::{How, WrapArgs, in_terminal, measure, report};
+use super::running::{How, measure};
 use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
 use crate::outcome::{Outcome, complain};
 use crate::painting::display::Terminal;
@@ -87,7 +89,7 @@ pub fn run(
                 break 'rounds;
             }
             let timeline = std::mem::take(&mut measured.timeline);
-            let report = report(args, measured, &timeline);
+            let report = WrapReport::of(args, measured, &timeline);
             let side_runs = if side.is_some() {
                 &mut c.headless_tried
             } else {

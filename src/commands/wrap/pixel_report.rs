@@ -5,10 +5,12 @@
 
 use serde::Serialize;
 
+use super::args::Fix;
 use super::in_terminal::PixelRun;
-use super::inside::{Fix, InsideReport};
+use super::inside::InsideReport;
 use super::keys::{Keys, ReadyBy};
 use super::report::KeysReport;
+use super::running::KeysRun;
 use crate::painting::display::Terminal;
 use crate::units::{printable, thousands};
 
@@ -40,7 +42,7 @@ pub struct PixelReport {
 }
 
 impl PixelReport {
-    pub(super) fn of(args: &super::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
+    pub(super) fn of(args: &super::args::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
         crate::detect::pixels::add_pixels(
             &mut latencies,
@@ -62,19 +64,22 @@ impl PixelReport {
             fix: run.inside.held_writes.map(|_| Fix::Frame),
             terminal_write_calls: run.inside.terminal_writes,
             terminal_bytes_written: run.inside.terminal_bytes,
-            keys: KeysReport {
-                script: keys.script.source.clone(),
-                in_script: keys.script.len(),
-                sent: run.timeline.keys.len() as u64,
-                started_after_ms: run.started_after.map(|d| d.as_secs_f64() * 1e3),
-                ready_by: if keys.after.is_some() {
-                    ReadyBy::KeysAfter
-                } else {
-                    ReadyBy::Idle
+            keys: KeysReport::of(
+                KeysRun {
+                    sent: Vec::new(),
+                    script: keys.script.source.clone(),
+                    in_script: keys.script.len(),
+                    started_after: run.started_after,
+                    ready_by: if keys.after.is_some() {
+                        ReadyBy::KeysAfter
+                    } else {
+                        ReadyBy::Idle
+                    },
+                    unsettled: run.unsettled,
                 },
-                unsettled: run.unsettled,
+                &run.timeline,
                 latencies,
-            },
+            ),
             diagnoses,
             inside: run.inside,
             window_watcher_cpu_share: run.changes.cpu_share,

@@ -2,11 +2,16 @@
 
 use serde::Serialize;
 
-use super::diagnose::Diagnosis;
+use super::args::WrapArgs;
+use super::diagnose::{Diagnosis, Evidence, diagnose};
+use super::inside::InsideReport;
+use super::running::{KeysRun, Measured};
 use super::tree::Writer;
 use crate::accounting::IoCounters;
 use crate::detect::frames::{Confirmation, FrameMethod, Frames};
-use crate::figures::{Figures, WrapRun};
+use crate::detect::keyed::KeyLatencies;
+use crate::detect::timeline::Timeline;
+use crate::figures::{Figures, PerSecond, WrapRun};
 use crate::meters::CpuTimes;
 use crate::units::{bytes, count, printable, thousands};
 
@@ -443,6 +448,112 @@ impl WrapReport {
                 format!("cursor restarts, confirmed by {}", by.join(" and "))
             }
             FrameMethod::Unknown => "unknown".to_owned(),
+        }
+    }
+}
+
+impl WrapReport {
+    /// Every field of the report from what was measured, in one place.
+    #[allow(clippy::too_many_lines)]
+    pub(super) fn of(args: &WrapArgs, m: Measured, timeline: &Timeline) -> WrapReport {
+        let frames = m.finder.frames();
+        // What the kernel counted for CMD's tree, without the observers' own records.
+        let io = match (&m.inside, m.io) {
+            (Some(inside), Some(io)) => Some(IoCounters {
+                write_calls: io.write_calls.saturating_sub(inside.own_writes.write_calls),
+                bytes: io.bytes.saturating_sub(inside.own_writes.bytes),
+            }),
+            (_, io) => io,
+        };
+        let m = Measured { io, ..m };
+        // The observer's counts, where it saw every terminal write, are the terminal's alone; the
+        // kernel's are the whole tree's, pipes and files included.
+        let inside_io = m.inside.as_ref().and_then(InsideReport::terminal_io);
+        let scope = match inside_io {
+            Some(_) => WriteScope::Terminal,
+            None => WriteScope::of(m.io, m.finder.bytes, m.finder.newlines),
+        };
+        let counted = inside_io.or(m.io);
+        let figures = figures(&frames, m.seconds, m.finder.bytes, counted, scope, m.cpu);
+        let mut writer = m.tree.writer();
+        // A CMD that ended at once leaves wrap's `setsid` the only writer seen: named as CMD.
+        if writer.executable.is_empty() || writer.executable.ends_with("/setsid") {
+            writer.executable = m.program.clone();
+        }
+        let trusted = counted.filter(|_| scope == WriteScope::Terminal);
+        let keys = m.keys.map(|k| {
+            let latencies = crate::detect::keyed::key_latencies(timeline);
+            KeysReport::of(k, timeline, latencies)
+        });
+        let diagnoses = diagnose(&Evidence {
+            writes: trusted,
+            frames: &frames,
+            writes_per_frame: figures.and_then(|f| f.writes_per_frame),
+            writes_per_second: trusted.map(|io| io.write_calls as f64 / m.seconds.max(1e-9)),
+            bytes: m.finder.bytes,
+            sync_begins: m.finder.sync().begins(),
+            sync_pairs: m.finder.sync().pairs(),
+            sync_open: m.finder.sync().open(),
+            exited_by_itself: m.exit_code.is_some(),
+            blocked_share: m.tree.blocked_share(),
+            terminal_syncs: m.terminal_syncs,
+            writer: &writer,
+            cpu_ms_per_frame: figures.and_then(|f| f.cpu_ms_per_frame()),
+            cells: u64::from(m.size.0) * u64::from(m.size.1),
+            keys: keys.as_ref().map(|k| &k.latencies),
+        });
+        let per = |x: u64| x as f64 / m.seconds.max(1e-9);
+        WrapReport {
+            version: env!("CARGO_PKG_VERSION"),
+            machine: crate::sys::process::cpu_model(),
+            command: args.command_words(),
+            cols: m.size.0,
+            rows: m.size.1,
+            reader: m.reader.to_string(),
+            seconds: m.seconds,
+            exit_code: m.exit_code,
+            last_line: last_line(m.finder.tail()),
+            run: WrapRun {
+                bytes: m.finder.bytes,
+                per_second: PerSecond {
+                    bytes_per_second: per(m.finder.bytes),
+                    writes_per_second: counted.map(|io| per(io.write_calls)),
+                },
+                figures,
+                peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Children),
+            },
+            tree_write_calls: m.io.map(|io| io.write_calls),
+            tree_bytes_written: m.io.map(|io| io.bytes),
+            terminal_write_calls: inside_io.map(|io| io.write_calls),
+            terminal_bytes_written: inside_io.map(|io| io.bytes),
+            write_scope: scope,
+            frame_method: frames.method,
+            sync_begins: m.finder.sync().begins(),
+            sync_ends: m.finder.sync().ends(),
+            blocked_share: m.tree.blocked_share(),
+            writer,
+            diagnoses,
+            frame_detection: frames,
+            inside: m.inside,
+            keys,
+            asked: m.exchanges,
+            received_digest: format!("{:016x}", m.finder.digest),
+        }
+    }
+}
+
+impl KeysReport {
+    /// The keys' part of a report: how the run went with them, and every key's answer on the
+    /// run's timeline (`latencies`, a terminal's pixels added where it was one).
+    pub(super) fn of(run: KeysRun, timeline: &Timeline, latencies: KeyLatencies) -> KeysReport {
+        KeysReport {
+            script: run.script,
+            in_script: run.in_script,
+            sent: timeline.keys.len() as u64,
+            started_after_ms: run.started_after.map(|d| d.as_secs_f64() * 1e3),
+            ready_by: run.ready_by,
+            unsettled: run.unsettled,
+            latencies,
         }
     }
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::inside::{Fix, Inside, InsideReport};
+use super::args::Fix;
+use super::inside::{Inside, InsideReport};
 use super::keys::{Keys, ReadyBy, Sending};
 use super::own_writes::OwnWrites;
 use super::reading::{Reading, read_output};
@@ -25,7 +26,7 @@ use crate::meters::CpuTimes;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
 
-use super::WrapArgs;
+use super::args::WrapArgs;
 
 /// What one wrapped run gave, before it becomes a report.
 pub(super) struct Measured {
@@ -223,7 +224,7 @@ impl Running {
         // (The tracer maps no marker files: samply records without markers then.)
         let way = args.observer(program);
         let markers = match how.profile {
-            Some(_) if way.is_some_and(super::inside::Way::preloads) => {
+            Some(_) if way.is_some_and(super::args::Way::preloads) => {
                 Some(super::profiling::Preparing::new()?)
             }
             _ => None,
@@ -249,7 +250,7 @@ impl Running {
             }
         })?;
         let pid = child.id() as i32;
-        if way.is_some_and(super::inside::Way::traces) {
+        if way.is_some_and(super::args::Way::traces) {
             tree.is_the_tracer(pid);
         }
         if interactive {

@@ -1,0 +1,313 @@
+//! wrap's flags as clap parses them, and what each means once read (`WrapArgs`): the one
+//! struct every part of wrap takes its settings from.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::Args;
+
+use serde::Serialize;
+
+use crate::files::Destination;
+use crate::keyscript::KeyScript;
+use crate::results::conditions::ReaderModel;
+use crate::units::{parse_duration, parse_size};
+
+const WRAPARGS_EXAMPLES: &str = "\
+Examples:
+  flushlab wrap -- htop                     interactive: the program runs as usual, measured
+  flushlab wrap --duration 3 -- cmatrix     headless, in a pty of its own, for 3 s
+  flushlab wrap --duration 3 --export-json - -- ls -lR /usr > r.json
+  flushlab wrap --keys j*100@20ms -- less /etc/services   each key's time to its frame
+  flushlab wrap --compare frame --keys j*50@30ms -- ./my-tui   what buffering buys a key";
+
+#[derive(Clone, Debug, Args)]
+#[command(after_help = WRAPARGS_EXAMPLES)]
+pub struct WrapArgs {
+    /// Run CMD headless for this many seconds, then end it (SIGTERM to its process group,
+    /// SIGKILL 2 s later) [default: until CMD exits; headless when stdout is not a terminal]
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// The pseudo-terminal's size when headless, COLSxROWS (interactive: this terminal's)
+    #[arg(long, value_parser = parse_size, default_value = "200x60")]
+    pub size: (u16, u16),
+
+    /// How the headless pty is read: drain, vt, throttle:RATE (a slow terminal)
+    #[arg(long, value_parser = crate::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
+    pub reader: ReaderModel,
+
+    /// A pause at least this long (seconds) before each frame confirms frames found from the
+    /// cursor (pauses alone never make frames)
+    #[arg(long, value_parser = parse_duration, default_value = "0.002")]
+    pub frame_gap: Duration,
+
+    /// Also write the results as JSON to this file (`-` = stdout, the summary then on stderr)
+    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = Destination::parse)]
+    pub report: Option<Destination>,
+
+    /// Also write the run's timeline as Chrome trace-event JSON (Perfetto's UI,
+    /// chrome://tracing, the Firefox Profiler open it): keys and their stages, CMD's threads'
+    /// frames, waits and reads, wrap's reads of the pty (`-` = stdout)
+    #[arg(long, value_name = "FILE", value_parser = Destination::parse, conflicts_with = "compare")]
+    pub trace: Option<Destination>,
+
+    /// Also draw the keys as a waterfall (SVG): a row a key, its stages as bars on one time
+    /// axis, key→frame p50 and p95, frames nobody asked for as ticks; with `--compare`, as is
+    /// and tried side by side (`-` = stdout)
+    #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
+    pub plot: Option<Destination>,
+
+    /// Also record CMD with samply into this file (Firefox Profiler format; samply's symbols
+    /// beside it, FILE.syms.json), each key's span and stages as markers on the thread that drew
+    /// it. Needs samply and perf events (`perf_event_paranoid` <= 1): without them, said, and the
+    /// run is measured without a profile
+    #[arg(long, value_name = "FILE.json.gz", conflicts_with = "compare")]
+    pub profile: Option<std::path::PathBuf>,
+
+    /// Try a fix on CMD as it is, without changing it: `frame` holds each frame's terminal
+    /// writes until CMD next waits, then writes them at once (the same bytes, in order)
+    #[arg(long = "try", value_enum, value_name = "FIX", conflicts_with_all = ["compare", "no_observer"])]
+    pub try_fix: Option<Fix>,
+
+    /// Run CMD as it is and with the fix tried, alternating, headless, rounds of equal duration
+    /// and size, and print one table with the speedup
+    #[arg(long, value_enum, value_name = "FIX", conflicts_with = "no_observer")]
+    pub compare: Option<Fix>,
+
+    /// Rounds of `--compare` (each runs CMD as it is, then tried) [default: 3] or of
+    /// `--against` (each runs both builds, ABBA) [default: 10: the interval resamples rounds]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub rounds: Option<u32>,
+
+    /// Run CMD (NEW) against another build (OLD), its words as a shell splits them (`'./old
+    /// --flag'`, `"sh -c '…'"`), on the same keys in alternating rounds (ABBA, after a warm-up
+    /// round that is dropped): key→frame p50 NEW over OLD with a 95% interval from resampling
+    /// the rounds, and a verdict — slower (exit 4), faster or the same (0), inconclusive (5).
+    /// `--against run.json`: a run stored with `--export-json` as OLD (advice: exit 0)
+    #[arg(long, value_name = "'OLD CMD ARGS'", value_parser = OldBuild::parse, conflicts_with_all = ["compare", "try_fix", "profile", "trace"])]
+    pub against: Option<OldBuild>,
+
+    /// `--against`: a change within this share of OLD is no change (`5%`, `0.05`)
+    #[arg(long, value_parser = crate::units::parse_share, default_value = "5%", value_name = "SHARE")]
+    pub threshold: f64,
+
+    /// `--against`: also write the verdict as Markdown (a CI job's summary page; `-` = stdout)
+    #[arg(long, value_name = "FILE.md", value_parser = Destination::parse, requires = "against")]
+    pub export_markdown: Option<Destination>,
+
+    /// Type these keys into CMD, headless, once it is ready, and report the time from each key
+    /// to its frame: literal text, `<Down>`, `<PageDown>`, `<Enter>`, `<Esc>`, `<C-x>`, `<M-x>`, `<F1>`..,
+    /// repeats and pacing (`j*200@15ms`), `<wait 500ms>`, `<paste TEXT>` (docs/wrap.md). Without
+    /// `--duration` the run ends once the keys are done and CMD has settled
+    #[arg(long, value_name = "SCRIPT", value_parser = KeyScript::parse, conflicts_with = "keys_file")]
+    pub keys: Option<KeyScript>,
+
+    /// `--keys`, the script read from this file (at most 1 MiB)
+    #[arg(long, value_name = "FILE")]
+    pub keys_file: Option<std::path::PathBuf>,
+
+    /// Start the keys this many seconds after CMD started [default: once CMD is idle, every
+    /// thread of it asleep]
+    #[arg(long, value_parser = parse_duration, value_name = "SECONDS")]
+    pub keys_after: Option<Duration>,
+
+    /// Run CMD in this terminal emulator on flushlab's own X server (Xvfb) instead of a pty
+    /// of wrap's: the keys are typed into its window as key events (XTEST) and its window's
+    /// changes are watched (DAMAGE), so each key gets key→first and key→last pixel and a paint
+    /// stage: xterm, st, alacritty, kitty, urxvt, mlterm
+    #[arg(long, value_enum, value_name = "NAME", hide_possible_values = true)]
+    pub terminal: Option<crate::painting::display::Terminal>,
+
+    /// With `--terminal`: open the terminal on this X display (`:0`, your desktop: watch it
+    /// while it is typed into) instead of on flushlab's own Xvfb
+    #[arg(long, value_name = "DISPLAY", requires = "terminal", value_parser = parse_display)]
+    pub display: Option<String>,
+
+    /// Do not look inside CMD (frames and counts seen from outside only): `--observer none`
+    #[arg(long, conflicts_with = "observer")]
+    pub no_observer: bool,
+
+    /// How wrap looks inside CMD: `preload` (a shared object the loader puts in every dynamic
+    /// program: cheap), `ptrace` (a tracer that stops CMD at the terminal's writes, its reads
+    /// and its waits: any program, Go and static ones included, at a cost each run states),
+    /// `both` (the preload, and the tracer for key reads made with raw system calls), `none`;
+    /// `auto` takes the preload where it loads, with the tracer for key reads where the program
+    /// makes them raw (a Rust program linking rustix), and the tracer alone where no preload
+    /// loads (a static or Go executable)
+    #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
+    pub observer: ObserverArg,
+
+    /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
+    /// parent: a bench's `--command` row must not outlive a bench that was killed.
+    #[arg(long, hide = true, value_name = "PID")]
+    pub exit_with_parent: Option<i32>,
+
+    /// The program to run, and its arguments (after `--`). Before CMD (or `--`), a word that
+    /// starts with `-` is one of wrap's flags: a misspelt flag is an error, never a command.
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+impl WrapArgs {
+    /// The files (or stdout) wrap writes, each with its flag.
+    pub(super) fn outputs(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
+        [
+            ("--export-json", &self.report),
+            ("--trace", &self.trace),
+            ("--plot", &self.plot),
+            ("--export-markdown", &self.export_markdown),
+        ]
+        .into_iter()
+        .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
+    }
+
+    /// CMD as the user gave it, word by word (for the JSON).
+    pub fn command_words(&self) -> Vec<String> {
+        self.command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// CMD as the user gave it, for one line.
+    pub fn command_line(&self) -> String {
+        crate::units::one_line(&self.command_words().join(" "))
+    }
+
+    /// Rounds, as `--rounds` says or the default of what runs them.
+    pub fn rounds(&self) -> u32 {
+        self.rounds
+            .unwrap_or(if self.against.is_some() { 10 } else { 3 })
+    }
+
+    /// How this run looks inside CMD (`program`, found on PATH), decided from the flags and
+    /// the executable's kind: `None`, from outside only.
+    pub fn observer(&self, program: &std::path::Path) -> Option<Way> {
+        if self.no_observer {
+            return None;
+        }
+        // A setuid program is never traced by choice: under the filter it would lose its
+        // privilege (auto takes the preload, which its loader refuses: seen from outside, said).
+        if self.observer == ObserverArg::Auto && crate::tracer::image::is_setuid(program) {
+            return Some(Way::Preload);
+        }
+        // samply attaches to the process wrap starts: with the tracer in CMD's place it would
+        // record the tracer. A profile keeps the preload (auto) where it loads.
+        let image = crate::tracer::image::image_of(program);
+        if self.profile.is_some() && self.observer == ObserverArg::Auto && image.preload_sees() {
+            return Some(Way::Preload);
+        }
+        Way::choose(self.observer, image, || {
+            crate::tracer::image::reads_keys_raw(program)
+        })
+    }
+}
+
+/// `--display`: an X display name (`[host]:N[.S]`), refused with the form it takes.
+fn parse_display(text: &str) -> Result<String, String> {
+    let (_, number) = text.rsplit_once(':').ok_or_else(|| {
+        format!(
+            "'{}' is no X display: [host]:N[.S], as :0",
+            crate::units::printable(text)
+        )
+    })?;
+    let number = number.split_once('.').map_or(number, |(n, _)| n);
+    if number.is_empty()
+        || !number.bytes().all(|b| b.is_ascii_digit())
+        || text.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "'{}' is no X display: [host]:N[.S], as :0",
+            crate::units::printable(text)
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+/// What wrap does with CMD's terminal writes, beside watching them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fix {
+    /// Hold each frame's writes until CMD next waits, then write them at once: what
+    /// `BufWriter` and one flush a frame would do, tried without changing CMD.
+    Frame,
+}
+
+/// `--observer`: how wrap looks inside CMD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObserverArg {
+    Auto,
+    Preload,
+    Ptrace,
+    /// The preload, and the tracer for key reads made with raw system calls.
+    Both,
+    None,
+}
+
+/// The way a run looks inside CMD, decided once from `--observer` and CMD's executable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Way {
+    /// The shared object the loader preloads (`flushlab_observer`).
+    Preload,
+    /// The tracer (`crate::tracer`): ptrace with a seccomp filter.
+    Ptrace,
+    /// The preload, and the tracer stopping only at reads of the standard descriptors: the keys
+    /// a program reads with raw system calls (crossterm over rustix), a stop or two a key.
+    Both,
+}
+
+impl Way {
+    /// `auto`: the preload where it sees the program's calls, the tracer where it cannot.
+    /// `raw_reads`: whether the program reads its keys with raw system calls (asked only of a
+    /// dynamic one, where it matters).
+    pub fn choose(
+        arg: ObserverArg,
+        image: crate::tracer::image::Image,
+        raw_reads: impl FnOnce() -> bool,
+    ) -> Option<Way> {
+        match arg {
+            ObserverArg::None => None,
+            ObserverArg::Preload => Some(Way::Preload),
+            ObserverArg::Ptrace => Some(Way::Ptrace),
+            ObserverArg::Both => Some(Way::Both),
+            ObserverArg::Auto if !TRACER_BUILT => Some(Way::Preload),
+            ObserverArg::Auto if image.preload_sees() && raw_reads() => Some(Way::Both),
+            ObserverArg::Auto if image.preload_sees() => Some(Way::Preload),
+            ObserverArg::Auto => Some(Way::Ptrace),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Way::Preload => "preload",
+            Way::Ptrace => "ptrace",
+            Way::Both => "preload, and ptrace for key reads",
+        }
+    }
+
+    /// Whether the tracer runs in CMD's place.
+    pub fn traces(self) -> bool {
+        self != Way::Preload
+    }
+
+    /// Whether the preload is in CMD.
+    pub fn preloads(self) -> bool {
+        self != Way::Ptrace
+    }
+}
+
+/// The tracer reads x86_64's registers: elsewhere `--observer ptrace` is refused.
+pub(super) const TRACER_BUILT: bool = cfg!(all(target_os = "linux", target_arch = "x86_64"));
+
+/// `--against`: the old build's command, its words as a shell splits them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OldBuild(pub Vec<String>);
+
+impl OldBuild {
+    pub fn parse(text: &str) -> Result<OldBuild, String> {
+        crate::units::parse_words(text).map(OldBuild)
+    }
+}

@@ -1,0 +1,79 @@
+//! What a wrap writes besides its summary and JSON: the trace (`--trace`), the keys' waterfall
+//! (`--plot`), the line that says what `--profile` recorded, a plot's title.
+
+use anyhow::Context;
+
+use super::args::WrapArgs;
+use super::report::WrapReport;
+use crate::detect::timeline::Timeline;
+use crate::files::Destination;
+use crate::outcome::complain;
+use crate::results::waterfall::{Panel, waterfall_svg};
+
+/// `--trace`: the run's timeline (with a terminal's window changes) as trace-event JSON.
+pub(super) fn write_trace(
+    args: &WrapArgs,
+    timeline: &Timeline,
+    keys: Option<&crate::detect::keyed::KeyLatencies>,
+    window_changes: &[u64],
+) -> anyhow::Result<()> {
+    let Some(destination) = &args.trace else {
+        return Ok(());
+    };
+    let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
+        timeline,
+        keys,
+        command: &args.command_line(),
+        wrap_pid: std::process::id(),
+        window_changes,
+    })?;
+    destination
+        .write(&trace)
+        .with_context(|| format!("writing the trace to {destination}"))
+}
+
+/// `--plot`: the keys' waterfall written to `destination` (a run without keys to draw is said,
+/// and draws nothing).
+pub(super) fn draw_keys(
+    destination: &Destination,
+    title: &str,
+    panels: &[Panel],
+) -> anyhow::Result<()> {
+    match waterfall_svg(title, panels) {
+        Ok(svg) => destination
+            .write(svg.as_bytes())
+            .with_context(|| format!("writing the plot to {destination}")),
+        Err(e) => {
+            complain(&format!("wrap: --plot '{destination}': {e}; nothing drawn"));
+            Ok(())
+        }
+    }
+}
+
+/// What `--profile` gave, in a line.
+pub(super) fn profile_line(
+    recorded: &super::profiling::Recorded,
+    file: Option<&std::path::Path>,
+) -> Option<String> {
+    let file = crate::units::printable(&file?.to_string_lossy());
+    Some(if recorded.saved {
+        format!(
+            "wrap --profile: {file} written by samply, {} key(s) marked on the thread that drew them (`samply load {file}` opens it; `flushlab profile {file}` reads it by key)",
+            recorded.markers
+        )
+    } else {
+        format!(
+            "wrap: --profile '{file}': samply recorded nothing: {}",
+            recorded.said
+        )
+    })
+}
+
+/// A waterfall's title: CMD, the terminal's size, the keys.
+pub(super) fn plot_title(command: &str, report: &WrapReport) -> String {
+    let keys = report.keys.as_ref().map_or(0, |k| k.sent);
+    format!(
+        "flushlab wrap · {command} · {}x{} · {keys} keys",
+        report.cols, report.rows
+    )
+}
