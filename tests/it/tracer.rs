@@ -498,3 +498,40 @@ fn a_daemon_cmd_leaves_ends_with_the_tracer_and_is_said() {
     });
     assert!(!sleeping, "the daemon outlived the run");
 }
+
+/// ptrace refused (here: wrap itself under `strace -f`, so CMD is already traced when the
+/// tracer would seize it): CMD runs untraced, seen from outside, the reason said in the summary
+/// and the JSON; its frames still counted, its keys still answered, nothing left running.
+#[test]
+fn ptrace_refused_falls_back_to_the_outside_view_and_says_why() {
+    if !common::has_programs(&["strace"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = stages(&["-static"]);
+    let report = common::scratch("refused.json");
+    let out = Command::new("strace")
+        .args(["-f", "-o", "/dev/null"])
+        .arg(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--keys", "j*3@100ms q", "--export-json"])
+        .arg(&*report)
+        .arg("--")
+        .arg(&*program)
+        .args(["poll", "300", "rows"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let json = common::read_json(&report);
+    let inside = &json["inside"];
+    assert_eq!(inside["observer"], "ptrace", "{said}");
+    assert!(inside["tracer"].is_null(), "{said}");
+    let why = inside["frames_from"]["why"].as_str().unwrap_or_default();
+    assert!(why.starts_with("ptrace refused ("), "{said}");
+    assert!(said.contains("seen from outside: ptrace refused"), "{said}");
+    assert_eq!(json["keys"]["unanswered"], 0, "{said}");
+    assert!(
+        json["frame_detection"]["frames"].as_u64().unwrap() >= 4,
+        "{said}"
+    );
+}

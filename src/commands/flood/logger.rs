@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 
 use std::fs::File;
 
-use super::{FloodArgs, OnFull};
+use super::args::{FloodArgs, OnFull};
 use crate::accounting::Counted;
 use crate::subject::FloodWriter;
 use crate::writer_mode::stdout_dup;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::RunArgs;
+use super::args::RunArgs;
 use crate::accounting::Counted;
 use crate::app::{Action, App, verdict};
 use crate::ceiling;
@@ -98,7 +98,7 @@ fn resized(settings: &LoopSettings, app: &mut App) -> Option<(u16, u16)> {
     if !flag.swap(false, Ordering::Relaxed) {
         return None;
     }
-    let size = crate::sys::window_size(super::stream_fd(*size_of)).ok()?;
+    let size = crate::sys::window_size(stream_fd(*size_of)).ok()?;
     let drawn = drawable(size.0, size.1);
     if drawn != size {
         app.status = Some(too_large(size.0, size.1));
@@ -342,4 +342,12 @@ pub(super) fn drawable(cols: u16, rows: u16) -> (u16, u16) {
 pub(super) fn too_large(cols: u16, rows: u16) -> String {
     let (c, r) = drawable(cols, rows);
     format!("the terminal is {cols}x{rows}: flushlab draws at most {c}x{r}, the top left")
+}
+
+/// The standard descriptor a stream writes to, borrowed for the process's life.
+pub(super) fn stream_fd(stream: Stream) -> std::os::fd::BorrowedFd<'static> {
+    match stream {
+        Stream::Stdout => rustix::stdio::stdout(),
+        Stream::Stderr => rustix::stdio::stderr(),
+    }
 }

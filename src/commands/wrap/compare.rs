@@ -206,11 +206,6 @@ fn fps(report: &WrapReport) -> Option<f64> {
         .filter(|f| *f > 0.0)
 }
 
-/// The median of what `figure` gives for each run that has it.
-fn median(runs: &[WrapReport], figure: impl Fn(&WrapReport) -> Option<f64>) -> Option<Spread> {
-    Spread::of(runs.iter().filter_map(figure))
-}
-
 impl Comparison {
     /// The table printed after the rounds.
     pub fn table(&self, command: &str) -> String {
@@ -235,21 +230,21 @@ impl Comparison {
             let cell = |s: Option<Spread>, f: &dyn Fn(f64) -> String| {
                 s.map_or("unknown".to_owned(), |s| f(s.median))
             };
-            let rate = median(runs, fps).map_or("unknown".to_owned(), |s| {
+            let rate = Spread::of_each(runs, fps).map_or("unknown".to_owned(), |s| {
                 format!("{} ({}–{})", count(s.median), count(s.min), count(s.max))
             });
             out += &format!(
                 "| {name:<6} | {rate:<22} | {:<16} | {:<13} | {:<14} |",
                 cell(
-                    median(runs, |r| r.run.figures.as_ref()?.writes_per_frame),
+                    Spread::of_each(runs, |r| r.run.figures.as_ref()?.writes_per_frame),
                     &|v| count(v)
                 ),
                 cell(
-                    median(runs, |r| r.run.figures.as_ref()?.bytes_per_frame),
+                    Spread::of_each(runs, |r| r.run.figures.as_ref()?.bytes_per_frame),
                     &|v| bytes(v)
                 ),
                 cell(
-                    median(runs, |r| r.run.figures.as_ref()?.cpu_ms_per_frame()),
+                    Spread::of_each(runs, |r| r.run.figures.as_ref()?.cpu_ms_per_frame()),
                     &|v| format!("{v:.2}")
                 ),
             );
@@ -257,8 +252,8 @@ impl Comparison {
                 let ms = |v: f64| crate::units::milliseconds(v);
                 out += &format!(
                     " {:<13} | {:<13} |",
-                    cell(median(runs, |r| Some(key_to_frame(r)?.p50)), &ms),
-                    cell(median(runs, |r| Some(key_to_frame(r)?.p95)), &ms),
+                    cell(Spread::of_each(runs, |r| Some(key_to_frame(r)?.p50)), &ms),
+                    cell(Spread::of_each(runs, |r| Some(key_to_frame(r)?.p95)), &ms),
                 );
             }
             out += "\n";
@@ -322,7 +317,7 @@ impl Comparison {
             (Stage::Drain, speedup.drain),
         ];
         let p50 = |runs: &[WrapReport], stage: Stage| {
-            median(runs, |r| {
+            Spread::of_each(runs, |r| {
                 let (_, p) = stages(r)?.each().find(|&(s, _)| s == stage)?;
                 Some(p.p50)
             })

@@ -156,7 +156,7 @@ fn median_of<R>(
     keys: impl Fn(&R) -> Option<&KeyLatencies>,
     figure: impl Fn(&KeyLatencies) -> Option<f64>,
 ) -> String {
-    Spread::of(runs.iter().filter_map(|r| figure(keys(r)?)))
+    Spread::of_each(runs, |r| figure(keys(r)?))
         .map_or("unknown".to_owned(), |s| milliseconds(s.median))
 }
 

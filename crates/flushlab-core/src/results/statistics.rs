@@ -33,6 +33,11 @@ impl Spread {
 }
 
 impl Spread {
+    /// The spread of what `figure` gives for each run that has it.
+    pub fn of_each<T>(runs: &[T], figure: impl Fn(&T) -> Option<f64>) -> Option<Spread> {
+        Spread::of(runs.iter().filter_map(figure))
+    }
+
     /// Fastest over slowest run: 1.0 when every run agreed.
     pub fn ratio(&self) -> f64 {
         if self.min > 0.0 {

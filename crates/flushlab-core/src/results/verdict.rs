@@ -13,6 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::statistics::median;
+
 /// Resamplings of the rounds for an interval.
 pub const RESAMPLES: usize = 4000;
 
@@ -135,12 +137,10 @@ pub const STAGE_FLOOR_MS: f64 = 0.1;
 impl StageChange {
     /// From each round's (old, new) p50 of the stage.
     pub fn of_rounds(rounds: &[(f64, f64)], threshold: f64) -> Option<StageChange> {
-        let median = |pick: fn(&(f64, f64)) -> f64| {
-            let mut v: Vec<f64> = rounds.iter().map(pick).filter(|x| x.is_finite()).collect();
-            v.sort_by(f64::total_cmp);
-            (!v.is_empty()).then(|| v[v.len() / 2])
-        };
-        let (old_ms, new_ms) = (median(|r| r.0)?, median(|r| r.1)?);
+        let (old_ms, new_ms) = (
+            median(rounds.iter().map(|r| r.0))?,
+            median(rounds.iter().map(|r| r.1))?,
+        );
         let ratio = Ratio::of_rounds(rounds);
         let large = old_ms.max(new_ms) >= STAGE_FLOOR_MS;
         Some(StageChange {
