@@ -396,11 +396,14 @@ pub fn has_programs(programs: &[&str]) -> bool {
     here
 }
 
-/// Every keyed run seen from inside has one frame count: the summary's are the frames that
-/// answered a key, those nobody asked for and those before the first key.
+/// Every keyed run whose frames are the observer's bursts (it saw every terminal write, and
+/// the frames are told from CMD's waits) has one frame count: the summary's are the frames
+/// that answered a key, those nobody asked for and those before the first key.
 pub fn one_frame_count(report: &serde_json::Value, said: &str) {
     let frames = &report["keys"]["frames"];
-    if frames.is_null() {
+    let inside = &report["inside"];
+    let every_write = inside["writes_from"]["from"] == "inside" || inside["observer"] == "ptrace";
+    if frames.is_null() || !every_write || report["frame_method"] != "waits" {
         return;
     }
     let count = |part: &str| frames[part].as_u64().unwrap();

