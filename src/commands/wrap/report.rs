@@ -155,7 +155,10 @@ impl KeysReport {
             out += &pixels_line(&p);
         }
         if let Some(stages) = &k.stages_ms {
-            out += &format!("\n  {}", stages_line(stages, k.dominant_stage));
+            let staged = k.each.iter().filter_map(|e| e.stages_ms.as_ref());
+            let drained = staged.clone().filter(|s| s.drain.is_some()).count();
+            let line = stages_line(stages, k.dominant_stage, (drained, staged.count()));
+            out += &format!("\n  {line}");
         }
         let ends = match (k.frame_end_from_wait, k.frame_end_from_quiet_gap) {
             (_, 0) => "frames end where CMD next waited, seen from inside".to_owned(),
@@ -222,9 +225,11 @@ fn pixels_line(p: &crate::detect::keyed::PixelSummary) -> String {
 }
 
 /// The stages' line: each stage's p50 / p95 / max, and the one that dominates.
+/// `(drained, staged)`: the keys whose drain is known, of those with stages.
 fn stages_line(
     stages: &crate::detect::keyed::StageSummary,
     dominant: Option<crate::detect::keyed::Stage>,
+    (drained, staged): (usize, usize),
 ) -> String {
     use crate::units::milliseconds;
     let each: Vec<String> = stages
@@ -240,9 +245,15 @@ fn stages_line(
         })
         .collect();
     let mut line = format!("stages p50 / p95 / max: {}", each.join(" · "));
+    // A frame's last byte cannot be placed in what wrap read once bytes nobody saw written
+    // came before it.
+    const UNSEEN: &str = "the terminal got bytes the observer did not see written: writes the \
+                          preload cannot see (--observer ptrace sees every write), or the \
+                          terminal's own echo";
     if stages.drain.is_none() && stages.paint.is_none() {
-        // The frame's last byte cannot be placed in what wrap read.
-        line += " · drain unknown (the terminal got bytes the observer did not see written)";
+        line += &format!(" · drain unknown ({UNSEEN})");
+    } else if drained < staged && stages.paint.is_none() {
+        line += &format!(" · drain over {drained} of {staged} keys ({UNSEEN})");
     }
     if let Some(stage) = dominant {
         line += &format!("; {} dominates", stage.name());
