@@ -672,8 +672,10 @@ fn a_keyed_program_is_a_row_with_its_time_from_a_key_to_its_frame() {
     );
     let own_p50 = own[(own.len() - 1) / 2];
     // The bench's time runs from the key's send, the program's from its read: the program's
-    // wake-up on the key (its input delay, which a loaded machine stretches) is allowed on top.
-    let woke = row["runs"][0]["key_stages_ms"]["input_delay"]["p50"]
+    // wake-up on the key (its input delay) is allowed on top — up to its p95, as a loaded
+    // machine stretches some keys' and the median of a sum is not the sum of medians (CI, both
+    // tiers at once: 2.03 ms against 0.95 + 0.22 at the wake-up's p50).
+    let woke = row["runs"][0]["key_stages_ms"]["input_delay"]["p95"]
         .as_f64()
         .unwrap_or_else(|| panic!("the run's stages: {row}"));
     let bound = (0.1 * own_p50).max(0.5);
