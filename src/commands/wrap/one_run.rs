@@ -3,11 +3,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use anyhow::Context;
-
 use super::args::WrapArgs;
 use super::keys::Keys;
-use super::outputs::{draw_keys, plot_title, profile_line, write_trace};
+use super::outputs::{draw_keys, plot_title, profile_line, write_report_and_trace};
 use super::pixel_report::PixelReport;
 use super::report::WrapReport;
 use super::running::{How, measure};
@@ -26,14 +24,9 @@ pub(super) fn here(
     let timeline = std::mem::take(&mut measured.timeline);
     let recorded = measured.recorded.take();
     let report = WrapReport::of(args, measured, &timeline);
-    // The file first: a summary written to a terminal that stopped reading would wait forever.
-    if let Some(destination) = &args.report {
-        destination
-            .write_json(&report)
-            .with_context(|| format!("writing the report to {destination}"))?;
-    }
-    write_trace(
+    write_report_and_trace(
         args,
+        &report,
         &timeline,
         report.keys.as_ref().map(|k| &k.latencies),
         &[],
@@ -74,13 +67,9 @@ pub(super) fn in_a_terminal(
     let run = super::in_terminal::measure(args, program, (terminal, keys, args.try_fix), signal)?;
     let timeline = run.timeline.clone();
     let report = PixelReport::of(args, run, keys);
-    if let Some(destination) = &args.report {
-        destination
-            .write_json(&report)
-            .with_context(|| format!("writing the report to {destination}"))?;
-    }
-    write_trace(
+    write_report_and_trace(
         args,
+        &report,
         &timeline,
         Some(&report.keys.latencies),
         &report.window_changes_ns,

@@ -1,5 +1,5 @@
-//! What a wrap writes besides its summary and JSON: the trace (`--trace`), the keys' waterfall
-//! (`--plot`), the line that says what `--profile` recorded, a plot's title.
+//! What a wrap writes besides its summary: the JSON (`--export-json`), the trace (`--trace`),
+//! the keys' waterfall (`--plot`), the line that says what `--profile` recorded, a plot's title.
 
 use anyhow::Context;
 
@@ -10,13 +10,21 @@ use crate::files::Destination;
 use crate::outcome::complain;
 use crate::results::waterfall::{Panel, waterfall_svg};
 
-/// `--trace`: the run's timeline (with a terminal's window changes) as trace-event JSON.
-pub(super) fn write_trace(
+/// `--export-json`, then `--trace`: the run's report, and its timeline (with a terminal's
+/// window changes) as trace-event JSON. Before the summary: a summary written to a terminal
+/// that stopped reading would wait forever.
+pub(super) fn write_report_and_trace(
     args: &WrapArgs,
+    report: &impl serde::Serialize,
     timeline: &Timeline,
     keys: Option<&crate::detect::keyed::KeyLatencies>,
     window_changes: &[u64],
 ) -> anyhow::Result<()> {
+    if let Some(destination) = &args.report {
+        destination
+            .write_json(report)
+            .with_context(|| format!("writing the report to {destination}"))?;
+    }
     let Some(destination) = &args.trace else {
         return Ok(());
     };
