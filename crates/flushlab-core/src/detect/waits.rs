@@ -149,10 +149,14 @@ impl Waits {
             .iter()
             .map(|&(end, bytes, _)| (end, bytes, false))
             .collect();
+        // Sorted by end, the bursts' stretches never go down: each start marks one run of them
+        // (a long run has up to a million starts: no scan of every burst for each).
         let of: Vec<usize> = bursts.iter().map(|&(end, ..)| stretch(end)).collect();
         for &at in &self.starts {
             let next = stretch(at).min(idle.len());
-            for (frame, _) in frames.iter_mut().zip(&of).filter(|(_, i)| **i == next) {
+            let from = of.partition_point(|&i| i < next);
+            let to = of.partition_point(|&i| i <= next);
+            for frame in &mut frames[from..to] {
                 frame.2 = true;
             }
         }
