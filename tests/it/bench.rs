@@ -906,7 +906,9 @@ fn the_time_split_shows_where_each_frame_goes() {
     }
     let raw = run("stderr/raw", "drain");
     let kernel = raw["time_split"]["kernel_ms"].as_f64().unwrap();
-    for other in ["build_ms", "encode_ms", "reader_wait_ms", "idle_ms"] {
+    // Not its wait for the reader: a drain starved of a core by a busy machine lets the pty's
+    // buffer fill, and then raw stderr waits too — the reader is the machine's, not the mode's.
+    for other in ["build_ms", "encode_ms", "idle_ms"] {
         assert!(kernel > raw["time_split"][other].as_f64().unwrap(), "{raw}");
     }
     let throttled = run("stdout/frame", "throttle:2MB/s");

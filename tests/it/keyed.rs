@@ -320,24 +320,34 @@ fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
             &own,
         );
         // Its input delay is its input thread's read (the channel and the drawing thread come
-        // after): the median within max(10%, 0.3 ms) of the program's own.
-        let mut theirs: Vec<f64> = own
+        // after). The program stamps its read after the observer did, so no key's input delay
+        // may end after the program's stamp; the gap between them is the input thread's own
+        // wake-up after the read, which a busy machine stretches at will: the key that thread
+        // woke soonest for agrees within max(10%, 0.3 ms), and that bound holds on any machine.
+        let gaps: Vec<(f64, f64)> = own
             .lines()
             .zip(report["keys"]["each"].as_array().unwrap())
             .filter(|(_, k)| k["key"] != "q")
-            .map(|(line, k)| {
+            .filter_map(|(line, k)| {
                 let read: f64 = line.split(' ').nth(1).unwrap().parse().unwrap();
-                (read - k["sent_ns"].as_f64().unwrap()) / 1e6
+                let theirs = (read - k["sent_ns"].as_f64().unwrap()) / 1e6;
+                let ours = k["stages_ms"]["input_delay"].as_f64()?;
+                Some((theirs, theirs - ours))
             })
             .collect();
-        theirs.sort_by(f64::total_cmp);
-        let truth = theirs[theirs.len() / 2];
-        let ours = report["keys"]["stages_ms"]["input_delay"]["p50"]
-            .as_f64()
-            .unwrap();
         assert!(
-            (ours - truth).abs() <= (0.1 * truth).max(0.3),
-            "{size} {mode}: input delay p50 {ours} ms, its input thread's read {truth} ms"
+            gaps.len() >= 10,
+            "{size} {mode}: input delays {gaps:?}: {said}"
+        );
+        assert!(
+            gaps.iter().all(|&(_, gap)| gap >= -0.02),
+            "{size} {mode}: an input delay ended after the program's own read: {gaps:?}"
+        );
+        let closest = gaps.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+        assert!(
+            closest.1 <= (0.1 * closest.0).max(0.3),
+            "{size} {mode}: no key's input delay within 10% or 0.3 ms of the program's own \
+             read (its own, gap): {gaps:?}"
         );
         // It asked where the cursor is, its background and the device attributes: answered.
         let asked = report["asked"].as_array().unwrap();
