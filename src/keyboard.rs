@@ -41,31 +41,28 @@ impl KeyClock {
         let arrived = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (noted, stopped) = (Arc::clone(&arrived), Arc::clone(&stop));
-        std::thread::Builder::new()
-            .name("key-clock".into())
-            .spawn(move || {
-                let tick = rustix::event::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 50_000_000,
-                };
-                while !stopped.load(Ordering::Relaxed) {
-                    if noted.load(Ordering::Relaxed) != 0 {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
-                        continue;
-                    }
-                    let mut fds = [PollFd::new(&input, PollFlags::IN)];
-                    match poll(&mut fds, Some(&tick)) {
-                        Ok(1..) if fds[0].revents().contains(PollFlags::IN) => {
-                            let after = epoch.elapsed().as_nanos().max(1);
-                            noted
-                                .store(u64::try_from(after).unwrap_or(u64::MAX), Ordering::Relaxed);
-                        }
-                        // The input is gone (hung up): nothing more will arrive.
-                        Ok(1..) => break,
-                        _ => {}
-                    }
+        crate::sys::spawn_thread("key-clock", move || {
+            let tick = rustix::event::Timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000_000,
+            };
+            while !stopped.load(Ordering::Relaxed) {
+                if noted.load(Ordering::Relaxed) != 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    continue;
                 }
-            })?;
+                let mut fds = [PollFd::new(&input, PollFlags::IN)];
+                match poll(&mut fds, Some(&tick)) {
+                    Ok(1..) if fds[0].revents().contains(PollFlags::IN) => {
+                        let after = epoch.elapsed().as_nanos().max(1);
+                        noted.store(u64::try_from(after).unwrap_or(u64::MAX), Ordering::Relaxed);
+                    }
+                    // The input is gone (hung up): nothing more will arrive.
+                    Ok(1..) => break,
+                    _ => {}
+                }
+            }
+        })?;
         Ok(KeyClock {
             epoch,
             arrived,

@@ -148,23 +148,21 @@ pub fn end_stuck_runs_after(
     last_words: impl FnOnce() + Send + 'static,
 ) -> io::Result<()> {
     let signals = crate::sys::signals::TerminationSignals::watch()?;
-    std::thread::Builder::new()
-        .name("stuck-run-watchdog".into())
-        .spawn(move || {
-            let Some(signal) = signals.wait() else {
-                return;
-            };
-            std::thread::sleep(grace);
-            // Still here: the main thread is stuck. Never wait for a lock it may hold.
-            if let Ok(active) = ACTIVE.try_lock()
-                && active.is_some()
-            {
-                let _ = disable_raw_mode();
-            }
-            last_words();
-            let code = crate::outcome::Outcome::Signal(signal as usize).exit_code();
-            std::process::exit(i32::from(code));
-        })?;
+    crate::sys::spawn_thread("stuck-run-watchdog", move || {
+        let Some(signal) = signals.wait() else {
+            return;
+        };
+        std::thread::sleep(grace);
+        // Still here: the main thread is stuck. Never wait for a lock it may hold.
+        if let Ok(active) = ACTIVE.try_lock()
+            && active.is_some()
+        {
+            let _ = disable_raw_mode();
+        }
+        last_words();
+        let code = crate::outcome::Outcome::Signal(signal as usize).exit_code();
+        std::process::exit(i32::from(code));
+    })?;
     Ok(())
 }
 

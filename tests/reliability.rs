@@ -635,8 +635,31 @@ fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
                 out.status
             );
             assert!(!said.contains("panicked"), "{what}: {said}");
+            // The line says what could not start: a thread by its name, CMD, or a run.
+            assert!(
+                out.status.success() || said.contains("could not start"),
+                "{what}: {said}"
+            );
         }
     }
+}
+
+/// Memory for a thread's stack refused (RLIMIT_AS, which root is held to too): said in words
+/// that name the thread, never an abort.
+#[test]
+fn a_memory_limit_is_said_in_words_naming_what_could_not_start() {
+    let out = Command::new("prlimit")
+        .arg(format!("--as={}", 16u64 << 20))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--duration", "0.3", "--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("could not start the"), "{said}");
 }
 
 /// A mistyped flag or subcommand is one line that keeps clap's suggestion and says where more

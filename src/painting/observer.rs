@@ -167,20 +167,17 @@ impl Observer {
         strips: Strips,
         done: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Observed>>> {
-        std::thread::Builder::new()
-            .name("paint-observer".into())
-            .spawn(move || {
-                let cpu = || {
-                    let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
-                    (user + system).as_secs_f64()
-                };
-                let (started, cpu_before) = (Instant::now(), cpu());
-                let watch = self.watch(window)?;
-                let reads =
-                    watch.reads(&strips, || done.load(std::sync::atomic::Ordering::Relaxed))?;
-                let cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
-                Ok(Observed { reads, cpu_share })
-            })
+        crate::sys::spawn_thread("paint-observer", move || {
+            let cpu = || {
+                let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+                (user + system).as_secs_f64()
+            };
+            let (started, cpu_before) = (Instant::now(), cpu());
+            let watch = self.watch(window)?;
+            let reads = watch.reads(&strips, || done.load(std::sync::atomic::Ordering::Relaxed))?;
+            let cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
+            Ok(Observed { reads, cpu_share })
+        })
     }
 
     /// Starts the damage reports of `window`: one each time it becomes damaged, re-armed by the

@@ -847,7 +847,7 @@ fn no_row_outlives_a_killed_bench() {
 
 /// Where a frame's time goes, checked by its shape: in a drained pty, stderr()'s frames are
 /// mostly kernel time (thousands of write(2)s); behind a 2 MB/s reader, one write a frame waits
-/// for the reader most of the frame. The parts add up to the frame's wall time, and the
+/// for the reader longer than the loop works. The parts add up to the frame's wall time, and the
 /// frame loop's on-CPU parts (its thread's scheduler statistics) agree with the process's CPU
 /// time (getrusage) within 15% where the loop is the only busy thread.
 #[test]
@@ -912,8 +912,14 @@ fn the_time_split_shows_where_each_frame_goes() {
         assert!(kernel > raw["time_split"][other].as_f64().unwrap(), "{raw}");
     }
     let throttled = run("stdout/frame", "throttle:2MB/s");
-    let frame_ms = 1000.0 / throttled["fps"].as_f64().unwrap();
-    let waiting = throttled["time_split"]["reader_wait_ms"].as_f64().unwrap();
-    assert!(waiting > 0.5 * frame_ms, "{throttled}");
+    // It waits for the reader longer than it works, builds, encodes and sleeps together; the
+    // time it waits for a core is the machine's (a busy one stretches every frame with it).
+    let part = |name: &str| throttled["time_split"][name].as_f64().unwrap();
+    let waiting = part("reader_wait_ms");
+    let rest: f64 = ["build_ms", "encode_ms", "kernel_ms", "idle_ms"]
+        .iter()
+        .map(|p| part(p))
+        .sum();
+    assert!(waiting > rest, "{throttled}");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::mem;
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::thread::{self, JoinHandle};
+use std::thread::JoinHandle;
 
 use crate::wait::{Wait, receive};
 
@@ -80,24 +80,21 @@ impl ThreadWriter {
     pub fn waiting<W: Write + Send + 'static>(mut inner: W, handoff: Wait) -> io::Result<Self> {
         let (to_thread, frames) = mpsc::sync_channel::<Vec<u8>>(1);
         let (done, from_thread) = mpsc::sync_channel(1);
-        let thread = thread::Builder::new()
-            .name("flushlab-writer".into())
-            .spawn(move || {
-                let clock =
-                    crate::timing::timing().then(crate::timing::Registration::on_this_thread);
-                let next = || match &clock {
-                    Some(clock) => clock.waiting(|| receive(&frames, handoff)),
-                    None => receive(&frames, handoff),
-                };
-                while let Ok(mut frame) = next() {
-                    let result = inner.write_all(&frame).and_then(|()| inner.flush());
-                    frame.clear();
-                    let failed = result.is_err();
-                    if done.send(result.map(|()| frame)).is_err() || failed {
-                        break;
-                    }
+        let thread = crate::sys::spawn_thread("flushlab-writer", move || {
+            let clock = crate::timing::timing().then(crate::timing::Registration::on_this_thread);
+            let next = || match &clock {
+                Some(clock) => clock.waiting(|| receive(&frames, handoff)),
+                None => receive(&frames, handoff),
+            };
+            while let Ok(mut frame) = next() {
+                let result = inner.write_all(&frame).and_then(|()| inner.flush());
+                frame.clear();
+                let failed = result.is_err();
+                if done.send(result.map(|()| frame)).is_err() || failed {
+                    break;
                 }
-            })?;
+            }
+        })?;
         Ok(ThreadWriter {
             frame: Vec::new(),
             handoff,

@@ -123,7 +123,17 @@ impl Injection {
             .ok_or_else(|| io::Error::other("the observer's channel is already read"))?;
         let thread = std::thread::Builder::new()
             .name("wrap-observer".into())
-            .spawn(move || collect(channel, &stop, on_exit))?;
+            .spawn(move || collect(channel, &stop, on_exit))
+            // As flushlab-core's `sys::spawn_thread` says it (this crate stands alone).
+            .map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!(
+                        "could not start the wrap-observer thread ({e}): the process's limit on \
+                         threads or on memory (ulimit -u, ulimit -v)"
+                    ),
+                )
+            })?;
         Ok(Listening { thread })
     }
 }

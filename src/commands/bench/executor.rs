@@ -196,15 +196,13 @@ fn spawn(
     // A thread that cannot be started (RLIMIT_NPROC) fails the run, never panics the bench.
     let read_in_thread = |source: File, model: ReaderModel| {
         let child_gone = Arc::clone(child_gone);
-        std::thread::Builder::new()
-            .name("bench-reader".into())
-            .spawn(move || {
-                let mut tail = Tail::default();
-                let bytes = consume(model, source, size, &mut |b, _| tail.push(b), &child_gone)
-                    .unwrap_or(0);
-                let (user, kernel) = crate::sys::cpu_time(crate::sys::Usage::Thread);
-                (tail, bytes, user + kernel)
-            })
+        crate::sys::spawn_thread("bench-reader", move || {
+            let mut tail = Tail::default();
+            let bytes =
+                consume(model, source, size, &mut |b, _| tail.push(b), &child_gone).unwrap_or(0);
+            let (user, kernel) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+            (tail, bytes, user + kernel)
+        })
     };
     if spec.sink == Sink::Pty {
         let pty = Pty::open(size.0, size.1)?;
@@ -240,15 +238,13 @@ fn spawn(
         };
         let measured = read_in_thread(pipe, reader_model)?;
         // Report the measured stream's bytes, but the other stream's words on failure.
-        let both = std::thread::Builder::new()
-            .name("bench-readers".into())
-            .spawn(move || {
-                let (_, bytes, cpu) = measured.join().unwrap_or_default();
-                let (tail, _, _) = other
-                    .map(|o| o.join().unwrap_or_default())
-                    .unwrap_or_default();
-                (tail, bytes, cpu)
-            })?;
+        let both = crate::sys::spawn_thread("bench-readers", move || {
+            let (_, bytes, cpu) = measured.join().unwrap_or_default();
+            let (tail, _, _) = other
+                .map(|o| o.join().unwrap_or_default())
+                .unwrap_or_default();
+            (tail, bytes, cpu)
+        })?;
         Ok(Some(both))
     };
     let reader = match readers() {

@@ -54,26 +54,24 @@ impl LineThread {
         on_full: OnFull,
     ) -> io::Result<LineThread> {
         let (to_thread, lines) = mpsc::sync_channel::<Vec<u8>>(queue);
-        let thread = std::thread::Builder::new()
-            .name("flushlab-log-writer".into())
-            .spawn(move || {
-                let mut out = BufWriter::with_capacity(capacity, out);
-                loop {
-                    let line = match lines.try_recv() {
-                        Ok(line) => line,
-                        Err(mpsc::TryRecvError::Empty) => {
-                            out.flush()?;
-                            match lines.recv() {
-                                Ok(line) => line,
-                                Err(_) => break,
-                            }
+        let thread = crate::sys::spawn_thread("flushlab-log-writer", move || {
+            let mut out = BufWriter::with_capacity(capacity, out);
+            loop {
+                let line = match lines.try_recv() {
+                    Ok(line) => line,
+                    Err(mpsc::TryRecvError::Empty) => {
+                        out.flush()?;
+                        match lines.recv() {
+                            Ok(line) => line,
+                            Err(_) => break,
                         }
-                        Err(mpsc::TryRecvError::Disconnected) => break,
-                    };
-                    out.write_all(&line)?;
-                }
-                out.flush()
-            })?;
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => break,
+                };
+                out.write_all(&line)?;
+            }
+            out.flush()
+        })?;
         Ok(LineThread {
             to_thread: Some(to_thread),
             thread: Some(thread),

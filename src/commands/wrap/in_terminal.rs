@@ -164,16 +164,14 @@ fn watch_window(
     shared: &Arc<Watching>,
 ) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Changes>>> {
     let shared = Arc::clone(shared);
-    std::thread::Builder::new()
-        .name("wrap-window".into())
-        .spawn(move || {
-            let watch = watcher.watch_every_change(window)?;
-            watch.changes(
-                || shared.done.load(Ordering::Relaxed),
-                |at| shared.last_change.store(at, Ordering::Relaxed),
-                &shared.strips,
-            )
-        })
+    crate::sys::spawn_thread("wrap-window", move || {
+        let watch = watcher.watch_every_change(window)?;
+        watch.changes(
+            || shared.done.load(Ordering::Relaxed),
+            |at| shared.last_change.store(at, Ordering::Relaxed),
+            &shared.strips,
+        )
+    })
 }
 
 /// `terminal` started on `display` (`own`: flushlab's Xvfb) running `command`: the terminal

@@ -68,35 +68,33 @@ pub fn send(
     let script = keys.script.clone();
     let (log, go, finished) = (Arc::clone(&sent), Arc::clone(&ready), Arc::clone(&done));
     let (stop, modes, own) = (Arc::clone(stop), Arc::clone(modes), Arc::clone(own));
-    let thread = std::thread::Builder::new()
-        .name("wrap-keys".into())
-        .spawn(move || {
-            while !go.load(Ordering::Relaxed) {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(1));
+    let thread = crate::sys::spawn_thread("wrap-keys", move || {
+        while !go.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) {
+                return;
             }
-            let (before, timeline) = script.timeline();
-            let mut due = Instant::now() + before;
-            for (key, pause) in timeline {
-                if !sleep_until(due, &stop) {
-                    break;
-                }
-                // The bytes as CMD's modes are now (cursor keys, paste), then sent at once.
-                let bytes = key.bytes(modes.get());
-                if !writable(&master, &stop) {
-                    break;
-                }
-                let sending = SentKey::now(key.to_string());
-                if own.write_all(&master, &bytes).is_err() {
-                    break;
-                }
-                due = sending.at + pause;
-                log.lock().unwrap_or_else(|e| e.into_inner()).push(sending);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let (before, timeline) = script.timeline();
+        let mut due = Instant::now() + before;
+        for (key, pause) in timeline {
+            if !sleep_until(due, &stop) {
+                break;
             }
-            finished.store(true, Ordering::Relaxed);
-        })?;
+            // The bytes as CMD's modes are now (cursor keys, paste), then sent at once.
+            let bytes = key.bytes(modes.get());
+            if !writable(&master, &stop) {
+                break;
+            }
+            let sending = SentKey::now(key.to_string());
+            if own.write_all(&master, &bytes).is_err() {
+                break;
+            }
+            due = sending.at + pause;
+            log.lock().unwrap_or_else(|e| e.into_inner()).push(sending);
+        }
+        finished.store(true, Ordering::Relaxed);
+    })?;
     Ok(Sending {
         thread,
         sent,

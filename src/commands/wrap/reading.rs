@@ -50,63 +50,61 @@ pub(super) fn read_output(
     } else {
         None
     };
-    let thread = std::thread::Builder::new()
-        .name("wrap-reader".into())
-        .spawn(move || {
-            // Parsing happens beside the reading, not between two reads: a read is never late
-            // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
-            // program's frame rate when it was). Chunks go over in batches, each chunk with the
-            // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
-            // per read cost it 20%. The queue is bounded, so memory is too.
+    let thread = crate::sys::spawn_thread("wrap-reader", move || {
+        // Parsing happens beside the reading, not between two reads: a read is never late
+        // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
+        // program's frame rate when it was). Chunks go over in batches, each chunk with the
+        // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
+        // per read cost it 20%. The queue is bounded, so memory is too.
+        noted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .read_by(crate::sys::thread_id().unsigned_abs());
+        let (batches, parser) = parse_beside(finder)?;
+        let mut batch = Batch::default();
+        let mut answers = Vec::new();
+        let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
+            let at = Instant::now();
+            let at_ns = crate::sys::monotonic_ns();
+            last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
             noted
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .read_by(crate::sys::thread_id().unsigned_abs());
-            let (batches, parser) = parse_beside(finder)?;
-            let mut batch = Batch::default();
-            let mut answers = Vec::new();
-            let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
-                let at = Instant::now();
-                let at_ns = crate::sys::monotonic_ns();
-                last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
-                noted
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .note(at_ns, chunk.len());
-                if let Some(out) = &mut out {
-                    let _ = own.write_all(&mut *out, chunk);
-                }
-                if let Some((answerer, to_cmd)) = &mut answering {
-                    // `--reader vt`: the cursor the vt model has after the chunk (a program asks
-                    // where it is after drawing, then waits for the answer).
-                    let cursor = vt.map(vt100::Screen::cursor_position);
-                    answerer.feed((chunk, at_ns), (&mut answers, cursor), &modes);
-                    // Only when CMD's input has room: a CMD that asks and never reads must not
-                    // stop the reading of its output.
-                    if !answers.is_empty() && input_has_room(to_cmd) {
-                        let _ = own.write_all(&*to_cmd, &answers);
-                    }
-                    answers.clear();
-                }
-                batch.bytes.extend_from_slice(chunk);
-                batch.chunks.push((batch.bytes.len(), at));
-                let first = batch.chunks[0].1;
-                if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
-                    let _ = batches.send(std::mem::take(&mut batch));
-                }
-            };
-            let read = consume(reader, master, size, &mut seen, &child_gone);
-            done.store(true, Ordering::Relaxed);
-            if let Some((answerer, _)) = answering {
-                *asked.lock().unwrap_or_else(|e| e.into_inner()) = answerer.exchanges();
+                .note(at_ns, chunk.len());
+            if let Some(out) = &mut out {
+                let _ = own.write_all(&mut *out, chunk);
             }
-            if !batch.chunks.is_empty() {
-                let _ = batches.send(batch);
+            if let Some((answerer, to_cmd)) = &mut answering {
+                // `--reader vt`: the cursor the vt model has after the chunk (a program asks
+                // where it is after drawing, then waits for the answer).
+                let cursor = vt.map(vt100::Screen::cursor_position);
+                answerer.feed((chunk, at_ns), (&mut answers, cursor), &modes);
+                // Only when CMD's input has room: a CMD that asks and never reads must not
+                // stop the reading of its output.
+                if !answers.is_empty() && input_has_room(to_cmd) {
+                    let _ = own.write_all(&*to_cmd, &answers);
+                }
+                answers.clear();
             }
-            drop(batches);
-            let _ = parser.join();
-            read
-        })?;
+            batch.bytes.extend_from_slice(chunk);
+            batch.chunks.push((batch.bytes.len(), at));
+            let first = batch.chunks[0].1;
+            if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
+                let _ = batches.send(std::mem::take(&mut batch));
+            }
+        };
+        let read = consume(reader, master, size, &mut seen, &child_gone);
+        done.store(true, Ordering::Relaxed);
+        if let Some((answerer, _)) = answering {
+            *asked.lock().unwrap_or_else(|e| e.into_inner()) = answerer.exchanges();
+        }
+        if !batch.chunks.is_empty() {
+            let _ = batches.send(batch);
+        }
+        drop(batches);
+        let _ = parser.join();
+        read
+    })?;
     Ok(Reading {
         thread,
         read,
@@ -156,17 +154,15 @@ fn parse_beside(
     std::thread::JoinHandle<()>,
 )> {
     let (batches, parse) = std::sync::mpsc::sync_channel::<Batch>(PARSE_QUEUE);
-    let parser = std::thread::Builder::new()
-        .name("wrap-parser".into())
-        .spawn(move || {
-            for batch in parse {
-                let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
-                let mut start = 0;
-                for &(end, at) in &batch.chunks {
-                    finder.feed(&batch.bytes[start..end], at);
-                    start = end;
-                }
+    let parser = crate::sys::spawn_thread("wrap-parser", move || {
+        for batch in parse {
+            let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
+            let mut start = 0;
+            for &(end, at) in &batch.chunks {
+                finder.feed(&batch.bytes[start..end], at);
+                start = end;
             }
-        })?;
+        }
+    })?;
     Ok((batches, parser))
 }

@@ -78,44 +78,42 @@ pub(super) fn forward_keys_and_resizes(
     let master = pty.master.try_clone()?;
     let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
     let typed = Arc::clone(typed);
-    std::thread::Builder::new()
-        .name("wrap-input".into())
-        .spawn(move || {
-            use rustix::event::{PollFd, PollFlags, Timespec, poll};
-            let stdin = rustix::stdio::stdin();
-            let mut buf = [0u8; 4096];
-            let tick = Timespec {
-                tv_sec: 0,
-                tv_nsec: 50_000_000,
-            };
-            while !stop.load(Ordering::Relaxed) {
-                if resized.swap(false, Ordering::Relaxed)
-                    && let Ok((cols, rows)) = crate::sys::window_size(io::stdout())
-                {
-                    let _ = crate::sys::set_window_size(&master, (cols, rows));
-                    finder
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .resize(cols, rows);
-                }
-                let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
-                if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
-                    continue;
-                }
-                match rustix::io::read(stdin, &mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        // A read is a key as the terminal sent it (a paste: one read); its
-                        // kind only is kept, never what was typed.
-                        let key = crate::detect::timeline::SentKey::now(
-                            crate::keyscript::typed_kind(&buf[..n]),
-                        );
-                        if own.write_all(&master, &buf[..n]).is_err() {
-                            break;
-                        }
-                        typed.lock().unwrap_or_else(|e| e.into_inner()).push(key);
+    crate::sys::spawn_thread("wrap-input", move || {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let stdin = rustix::stdio::stdin();
+        let mut buf = [0u8; 4096];
+        let tick = Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        while !stop.load(Ordering::Relaxed) {
+            if resized.swap(false, Ordering::Relaxed)
+                && let Ok((cols, rows)) = crate::sys::window_size(io::stdout())
+            {
+                let _ = crate::sys::set_window_size(&master, (cols, rows));
+                finder
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .resize(cols, rows);
+            }
+            let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+            if !matches!(poll(&mut fds, Some(&tick)), Ok(1..)) {
+                continue;
+            }
+            match rustix::io::read(stdin, &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    // A read is a key as the terminal sent it (a paste: one read); its
+                    // kind only is kept, never what was typed.
+                    let key = crate::detect::timeline::SentKey::now(crate::keyscript::typed_kind(
+                        &buf[..n],
+                    ));
+                    if own.write_all(&master, &buf[..n]).is_err() {
+                        break;
                     }
+                    typed.lock().unwrap_or_else(|e| e.into_inner()).push(key);
                 }
             }
-        })
+        }
+    })
 }

@@ -12,6 +12,28 @@ pub mod signals;
 
 use std::time::Duration;
 
+/// Starts a named thread. A refusal (the process's limit on threads or on memory for the
+/// thread's stack: `ulimit -u`, `ulimit -v`) names the thread, so the one line a user reads says
+/// what could not start and why, not a bare "Resource temporarily unavailable".
+pub fn spawn_thread<F, T>(name: &str, body: F) -> std::io::Result<std::thread::JoinHandle<T>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(body)
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "could not start the {name} thread ({e}): the process's limit on threads \
+                     or on memory (ulimit -u, ulimit -v)"
+                ),
+            )
+        })
+}
+
 /// A thread's time so far on a CPU and runnable but waiting for one, from its `schedstat`
 /// (nanoseconds, `/proc/thread-self/schedstat` or `/proc/self/task/TID/schedstat`).
 fn schedstat(path: &str) -> Option<(Duration, Duration)> {

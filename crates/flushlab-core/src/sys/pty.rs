@@ -97,7 +97,17 @@ impl Pty {
             .stdout(Stdio::from(slave.try_clone()?))
             .stderr(Stdio::from(slave));
         configure(&mut command);
-        let child = command.spawn();
+        let child = command.spawn().map_err(|e| {
+            // A missing program was refused before this; what fails here is the fork itself.
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "could not start {} in a pty ({e}): the process's limit on processes \
+                     (ulimit -u) or on memory",
+                    program.display()
+                ),
+            )
+        });
         drop(command);
         child
     }
