@@ -81,8 +81,11 @@
 
 /* The wire format, read by crates/flushlab-observer/src/lib.rs: 64 bytes, native endian. A
  * WAIT's kind of wait rides in the high 16 bits of `kind`. READ: a read of the terminal that
- * took `bytes` (a key, an answer), begun at start_ns and returned at end_ns. */
-enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, RELEASE = 5, READ = 6 };
+ * took `bytes` (a key, an answer), begun at start_ns and returned at end_ns. WAITING: a blocking
+ * wait began (start_ns) with terminal writes before it not yet said; its WAIT says them again
+ * when it returns, but a program ended while it waits (wrap's end, a kill) never returns, and
+ * without this its last frame would be lost. */
+enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, RELEASE = 5, READ = 6, WAITING = 9 };
 enum wait_kind { W_POLL = 1, W_SELECT = 2, W_EPOLL = 3, W_SLEEP = 4, W_SIGNAL = 5, W_FUTEX = 6,
                  W_READ = 7 };
 struct record {
@@ -231,6 +234,8 @@ static _Atomic unsigned char fd_kind[FD_CACHE];
 
 /* A thread's frame so far: its terminal writes since its last blocking wait. */
 static TLS uint64_t t_writes, t_bytes, t_first_ns;
+/* t_writes when a WAITING last said them (0: not said since the last WAIT). */
+static TLS uint64_t t_said;
 /* Set while this thread is inside the observer's held-buffer code: a signal handler that writes
  * then must not take the lock this thread holds (it would wait for itself for ever). */
 static TLS int t_inside;
@@ -690,12 +695,30 @@ static void send_or_keep(struct record *r, int keep) {
         send_record(r);
 }
 
-static uint64_t before_wait(void) {
+/* Before a wait: kept records and held bytes go out; a wait that blocks (`blocks`) with writes
+ * not yet said says them (WAITING), stamped after the wait's start so that saying them is no
+ * part of the frame. A futex wait is mostly a lock's microseconds (`again` 0): it says them once
+ * a frame at most, so that a program taking a lock between its writes pays one record, not one
+ * a write. */
+static uint64_t before_wait(int blocks, int again, enum wait_kind how) {
     if (!active)
         return 0;
     send_kept();
     let_out();
-    return now_ns();
+    uint64_t start = now_ns();
+    if (blocks && t_writes > t_said && (again || t_said == 0)) {
+        int saved = errno;
+        struct record r = {.kind = WAITING | (uint32_t)how << 16,
+                           .writes = t_writes,
+                           .bytes = t_bytes,
+                           .first_ns = t_first_ns,
+                           .start_ns = start,
+                           .end_ns = start};
+        t_said = t_writes;
+        send_record(&r);
+        errno = saved;
+    }
+    return start;
 }
 
 /* A wait with no terminal write of its thread before it is said too (a shell's children draw
@@ -729,7 +752,7 @@ static void after_wait(uint64_t start, int blocking, enum wait_kind how, int kee
                        .first_ns = t_first_ns,
                        .start_ns = start,
                        .end_ns = end};
-    t_writes = t_bytes = 0;
+    t_writes = t_bytes = t_said = 0;
     send_or_keep(&r, keep);
     errno = saved;
 }
@@ -744,7 +767,7 @@ static void tail(void) {
     let_out();
     struct record r = {.kind = TAIL, .writes = t_writes, .bytes = t_bytes, .first_ns = t_first_ns};
     r.start_ns = r.end_ns = now_ns();
-    t_writes = t_bytes = 0;
+    t_writes = t_bytes = t_said = 0;
     send_record(&r);
     errno = saved;
 }
@@ -799,7 +822,7 @@ static void child_after_fork(void) {
         t_inside = 0;
     }
     /* The child starts clean: its parent's frame is its parent's, and so is its marker file. */
-    t_writes = t_bytes = 0;
+    t_writes = t_bytes = t_said = 0;
     t_marked = 0;
     atomic_store(&marked, 0);
     t_side_len = 0;
@@ -1001,7 +1024,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t n) {
     int k = kind_of(fd);
     if (k == K_OTHER)
         return get_read()(fd, buf, n);
-    uint64_t start = before_wait();
+    uint64_t start = before_wait(k == K_TTY, 1, W_READ);
     ssize_t got = get_read()(fd, buf, n);
     after_read(start, k, got);
     return got;
@@ -1013,7 +1036,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
     int k = kind_of(fd);
     if (k == K_OTHER)
         return get_readv()(fd, iov, n);
-    uint64_t start = before_wait();
+    uint64_t start = before_wait(k == K_TTY, 1, W_READ);
     ssize_t got = get_readv()(fd, iov, n);
     after_read(start, k, got);
     return got;
@@ -1023,10 +1046,11 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
 
 #define WAIT(how, blocks, call)                                                                  \
     do {                                                                                         \
-        uint64_t start_ = before_wait();                                                         \
+        int blocks_ = (blocks);                                                                  \
+        uint64_t start_ = before_wait(blocks_, 1, how);                                          \
         __typeof__(call) result_ = call;                                                         \
         int saved_ = errno;                                                                      \
-        after_wait(start_, blocks, how, 0, result_ == 0);                                        \
+        after_wait(start_, blocks_, how, 0, result_ == 0);                                       \
         errno = saved_;                                                                          \
         return result_;                                                                          \
     } while (0)
@@ -1081,7 +1105,7 @@ EXPORT long syscall(long number, ...) {
         (op != FUTEX_WAIT && op != FUTEX_WAIT_BITSET && op != FUTEX_WAIT_REQUEUE_PI &&
          op != FUTEX_LOCK_PI && op != FUTEX_LOCK_PI2))
         return get_syscall()(number, a1, a2, a3, a4, a5, a6);
-    uint64_t start = before_wait();
+    uint64_t start = before_wait(1, 0, W_FUTEX);
     long result = get_syscall()(number, a1, a2, a3, a4, a5, a6);
     int saved = errno;
     after_wait(start, now_ns() - start >= FUTEX_BLOCKED_NS, W_FUTEX, 0,

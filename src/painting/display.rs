@@ -25,6 +25,8 @@ pub enum Terminal {
     Kitty,
     Urxvt,
     Mlterm,
+    /// Wayland only: `wrap --terminal foot` runs it on flushlab's own headless compositor.
+    Foot,
 }
 
 impl Terminal {
@@ -36,7 +38,13 @@ impl Terminal {
             Terminal::Kitty => "kitty",
             Terminal::Urxvt => "urxvt",
             Terminal::Mlterm => "mlterm",
+            Terminal::Foot => "foot",
         }
+    }
+
+    /// Whether it draws through Wayland only (no X11 window to open).
+    pub fn wayland_only(self) -> bool {
+        self == Terminal::Foot
     }
 
     /// The program, and the Debian package that has it.
@@ -48,6 +56,7 @@ impl Terminal {
             Terminal::Kitty => ("kitty", "kitty"),
             Terminal::Urxvt => ("urxvt", "rxvt-unicode"),
             Terminal::Mlterm => ("mlterm", "mlterm"),
+            Terminal::Foot => ("foot", "foot"),
         }
     }
 
@@ -111,6 +120,13 @@ impl Terminal {
                 "13".into(),
                 "-e".into(),
             ],
+            Terminal::Foot => vec![
+                format!("--window-size-chars={size}").into(),
+                "--font=DejaVu Sans Mono:size=10".into(),
+                // Its own configuration only: nothing of the person's foot.ini.
+                "--config=/dev/null".into(),
+                "--".into(),
+            ],
         };
         args.extend(command.iter().cloned());
         args
@@ -123,7 +139,7 @@ impl Terminal {
 pub struct Group(Child);
 
 impl Group {
-    fn spawn(command: &mut Command) -> std::io::Result<Group> {
+    pub(crate) fn spawn(command: &mut Command) -> std::io::Result<Group> {
         command.process_group(0).spawn().map(Group)
     }
 
@@ -165,7 +181,7 @@ impl Drop for Group {
 }
 
 /// The program's path, or the one line that says which Debian package has it.
-fn installed(program: &str, package: &str) -> anyhow::Result<std::path::PathBuf> {
+pub(crate) fn installed(program: &str, package: &str) -> anyhow::Result<std::path::PathBuf> {
     crate::files::find_program(program.as_ref()).with_context(|| {
         format!("{program} is not installed (Debian package {package}: apt-get install {package})")
     })
@@ -233,15 +249,28 @@ impl Xvfb {
         command: &[OsString],
         env: &[(String, String)],
     ) -> anyhow::Result<Group> {
-        launch((&self.display, true), terminal, size, command, env)
+        let screen = Screen::X11 {
+            display: &self.display,
+            own: true,
+        };
+        launch(screen, terminal, size, command, env)
     }
 }
 
-/// Starts `terminal` on `display`, `cols`x`rows`, running `command` with `env` added to the few
-/// variables it keeps of flushlab's: PATH, HOME, the language, XDG_RUNTIME_DIR. `own_server`:
-/// the display is flushlab's Xvfb, where alacritty and kitty need Mesa's software OpenGL.
+/// Where a terminal opens its window.
+#[derive(Clone, Copy, Debug)]
+pub enum Screen<'a> {
+    /// An X display; `own`: flushlab's Xvfb, where alacritty and kitty need Mesa's software
+    /// OpenGL.
+    X11 { display: &'a str, own: bool },
+    /// A Wayland display: the variables that name it (`WAYLAND_DISPLAY`, `XDG_RUNTIME_DIR`).
+    Wayland(&'a [(String, OsString)]),
+}
+
+/// Starts `terminal` on `screen`, `cols`x`rows`, running `command` with `env` added to the few
+/// variables it keeps of flushlab's: PATH, HOME, the language, XDG_RUNTIME_DIR.
 pub fn launch(
-    (display, own_server): (&str, bool),
+    screen: Screen<'_>,
     terminal: Terminal,
     size: (u16, u16),
     command: &[OsString],
@@ -258,16 +287,30 @@ pub fn launch(
             launch.env(var, value);
         }
     }
-    if own_server {
-        launch.env("LIBGL_ALWAYS_SOFTWARE", "1");
+    match screen {
+        Screen::X11 { display, own } => {
+            if own {
+                launch.env("LIBGL_ALWAYS_SOFTWARE", "1");
+            }
+            launch.env("DISPLAY", display);
+        }
+        Screen::Wayland(names) => {
+            launch
+                .env("LIBGL_ALWAYS_SOFTWARE", "1")
+                .envs(names.iter().map(|(k, v)| (k, v)));
+        }
     }
     launch
         .args(terminal.args(size, command))
-        .env("DISPLAY", display)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    if std::env::var_os("FLUSHLAB_DEBUG_TERM").is_some() {
+        launch
+            .env("WAYLAND_DEBUG", "1")
+            .stderr(std::fs::File::create("/tmp/term-debug.log").unwrap());
+    }
     Group::spawn(&mut launch).with_context(|| format!("starting {program}"))
 }
 

@@ -161,7 +161,7 @@ impl Keyboard {
 }
 
 /// The character a control byte is typed with (Ctrl held).
-fn ctrl_char(byte: u8) -> char {
+pub(crate) fn ctrl_char(byte: u8) -> char {
     match byte {
         0 => ' ',
         0x01..=0x1a => char::from(b'a' + byte - 1),
@@ -171,14 +171,14 @@ fn ctrl_char(byte: u8) -> char {
 }
 
 /// A character's keysym: Latin-1 is its code, the rest Unicode's (keysymdef.h's rule).
-fn char_keysym(c: char) -> u32 {
+pub(crate) fn char_keysym(c: char) -> u32 {
     match u32::from(c) {
         code @ (0x20..=0x7e | 0xa0..=0xff) => code,
         code => 0x0100_0000 | code,
     }
 }
 
-fn named_keysym(named: Named) -> u32 {
+pub(crate) fn named_keysym(named: Named) -> u32 {
     match named {
         Named::Up => 0xff52,
         Named::Down => 0xff54,

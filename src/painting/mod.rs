@@ -15,6 +15,7 @@ pub mod observer;
 pub mod own;
 pub mod plot;
 pub mod probe;
+pub mod wayland;
 
 use serde::{Deserialize, Serialize};
 

@@ -467,7 +467,7 @@ pub fn find_strips(data: &[u8], width: usize, height: usize) -> Option<Strips> {
 }
 
 /// The frame number a strip's marker carries: white cells are ones.
-fn decode_strip(data: &[u8], centres: &[u16; CELLS as usize]) -> Option<u32> {
+pub(crate) fn decode_strip(data: &[u8], centres: &[u16; CELLS as usize]) -> Option<u32> {
     let mut bits = [false; CELLS as usize];
     for (bit, &x) in bits.iter_mut().zip(centres) {
         let (r, g, b) = pixel(data, usize::from(x))?;

@@ -230,14 +230,14 @@ fn collect(
         };
         if !ready {
             if stop.load(Ordering::Relaxed) {
-                sightings.merge_reads();
+                sightings.close(monotonic_ns());
                 return Ok(sightings);
             }
             continue;
         }
         let n = match channel.read(&mut buf) {
             Ok(0) => {
-                sightings.merge_reads();
+                sightings.close(monotonic_ns());
                 return Ok(sightings);
             }
             Ok(n) => n,
@@ -262,6 +262,13 @@ fn collect(
     }
 }
 
+/// CLOCK_MONOTONIC now, nanoseconds: the observers' clock.
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    u64::try_from(t.tv_sec).unwrap_or_default() * 1_000_000_000
+        + u64::try_from(t.tv_nsec).unwrap_or_default()
+}
+
 /// The size of one record on the wire (`struct record` in observer.c).
 pub const RECORD: usize = 64;
 
@@ -274,6 +281,10 @@ pub enum Record {
     Wait(Wait),
     /// Writes after the last wait, said at exit or exec.
     Tail(Wait),
+    /// A blocking wait began with terminal writes before it not yet said (`start_ns`): its
+    /// [`Record::Wait`] says them again when it returns; one still waiting when the run ends
+    /// (ended by wrap) is kept as a wait that lasted until then.
+    Waiting(Wait),
     /// A child of `parent` started (it starts clean).
     Fork { pid: u32, parent: u32 },
     /// `--try frame`: held bytes let out by the bound, not by a wait (the program waited where
@@ -378,6 +389,10 @@ impl Record {
                 ..wait
             })),
             3 => Some(Record::Tail(wait)),
+            9 => Some(Record::Waiting(Wait {
+                how: ((kind >> 16) & !(TIMED_OUT | TRACED)) as u16,
+                ..wait
+            })),
             4 => Some(Record::Fork {
                 pid: wait.pid,
                 parent: u64_at(16) as u32,
@@ -432,6 +447,7 @@ impl Record {
                 wait(2 | (how | traced(w)) << 16, w, &mut put);
             }
             Record::Tail(w) => wait(3 | traced(w) << 16, w, &mut put),
+            Record::Waiting(w) => wait(9 | u32::from(w.how) << 16, w, &mut put),
             Record::Fork { pid, parent } => {
                 put(0, &4u32.to_ne_bytes());
                 put(4, &pid.to_ne_bytes());
@@ -470,6 +486,9 @@ pub struct Sightings {
     pub releases: Vec<Wait>,
     /// Reads of the terminal that took bytes, in the order they were said.
     pub reads: Vec<Wait>,
+    /// Waits begun with writes before them and not returned (yet): a thread's last, until its
+    /// wait or tail says them; [`Sightings::close`] keeps those left as waits.
+    pub waiting: Vec<Wait>,
     /// Records the observers could not send.
     pub lost: u64,
     /// Records received: each was a write(2) of CMD's tree (to the channel, not the terminal).
@@ -487,11 +506,18 @@ impl Sightings {
             Record::Hello { pid, name } => self.hellos.push((pid, name)),
             Record::Wait(wait) => {
                 self.lost += u64::from(wait.lost);
+                self.said(&wait);
                 self.waits.push(wait);
             }
             Record::Tail(tail) => {
                 self.lost += u64::from(tail.lost);
+                self.said(&tail);
                 self.tails.push(tail);
+            }
+            Record::Waiting(waiting) => {
+                self.lost += u64::from(waiting.lost);
+                self.said(&waiting);
+                self.waiting.push(waiting);
             }
             Record::Fork { .. } => self.forks += 1,
             Record::Release(release) => {
@@ -505,6 +531,21 @@ impl Sightings {
             Record::Cost(cost) => self.tracer = Some(cost),
             Record::Untraced { errno, .. } => self.untraced = Some(errno),
         }
+    }
+
+    /// A thread's wait or tail came: what it said waiting before is said again there.
+    fn said(&mut self, by: &Wait) {
+        self.waiting.retain(|w| (w.pid, w.tid) != (by.pid, by.tid));
+    }
+
+    /// Every record is in (at `end_ns`): a wait still going — its thread never returned from
+    /// it, ended with the run — is a wait until then, with the writes before it.
+    pub fn close(&mut self, end_ns: u64) {
+        for mut wait in self.waiting.drain(..) {
+            wait.end_ns = end_ns.max(wait.start_ns);
+            self.waits.push(wait);
+        }
+        self.merge_reads();
     }
 
     /// Where the preload and the tracer both look: a read of the terminal both saw (the same

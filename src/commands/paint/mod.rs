@@ -148,6 +148,13 @@ impl PaintArgs {
                 "--modes: paint measures writer modes (stdout/line, stdout/frame, stderr/raw, …); '{other}' is not one"
             )));
         }
+        if let Some(t) = self.terminal.iter().find(|t| t.wayland_only()) {
+            return Err(Refusal::bad_input(format!(
+                "--terminal {}: it runs on Wayland only, and paint opens terminals on X11 (xterm, st, alacritty, kitty, urxvt, mlterm); time its keys with wrap --terminal {}",
+                t.name(),
+                t.name()
+            )));
+        }
         if self.size.0 < marker::CELLS || self.size.1 < 2 {
             return Err(Refusal::bad_input(format!(
                 "--size {}x{}: paint needs at least {}x2 (the frame marker's cells)",

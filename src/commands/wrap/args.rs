@@ -115,14 +115,25 @@ pub struct WrapArgs {
     /// Run CMD in this terminal emulator on flushlab's own X server (Xvfb) instead of a pty
     /// of wrap's: the keys are typed into its window as key events (XTEST) and its window's
     /// changes are watched (DAMAGE), so each key gets key→first and key→last pixel and a paint
-    /// stage: xterm, st, alacritty, kitty, urxvt, mlterm
+    /// stage: xterm, st, alacritty, kitty, urxvt, mlterm; and foot, on Wayland (`--wayland`)
     #[arg(long, value_enum, value_name = "NAME", hide_possible_values = true)]
     pub terminal: Option<crate::painting::display::Terminal>,
 
     /// With `--terminal`: open the terminal on this X display (`:0`, your desktop: watch it
     /// while it is typed into) instead of on flushlab's own Xvfb
-    #[arg(long, value_name = "DISPLAY", requires = "terminal", value_parser = parse_display)]
+    #[arg(long, value_name = "DISPLAY", requires = "terminal", value_parser = parse_display, conflicts_with = "wayland")]
     pub display: Option<String>,
+
+    /// With `--terminal`: run it on flushlab's own headless Wayland compositor (sway, software
+    /// rendering), its keys typed through the virtual-keyboard protocol and its region of the
+    /// output copied at each change (wlr-screencopy); foot implies it
+    #[arg(long, requires = "terminal")]
+    pub wayland: bool,
+
+    /// With `--wayland`: the output's refresh rate, Hz (a key's pixels wait for its next
+    /// commit) [default: 60]
+    #[arg(long, value_name = "HZ", requires = "terminal", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub refresh: Option<u32>,
 
     /// Do not look inside CMD (frames and counts seen from outside only): `--observer none`
     #[arg(long, conflicts_with = "observer")]
@@ -173,6 +184,13 @@ impl WrapArgs {
     /// CMD as the user gave it, for one line.
     pub fn command_line(&self) -> String {
         crate::units::one_line(&self.command_words().join(" "))
+    }
+
+    /// With `--terminal`, the Wayland output's refresh rate (Hz) when the terminal runs on
+    /// flushlab's compositor (`--wayland`, or a terminal that has only Wayland); `None` on X11.
+    pub fn wayland_refresh(&self) -> Option<u32> {
+        let wayland = self.wayland || self.terminal.is_some_and(|t| t.wayland_only());
+        wayland.then(|| self.refresh.unwrap_or(60))
     }
 
     /// Rounds, as `--rounds` says or the default of what runs them.

@@ -20,9 +20,10 @@ use super::args::{Fix, Way};
 use super::inside::{Inside, InsideReport};
 use super::keys::Keys;
 use crate::detect::timeline::{SentKey, Timeline};
-use crate::painting::display::{self, Terminal, Xvfb};
-use crate::painting::keyboard::{Keyboard, Stroke};
+use crate::painting::display::{self, Screen, Terminal, Xvfb};
+use crate::painting::keyboard::{self, Keyboard};
 use crate::painting::observer::{Changes, Observer, Strips, wait_for};
+use crate::painting::wayland::{self, Compositor, Region};
 
 /// CMD is ready for keys once its threads are asleep and the window has not changed this long.
 const READY_QUIET: Duration = Duration::from_millis(100);
@@ -36,8 +37,7 @@ const WINDOW_AT_MOST: Duration = Duration::from_secs(20);
 /// What one run in a terminal gave.
 pub(super) struct PixelRun {
     pub(super) terminal: Terminal,
-    /// `--display`, or `None` for flushlab's own Xvfb.
-    pub(super) display: Option<String>,
+    pub(super) desktop: Desktop,
     pub(super) size: (u16, u16),
     pub(super) seconds: f64,
     pub(super) timeline: Timeline,
@@ -47,6 +47,42 @@ pub(super) struct PixelRun {
     /// After CMD started, when the first key went (`None`: CMD was never ready).
     pub(super) started_after: Option<Duration>,
     pub(super) unsettled: bool,
+}
+
+/// Where a run's terminal ran, as its report says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Desktop {
+    /// flushlab's own Xvfb.
+    OwnXvfb,
+    /// `--display`: an X display of the person's.
+    X11(String),
+    /// flushlab's own headless sway, its output at this refresh rate (Hz).
+    OwnSway { refresh_hz: u32 },
+}
+
+impl Desktop {
+    /// As the JSON's `display` says it: `own-xvfb`, the X display's name, or `own-sway`.
+    pub(super) fn name(&self) -> &str {
+        match self {
+            Desktop::OwnXvfb => "own-xvfb",
+            Desktop::X11(display) => display,
+            Desktop::OwnSway { .. } => "own-sway",
+        }
+    }
+
+    /// As the summary says it: where, and how the keys were typed.
+    pub(super) fn said(&self) -> String {
+        match self {
+            Desktop::OwnXvfb => "flushlab's Xvfb, keys typed as X key events".to_owned(),
+            Desktop::X11(display) => format!(
+                "on {}, keys typed as X key events",
+                crate::units::printable(display)
+            ),
+            Desktop::OwnSway { refresh_hz } => format!(
+                "Wayland: flushlab's headless sway, software rendering, its output at {refresh_hz} Hz, keys typed through a virtual keyboard"
+            ),
+        }
+    }
 }
 
 /// CMD, started by the terminal: ended (TERM, KILL after a grace) when dropped.
@@ -69,29 +105,265 @@ impl Drop for Cmd {
     }
 }
 
-/// One key of the script as the X keyboard types it, and the pause after it.
+/// One key of the script as the desktop's keyboard types it, and the pause after it.
 struct Typed {
     name: String,
     stroke: Stroke,
     pause: Duration,
 }
 
-/// The keys of `keys` as strokes on `keyboard`, after the script's first pause; or the one
-/// line that says which key cannot be typed.
-fn strokes(keyboard: &Keyboard, keys: &Keys) -> anyhow::Result<(Duration, Vec<Typed>)> {
-    let (before, timeline) = keys.script.timeline();
-    let mut out = Vec::with_capacity(timeline.len());
-    for (key, pause) in timeline {
-        let stroke = keyboard
-            .stroke(key)
-            .map_err(|why| anyhow::anyhow!("wrap --terminal: {why}"))?;
-        out.push(Typed {
-            name: key.to_string(),
-            stroke,
-            pause,
-        });
+/// A key as X (XTEST) or a Wayland virtual keyboard types it.
+enum Stroke {
+    X11(keyboard::Stroke),
+    Wayland(wayland::Stroke),
+}
+
+/// The terminal's window: an X window, or its region of the Wayland output.
+#[derive(Clone, Copy)]
+enum Window {
+    X11(x11rb::protocol::xproto::Window),
+    Wayland(Region),
+}
+
+/// Where the terminal runs, and how wrap types into it and watches it: an X display (its own
+/// Xvfb or `--display`), or a headless wlroots compositor of its own. Each holds what it
+/// started and ends it when dropped.
+enum Desk {
+    X11 {
+        server: Option<Xvfb>,
+        display: String,
+        // Boxed: an X connection's buffers make this variant a kilobyte.
+        keyboard: Box<Keyboard>,
+        /// The window's watcher, until its thread takes it.
+        watcher: Option<Observer>,
+    },
+    Wayland {
+        client: wayland::Client,
+        keyboard: Option<wayland::Keyboard>,
+        compositor: Compositor,
+    },
+}
+
+impl Desk {
+    /// `--display`, `--wayland` (or a Wayland-only terminal), or flushlab's own Xvfb.
+    fn open(args: &super::args::WrapArgs) -> anyhow::Result<Desk> {
+        if let Some(refresh) = args.wayland_refresh() {
+            let compositor = Compositor::start(refresh)?;
+            let client = wayland::Client::connect(&compositor.socket)?;
+            return Ok(Desk::Wayland {
+                client,
+                keyboard: None,
+                compositor,
+            });
+        }
+        let (server, display) = x_server(args.display.as_deref())?;
+        let keyboard = Box::new(Keyboard::connect(&display)?);
+        let watcher = Some(Observer::connect(&display)?);
+        Ok(Desk::X11 {
+            server,
+            display,
+            keyboard,
+            watcher,
+        })
     }
-    Ok((before, out))
+
+    /// The keys of `keys` as strokes, after the script's first pause; or the one line that
+    /// says which key cannot be typed.
+    fn strokes(&mut self, keys: &Keys) -> anyhow::Result<(Duration, Vec<Typed>)> {
+        let (before, timeline) = keys.script.timeline();
+        let strokes: Vec<Result<Stroke, String>> = match self {
+            Desk::X11 { keyboard, .. } => timeline
+                .iter()
+                .map(|(key, _)| keyboard.stroke(key).map(Stroke::X11))
+                .collect(),
+            Desk::Wayland {
+                client, keyboard, ..
+            } => {
+                let keys: Vec<&crate::keyscript::Key> = timeline.iter().map(|(k, _)| *k).collect();
+                let (typing, strokes) = client.keyboard(&keys)?;
+                *keyboard = Some(typing);
+                strokes
+                    .into_iter()
+                    .map(|s| s.map(Stroke::Wayland))
+                    .collect()
+            }
+        };
+        let mut out = Vec::with_capacity(timeline.len());
+        for ((key, pause), stroke) in timeline.into_iter().zip(strokes) {
+            out.push(Typed {
+                name: key.to_string(),
+                stroke: stroke.map_err(|why| anyhow::anyhow!("wrap --terminal: {why}"))?,
+                pause,
+            });
+        }
+        Ok((before, out))
+    }
+
+    fn type_stroke(&self, stroke: &Stroke) -> anyhow::Result<()> {
+        match (self, stroke) {
+            (Desk::X11 { keyboard, .. }, Stroke::X11(stroke)) => keyboard.type_stroke(stroke),
+            (
+                Desk::Wayland {
+                    keyboard: Some(keyboard),
+                    ..
+                },
+                Stroke::Wayland(stroke),
+            ) => keyboard.type_stroke(*stroke),
+            _ => bail!("a key prepared for another desktop"),
+        }
+    }
+
+    /// `terminal` started here running `command`: the terminal (its process group), its
+    /// window once mapped, and CMD once started.
+    fn start_terminal(
+        &mut self,
+        terminal: Terminal,
+        size: (u16, u16),
+        command: &[OsString],
+    ) -> anyhow::Result<(display::Group, Window, Cmd)> {
+        let mut holder = match self {
+            Desk::X11 {
+                server, display, ..
+            } => {
+                let screen = Screen::X11 {
+                    display,
+                    own: server.is_some(),
+                };
+                display::launch(screen, terminal, size, command, &[])?
+            }
+            Desk::Wayland { compositor, .. } => {
+                let names = compositor.environment();
+                display::launch(Screen::Wayland(&names), terminal, size, command, &[])?
+            }
+        };
+        let pid = holder.pid();
+        let window = wait_for(
+            WINDOW_AT_MOST,
+            || holder.exited() || self.gone(),
+            || self.window(pid),
+        )?
+        .with_context(|| match holder.exited() {
+            true => format!(
+                "{} exited before it showed a window (CMD ended at once, or the terminal cannot run here)",
+                terminal.name()
+            ),
+            false => format!(
+                "{} showed no window within {} s",
+                terminal.name(),
+                WINDOW_AT_MOST.as_secs()
+            ),
+        })?;
+        let cmd = wait_for(
+            Duration::from_secs(10),
+            || holder.exited(),
+            || Ok(crate::sys::process::children(pid).first().copied()),
+        )?
+        .with_context(|| format!("{} started no program", terminal.name()))?;
+        Ok((holder, window, Cmd(cmd)))
+    }
+
+    fn desktop(&self) -> Desktop {
+        match self {
+            Desk::X11 {
+                server: Some(_), ..
+            } => Desktop::OwnXvfb,
+            Desk::X11 { display, .. } => Desktop::X11(display.clone()),
+            Desk::Wayland { compositor, .. } => Desktop::OwnSway {
+                refresh_hz: compositor.refresh_hz,
+            },
+        }
+    }
+
+    /// Whether the desktop itself is gone (the compositor exited).
+    fn gone(&self) -> bool {
+        match self {
+            Desk::X11 { .. } => false,
+            Desk::Wayland { compositor, .. } => gone(compositor.pid()),
+        }
+    }
+
+    /// The terminal's window, once mapped: on flushlab's own X display the only window, on
+    /// another the one its process names as its own; on Wayland, its region of the output.
+    fn window(&self, pid: i32) -> anyhow::Result<Option<Window>> {
+        Ok(match self {
+            Desk::X11 {
+                server, watcher, ..
+            } => {
+                let watcher = watcher
+                    .as_ref()
+                    .context("the window's watcher is at work")?;
+                match server.is_some() {
+                    true => watcher.terminal_window()?,
+                    false => watcher.window_of(&[pid.unsigned_abs()])?,
+                }
+                .map(Window::X11)
+            }
+            Desk::Wayland { compositor, .. } => compositor.window_of(pid)?.map(Window::Wayland),
+        })
+    }
+
+    /// The keys go to `window`; returns once the desktop has handled that.
+    fn focus(&self, window: Window) -> anyhow::Result<()> {
+        match (self, window) {
+            (Desk::X11 { keyboard, .. }, Window::X11(window)) => {
+                keyboard.focus(window)?;
+                keyboard.sync()
+            }
+            // sway gives a new window the keyboard itself.
+            (Desk::Wayland { client, .. }, _) => client.sync(),
+            _ => bail!("a window of another desktop"),
+        }
+    }
+
+    /// The window's changes timed on a thread of their own until `shared.done`.
+    fn watch(
+        &mut self,
+        window: Window,
+        shared: &Arc<Watching>,
+    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<Changes>>> {
+        let shared = Arc::clone(shared);
+        let done = {
+            let shared = Arc::clone(&shared);
+            move || shared.done.load(Ordering::Relaxed)
+        };
+        let seen = {
+            let shared = Arc::clone(&shared);
+            move |at| shared.last_change.store(at, Ordering::Relaxed)
+        };
+        Ok(match (self, window) {
+            (Desk::X11 { watcher, .. }, Window::X11(window)) => {
+                let watcher = watcher.take().context("the window is watched already")?;
+                crate::sys::spawn_thread("wrap-window", move || {
+                    watcher
+                        .watch_every_change(window)?
+                        .changes(done, seen, &shared.strips)
+                })?
+            }
+            (Desk::Wayland { client, .. }, Window::Wayland(region)) => {
+                let capture = client.capture(region)?;
+                crate::sys::spawn_thread("wrap-window", move || {
+                    capture.changes(done, seen, &shared.strips)
+                })?
+            }
+            _ => bail!("a window of another desktop"),
+        })
+    }
+
+    /// Where the frame markers are, if the window shows the calibration pattern now.
+    fn calibrate(&self, window: Window) -> anyhow::Result<Option<Strips>> {
+        match (self, window) {
+            (Desk::X11 { display, .. }, Window::X11(window)) => {
+                Observer::connect(display)?.calibrate(window)
+            }
+            (Desk::Wayland { client, .. }, Window::Wayland(region)) => {
+                let Some((data, width, height)) = client.capture(region)?.picture()? else {
+                    return Ok(None);
+                };
+                Ok(crate::painting::observer::find_strips(&data, width, height))
+            }
+            _ => bail!("a window of another desktop"),
+        }
+    }
 }
 
 /// The command the terminal runs: CMD through `env`, so that the terminal itself runs without
@@ -127,7 +399,7 @@ fn through_env(
 /// Types each key when it is due (the first after `before`, each next after its pause), until
 /// they are done or `over`; each key's send time kept, taken just before its events go.
 fn type_keys(
-    keyboard: &Keyboard,
+    desk: &Desk,
     (before, strokes): (Duration, &[Typed]),
     mut over: impl FnMut() -> bool,
 ) -> anyhow::Result<Vec<SentKey>> {
@@ -141,7 +413,7 @@ fn type_keys(
             break;
         }
         let key = SentKey::now(typed.name.clone());
-        keyboard.type_stroke(&typed.stroke)?;
+        desk.type_stroke(&typed.stroke)?;
         due = key.at + typed.pause;
         sent.push(key);
     }
@@ -155,59 +427,6 @@ struct Watching {
     last_change: AtomicU64,
     strips: std::sync::OnceLock<Strips>,
     done: AtomicBool,
-}
-
-/// The window's changes timed on a thread of their own until `shared.done`.
-fn watch_window(
-    watcher: Observer,
-    window: x11rb::protocol::xproto::Window,
-    shared: &Arc<Watching>,
-) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Changes>>> {
-    let shared = Arc::clone(shared);
-    crate::sys::spawn_thread("wrap-window", move || {
-        let watch = watcher.watch_every_change(window)?;
-        watch.changes(
-            || shared.done.load(Ordering::Relaxed),
-            |at| shared.last_change.store(at, Ordering::Relaxed),
-            &shared.strips,
-        )
-    })
-}
-
-/// `terminal` started on `display` (`own`: flushlab's Xvfb) running `command`: the terminal
-/// (its process group), its window once mapped, and CMD once started.
-fn start_terminal(
-    (display, own, watcher): (&str, bool, &Observer),
-    terminal: Terminal,
-    size: (u16, u16),
-    command: &[OsString],
-) -> anyhow::Result<(display::Group, x11rb::protocol::xproto::Window, Cmd)> {
-    let mut holder = display::launch((display, own), terminal, size, command, &[])?;
-    let pid = holder.pid();
-    // On flushlab's own display the terminal's is the only window; on another, the one its
-    // process names as its own.
-    let window = wait_for(
-        WINDOW_AT_MOST,
-        || holder.exited(),
-        || match own {
-            true => watcher.terminal_window(),
-            false => watcher.window_of(&[pid.unsigned_abs()]),
-        },
-    )?
-    .with_context(|| {
-        format!(
-            "{} showed no window within {} s",
-            terminal.name(),
-            WINDOW_AT_MOST.as_secs()
-        )
-    })?;
-    let cmd = wait_for(
-        Duration::from_secs(10),
-        || holder.exited(),
-        || Ok(crate::sys::process::children(pid).first().copied()),
-    )?
-    .with_context(|| format!("{} started no program", terminal.name()))?;
-    Ok((holder, window, Cmd(cmd)))
 }
 
 /// `--display`: the person's own X server, where they watch it; else one of flushlab's, held
@@ -246,25 +465,16 @@ pub(super) fn measure(
     signal: &AtomicUsize,
 ) -> anyhow::Result<PixelRun> {
     crate::sys::process::become_subreaper()?;
-    let (server, display) = x_server(args.display.as_deref())?;
-    let display = display.as_str();
-    let keyboard = Keyboard::connect(display)?;
-    let (before, strokes) = strokes(&keyboard, keys)?;
-    let watcher = Observer::connect(display)?;
+    let mut desk = Desk::open(args)?;
+    let (before, strokes) = desk.strokes(keys)?;
     let inside = start_inside(args, program, fix)?;
     let command = through_env(&inside, program, &args.command[1..])?;
     let started = Instant::now();
-    let (window_holder, window, cmd) = start_terminal(
-        (display, server.is_some(), &watcher),
-        terminal,
-        args.size,
-        &command,
-    )?;
+    let (window_holder, window, cmd) = desk.start_terminal(terminal, args.size, &command)?;
     let shared = Arc::new(Watching::default());
     let last_change = &shared.last_change;
-    let watching = watch_window(watcher, window, &shared)?;
-    keyboard.focus(window)?;
-    keyboard.sync()?;
+    let watching = desk.watch(window, &shared)?;
+    desk.focus(window)?;
     let over = |deadline: Option<Instant>| {
         signal.load(Ordering::Relaxed) != 0
             || gone(cmd.0)
@@ -278,14 +488,14 @@ pub(super) fn measure(
     // A program that shows the calibration pattern when it is ready (the frame markers'
     // places, as `flushlab paint` draws it) gets its markers read back after each change.
     if ready_at.is_some()
-        && let Some(strips) = Observer::connect(display)?.calibrate(window)?
+        && let Some(strips) = desk.calibrate(window)?
     {
         let _ = shared.strips.set(strips);
     }
     let mut sent = Vec::new();
     let mut unsettled = false;
     if ready_at.is_some() {
-        sent = type_keys(&keyboard, (before, &strokes), || over(deadline))?;
+        sent = type_keys(&desk, (before, &strokes), || over(deadline))?;
         if deadline.is_none() {
             unsettled = !settle(cmd.0, last_change, || over(None));
         }
@@ -304,13 +514,14 @@ pub(super) fn measure(
         .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
         .context("watching the terminal's window")?;
     let (way, sightings) = (inside.way(), inside.finish());
-    drop(server);
+    let desktop = desk.desktop();
+    drop(desk);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
     let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), (way, fix));
     Ok(PixelRun {
         terminal,
-        display: args.display.clone(),
+        desktop,
         size: args.size,
         seconds,
         timeline: Timeline {
@@ -427,6 +638,26 @@ pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), 
     if args.profile.is_some() {
         return Err(format!(
             "wrap --terminal {name} --profile: not together yet (profile the keys headless)"
+        ));
+    }
+    if args.refresh.is_some() && args.wayland_refresh().is_none() {
+        return Err(format!(
+            "wrap --terminal {name} --refresh: the refresh rate is the Wayland output's: add --wayland (foot, kitty, alacritty)"
+        ));
+    }
+    if terminal.wayland_only() && args.display.is_some() {
+        return Err(format!(
+            "wrap --terminal {name} --display: {name} runs on Wayland only, on flushlab's own compositor; --display names an X display (xterm, st, alacritty, kitty, urxvt, mlterm)"
+        ));
+    }
+    if args.wayland
+        && matches!(
+            terminal,
+            Terminal::Xterm | Terminal::St | Terminal::Urxvt | Terminal::Mlterm
+        )
+    {
+        return Err(format!(
+            "wrap --terminal {name} --wayland: {name} draws through X11 only; on Wayland: foot, kitty, alacritty"
         ));
     }
     if args.reader != crate::results::conditions::ReaderModel::Drain {

@@ -19,8 +19,14 @@ pub struct PixelReport {
     pub version: &'static str,
     pub command: Vec<String>,
     pub terminal: Terminal,
-    /// The X display the terminal ran on: `own-xvfb` for flushlab's own X server.
+    /// Where the terminal ran: `own-xvfb` (flushlab's own X server), an X display's name, or
+    /// `own-sway` (flushlab's own headless Wayland compositor).
     pub display: String,
+    /// On Wayland, the output's refresh rate (Hz): a key's pixels wait for its next commit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_hz: Option<u32>,
+    #[serde(skip)]
+    desktop: super::in_terminal::Desktop,
     pub cols: u16,
     pub rows: u16,
     pub seconds: f64,
@@ -57,7 +63,12 @@ impl PixelReport {
             version: env!("CARGO_PKG_VERSION"),
             command: args.command_words(),
             terminal: run.terminal,
-            display: run.display.clone().unwrap_or_else(|| "own-xvfb".to_owned()),
+            display: run.desktop.name().to_owned(),
+            refresh_hz: match run.desktop {
+                super::in_terminal::Desktop::OwnSway { refresh_hz } => Some(refresh_hz),
+                _ => None,
+            },
+            desktop: run.desktop.clone(),
             cols: run.size.0,
             rows: run.size.1,
             seconds: run.seconds,
@@ -90,15 +101,12 @@ impl PixelReport {
     /// The summary printed after the run.
     pub fn summary(&self) -> String {
         let mut out = format!(
-            "wrap {} in {} {}x{} ({}, keys typed as X key events): {} s, CMD made {} terminal write(2), {} B",
+            "wrap {} in {} {}x{} ({}): {} s, CMD made {} terminal write(2), {} B",
             printable(&self.command.join(" ")),
             self.terminal.name(),
             self.cols,
             self.rows,
-            match self.display.as_str() {
-                "own-xvfb" => "flushlab's Xvfb".to_owned(),
-                other => format!("on {}", printable(other)),
-            },
+            self.desktop.said(),
             crate::units::count(self.seconds),
             thousands(self.terminal_write_calls),
             thousands(self.terminal_bytes_written),
