@@ -1,9 +1,11 @@
-//! `wrap --terminal`: keys typed into a real terminal (xterm on Xvfb) as X key events, the
-//! window's changes timed through DAMAGE. The truths are outside flushlab: the bytes a program
-//! read (it logs them), and the program's own stamps of each frame (tests/corpus/stages.c).
+//! `wrap --terminal`: keys typed into a real terminal — xterm on Xvfb as X key events, its
+//! window's changes timed through DAMAGE; foot on flushlab's headless Wayland compositor (sway)
+//! through a virtual keyboard, its region copied at each change (wlr-screencopy). The truths
+//! are outside flushlab: the bytes a program read (it logs them), and the program's own stamps
+//! of each frame (tests/corpus/stages.c).
 //!
-//! Needs Xvfb and xterm (`.ci/run` installs them); elsewhere the tests say why they did not run,
-//! and under `CI=true` a missing program fails them.
+//! Needs Xvfb and xterm, sway and foot (`.ci/run` installs them); elsewhere the tests say why
+//! they did not run, and under `CI=true` a missing program fails them.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
 #![allow(clippy::too_many_lines)]
@@ -21,6 +23,19 @@ fn flushlab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_flushlab"))
 }
 
+/// The terminals typed into here: xterm on X11 and foot on Wayland, each where what it needs
+/// is installed (under CI both must be).
+fn terminals() -> Vec<&'static str> {
+    [
+        ("xterm", &["Xvfb", "xterm"][..]),
+        ("foot", &["sway", "swaymsg", "foot", "setpriv"][..]),
+    ]
+    .into_iter()
+    .filter(|(_, needs)| common::has_programs(needs))
+    .map(|(terminal, _)| terminal)
+    .collect()
+}
+
 /// Whether Xvfb and xterm are here; under CI they must be.
 fn can_type() -> bool {
     common::has_programs(&["Xvfb", "xterm"])
@@ -30,18 +45,21 @@ fn can_type() -> bool {
 /// cursor-key modes: the bytes it read are the bytes the key language gives each key (xterm's).
 #[test]
 fn every_typed_key_reaches_the_program_once_and_in_order() {
-    if !can_type() {
-        return;
+    for terminal in terminals() {
+        every_key_reaches(terminal);
     }
+}
+
+fn every_key_reaches(terminal: &str) {
     let program = common::c_program("typed");
     let script = "aZ1~<Down><Up><Left><Right><Home><End><PageUp><PageDown><Insert><Delete>\
                   <Enter><Tab><BackTab><Backspace><C-x><C-a><M-f><F1><F5><F12><Space><lt>@20ms q";
     let parsed = flushlab::keyscript::KeyScript::parse(script).unwrap();
     for (mode, application_cursor) in [("normal", false), ("app", true)] {
-        let log = common::scratch(&format!("typed-{mode}.log"));
-        let json = common::scratch(&format!("typed-{mode}.json"));
+        let log = common::scratch(&format!("typed-{terminal}-{mode}.log"));
+        let json = common::scratch(&format!("typed-{terminal}-{mode}.json"));
         let out = flushlab()
-            .args(["wrap", "--terminal", "xterm", "--size", "80x24", "--keys"])
+            .args(["wrap", "--terminal", terminal, "--size", "80x24", "--keys"])
             .arg(script)
             .arg("--export-json")
             .arg(&json)
@@ -53,7 +71,7 @@ fn every_typed_key_reaches_the_program_once_and_in_order() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{mode}: {stderr}");
+        assert!(out.status.success(), "{terminal} {mode}: {stderr}");
         let modes = flushlab::keyscript::KeyModes {
             application_cursor,
             ..Default::default()
@@ -65,10 +83,25 @@ fn every_typed_key_reaches_the_program_once_and_in_order() {
             .map(|b| format!("{b:02x}"))
             .collect();
         let read = std::fs::read_to_string(&log).unwrap();
-        assert_eq!(read, expected, "{mode}: the bytes the program read");
+        assert_eq!(
+            read, expected,
+            "{terminal} {mode}: the bytes the program read"
+        );
         let report: Value = common::read_json(&json);
         assert_eq!(report["keys"]["sent"], keys.len(), "{mode}: {report}");
-        assert_eq!(report["terminal"], "xterm");
+        assert_eq!(report["terminal"], terminal);
+        // Every key answered (the last too: a program ended while it waits keeps its frame).
+        let answered = report["keys"]["each"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["frames"].as_u64() >= Some(1))
+            .count();
+        assert!(
+            answered + 1 >= keys.len(),
+            "{terminal} {mode}: {answered} of {} keys answered: {stderr}",
+            keys.len()
+        );
     }
 }
 
@@ -78,9 +111,12 @@ fn every_typed_key_reaches_the_program_once_and_in_order() {
 /// clock; wrap's frame end is the program's own.
 #[test]
 fn pixels_come_after_the_programs_own_writes() {
-    if !can_type() {
-        return;
+    for terminal in terminals() {
+        pixels_after_writes(terminal);
     }
+}
+
+fn pixels_after_writes(terminal: &str) {
     let program = common::c_program("stages");
     let script = |size| {
         if size == "80x24" {
@@ -90,12 +126,12 @@ fn pixels_come_after_the_programs_own_writes() {
         }
     };
     for size in ["80x24", "200x60"] {
-        let log = common::scratch(&format!("stages-pixels-{size}.log"));
-        let json = common::scratch(&format!("stages-pixels-{size}.json"));
-        let trace = common::scratch(&format!("stages-pixels-{size}.trace.json"));
-        let plot = common::scratch(&format!("stages-pixels-{size}.svg"));
+        let log = common::scratch(&format!("stages-pixels-{terminal}-{size}.log"));
+        let json = common::scratch(&format!("stages-pixels-{terminal}-{size}.json"));
+        let trace = common::scratch(&format!("stages-pixels-{terminal}-{size}.trace.json"));
+        let plot = common::scratch(&format!("stages-pixels-{terminal}-{size}.svg"));
         let out = flushlab()
-            .args(["wrap", "--terminal", "xterm", "--size", size])
+            .args(["wrap", "--terminal", terminal, "--size", size])
             // xterm takes a 200x60 frame of 12,000 writes in 50–80 ms, 150 ms and more on a
             // machine running a test suite beside it: keys far enough apart not to queue.
             .args(["--keys", script(size), "--export-json"])
@@ -112,6 +148,7 @@ fn pixels_come_after_the_programs_own_writes() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
+        let size = &format!("{terminal} {size}");
         assert!(out.status.success(), "{size}: {stderr}");
         // The program's own: one line a read that took keys (read, first write, last write).
         let own: Vec<Vec<u64>> = std::fs::read_to_string(&log)
@@ -214,14 +251,17 @@ fn trace_and_plot_show_the_paint(
 /// `BufWriter`, read back from the window's pixels at each key's last change.
 #[test]
 fn the_picture_after_each_key_is_the_frame_drawn_for_it() {
-    if !can_type() {
-        return;
+    for terminal in terminals() {
+        each_picture_is_its_frame(terminal);
     }
+}
+
+fn each_picture_is_its_frame(terminal: &str) {
     let program = example::example_path("keyed_ratatui");
     for writer in ["stderr", "bufwriter"] {
-        let json = common::scratch(&format!("markers-{writer}.json"));
+        let json = common::scratch(&format!("markers-{terminal}-{writer}.json"));
         let out = flushlab()
-            .args(["wrap", "--terminal", "xterm", "--size", "120x40"])
+            .args(["wrap", "--terminal", terminal, "--size", "120x40"])
             .args(["--keys", "j*6@600ms q", "--export-json"])
             .arg(&json)
             .arg("--")
@@ -231,6 +271,7 @@ fn the_picture_after_each_key_is_the_frame_drawn_for_it() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
+        let writer = format!("{terminal} {writer}");
         assert!(out.status.success(), "{writer}: {stderr}");
         let report: Value = common::read_json(&json);
         let shown: Vec<Value> = report["keys"]["each"]
