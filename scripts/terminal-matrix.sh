@@ -9,10 +9,10 @@
 # `script`, which answers no queries. --install installs the Debian packages first (root).
 # Each tour checks inside its terminal that the size really is COLSxROWS before measuring.
 # --paint adds the frames each X terminal painted (`flushlab paint`, sync off and on) as
-# DIR/paint.md and DIR/paint.json. --keys adds key→pixel in each X terminal (`flushlab wrap
-# --terminal`, keys typed as X key events): a ratatui program with its own BufWriter
-# (examples/keyed_ratatui) and the floor (a raw `cat` echoing each key in one write), as
-# DIR/keys.md and DIR/keys-*.json. Only processes this script started are stopped.
+# DIR/paint.md and DIR/paint.json. --keys adds key→pixel in each terminal on each path it draws
+# through (`flushlab wrap --terminal`: X11, keys typed as X key events; Wayland, `--wayland`):
+# a ratatui program with its own BufWriter (examples/keyed_ratatui) and the floor (a raw `cat`
+# echoing each key in one write), as DIR/keys.md and DIR/keys-*.json. Only processes this script started are stopped.
 set -euo pipefail
 
 die() { echo "terminal-matrix: $*" >&2; exit 1; }
@@ -53,7 +53,7 @@ if $install; then
     echo "+ apt-get install (terminals, Xvfb, fonts)"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        xvfb xauth xterm rxvt-unicode stterm mlterm alacritty kitty weston foot \
+        xvfb xauth xterm rxvt-unicode stterm mlterm alacritty kitty weston foot sway \
         fonts-dejavu-core tmux libgl1-mesa-dri libegl-mesa0 x11-utils bsdutils >/dev/null
 fi
 
@@ -196,44 +196,62 @@ if $paint; then
 fi
 
 if $keys; then
+    # Each terminal on each path it draws through: X11 (Xvfb, XTEST, DAMAGE) and Wayland
+    # (flushlab's headless sway, a virtual keyboard, wlr-screencopy; its output at 60 Hz).
     typed=()
     for t in "${terminals[@]}"; do
-        case "$t" in xterm|st|alacritty|kitty|urxvt|mlterm) ;; *) continue ;; esac
-        for subject in floor program; do
-            report="$out/keys-$t-$subject.json"
-            rm -f "$report"
-            if [[ $subject == floor ]]; then
-                script='j*30@100ms'
-                cmd=(sh -c 'stty raw -echo; exec cat')
-            else
-                script='j*20@300ms q'
-                cmd=("$root/target/release/examples/keyed_ratatui" bufwriter)
-            fi
-            echo "+ flushlab wrap --terminal $t --size $size --keys '$script' -- ${cmd[*]}"
-            "$bin" wrap --terminal "$t" --size "$size" --keys "$script" --export-json "$report" \
-                -- "${cmd[@]}" 2>/dev/null || echo "  $t: wrap --terminal failed (not installed?)"
+        case "$t" in
+            xterm|st|urxvt|mlterm) paths=(x11) ;;
+            alacritty|kitty) paths=(x11 wayland) ;;
+            foot) paths=(wayland) ;;
+            *) continue ;;
+        esac
+        for path in "${paths[@]}"; do
+            flags=()
+            [[ $path == wayland ]] && flags=(--wayland)
+            for subject in floor program; do
+                report="$out/keys-$t-$path-$subject.json"
+                rm -f "$report"
+                if [[ $subject == floor ]]; then
+                    script='j*30@100ms'
+                    cmd=(sh -c 'stty raw -echo; exec cat')
+                else
+                    script='j*20@300ms q'
+                    cmd=("$root/target/release/examples/keyed_ratatui" bufwriter)
+                fi
+                echo "+ flushlab wrap --terminal $t ${flags[*]} --size $size --keys '$script' -- ${cmd[*]}"
+                "$bin" wrap --terminal "$t" "${flags[@]}" --size "$size" --keys "$script" \
+                    --export-json "$report" -- "${cmd[@]}" 2>/dev/null ||
+                    echo "  $t ($path): wrap --terminal failed (not installed, or no GL here?)"
+            done
+            [[ -s "$out/keys-$t-$path-program.json" && -s "$out/keys-$t-$path-floor.json" ]] &&
+                typed+=("$t:$path")
         done
-        [[ -s "$out/keys-$t-program.json" && -s "$out/keys-$t-floor.json" ]] && typed+=("$t")
     done
     if ((${#typed[@]})); then
         python3 - "$out" "$size" "${typed[@]}" > "$out/keys.md" <<'PY'
 import json, sys
-out, size, terminals = sys.argv[1], sys.argv[2], sys.argv[3:]
+out, size, runs = sys.argv[1], sys.argv[2], sys.argv[3:]
 ms = lambda v: f"{v:.2f}" if v < 10 else f"{v:.1f}"
-print(f"key→pixel at {size}: keys typed as X key events, the window's changes (DAMAGE); ms, p50 / p95\n")
-print("| terminal | floor: raw cat, last pixel | ratatui + BufWriter: first pixel | last pixel | key→frame (inside) | paint |")
-print("|---|---|---|---|---|---|")
-for t in terminals:
-    floor = json.load(open(f"{out}/keys-{t}-floor.json"))["keys"]
-    prog = json.load(open(f"{out}/keys-{t}-program.json"))["keys"]
+print(f"key→pixel at {size}: X11 — keys typed as X key events, the window's changes (DAMAGE); "
+      f"Wayland — flushlab's headless sway (software rendering), a virtual keyboard, the "
+      f"window's region copied at each commit (wlr-screencopy); ms, p50 / p95\n")
+print("| terminal | path | floor: raw cat, last pixel | ratatui + BufWriter: first pixel | last pixel | key→frame (inside) | paint |")
+print("|---|---|---|---|---|---|---|")
+for run in runs:
+    t, path = run.split(":")
+    floor = json.load(open(f"{out}/keys-{t}-{path}-floor.json"))
+    prog = json.load(open(f"{out}/keys-{t}-{path}-program.json"))
+    shown = "X11" if path == "x11" else f"Wayland, {prog.get('refresh_hz')} Hz"
+    floor, prog = floor["keys"], prog["keys"]
     pair = lambda p: f"{ms(p['p50'])} / {ms(p['p95'])}" if p else "unknown"
     px = lambda k, edge: pair((k.get("pixels_ms") or {}).get(edge))
     paint = (prog.get("stages_ms") or {}).get("paint")
-    print(f"| {t} | {px(floor, 'last')} | {px(prog, 'first')} | {px(prog, 'last')} | "
+    print(f"| {t} | {shown} | {px(floor, 'last')} | {px(prog, 'first')} | {px(prog, 'last')} | "
           f"{pair(prog.get('key_to_frame_ms'))} | {pair(paint)} |")
 PY
         echo "  key→pixel: $out/keys.md"
     else
-        echo "no X terminal was typed into: no key→pixel table"
+        echo "no terminal was typed into: no key→pixel table"
     fi
 fi

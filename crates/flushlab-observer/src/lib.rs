@@ -230,14 +230,14 @@ fn collect(
         };
         if !ready {
             if stop.load(Ordering::Relaxed) {
-                sightings.close(monotonic_ns());
+                sightings.close(now_ns());
                 return Ok(sightings);
             }
             continue;
         }
         let n = match channel.read(&mut buf) {
             Ok(0) => {
-                sightings.close(monotonic_ns());
+                sightings.close(now_ns());
                 return Ok(sightings);
             }
             Ok(n) => n,
@@ -260,13 +260,6 @@ fn collect(
         }
         pending.drain(..whole);
     }
-}
-
-/// CLOCK_MONOTONIC now, nanoseconds: the observers' clock.
-fn monotonic_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    u64::try_from(t.tv_sec).unwrap_or_default() * 1_000_000_000
-        + u64::try_from(t.tv_nsec).unwrap_or_default()
 }
 
 /// The size of one record on the wire (`struct record` in observer.c).
@@ -684,8 +677,46 @@ mod tests {
             panic!("not a read");
         };
         assert_eq!((r.tid, r.start_ns, r.end_ns), (9, 300, 400));
-        assert_eq!(Record::parse(&wire(9, 1, 1, 0, 0, 0)), None);
+        assert_eq!(Record::parse(&wire(10, 1, 1, 0, 0, 0)), None);
         assert_eq!(Record::parse(&[0u8; 10]), None);
+    }
+
+    /// A wait begun with writes before it (WAITING) is said again by its WAIT, and dropped
+    /// then; one whose thread never returned (ended with the run) is a wait until the end.
+    #[test]
+    fn a_wait_still_going_at_the_end_keeps_the_writes_before_it() {
+        let mut seen = Sightings::default();
+        for record in [
+            wire(9 | 2 << 16, 7, 8, 3, 100, 100),
+            wire(2 | 2 << 16, 7, 8, 3, 100, 200),
+            wire(9 | 7 << 16, 7, 8, 1, 300, 300),
+            wire(9 | 1 << 16, 7, 9, 2, 250, 250),
+        ] {
+            seen.add(Record::parse(&record).unwrap());
+        }
+        assert_eq!(seen.waits.len(), 1);
+        seen.close(1_000);
+        let ends: Vec<(u32, u64, u64, u64, u16)> = seen
+            .waits
+            .iter()
+            .map(|w| (w.tid, w.writes, w.start_ns, w.end_ns, w.how))
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                (8, 3, 100, 200, 2),
+                (8, 1, 300, 1_000, 7),
+                (9, 2, 250, 1_000, 1)
+            ]
+        );
+        assert!(seen.waiting.is_empty());
+        assert_eq!(seen.writes(), (6, 60));
+        // A tail (exit) says them too.
+        let mut ended = Sightings::default();
+        ended.add(Record::parse(&wire(9, 7, 8, 3, 100, 100)).unwrap());
+        ended.add(Record::parse(&wire(3, 7, 8, 3, 150, 150)).unwrap());
+        ended.close(1_000);
+        assert_eq!((ended.waits.len(), ended.tails.len()), (0, 1));
     }
 
     #[test]
@@ -723,6 +754,11 @@ mod tests {
             Record::Read(Wait {
                 how: 0,
                 timed_out: false,
+                ..w
+            }),
+            Record::Waiting(Wait {
+                timed_out: false,
+                traced: false,
                 ..w
             }),
             Record::Fork { pid: 8, parent: 7 },
