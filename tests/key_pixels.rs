@@ -359,4 +359,101 @@ fn what_cannot_be_typed_or_run_is_one_line() {
         stderr.contains("Xvfb is not installed") && stderr.contains("apt-get install xvfb"),
         "{stderr}"
     );
+    // foot without sway on PATH: the package named, nothing started.
+    let out = flushlab()
+        .args([
+            "wrap",
+            "--terminal",
+            "foot",
+            "--keys",
+            "j q",
+            "--",
+            "/usr/bin/cat",
+        ])
+        .env("PATH", &*bin)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("sway is not installed") && stderr.contains("apt-get install sway"),
+        "{stderr}"
+    );
+}
+
+/// wrap killed (SIGKILL, no way to clean up) in the middle of a run in foot: the compositor
+/// dies with it (setpriv's parent-death signal), the terminal with its display, CMD with its
+/// terminal; the next run removes the runtime directory the killed one left.
+#[test]
+fn a_killed_wrap_leaves_no_compositor_terminal_or_program() {
+    if !terminals().contains(&"foot") {
+        return;
+    }
+    // A CMD found by its own words: `sleep` with a length no other test uses.
+    let mut wrap = flushlab()
+        .args(["wrap", "--terminal", "foot", "--size", "80x24"])
+        .args(["--keys", "j*100@1s", "--", "sh", "-c", "exec sleep 4242"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = |words: &str| {
+        Command::new("pgrep")
+            .args(["-f", words])
+            .output()
+            .is_ok_and(|o| !o.stdout.is_empty())
+    };
+    let dir_of = |pid: u32| {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("flushlab-wayland-{pid}-")))
+            })
+    };
+    let pid = wrap.id();
+    common::wait_for(std::time::Duration::from_secs(20), "CMD in foot", || {
+        running("sleep 4242").then_some(())
+    });
+    let dir = dir_of(pid).expect("the compositor's runtime directory");
+    let dir_words = dir.to_string_lossy().into_owned();
+    assert!(
+        running(&dir_words),
+        "sway runs with its configuration there"
+    );
+    wrap.kill().unwrap();
+    wrap.wait().unwrap();
+    common::wait_for(std::time::Duration::from_secs(5), "all gone", || {
+        // foot's command line holds CMD's words too.
+        (!running(&dir_words) && !running("sleep 4242")).then_some(())
+    });
+    // The next run sweeps what the killed one left.
+    assert!(dir.exists());
+    let out = flushlab()
+        .args([
+            "wrap",
+            "--terminal",
+            "foot",
+            "--keys",
+            "j",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("stty raw -echo; exec cat")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.exists(), "{} left behind", dir.display());
 }

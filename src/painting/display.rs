@@ -136,20 +136,40 @@ impl Terminal {
 /// A child in its own process group, which is ended (TERM, then KILL after a second) and
 /// reaped when this is dropped.
 #[derive(Debug)]
-pub struct Group(Child);
+pub struct Group {
+    child: Child,
+    /// What it said on stderr, where that was kept ([`launch`]: a terminal's).
+    said: Option<std::fs::File>,
+}
 
 impl Group {
     pub(crate) fn spawn(command: &mut Command) -> std::io::Result<Group> {
-        command.process_group(0).spawn().map(Group)
+        command
+            .process_group(0)
+            .spawn()
+            .map(|child| Group { child, said: None })
+    }
+
+    /// The last line it said on stderr (printable), if it was kept and said anything: why a
+    /// terminal that exited at once could not run.
+    pub fn last_words(&self) -> Option<String> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = self.said.as_ref()?;
+        file.seek(SeekFrom::Start(0)).ok()?;
+        let mut text = Vec::new();
+        file.take(1 << 20).read_to_end(&mut text).ok()?;
+        let text = String::from_utf8_lossy(&text);
+        let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+        Some(crate::units::printable(line.trim()))
     }
 
     pub fn pid(&self) -> i32 {
-        self.0.id() as i32
+        self.child.id() as i32
     }
 
     /// Whether it has exited (and was reaped).
     pub fn exited(&mut self) -> bool {
-        !matches!(self.0.try_wait(), Ok(None))
+        !matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Waits up to `limit` for it to exit.
@@ -171,11 +191,11 @@ impl Drop for Group {
         if self.exited() {
             return;
         }
-        let pid = self.0.id() as i32;
+        let pid = self.child.id() as i32;
         let _ = signal_group(pid, Signal::TERM);
         if !self.wait(Duration::from_secs(1)) {
             let _ = signal_group(pid, Signal::KILL);
-            let _ = self.0.wait();
+            let _ = self.child.wait();
         }
     }
 }
@@ -233,7 +253,7 @@ impl Xvfb {
                 .stderr(Stdio::null()),
         )
         .context("starting Xvfb")?;
-        let stdout = server.0.stdout.take().context("Xvfb's stdout")?;
+        let stdout = server.child.stdout.take().context("Xvfb's stdout")?;
         let number = read_display_number(stdout, Duration::from_secs(10))?;
         Ok(Xvfb {
             display: format!(":{number}"),
@@ -304,14 +324,16 @@ pub fn launch(
         .args(terminal.args(size, command))
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    if std::env::var_os("FLUSHLAB_DEBUG_TERM").is_some() {
-        launch
-            .env("WAYLAND_DEBUG", "1")
-            .stderr(std::fs::File::create("/tmp/term-debug.log").unwrap());
-    }
-    Group::spawn(&mut launch).with_context(|| format!("starting {program}"))
+        .stdout(Stdio::null());
+    // Its stderr kept in memory: a terminal that cannot run here says why there.
+    let said = std::fs::File::from(rustix::fs::memfd_create(
+        "flushlab-terminal-stderr",
+        rustix::fs::MemfdFlags::CLOEXEC,
+    )?);
+    launch.stderr(Stdio::from(said.try_clone()?));
+    let mut group = Group::spawn(&mut launch).with_context(|| format!("starting {program}"))?;
+    group.said = Some(said);
+    Ok(group)
 }
 
 /// The display number Xvfb writes on its `-displayfd` once it accepts connections.

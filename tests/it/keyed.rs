@@ -663,6 +663,23 @@ fn a_hostile_script_is_one_line_naming_the_word() {
             "is no X display",
         ),
         (vec!["--display", ":0", "--keys", "j"], "--terminal"),
+        (
+            vec!["--terminal", "xterm", "--wayland", "--keys", "j"],
+            "draws through X11 only",
+        ),
+        (
+            vec!["--terminal", "xterm", "--refresh", "120", "--keys", "j"],
+            "add --wayland",
+        ),
+        (
+            vec!["--terminal", "foot", "--refresh", "0", "--keys", "j"],
+            "'0'",
+        ),
+        (
+            vec!["--terminal", "foot", "--display", ":0", "--keys", "j"],
+            "runs on Wayland only",
+        ),
+        (vec!["--wayland", "--keys", "j"], "--terminal"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")

@@ -244,8 +244,11 @@ impl Desk {
         )?
         .with_context(|| match holder.exited() {
             true => format!(
-                "{} exited before it showed a window (CMD ended at once, or the terminal cannot run here)",
-                terminal.name()
+                "{} exited before it showed a window: {}",
+                terminal.name(),
+                holder.last_words().unwrap_or_else(|| {
+                    "it said nothing (CMD ended at once, or the terminal cannot run here)".into()
+                })
             ),
             false => format!(
                 "{} showed no window within {} s",
