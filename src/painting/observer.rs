@@ -168,15 +168,13 @@ impl Observer {
         done: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Observed>>> {
         crate::sys::spawn_thread("paint-observer", move || {
-            let cpu = || {
-                let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
-                (user + system).as_secs_f64()
-            };
-            let (started, cpu_before) = (Instant::now(), cpu());
+            let core = CoreShare::start();
             let watch = self.watch(window)?;
             let reads = watch.reads(&strips, || done.load(std::sync::atomic::Ordering::Relaxed))?;
-            let cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
-            Ok(Observed { reads, cpu_share })
+            Ok(Observed {
+                reads,
+                cpu_share: core.share(),
+            })
         })
     }
 
@@ -210,6 +208,32 @@ impl Observer {
             damage: id,
             rearm: level == damage::ReportLevel::NON_EMPTY,
         })
+    }
+}
+
+/// The share of a core the calling thread takes from now on: a watcher's cost, said in every
+/// run that watches a window.
+pub(crate) struct CoreShare {
+    started: Instant,
+    cpu_before: f64,
+}
+
+impl CoreShare {
+    pub(crate) fn start() -> CoreShare {
+        CoreShare {
+            started: Instant::now(),
+            cpu_before: Self::cpu(),
+        }
+    }
+
+    fn cpu() -> f64 {
+        let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+        (user + system).as_secs_f64()
+    }
+
+    /// Its CPU time since [`CoreShare::start`] over the wall time.
+    pub(crate) fn share(&self) -> f64 {
+        (Self::cpu() - self.cpu_before) / self.started.elapsed().as_secs_f64().max(1e-9)
     }
 }
 
@@ -273,11 +297,7 @@ impl Watch<'_> {
         mut seen: impl FnMut(u64),
         strips: &std::sync::OnceLock<Strips>,
     ) -> anyhow::Result<Changes> {
-        let cpu = || {
-            let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
-            (user + system).as_secs_f64()
-        };
-        let (started, cpu_before) = (Instant::now(), cpu());
+        let core = CoreShare::start();
         let mut out = Changes::default();
         while let Some((first, last)) = self.next_change(&mut done)? {
             if self.rearm {
@@ -295,7 +315,7 @@ impl Watch<'_> {
                 out.frames.push((last, top.filter(|_| top == bottom)));
             }
         }
-        out.cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
+        out.cpu_share = core.share();
         Ok(out)
     }
 

@@ -33,7 +33,7 @@ use wayland_protocols_wlr::screencopy::v1::client::{
 
 use super::display::{Group, installed};
 use super::keyboard::{char_keysym, ctrl_char, named_keysym};
-use super::observer::{Changes, Strips, decode_strip};
+use super::observer::{Changes, CoreShare, Strips, decode_strip};
 use crate::keyscript::{Key, Named};
 
 /// Who the compositor runs as when wrap is root: Debian's `nobody`.
@@ -276,8 +276,8 @@ pub struct Client {
     seat: wl_seat::WlSeat,
     screencopy: screencopy::ZwlrScreencopyManagerV1,
     keyboards: keyboards::ZwpVirtualKeyboardManagerV1,
-    /// Where the globals' own events go (none that wrap reads).
-    _queue: EventQueue<Setup>,
+    /// Where the globals' and the keyboard's events go (none that wrap reads).
+    setup: EventQueue<Setup>,
 }
 
 /// The setup queue's state: nothing wrap reads of it.
@@ -335,7 +335,7 @@ impl Client {
                 .bind(&qh, 1..=1, ())
                 .map_err(|_| anyhow::anyhow!(lacks("virtual-keyboard protocol")))?,
             conn,
-            _queue: queue,
+            setup: queue,
         };
         client.sync()?;
         Ok(client)
@@ -374,7 +374,7 @@ impl Client {
         let text = keymap(&syms);
         let fd = rustix::fs::memfd_create("flushlab-keymap", rustix::fs::MemfdFlags::CLOEXEC)?;
         rustix::io::write(&fd, text.as_bytes())?;
-        let qh = self._queue.handle();
+        let qh = self.setup.handle();
         let typing = self.keyboards.create_virtual_keyboard(&self.seat, &qh, ());
         // Format 1: xkb_v1, the text with its terminating NUL.
         typing.keymap(1, fd.as_fd(), u32::try_from(text.len()).unwrap_or(u32::MAX));
@@ -620,6 +620,8 @@ impl Capture {
         Ok(Some(frame))
     }
 
+    /// A buffer the compositor asked for (`format`, size, `stride`), in a memfd of its own
+    /// that the watcher reads back with pread (no mapping: the crate has no `unsafe`).
     fn buffer(
         &self,
         format: u32,
@@ -630,16 +632,24 @@ impl Capture {
         let bytes = u64::from(stride) * u64::from(height);
         rustix::fs::ftruncate(&fd, bytes)?;
         let qh = self.queue.handle();
-        let int = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        let signed = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
         let pool = self.shm.create_pool(
             fd.as_fd(),
-            int(u32::try_from(bytes).unwrap_or(u32::MAX)),
+            signed(u32::try_from(bytes).unwrap_or(u32::MAX)),
             &qh,
             (),
         );
         let format = wl_shm::Format::try_from(format)
             .map_err(|()| anyhow::anyhow!("pixel format {format:#x}"))?;
-        let wl = pool.create_buffer(0, int(width), int(height), int(stride), format, &qh, ());
+        let wl = pool.create_buffer(
+            0,
+            signed(width),
+            signed(height),
+            signed(stride),
+            format,
+            &qh,
+            (),
+        );
         pool.destroy();
         Ok(Buffer {
             wl,
@@ -742,11 +752,7 @@ impl Capture {
         mut seen: impl FnMut(u64),
         strips: &std::sync::OnceLock<Strips>,
     ) -> anyhow::Result<Changes> {
-        let cpu = || {
-            let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
-            (user + system).as_secs_f64()
-        };
-        let (started, cpu_before) = (Instant::now(), cpu());
+        let core = CoreShare::start();
         let mut out = Changes::default();
         let mut slot = 0;
         let Some(mut pending) = self.ask(slot, true, &mut done)? else {
@@ -779,7 +785,7 @@ impl Capture {
         }
         pending.destroy();
         let _ = self.conn.flush();
-        out.cpu_share = (cpu() - cpu_before) / started.elapsed().as_secs_f64().max(1e-9);
+        out.cpu_share = core.share();
         Ok(out)
     }
 }

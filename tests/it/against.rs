@@ -129,7 +129,7 @@ fn a_stored_run_gives_advice_and_says_what_differs() {
         .unwrap();
     assert!(out.status.success());
     let (code, report, said) = against(
-        &["--size", "100x30", "--keys", "j*20@30ms q", "--rounds", "3"],
+        &["--size", "100x30", "--keys", "j*20@30ms q", "--rounds", "6"],
         stored.to_str().unwrap(),
         &[program, "poll", "4000", "rows"],
     );
@@ -140,7 +140,7 @@ fn a_stored_run_gives_advice_and_says_what_differs() {
         said.contains("another size (80x24 then, 100x30 now)"),
         "{said}"
     );
-    assert_eq!(report["new_runs"].as_array().unwrap().len(), 3);
+    assert_eq!(report["new_runs"].as_array().unwrap().len(), 6);
 }
 
 /// Slow tier: 3.0 against 3.6 ms of work a key (tests/corpus/stages.c), ten rounds: slower,

@@ -20,7 +20,7 @@ use super::running::{How, measure};
 use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, Refusal, complain};
-use crate::results::verdict::{Ratio, StageChange, Verdict, moved};
+use crate::results::verdict::{DECISIVE_ROUNDS, Ratio, StageChange, Verdict, moved};
 use crate::results::waterfall::Panel;
 use crate::units::{milliseconds, printable};
 
@@ -614,16 +614,16 @@ impl AgainstVerdict {
             moved(&named).and_then(|(name, _)| Stage::ALL.into_iter().find(|s| s.name() == name));
         let no_verdict = no_verdict(rounds);
         let answers_with_less = answers_with_less(rounds);
-        let verdict = match (&no_verdict, ratio) {
-            (Some(_), _) => None,
-            (None, None) => Some(Verdict::Inconclusive),
-            (None, Some(ratio)) => Some(match Verdict::of(ratio, threshold) {
-                Verdict::Faster | Verdict::Same if answers_with_less.is_some() => {
-                    Verdict::Inconclusive
-                }
-                v => v,
-            }),
-        };
+        let counted = pairs(&|f| f.key_to_frame_p50_ms).len();
+        let verdict =
+            no_verdict
+                .is_none()
+                .then(|| match Verdict::of_rounds(ratio, counted, threshold) {
+                    Verdict::Faster | Verdict::Same if answers_with_less.is_some() => {
+                        Verdict::Inconclusive
+                    }
+                    v => v,
+                });
         AgainstVerdict {
             measure,
             verdict,
@@ -766,12 +766,19 @@ impl Against {
                 v.measure.name()
             ),
             (None, Some(r)) => format!(
-                "{} p50, NEW over OLD: {} over {} rounds: {} (threshold ±{:.0}%)",
+                "{} p50, NEW over OLD: {} over {} rounds: {} (threshold ±{:.0}%){}",
                 v.measure.name(),
                 spread(r),
                 self.rounds.len(),
                 v.verdict.map_or("none", Verdict::name),
-                v.threshold * 100.0
+                v.threshold * 100.0,
+                if self.rounds.len() < DECISIVE_ROUNDS {
+                    format!(
+                        "; slower, faster or same needs {DECISIVE_ROUNDS} rounds or more (--rounds)"
+                    )
+                } else {
+                    String::new()
+                }
             ),
         };
         if let Some(p95) = v.p95_ratio {
@@ -872,6 +879,26 @@ mod tests {
     fn verdict(rounds: &[Round]) -> AgainstVerdict {
         let words = vec!["x".to_owned()];
         AgainstVerdict::of(rounds, (0.05, Measure::KeyToFrame), (&words, &words))
+    }
+
+    /// Too few rounds for a verdict: whatever the interval, inconclusive, and said why.
+    #[test]
+    fn fewer_rounds_than_a_verdict_needs_are_inconclusive() {
+        let r = rounds(&[((5.0, 1.0), (8.0, 4.0)); DECISIVE_ROUNDS - 1]);
+        let v = verdict(&r);
+        assert!(v.ratio.is_some_and(|ratio| ratio.low > 1.05));
+        assert_eq!(v.verdict, Some(Verdict::Inconclusive));
+        let table = Against {
+            against: v,
+            rounds: r,
+            old_runs: vec![],
+            new_runs: vec![],
+            stored: None,
+        }
+        .table("./new", (80, 24));
+        assert!(table.contains("needs 6 rounds or more"), "{table}");
+        let v = verdict(&rounds(&[((5.0, 1.0), (8.0, 4.0)); DECISIVE_ROUNDS]));
+        assert_eq!(v.verdict, Some(Verdict::Slower));
     }
 
     #[test]

@@ -775,9 +775,7 @@ impl BenchResults {
                 base: base.subject.clone(),
                 subject: row.subject.clone(),
                 ratio,
-                verdict: ratio.map_or(verdict::Verdict::Inconclusive, |r| {
-                    verdict::Verdict::of(r, KEYED_THRESHOLD)
-                }),
+                verdict: verdict::Verdict::of_rounds(ratio, pairs.len(), KEYED_THRESHOLD),
                 rounds: pairs.len(),
             });
         }
@@ -868,13 +866,13 @@ mod tests {
             row
         };
         results.results.extend([
-            keyed("old=./old", &[4.0, 4.2, 3.9, 4.1, 4.0]),
-            keyed("new=./new", &[6.0, 6.3, 5.8, 6.2, 6.0]),
+            keyed("old=./old", &[4.0, 4.2, 3.9, 4.1, 4.0, 4.1]),
+            keyed("new=./new", &[6.0, 6.3, 5.8, 6.2, 6.0, 6.1]),
         ]);
         let compared = results.keyed_by_round();
         assert_eq!(compared.len(), 1, "{compared:?}");
         let k = &compared[0];
-        assert_eq!((k.rounds, k.verdict), (5, super::verdict::Verdict::Slower));
+        assert_eq!((k.rounds, k.verdict), (6, super::verdict::Verdict::Slower));
         assert!((k.ratio.unwrap().estimate - 1.5).abs() < 0.02, "{k:?}");
         let md = String::from_utf8(
             crate::results::export::Exporter::serialize(

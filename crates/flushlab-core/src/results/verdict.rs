@@ -21,6 +21,12 @@ pub const RESAMPLES: usize = 4000;
 /// Rounds under which no interval is drawn: a resampling of fewer says little.
 pub const FEWEST_ROUNDS: usize = 3;
 
+/// Rounds under which a comparison's verdict is inconclusive whatever its interval says: ABBA
+/// cancels a drift of the machine only over pairs of rounds, and a resampling of three to five
+/// rounds draws an interval hardly wider than their spread — the same build against itself in
+/// xterm on a busy CI machine, three rounds: ×1.32 (×1.15–×1.66), which would have said "slower".
+pub const DECISIVE_ROUNDS: usize = 6;
+
 /// A ratio, NEW over OLD, and its 95% interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
@@ -50,6 +56,15 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Same => "same",
             Verdict::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// The verdict of `rounds` rounds whose ratio is `interval` (`None`: too few had both
+    /// figures): inconclusive under [`DECISIVE_ROUNDS`] whatever the interval, else [`Verdict::of`].
+    pub fn of_rounds(interval: Option<Ratio>, rounds: usize, threshold: f64) -> Verdict {
+        match interval {
+            Some(interval) if rounds >= DECISIVE_ROUNDS => Verdict::of(interval, threshold),
+            _ => Verdict::Inconclusive,
         }
     }
 
