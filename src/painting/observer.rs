@@ -367,19 +367,8 @@ impl Watch<'_> {
                 }
                 return Ok(Some(at_ns));
             }
-            let fd = conn.stream().as_fd();
-            let mut fds = [rustix::event::PollFd::new(
-                &fd,
-                rustix::event::PollFlags::IN,
-            )];
-            let timeout = rustix::event::Timespec {
-                tv_sec: 0,
-                tv_nsec: 20_000_000,
-            };
-            match rustix::event::poll(&mut fds, Some(&timeout)) {
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
+            // Events are read at the loop's top, whether this says they came or the time is up.
+            crate::sys::readable_within(conn.stream().as_fd(), Duration::from_millis(20))?;
         }
         Ok(None)
     }

@@ -678,19 +678,7 @@ impl Capture {
             let Some(guard) = self.queue.prepare_read() else {
                 continue;
             };
-            let readable = {
-                let fd = guard.connection_fd();
-                let mut fds = [rustix::event::PollFd::new(
-                    &fd,
-                    rustix::event::PollFlags::IN,
-                )];
-                let timeout = rustix::event::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 20_000_000,
-                };
-                matches!(rustix::event::poll(&mut fds, Some(&timeout)), Ok(n) if n > 0)
-            };
-            if readable {
+            if crate::sys::readable_within(guard.connection_fd(), Duration::from_millis(20))? {
                 match guard.read() {
                     Ok(_) => {}
                     Err(wayland_client::backend::WaylandError::Io(e))

@@ -876,6 +876,18 @@ mod tests {
             .collect()
     }
 
+    /// The summary's table of a verdict over `rounds`, with no runs beside it.
+    fn table_of(against: AgainstVerdict, rounds: Vec<Round>) -> String {
+        Against {
+            against,
+            rounds,
+            old_runs: vec![],
+            new_runs: vec![],
+            stored: None,
+        }
+        .table("./new", (80, 24))
+    }
+
     fn verdict(rounds: &[Round]) -> AgainstVerdict {
         let words = vec!["x".to_owned()];
         AgainstVerdict::of(rounds, (0.05, Measure::KeyToFrame), (&words, &words))
@@ -888,14 +900,7 @@ mod tests {
         let v = verdict(&r);
         assert!(v.ratio.is_some_and(|ratio| ratio.low > 1.05));
         assert_eq!(v.verdict, Some(Verdict::Inconclusive));
-        let table = Against {
-            against: v,
-            rounds: r,
-            old_runs: vec![],
-            new_runs: vec![],
-            stored: None,
-        }
-        .table("./new", (80, 24));
+        let table = table_of(v, r);
         assert!(table.contains("needs 6 rounds or more"), "{table}");
         let v = verdict(&rounds(&[((5.0, 1.0), (8.0, 4.0)); DECISIVE_ROUNDS]));
         assert_eq!(v.verdict, Some(Verdict::Slower));
@@ -915,14 +920,7 @@ mod tests {
             .unwrap()
             .change;
         assert_eq!(drain.verdict, None, "0.01 ms either way is no change");
-        let table = Against {
-            against: v,
-            rounds: r,
-            old_runs: vec![],
-            new_runs: vec![],
-            stored: None,
-        }
-        .table("./new", (80, 24));
+        let table = table_of(v, r);
         assert!(
             table.contains("slower") && table.contains("emit moved"),
             "{table}"

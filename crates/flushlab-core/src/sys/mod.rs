@@ -34,6 +34,22 @@ where
         })
 }
 
+/// Whether `fd` has something to read within `limit` (a signal that cuts the wait short says
+/// no): how a watcher waits for its display's next event and still looks at its stop flag.
+pub fn readable_within(fd: std::os::fd::BorrowedFd<'_>, limit: Duration) -> std::io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let timeout = Timespec::try_from(limit).unwrap_or(Timespec {
+        tv_sec: 1,
+        tv_nsec: 0,
+    });
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(n) => Ok(n > 0),
+        Err(rustix::io::Errno::INTR) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// A thread's time so far on a CPU and runnable but waiting for one, from its `schedstat`
 /// (nanoseconds, `/proc/thread-self/schedstat` or `/proc/self/task/TID/schedstat`).
 fn schedstat(path: &str) -> Option<(Duration, Duration)> {
