@@ -457,3 +457,164 @@ fn a_killed_wrap_leaves_no_compositor_terminal_or_program() {
     );
     assert!(!dir.exists(), "{} left behind", dir.display());
 }
+
+/// A sway session someone else runs (here one this test starts: two outputs, windows tiled
+/// with borders, the second output focused), for `--wayland-display`.
+struct Session {
+    sway: std::process::Child,
+    dir: common::Scratch,
+}
+
+impl Session {
+    fn start() -> Session {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = common::scratch_dir("sway-session");
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+        std::fs::set_permissions(&*dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(
+            dir.join("sway.conf"),
+            "output HEADLESS-1 mode --custom 1280x720@60Hz position 0 0\n\
+             output HEADLESS-2 mode --custom 1920x1080@75Hz position 1280 0\n\
+             focus output HEADLESS-2\n",
+        )
+        .unwrap();
+        // sway refuses root: as `nobody`, the directory its own.
+        let mut command = Command::new("setpriv");
+        if root {
+            std::os::unix::fs::chown(&*dir, Some(65534), Some(65534)).unwrap();
+            command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        }
+        let sway = command
+            .args(["--pdeathsig", "KILL", "--", "sway", "-c"])
+            .arg(dir.join("sway.conf"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap())
+            .env("HOME", &*dir)
+            .env("XDG_RUNTIME_DIR", &*dir)
+            .env("WLR_BACKENDS", "headless")
+            .env("WLR_HEADLESS_OUTPUTS", "2")
+            .env("WLR_RENDERER", "pixman")
+            .env("WLR_LIBINPUT_NO_DEVICES", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let session = Session { sway, dir };
+        common::wait_for(std::time::Duration::from_secs(10), "sway's sockets", || {
+            (session.dir.join("wayland-1").exists() && session.ipc().is_some()).then_some(())
+        });
+        session
+    }
+
+    fn ipc(&self) -> Option<std::path::PathBuf> {
+        std::fs::read_dir(&*self.dir)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".sock"))
+    }
+
+    /// wrap on this session, its display named as `WAYLAND_DISPLAY` names it.
+    fn wrap(&self) -> Command {
+        let mut wrap = flushlab();
+        wrap.args(["wrap", "--wayland-display", "wayland-1"])
+            .env("XDG_RUNTIME_DIR", &*self.dir)
+            .env("SWAYSOCK", self.ipc().unwrap())
+            .stdin(Stdio::null());
+        wrap
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.sway.kill();
+        let _ = self.sway.wait();
+    }
+}
+
+/// `--wayland-display`: foot on a running session whose windows tile, on its second output;
+/// floated at the size asked for, typed into, and its pixels read where sway placed it (the
+/// frame markers read back); the output's refresh as the session has it; the session left
+/// running, nothing of the run's left on it.
+#[test]
+fn a_terminal_on_a_running_sway_session() {
+    if !terminals().contains(&"foot") {
+        return;
+    }
+    let session = Session::start();
+    let json = common::scratch("session-markers.json");
+    let out = session
+        .wrap()
+        .args(["--terminal", "foot", "--size", "120x40"])
+        .args(["--keys", "j*4@500ms q", "--export-json"])
+        .arg(&json)
+        .arg("--")
+        .arg(example::example_path("keyed_ratatui"))
+        .args(["bufwriter", "markers"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the sway session at") && stderr.contains("output HEADLESS-2 at 75 Hz"),
+        "{stderr}"
+    );
+    let report: Value = common::read_json(&json);
+    assert_eq!(report["refresh_hz"], 75);
+    assert!(
+        report["display"].as_str().unwrap().ends_with("/wayland-1"),
+        "{report}"
+    );
+    let shown: Vec<Value> = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["key"] == "j")
+        .map(|k| k["pixels_ms"]["frame_shown"].clone())
+        .collect();
+    assert_eq!(
+        shown,
+        (1..=4).map(Value::from).collect::<Vec<_>>(),
+        "{stderr}"
+    );
+    // The size CMD sees when the keys come, and every key, once, in order.
+    let log = common::scratch("session-size.log");
+    let out = session
+        .wrap()
+        .args(["--terminal", "foot", "--size", "100x30", "--keys", "a b"])
+        .args(["--", "sh", "-c"])
+        .arg(
+            "stty raw -echo; while :; do k=$(dd bs=1 count=1 2>/dev/null); \
+             echo \"$k $(stty size)\" >> \"$SIZE_LOG\"; echo x; done",
+        )
+        .env("SIZE_LOG", &*log)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(&*log).unwrap(),
+        "a 30 100\nb 30 100\n",
+        "{stderr}"
+    );
+    // The session goes on, with no window of the run's left on it.
+    let tree = Command::new("swaymsg")
+        .arg("-s")
+        .arg(session.ipc().unwrap())
+        .args(["-r", "-t", "get_tree"])
+        .output()
+        .unwrap();
+    assert!(
+        tree.status.success(),
+        "the session ends with its owner, not with wrap"
+    );
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    assert!(
+        !tree.contains("\"foot\""),
+        "a window left on the session: {tree}"
+    );
+}

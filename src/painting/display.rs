@@ -60,8 +60,14 @@ impl Terminal {
         }
     }
 
-    /// The arguments that open a `cols`x`rows` window running `command`.
-    fn args(self, (cols, rows): (u16, u16), command: &[OsString]) -> Vec<OsString> {
+    /// The arguments that open a `cols`x`rows` window running `command`, on Wayland with
+    /// `app_id` (the window rule that floats it names it).
+    fn args(
+        self,
+        (cols, rows): (u16, u16),
+        command: &[OsString],
+        app_id: Option<&str>,
+    ) -> Vec<OsString> {
         let size = format!("{cols}x{rows}");
         let mut args: Vec<OsString> = match self {
             Terminal::Xterm => vec![
@@ -125,9 +131,21 @@ impl Terminal {
                 "--font=DejaVu Sans Mono:size=10".into(),
                 // Its own configuration only: nothing of the person's foot.ini.
                 "--config=/dev/null".into(),
-                "--".into(),
             ],
         };
+        if let Some(app_id) = app_id {
+            // foot's `--app-id`; kitty's and alacritty's `--class` is the app id on Wayland.
+            let flag = match self {
+                Terminal::Foot => "--app-id",
+                _ => "--class",
+            };
+            // Before `-e`, which ends alacritty's options.
+            let at = args.len() - usize::from(args.last().is_some_and(|a| a == "-e"));
+            args.insert(at, format!("{flag}={app_id}").into());
+        }
+        if self == Terminal::Foot {
+            args.push("--".into());
+        }
         args.extend(command.iter().cloned());
         args
     }
@@ -283,8 +301,14 @@ pub enum Screen<'a> {
     /// An X display; `own`: flushlab's Xvfb, where alacritty and kitty need Mesa's software
     /// OpenGL.
     X11 { display: &'a str, own: bool },
-    /// A Wayland display: the variables that name it (`WAYLAND_DISPLAY`, `XDG_RUNTIME_DIR`).
-    Wayland(&'a [(String, OsString)]),
+    /// A Wayland display: the variables that name it (`WAYLAND_DISPLAY`, `XDG_RUNTIME_DIR`);
+    /// `own`: flushlab's headless compositor, where kitty and alacritty need Mesa's software
+    /// OpenGL; the window's app id.
+    Wayland {
+        names: &'a [(String, OsString)],
+        own: bool,
+        app_id: &'a str,
+    },
 }
 
 /// Starts `terminal` on `screen`, `cols`x`rows`, running `command` with `env` added to the few
@@ -314,14 +338,22 @@ pub fn launch(
             }
             launch.env("DISPLAY", display);
         }
-        Screen::Wayland(names) => {
-            launch
-                .env("LIBGL_ALWAYS_SOFTWARE", "1")
-                .envs(names.iter().map(|(k, v)| (k, v)));
+        Screen::Wayland { names, own, .. } => {
+            if own {
+                launch.env("LIBGL_ALWAYS_SOFTWARE", "1");
+            }
+            launch.envs(names.iter().map(|(k, v)| (k, v)));
         }
     }
     launch
-        .args(terminal.args(size, command))
+        .args(terminal.args(
+            size,
+            command,
+            match screen {
+                Screen::Wayland { app_id, .. } => Some(app_id),
+                Screen::X11 { .. } => None,
+            },
+        ))
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::null());
@@ -388,8 +420,27 @@ mod tests {
     fn every_terminal_runs_the_command_last_and_is_told_its_size() {
         let command: Vec<OsString> = vec!["/bin/flushlab".into(), "--duration".into(), "1".into()];
         for terminal in Terminal::value_variants() {
-            let args = terminal.args((80, 24), &command);
+            let args = terminal.args((80, 24), &command, None);
             assert!(args.ends_with(&command), "{terminal:?}");
+            if matches!(
+                terminal,
+                Terminal::Foot | Terminal::Kitty | Terminal::Alacritty
+            ) {
+                // The app id among the terminal's own options, before its command.
+                let named = terminal.args((80, 24), &command, Some("flushlab-1"));
+                assert!(named.ends_with(&command), "{terminal:?}");
+                let at = named
+                    .iter()
+                    .position(|a| a.to_string_lossy().ends_with("=flushlab-1"))
+                    .unwrap();
+                let command_at = named.len() - command.len();
+                assert!(
+                    named[at + 1..command_at]
+                        .iter()
+                        .all(|a| a == "-e" || a == "--"),
+                    "{terminal:?}: {named:?}"
+                );
+            }
             let text = args
                 .iter()
                 .map(|a| a.to_string_lossy())

@@ -3,6 +3,10 @@
 //! virtual-keyboard protocol (as `wtype`) and the terminal's region of the output watched
 //! through wlr-screencopy with damage (as `grim`, once a change).
 //!
+//! `--wayland-display` runs the terminal on a sway session of the person's instead, found through
+//! sway's IPC as on the own one: the window made floating at the size it asked for and given
+//! the keyboard, its output's refresh read from sway.
+//!
 //! sway refuses to run as root ("Unable to drop root"): when wrap is root the compositor runs as
 //! `nobody` in a runtime directory of its own, while the terminal and CMD run as wrap (root may
 //! use any socket), so the observer reaches CMD as it does on X11.
@@ -99,21 +103,87 @@ impl Drop for RuntimeDir {
     }
 }
 
-/// flushlab's own headless sway: ended and its runtime directory removed when dropped.
+/// Which Wayland display a run's terminal goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Session {
+    /// flushlab's own headless sway, its output at this refresh rate (Hz).
+    Own { refresh_hz: u32 },
+    /// A running sway session: its display's socket, by name (in `XDG_RUNTIME_DIR`, as
+    /// `WAYLAND_DISPLAY` says it) or by path.
+    Running(PathBuf),
+}
+
+/// The sway a run's terminal goes on: flushlab's own (ended, its runtime directory removed,
+/// when dropped) or a running session of the person's (left as it was).
 pub struct Compositor {
-    server: Group,
     /// The display's socket (`WAYLAND_DISPLAY` may name it by its path).
     pub socket: PathBuf,
+    /// The `XDG_RUNTIME_DIR` its clients run with.
+    runtime: PathBuf,
+    /// sway's IPC socket: where the windows are, and the commands that float and focus them.
     ipc: PathBuf,
-    /// The output's refresh rate, Hz: a key's pixels wait for its next commit.
+    own: Option<Own>,
+}
+
+/// What flushlab started for its own compositor. The server goes before its directory.
+struct Own {
+    server: Group,
+    _dir: RuntimeDir,
+}
+
+/// An output of the compositor, as sway says it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub name: String,
+    /// Its mode's refresh rate, Hz (sway says mHz): a key's pixels wait for its next commit.
     pub refresh_hz: u32,
-    dir: RuntimeDir,
+    pub scale: f64,
+}
+
+/// A window's place: its region of an output (the output's own coordinates), that output;
+/// whether it floats, and whether the client's last picture has the region's size (sway's
+/// layout changes wait for the client's next picture).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    pub region: Region,
+    pub output: String,
+    pub floating: bool,
+    pub drawn: bool,
 }
 
 impl Compositor {
+    /// The compositor `session` names: flushlab's own started, or the running one found.
+    pub fn open(session: &Session) -> anyhow::Result<Compositor> {
+        match session {
+            Session::Own { refresh_hz } => Compositor::start(*refresh_hz),
+            Session::Running(name) => Compositor::running(name),
+        }
+    }
+
+    /// A running sway session's display, `name` (see [`find_session`]), once its IPC answers.
+    fn running(name: &Path) -> anyhow::Result<Compositor> {
+        let found = find_session(name).map_err(anyhow::Error::msg)?;
+        let said = crate::units::printable(&name.to_string_lossy());
+        let SessionPaths {
+            socket,
+            runtime,
+            ipc,
+        } = found;
+        let compositor = Compositor {
+            socket,
+            runtime,
+            ipc,
+            own: None,
+        };
+        compositor.outputs().with_context(|| {
+            format!("wrap --wayland-display {said}: sway's IPC socket does not answer")
+        })?;
+        Ok(compositor)
+    }
+
     /// Starts sway headless with one output at `refresh_hz`, every window floating at the size
     /// it asks for, no borders; waits until it serves its display.
-    pub fn start(refresh_hz: u32) -> anyhow::Result<Compositor> {
+    fn start(refresh_hz: u32) -> anyhow::Result<Compositor> {
         let sway = installed("sway", "sway")?;
         let root = rustix::process::geteuid().is_root();
         let dir = RuntimeDir::create(root.then_some(NOBODY))?;
@@ -124,7 +194,6 @@ impl Compositor {
                 "output * mode --custom {}x{}@{refresh_hz}Hz\n\
                  default_border none\n\
                  default_floating_border none\n\
-                 for_window [app_id=\".*\"] floating enable\n\
                  focus_follows_mouse no\n",
                 OUTPUT.0, OUTPUT.1
             ),
@@ -177,11 +246,10 @@ impl Compositor {
             std::thread::sleep(Duration::from_millis(10));
         };
         Ok(Compositor {
-            server,
             socket,
+            runtime: dir.0.clone(),
             ipc,
-            refresh_hz,
-            dir,
+            own: Some(Own { server, _dir: dir }),
         })
     }
 
@@ -189,31 +257,159 @@ impl Compositor {
     pub fn environment(&self) -> [(String, OsString); 2] {
         [
             ("WAYLAND_DISPLAY".into(), self.socket.clone().into()),
-            ("XDG_RUNTIME_DIR".into(), self.dir.0.clone().into()),
+            ("XDG_RUNTIME_DIR".into(), self.runtime.clone().into()),
         ]
     }
 
-    /// The compositor's process.
-    pub fn pid(&self) -> i32 {
-        self.server.pid()
+    /// Whether this is flushlab's own compositor (software rendering) rather than a session's.
+    pub fn own(&self) -> bool {
+        self.own.is_some()
     }
 
-    /// Where the window of process `pid` is on the output, once mapped (sway's tree, through
-    /// `swaymsg`): `None` while it has none.
-    pub fn window_of(&self, pid: i32) -> anyhow::Result<Option<Region>> {
+    /// Whether the compositor is gone: flushlab's own exited, or the session's display closed.
+    pub fn gone(&self) -> bool {
+        match &self.own {
+            Some(own) => crate::sys::process::thread_states(own.server.pid(), false)
+                .is_none_or(|threads| threads.iter().all(|t| t.state == b'Z')),
+            None => !self.socket.exists(),
+        }
+    }
+
+    /// What sway answers to `swaymsg -t <kind> [command]`, or `None` when it refuses.
+    fn ask(&self, kind: &str, command: Option<&str>) -> anyhow::Result<Option<serde_json::Value>> {
         let out = Command::new(installed("swaymsg", "sway")?)
             .arg("-s")
             .arg(&self.ipc)
-            .args(["-r", "-t", "get_tree"])
+            .args(["-r", "-t", kind])
+            .args(command)
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
-            .context("asking sway for its windows")?;
+            .context("asking sway through its IPC socket")?;
         if !out.status.success() {
             return Ok(None);
         }
-        let tree: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-        Ok(find_window(&tree, pid))
+        Ok(Some(serde_json::from_slice(&out.stdout)?))
+    }
+
+    /// Where the window of process `pid` is, once mapped (sway's tree): `None` until then.
+    pub fn window_of(&self, pid: i32) -> anyhow::Result<Option<Placed>> {
+        Ok(self
+            .ask("get_tree", None)?
+            .and_then(|tree| find_window(&tree, None, pid)))
+    }
+
+    /// A window rule: the window of `app_id` floats at the size it asks for and has the
+    /// keyboard from the moment it maps (never tiled first: a terminal resized after CMD drew
+    /// would lose the frame CMD drew). Asked before the terminal starts; the rule stays in a
+    /// running session, naming an app id no other window has.
+    pub fn float_when_mapped(&self, app_id: &str) -> anyhow::Result<()> {
+        // Two rules: one rule of two commands, asked through IPC, ends sway 1.7.
+        for then in ["floating enable", "focus"] {
+            let answer = self.ask(
+                "command",
+                Some(&format!("for_window [app_id=\"^{app_id}$\"] {then}")),
+            )?;
+            let done = answer
+                .as_ref()
+                .and_then(|a| a.as_array())
+                .is_some_and(|all| all.iter().all(|one| one["success"] == true));
+            if !done {
+                bail!("sway refused the window rule `{then}` for the terminal: {answer:?}");
+            }
+        }
+        Ok(())
+    }
+
+    /// The compositor's active outputs.
+    pub fn outputs(&self) -> anyhow::Result<Vec<Output>> {
+        let answer = self
+            .ask("get_outputs", None)?
+            .context("sway did not list its outputs")?;
+        Ok(outputs_of(&answer))
+    }
+}
+
+/// Where a running sway session's sockets are.
+#[derive(Debug)]
+pub struct SessionPaths {
+    socket: PathBuf,
+    runtime: PathBuf,
+    ipc: PathBuf,
+}
+
+/// The sockets of the running sway session whose display is `name` (a socket's name in
+/// `XDG_RUNTIME_DIR`, or its path) — its IPC socket `SWAYSOCK`, or the only one in the runtime
+/// directory — or the one line that says what is missing.
+pub fn find_session(name: &Path) -> Result<SessionPaths, String> {
+    let said = crate::units::printable(&name.to_string_lossy());
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
+    let (socket, runtime) = match (name.components().count() > 1, runtime) {
+        (true, runtime) => {
+            let parent = name.parent().unwrap_or(Path::new("/")).to_path_buf();
+            (name.to_path_buf(), runtime.unwrap_or(parent))
+        }
+        (false, Some(runtime)) => (runtime.join(name), runtime),
+        (false, None) => {
+            return Err(format!(
+                "wrap --wayland-display {said}: XDG_RUNTIME_DIR is not set: give the display's socket by its path (as /run/user/1000/wayland-1)"
+            ));
+        }
+    };
+    let is_socket = std::fs::metadata(&socket)
+        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+    if !is_socket {
+        return Err(format!(
+            "wrap --wayland-display {said}: no Wayland display at {} (WAYLAND_DISPLAY in your session names it)",
+            crate::units::printable(&socket.to_string_lossy())
+        ));
+    }
+    let ipc = std::env::var_os("SWAYSOCK")
+        .map(PathBuf::from)
+        .or_else(|| only_sway_ipc(&runtime))
+        .ok_or_else(|| {
+            format!(
+                "wrap --wayland-display {said}: wrap finds the terminal's window through sway's IPC, and finds none (SWAYSOCK is not set, and {} holds no single sway-ipc socket): sway only (Hyprland, river: not yet)",
+                crate::units::printable(&runtime.to_string_lossy())
+            )
+        })?;
+    Ok(SessionPaths {
+        socket,
+        runtime,
+        ipc,
+    })
+}
+
+/// The active outputs of sway's `get_outputs` answer.
+fn outputs_of(answer: &serde_json::Value) -> Vec<Output> {
+    answer
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["active"] != false)
+        .filter_map(|o| {
+            let millihertz = o["current_mode"]["refresh"].as_u64()?;
+            Some(Output {
+                name: o["name"].as_str()?.to_owned(),
+                refresh_hz: u32::try_from((millihertz + 500) / 1000).ok()?,
+                scale: o["scale"].as_f64().unwrap_or(1.0),
+            })
+        })
+        .collect()
+}
+
+/// The IPC socket in `runtime` when there is exactly one (`sway-ipc.UID.PID.sock`).
+fn only_sway_ipc(runtime: &Path) -> Option<PathBuf> {
+    let found: Vec<PathBuf> = std::fs::read_dir(runtime)
+        .ok()?
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            (name.starts_with("sway-ipc.") && name.ends_with(".sock")).then(|| runtime.join(name))
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
     }
 }
 
@@ -248,30 +444,65 @@ pub struct Region {
     pub height: i32,
 }
 
-/// The rectangle of the node of sway's tree that belongs to `pid`.
-fn find_window(node: &serde_json::Value, pid: i32) -> Option<Region> {
+/// A rectangle of sway's tree (`rect`, `window_rect`).
+fn rect_of(rect: &serde_json::Value) -> Option<Region> {
+    let field = |name: &str| i32::try_from(rect[name].as_i64()?).ok();
+    Some(Region {
+        x: field("x")?,
+        y: field("y")?,
+        width: field("width")?,
+        height: field("height")?,
+    })
+}
+
+/// The place of the window of `pid` in sway's tree, below `node` (on `output`, its name and
+/// layout rectangle, once an output node was passed): the view's own rectangle (`window_rect`,
+/// inside the container's borders and title) in the output's coordinates.
+fn find_window(
+    node: &serde_json::Value,
+    output: Option<(&str, Region)>,
+    pid: i32,
+) -> Option<Placed> {
+    let output = match (node["type"].as_str(), node["name"].as_str()) {
+        (Some("output"), Some(name)) => Some((name, rect_of(&node["rect"])?)),
+        _ => output,
+    };
     if node["pid"].as_i64() == Some(i64::from(pid)) {
-        let rect = &node["rect"];
-        let field = |name: &str| i32::try_from(rect[name].as_i64()?).ok();
+        let (name, screen) = output?;
+        let outer = rect_of(&node["rect"])?;
+        let inner = rect_of(&node["window_rect"]).unwrap_or(Region {
+            x: 0,
+            y: 0,
+            ..outer
+        });
+        // The client's last picture (`geometry`) is the size it was given: no change pending.
+        let drawn = rect_of(&node["geometry"])
+            .is_none_or(|g| (g.width, g.height) == (inner.width, inner.height));
         let region = Region {
-            x: field("x")?,
-            y: field("y")?,
-            width: field("width")?,
-            height: field("height")?,
+            x: outer.x + inner.x - screen.x,
+            y: outer.y + inner.y - screen.y,
+            width: inner.width,
+            height: inner.height,
         };
-        return (region.width > 0 && region.height > 0).then_some(region);
+        return (region.width > 0 && region.height > 0).then(|| Placed {
+            region,
+            output: name.to_owned(),
+            floating: node["type"] == "floating_con",
+            drawn,
+        });
     }
     ["nodes", "floating_nodes"]
         .iter()
         .filter_map(|k| node[*k].as_array())
         .flatten()
-        .find_map(|child| find_window(child, pid))
+        .find_map(|child| find_window(child, output, pid))
 }
 
 /// A client of the compositor: its output, its shared memory and the two protocols wrap needs.
 pub struct Client {
     conn: Connection,
-    output: wl_output::WlOutput,
+    /// Every output, with its name where the compositor says it (wl_output 4).
+    outputs: Vec<(wl_output::WlOutput, Option<String>)>,
     shm: wl_shm::WlShm,
     seat: wl_seat::WlSeat,
     screencopy: screencopy::ZwlrScreencopyManagerV1,
@@ -280,8 +511,28 @@ pub struct Client {
     setup: EventQueue<Setup>,
 }
 
-/// The setup queue's state: nothing wrap reads of it.
-struct Setup;
+/// The setup queue's state: the outputs' names as they are said.
+#[derive(Default)]
+struct Setup {
+    names: Vec<Option<String>>,
+}
+
+impl Dispatch<wl_output::WlOutput, usize> for Setup {
+    fn event(
+        state: &mut Self,
+        _: &wl_output::WlOutput,
+        event: wl_output::Event,
+        index: &usize,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let wl_output::Event::Name { name } = event
+            && let Some(slot) = state.names.get_mut(*index)
+        {
+            *slot = Some(name);
+        }
+    }
+}
 
 impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for Setup {
     fn event(
@@ -294,7 +545,6 @@ impl Dispatch<wl_registry::WlRegistry, GlobalListContents> for Setup {
     ) {
     }
 }
-delegate_noop!(Setup: ignore wl_output::WlOutput);
 delegate_noop!(Setup: ignore wl_shm::WlShm);
 delegate_noop!(Setup: ignore wl_seat::WlSeat);
 delegate_noop!(Setup: screencopy::ZwlrScreencopyManagerV1);
@@ -308,7 +558,7 @@ impl Client {
         let stream = UnixStream::connect(socket)
             .with_context(|| format!("connecting to the Wayland display {}", socket.display()))?;
         let conn = Connection::from_socket(stream)?;
-        let (globals, queue) =
+        let (globals, mut queue) =
             registry_queue_init::<Setup>(&conn).context("reading the Wayland display's globals")?;
         let qh = queue.handle();
         let lacks = |what: &str| {
@@ -318,10 +568,24 @@ impl Client {
                 socket.display()
             )
         };
+        let outputs: Vec<wl_output::WlOutput> = globals.contents().with_list(|list| {
+            list.iter()
+                .filter(|g| g.interface == wl_output::WlOutput::interface().name)
+                .enumerate()
+                .map(|(i, g)| globals.registry().bind(g.name, g.version.min(4), &qh, i))
+                .collect()
+        });
+        if outputs.is_empty() {
+            bail!("the Wayland display has no output");
+        }
+        let mut named = Setup {
+            names: vec![None; outputs.len()],
+        };
+        queue
+            .roundtrip(&mut named)
+            .context("reading the Wayland display's outputs")?;
         let client = Client {
-            output: globals
-                .bind(&qh, 1..=4, ())
-                .map_err(|_| anyhow::anyhow!("the Wayland display has no output"))?,
+            outputs: outputs.into_iter().zip(named.names).collect(),
             shm: globals
                 .bind(&qh, 1..=1, ())
                 .map_err(|_| anyhow::anyhow!("the Wayland display has no wl_shm"))?,
@@ -389,15 +653,30 @@ impl Client {
         ))
     }
 
-    /// A watcher of `region` of the output, on a queue of its own (for a thread of its own).
-    pub fn capture(&self, region: Region) -> anyhow::Result<Capture> {
+    /// A watcher of a window's region of its output, on a queue of its own (for a thread of
+    /// its own).
+    pub fn capture(&self, placed: &Placed) -> anyhow::Result<Capture> {
+        let output = match self.outputs.as_slice() {
+            [(only, _)] => only,
+            all => &all
+                .iter()
+                .find(|(_, name)| name.as_deref() == Some(placed.output.as_str()))
+                .with_context(|| {
+                    format!(
+                        "the Wayland display has {} outputs and names none {} (wl_output version 4 says their names)",
+                        all.len(),
+                        crate::units::printable(&placed.output)
+                    )
+                })?
+                .0,
+        };
         let queue = self.conn.new_event_queue();
         Ok(Capture {
             conn: self.conn.clone(),
-            output: self.output.clone(),
+            output: output.clone(),
             shm: self.shm.clone(),
             screencopy: self.screencopy.clone(),
-            region,
+            region: placed.region,
             queue,
             shots: Shots::default(),
             buffers: [None, None],
@@ -807,22 +1086,56 @@ mod tests {
     }
 
     #[test]
-    fn a_window_is_found_by_its_pid_among_floating_nodes() {
+    fn a_window_is_found_by_its_pid_inside_its_borders_on_its_output() {
+        let rect = |x, y, width, height| serde_json::json!({"x": x, "y": y, "width": width, "height": height});
         let tree = serde_json::json!({
-            "pid": null, "rect": {"x": 0, "y": 0, "width": 2560, "height": 1600},
-            "nodes": [{"nodes": [], "floating_nodes": [
-                {"pid": 7, "rect": {"x": 358, "y": 230, "width": 564, "height": 340}}
-            ]}]
+            "type": "root", "pid": null, "rect": rect(0, 0, 3200, 1080),
+            "nodes": [
+                {"type": "output", "name": "HEADLESS-1", "rect": rect(0, 0, 1280, 720), "nodes": []},
+                {"type": "output", "name": "HEADLESS-2", "rect": rect(1280, 0, 1920, 1080), "nodes": [
+                    {"type": "workspace", "nodes": [
+                        {"type": "con", "pid": 8, "rect": rect(1280, 25, 1920, 1055),
+                         "window_rect": rect(2, 0, 1916, 1053), "geometry": rect(0, 0, 964, 684)}
+                    ], "floating_nodes": [
+                        {"type": "floating_con", "pid": 7, "rect": rect(1756, 198, 968, 686),
+                         "window_rect": rect(2, 0, 964, 684), "geometry": rect(0, 0, 964, 684)}
+                    ]}
+                ]}
+            ]
         });
         assert_eq!(
-            find_window(&tree, 7),
-            Some(Region {
-                x: 358,
-                y: 230,
-                width: 564,
-                height: 340
+            find_window(&tree, None, 7),
+            Some(Placed {
+                region: Region {
+                    x: 478,
+                    y: 198,
+                    width: 964,
+                    height: 684
+                },
+                output: "HEADLESS-2".into(),
+                floating: true,
+                drawn: true,
             })
         );
-        assert_eq!(find_window(&tree, 8), None);
+        // Tiled, and its picture not yet the size sway gave it.
+        let tiled = find_window(&tree, None, 8).unwrap();
+        assert!(!tiled.floating && !tiled.drawn, "{tiled:?}");
+        assert_eq!(find_window(&tree, None, 9), None);
+    }
+
+    #[test]
+    fn outputs_say_their_refresh_in_hertz() {
+        let answer = serde_json::json!([
+            {"name": "HEADLESS-1", "active": true, "scale": 1.0, "current_mode": {"refresh": 59_940}},
+            {"name": "HEADLESS-2", "active": false, "scale": 2.0, "current_mode": {"refresh": 75_000}}
+        ]);
+        assert_eq!(
+            outputs_of(&answer),
+            vec![Output {
+                name: "HEADLESS-1".into(),
+                refresh_hz: 60,
+                scale: 1.0
+            }]
+        );
     }
 }

@@ -663,23 +663,6 @@ fn a_hostile_script_is_one_line_naming_the_word() {
             "is no X display",
         ),
         (vec!["--display", ":0", "--keys", "j"], "--terminal"),
-        (
-            vec!["--terminal", "xterm", "--wayland", "--keys", "j"],
-            "draws through X11 only",
-        ),
-        (
-            vec!["--terminal", "xterm", "--refresh", "120", "--keys", "j"],
-            "add --wayland",
-        ),
-        (
-            vec!["--terminal", "foot", "--refresh", "0", "--keys", "j"],
-            "'0'",
-        ),
-        (
-            vec!["--terminal", "foot", "--display", ":0", "--keys", "j"],
-            "runs on Wayland only",
-        ),
-        (vec!["--wayland", "--keys", "j"], "--terminal"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")
@@ -708,6 +691,91 @@ fn a_hostile_script_is_one_line_naming_the_word() {
         .unwrap();
     common::assert_refused(&out, "a FIFO");
     assert!(started.elapsed().as_secs() < 2, "{:?}", started.elapsed());
+}
+
+/// The Wayland flags' refusals: one line naming the flag, before anything starts.
+#[test]
+fn a_wayland_flag_that_cannot_be_is_one_line() {
+    for (flags, names) in [
+        (
+            vec!["--terminal", "xterm", "--wayland", "--keys", "j"],
+            "draws through X11 only",
+        ),
+        (
+            vec!["--terminal", "xterm", "--refresh", "120", "--keys", "j"],
+            "add --wayland",
+        ),
+        (
+            vec!["--terminal", "foot", "--refresh", "0", "--keys", "j"],
+            "'0'",
+        ),
+        (
+            vec!["--terminal", "foot", "--display", ":0", "--keys", "j"],
+            "runs on Wayland only",
+        ),
+        (vec!["--wayland", "--keys", "j"], "--terminal"),
+        (
+            vec![
+                "--terminal",
+                "xterm",
+                "--wayland-display",
+                "wayland-1",
+                "--keys",
+                "j",
+            ],
+            "draws through X11 only",
+        ),
+        (
+            vec![
+                "--terminal",
+                "foot",
+                "--wayland-display",
+                "/nonexistent/way\u{1b}land-1",
+                "--keys",
+                "j",
+            ],
+            "no Wayland display at",
+        ),
+        (
+            vec![
+                "--terminal",
+                "foot",
+                "--wayland-display",
+                "wayland-1",
+                "--refresh",
+                "120",
+                "--keys",
+                "j",
+            ],
+            "--refresh",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("wrap")
+            .args(&flags)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, names);
+        assert!(!said.contains('\u{1b}'), "{said:?}");
+    }
+    // A Wayland display whose compositor wrap cannot ask where windows are (no sway IPC).
+    let runtime = common::scratch_dir("not-sway");
+    let _display = std::os::unix::net::UnixListener::bind(runtime.join("wayland-1")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--terminal",
+            "foot",
+            "--wayland-display",
+            "wayland-1",
+        ])
+        .args(["--keys", "j", "--", "true"])
+        .env("XDG_RUNTIME_DIR", &*runtime)
+        .env_remove("SWAYSOCK")
+        .output()
+        .unwrap();
+    common::assert_refused(&out, "sway only");
 }
 
 /// wrap's stage p50s against a program's own stamps (tests/corpus/stages.c: when its read of a

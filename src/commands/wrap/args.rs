@@ -135,6 +135,13 @@ pub struct WrapArgs {
     #[arg(long, value_name = "HZ", requires = "terminal", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub refresh: Option<u32>,
 
+    /// With `--terminal`: run it on this running sway session (your desktop: watch it while it
+    /// is typed into) instead of on flushlab's own compositor: the display's socket as
+    /// `WAYLAND_DISPLAY` names it (in `XDG_RUNTIME_DIR`) or its path; sway's IPC socket from
+    /// `SWAYSOCK`
+    #[arg(long, value_name = "NAME", requires = "terminal", conflicts_with_all = ["display", "refresh"])]
+    pub wayland_display: Option<std::path::PathBuf>,
+
     /// Do not look inside CMD (frames and counts seen from outside only): `--observer none`
     #[arg(long, conflicts_with = "observer")]
     pub no_observer: bool,
@@ -186,11 +193,18 @@ impl WrapArgs {
         crate::units::one_line(&self.command_words().join(" "))
     }
 
-    /// With `--terminal`, the Wayland output's refresh rate (Hz) when the terminal runs on
-    /// flushlab's compositor (`--wayland`, or a terminal that has only Wayland); `None` on X11.
-    pub fn wayland_refresh(&self) -> Option<u32> {
+    /// With `--terminal`, the Wayland display the terminal runs on: a running session's
+    /// (`--wayland-display`), or flushlab's own compositor at `--refresh` (`--wayland`, or a
+    /// terminal that has only Wayland); `None` on X11.
+    pub fn wayland_session(&self) -> Option<crate::painting::wayland::Session> {
+        use crate::painting::wayland::Session;
+        if let Some(name) = &self.wayland_display {
+            return Some(Session::Running(name.clone()));
+        }
         let wayland = self.wayland || self.terminal.is_some_and(|t| t.wayland_only());
-        wayland.then(|| self.refresh.unwrap_or(60))
+        wayland.then(|| Session::Own {
+            refresh_hz: self.refresh.unwrap_or(60),
+        })
     }
 
     /// Rounds, as `--rounds` says or the default of what runs them.

@@ -23,7 +23,7 @@ use crate::detect::timeline::{SentKey, Timeline};
 use crate::painting::display::{self, Screen, Terminal, Xvfb};
 use crate::painting::keyboard::{self, Keyboard};
 use crate::painting::observer::{Changes, Observer, Strips, wait_for};
-use crate::painting::wayland::{self, Compositor, Region};
+use crate::painting::wayland::{self, Compositor, Placed};
 
 /// CMD is ready for keys once its threads are asleep and the window has not changed this long.
 const READY_QUIET: Duration = Duration::from_millis(100);
@@ -56,17 +56,35 @@ pub(super) enum Desktop {
     OwnXvfb,
     /// `--display`: an X display of the person's.
     X11(String),
-    /// flushlab's own headless sway, its output at this refresh rate (Hz).
-    OwnSway { refresh_hz: u32 },
+    /// A sway: flushlab's own headless one (`display` `None`) or a running session's
+    /// (`--wayland-display`); the terminal's output, its refresh rate (Hz) as sway says it.
+    Sway {
+        display: Option<String>,
+        output: String,
+        refresh_hz: u32,
+    },
 }
 
 impl Desktop {
-    /// As the JSON's `display` says it: `own-xvfb`, the X display's name, or `own-sway`.
+    /// As the JSON's `display` says it: `own-xvfb`, the X display's name, `own-sway`, or the
+    /// Wayland display's.
     pub(super) fn name(&self) -> &str {
         match self {
             Desktop::OwnXvfb => "own-xvfb",
             Desktop::X11(display) => display,
-            Desktop::OwnSway { .. } => "own-sway",
+            Desktop::Sway { display: None, .. } => "own-sway",
+            Desktop::Sway {
+                display: Some(display),
+                ..
+            } => display,
+        }
+    }
+
+    /// The Wayland output's refresh rate, Hz; `None` on X11.
+    pub(super) fn refresh_hz(&self) -> Option<u32> {
+        match self {
+            Desktop::Sway { refresh_hz, .. } => Some(*refresh_hz),
+            _ => None,
         }
     }
 
@@ -78,8 +96,21 @@ impl Desktop {
                 "on {}, keys typed as X key events",
                 crate::units::printable(display)
             ),
-            Desktop::OwnSway { refresh_hz } => format!(
+            Desktop::Sway {
+                display: None,
+                refresh_hz,
+                ..
+            } => format!(
                 "Wayland: flushlab's headless sway, software rendering, its output at {refresh_hz} Hz, keys typed through a virtual keyboard"
+            ),
+            Desktop::Sway {
+                display: Some(display),
+                output,
+                refresh_hz,
+            } => format!(
+                "Wayland: the sway session at {}, output {} at {refresh_hz} Hz, keys typed through a virtual keyboard",
+                crate::units::printable(display),
+                crate::units::printable(output)
             ),
         }
     }
@@ -118,16 +149,16 @@ enum Stroke {
     Wayland(wayland::Stroke),
 }
 
-/// The terminal's window: an X window, or its region of the Wayland output.
-#[derive(Clone, Copy)]
+/// The terminal's window: an X window, or its region of a Wayland output.
+#[derive(Clone)]
 enum Window {
     X11(x11rb::protocol::xproto::Window),
-    Wayland(Region),
+    Wayland(Placed),
 }
 
 /// Where the terminal runs, and how wrap types into it and watches it: an X display (its own
-/// Xvfb or `--display`), or a headless wlroots compositor of its own. Each holds what it
-/// started and ends it when dropped.
+/// Xvfb or `--display`), or a sway (its own headless one or `--wayland-display`). Each holds
+/// what it started and ends it when dropped.
 enum Desk {
     X11 {
         server: Option<Xvfb>,
@@ -141,19 +172,23 @@ enum Desk {
         client: wayland::Client,
         keyboard: Option<wayland::Keyboard>,
         compositor: Compositor,
+        /// The terminal's output, once its window is placed.
+        output: Option<wayland::Output>,
     },
 }
 
 impl Desk {
-    /// `--display`, `--wayland` (or a Wayland-only terminal), or flushlab's own Xvfb.
+    /// `--display`, `--wayland` (or a Wayland-only terminal), `--wayland-display`, or
+    /// flushlab's own Xvfb.
     fn open(args: &super::args::WrapArgs) -> anyhow::Result<Desk> {
-        if let Some(refresh) = args.wayland_refresh() {
-            let compositor = Compositor::start(refresh)?;
+        if let Some(session) = args.wayland_session() {
+            let compositor = Compositor::open(&session)?;
             let client = wayland::Client::connect(&compositor.socket)?;
             return Ok(Desk::Wayland {
                 client,
                 keyboard: None,
                 compositor,
+                output: None,
             });
         }
         let (server, display) = x_server(args.display.as_deref())?;
@@ -233,7 +268,18 @@ impl Desk {
             }
             Desk::Wayland { compositor, .. } => {
                 let names = compositor.environment();
-                display::launch(Screen::Wayland(&names), terminal, size, command, &[])?
+                let app_id = format!(
+                    "flushlab-{}-{}",
+                    std::process::id(),
+                    crate::sys::monotonic_ns()
+                );
+                compositor.float_when_mapped(&app_id)?;
+                let screen = Screen::Wayland {
+                    names: &names,
+                    own: compositor.own(),
+                    app_id: &app_id,
+                };
+                display::launch(screen, terminal, size, command, &[])?
             }
         };
         let pid = holder.pid();
@@ -256,6 +302,7 @@ impl Desk {
                 WINDOW_AT_MOST.as_secs()
             ),
         })?;
+        let window = self.settle_window(pid, window)?;
         let cmd = wait_for(
             Duration::from_secs(10),
             || holder.exited(),
@@ -265,23 +312,75 @@ impl Desk {
         Ok((holder, window, Cmd(cmd)))
     }
 
-    fn desktop(&self) -> Desktop {
-        match self {
+    /// On Wayland, the window's place once sway has settled it (floating, drawn at its size,
+    /// two looks 50 ms apart agree), on an output of scale 1; on X11, as it is.
+    fn settle_window(&mut self, pid: i32, window: Window) -> anyhow::Result<Window> {
+        let Desk::Wayland {
+            compositor, output, ..
+        } = self
+        else {
+            return Ok(window);
+        };
+        let mut last = None;
+        let placed = wait_for(
+            WINDOW_AT_MOST,
+            || compositor.gone(),
+            || {
+                let now = compositor.window_of(pid)?.filter(|p| p.floating && p.drawn);
+                let same = now.is_some() && now == last;
+                last = now;
+                Ok(same.then(|| last.clone()).flatten())
+            },
+        )?
+        .context("the terminal's window did not settle in its place")?;
+        let on = compositor
+            .outputs()?
+            .into_iter()
+            .find(|o| o.name == placed.output)
+            .with_context(|| {
+                format!(
+                    "sway lists no output {} for the terminal's window",
+                    crate::units::printable(&placed.output)
+                )
+            })?;
+        if (on.scale - 1.0).abs() > f64::EPSILON {
+            bail!(
+                "wrap --terminal: output {0} is at scale {1}: wrap reads the terminal's pixels at scale 1 (for the run: swaymsg output {0} scale 1)",
+                crate::units::printable(&on.name),
+                on.scale
+            );
+        }
+        *output = Some(on);
+        Ok(Window::Wayland(placed))
+    }
+
+    fn desktop(&self) -> anyhow::Result<Desktop> {
+        Ok(match self {
             Desk::X11 {
                 server: Some(_), ..
             } => Desktop::OwnXvfb,
             Desk::X11 { display, .. } => Desktop::X11(display.clone()),
-            Desk::Wayland { compositor, .. } => Desktop::OwnSway {
-                refresh_hz: compositor.refresh_hz,
-            },
-        }
+            Desk::Wayland {
+                compositor, output, ..
+            } => {
+                let output = output
+                    .as_ref()
+                    .context("the terminal's output is not known")?;
+                Desktop::Sway {
+                    display: (!compositor.own())
+                        .then(|| compositor.socket.to_string_lossy().into_owned()),
+                    output: output.name.clone(),
+                    refresh_hz: output.refresh_hz,
+                }
+            }
+        })
     }
 
     /// Whether the desktop itself is gone (the compositor exited).
     fn gone(&self) -> bool {
         match self {
             Desk::X11 { .. } => false,
-            Desk::Wayland { compositor, .. } => gone(compositor.pid()),
+            Desk::Wayland { compositor, .. } => compositor.gone(),
         }
     }
 
@@ -306,13 +405,13 @@ impl Desk {
     }
 
     /// The keys go to `window`; returns once the desktop has handled that.
-    fn focus(&self, window: Window) -> anyhow::Result<()> {
+    fn focus(&self, window: &Window) -> anyhow::Result<()> {
         match (self, window) {
             (Desk::X11 { keyboard, .. }, Window::X11(window)) => {
-                keyboard.focus(window)?;
+                keyboard.focus(*window)?;
                 keyboard.sync()
             }
-            // sway gives a new window the keyboard itself.
+            // Focused when it was placed (`settle_window`).
             (Desk::Wayland { client, .. }, _) => client.sync(),
             _ => bail!("a window of another desktop"),
         }
@@ -321,7 +420,7 @@ impl Desk {
     /// The window's changes timed on a thread of their own until `shared.done`.
     fn watch(
         &mut self,
-        window: Window,
+        window: &Window,
         shared: &Arc<Watching>,
     ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<Changes>>> {
         let shared = Arc::clone(shared);
@@ -334,7 +433,7 @@ impl Desk {
             move |at| shared.last_change.store(at, Ordering::Relaxed)
         };
         Ok(match (self, window) {
-            (Desk::X11 { watcher, .. }, Window::X11(window)) => {
+            (Desk::X11 { watcher, .. }, &Window::X11(window)) => {
                 let watcher = watcher.take().context("the window is watched already")?;
                 crate::sys::spawn_thread("wrap-window", move || {
                     watcher
@@ -342,8 +441,8 @@ impl Desk {
                         .changes(done, seen, &shared.strips)
                 })?
             }
-            (Desk::Wayland { client, .. }, Window::Wayland(region)) => {
-                let capture = client.capture(region)?;
+            (Desk::Wayland { client, .. }, Window::Wayland(placed)) => {
+                let capture = client.capture(placed)?;
                 crate::sys::spawn_thread("wrap-window", move || {
                     capture.changes(done, seen, &shared.strips)
                 })?
@@ -353,13 +452,13 @@ impl Desk {
     }
 
     /// Where the frame markers are, if the window shows the calibration pattern now.
-    fn calibrate(&self, window: Window) -> anyhow::Result<Option<Strips>> {
+    fn calibrate(&self, window: &Window) -> anyhow::Result<Option<Strips>> {
         match (self, window) {
             (Desk::X11 { display, .. }, Window::X11(window)) => {
-                Observer::connect(display)?.calibrate(window)
+                Observer::connect(display)?.calibrate(*window)
             }
-            (Desk::Wayland { client, .. }, Window::Wayland(region)) => {
-                let Some((data, width, height)) = client.capture(region)?.picture()? else {
+            (Desk::Wayland { client, .. }, Window::Wayland(placed)) => {
+                let Some((data, width, height)) = client.capture(placed)?.picture()? else {
                     return Ok(None);
                 };
                 Ok(crate::painting::observer::find_strips(&data, width, height))
@@ -476,8 +575,8 @@ pub(super) fn measure(
     let (window_holder, window, cmd) = desk.start_terminal(terminal, args.size, &command)?;
     let shared = Arc::new(Watching::default());
     let last_change = &shared.last_change;
-    let watching = desk.watch(window, &shared)?;
-    desk.focus(window)?;
+    let watching = desk.watch(&window, &shared)?;
+    desk.focus(&window)?;
     let over = |deadline: Option<Instant>| {
         signal.load(Ordering::Relaxed) != 0
             || gone(cmd.0)
@@ -491,7 +590,7 @@ pub(super) fn measure(
     // A program that shows the calibration pattern when it is ready (the frame markers'
     // places, as `flushlab paint` draws it) gets its markers read back after each change.
     if ready_at.is_some()
-        && let Some(strips) = desk.calibrate(window)?
+        && let Some(strips) = desk.calibrate(&window)?
     {
         let _ = shared.strips.set(strips);
     }
@@ -517,7 +616,7 @@ pub(super) fn measure(
         .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
         .context("watching the terminal's window")?;
     let (way, sightings) = (inside.way(), inside.finish());
-    let desktop = desk.desktop();
+    let desktop = desk.desktop()?;
     drop(desk);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
@@ -643,25 +742,33 @@ pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), 
             "wrap --terminal {name} --profile: not together yet (profile the keys headless)"
         ));
     }
-    if args.refresh.is_some() && args.wayland_refresh().is_none() {
+    if args.refresh.is_some() && args.wayland_session().is_none() {
         return Err(format!(
             "wrap --terminal {name} --refresh: the refresh rate is the Wayland output's: add --wayland (foot, kitty, alacritty)"
         ));
     }
     if terminal.wayland_only() && args.display.is_some() {
         return Err(format!(
-            "wrap --terminal {name} --display: {name} runs on Wayland only, on flushlab's own compositor; --display names an X display (xterm, st, alacritty, kitty, urxvt, mlterm)"
+            "wrap --terminal {name} --display: {name} runs on Wayland only (flushlab's own compositor, or --wayland-display); --display names an X display (xterm, st, alacritty, kitty, urxvt, mlterm)"
         ));
     }
-    if args.wayland
+    if (args.wayland || args.wayland_display.is_some())
         && matches!(
             terminal,
             Terminal::Xterm | Terminal::St | Terminal::Urxvt | Terminal::Mlterm
         )
     {
         return Err(format!(
-            "wrap --terminal {name} --wayland: {name} draws through X11 only; on Wayland: foot, kitty, alacritty"
+            "wrap --terminal {name} {}: {name} draws through X11 only; on Wayland: foot, kitty, alacritty",
+            if args.wayland {
+                "--wayland"
+            } else {
+                "--wayland-display"
+            }
         ));
+    }
+    if let Some(name) = &args.wayland_display {
+        wayland::find_session(name)?;
     }
     if args.reader != crate::results::conditions::ReaderModel::Drain {
         return Err(format!(

@@ -64,10 +64,7 @@ impl PixelReport {
             command: args.command_words(),
             terminal: run.terminal,
             display: run.desktop.name().to_owned(),
-            refresh_hz: match run.desktop {
-                super::in_terminal::Desktop::OwnSway { refresh_hz } => Some(refresh_hz),
-                _ => None,
-            },
+            refresh_hz: run.desktop.refresh_hz(),
             desktop: run.desktop.clone(),
             cols: run.size.0,
             rows: run.size.1,
