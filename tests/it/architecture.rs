@@ -257,11 +257,6 @@ fn no_command_imports_another_and_no_shared_room_imports_a_command() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Files that still import their folder's `mod.rs` back (its flags or its data types): to be
-/// moved into a room of their own, as wrap's, flood's and run's flags were (`args.rs`). The
-/// test fails when one of them no longer does, so the list only shrinks.
-const STILL_IMPORTING_MOD_RS: [&str; 1] = ["src/commands/profile/keys.rs"];
-
 /// A command's `mod.rs` sits above its files: it declares them and dispatches to them, and no
 /// file beside it imports it back (`use super::Item` naming something `mod.rs` defines rather
 /// than a sibling file). Test modules (`mod tests`, `*_tests.rs`) see their own file, not it.
@@ -311,14 +306,6 @@ fn no_file_imports_its_folders_mod_rs_back() {
         }
     }
     assert!(checked > 20, "only {checked} files beside a mod.rs");
-    for known in STILL_IMPORTING_MOD_RS {
-        let before = wrong.len();
-        wrong.retain(|w| !w.contains(&format!("/{known}:")));
-        assert!(
-            wrong.len() < before,
-            "{known} no longer imports its mod.rs: take it off the list"
-        );
-    }
     assert!(
         wrong.is_empty(),
         "files that import their folder's mod.rs back:\n{}",

@@ -8,27 +8,10 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::{Profile, Symbols, Thread, TopFunction};
+use super::read::{Lib, Profile, Symbols, Thread, TopFunction, ranked};
 use crate::units::{milliseconds, percent};
-
-/// A thread's markers (the parts read here).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct MarkerTable {
-    data: Vec<Option<MarkerData>>,
-    start_time: Vec<Option<f64>>,
-    end_time: Vec<Option<f64>>,
-}
-
-#[derive(Deserialize)]
-struct MarkerData {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    /// An index into the thread's strings (samply's marker-file markers).
-    name: Option<serde_json::Value>,
-}
 
 /// What ran inside the keys' stages.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -178,27 +161,12 @@ struct Tally<'a> {
     samples: f64,
 }
 
-/// The `top` functions of `functions`, most first, each with its share of `samples`.
-fn ranked(functions: HashMap<&str, f64>, samples: f64, top: usize) -> Vec<TopFunction> {
-    let mut functions: Vec<(&str, f64)> = functions.into_iter().collect();
-    functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    functions
-        .into_iter()
-        .take(top)
-        .map(|(function, n)| TopFunction {
-            function: function.to_owned(),
-            samples: n as u64,
-            share: n / samples.max(1.0),
-        })
-        .collect()
-}
-
 impl Thread {
     /// Every stack's innermost frame in the program's own executable (the library named as
     /// the process is: a process's name is its executable's, cut to 15 bytes), if any.
     fn program_functions<'a>(
         &'a self,
-        libs: &'a [super::Lib],
+        libs: &'a [Lib],
         symbols: &'a Symbols,
     ) -> Vec<Option<&'a str>> {
         let process = self.process_name.as_deref().unwrap_or("");
@@ -219,7 +187,7 @@ impl Thread {
 
     /// Every stack's innermost frame of the program's own (outside the kernel): the function a
     /// sample counts for. Linear in the tables, as [`Thread::stack_shares`].
-    fn own_functions<'a>(&'a self, libs: &'a [super::Lib], symbols: &'a Symbols) -> Vec<&'a str> {
+    fn own_functions<'a>(&'a self, libs: &'a [Lib], symbols: &'a Symbols) -> Vec<&'a str> {
         let mut own: Vec<&str> = Vec::with_capacity(self.stack_table.frame.len());
         for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
             let (name, lib) = self.name_of(frame as usize, libs, symbols);

@@ -7,6 +7,7 @@
 //! is also read by key (`keys.rs`): the functions inside the keys' processing and emit spans.
 
 mod keys;
+mod read;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,11 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::files::{InputKind, read_bounded, read_input, sibling};
-use crate::units::{percent, plain};
+pub use read::TopFunction;
+use read::{Lib, Symbols, Thread, ranked, read_profile};
+
+use crate::files::{InputKind, read_input, sibling};
+use crate::units::percent;
 
 const PROFILEARGS_EXAMPLES: &str = "\
 Examples:
@@ -96,13 +100,6 @@ fn share_of(function: &str, lib: &str) -> Option<Share> {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TopFunction {
-    pub function: String,
-    pub samples: u64,
-    pub share: f64,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Digest {
     pub file: String,
     /// From the run's report beside the profile, when there is one.
@@ -122,94 +119,6 @@ pub struct Digest {
     pub keys: Option<keys::KeyDigest>,
 }
 
-// The parts of the profile format the digest reads. Indices are `u32` and names `Box<str>`:
-// the parsed tables stay within a few bytes an entry, whatever the JSON's shape (the memory
-// bound in docs/reliability.md), and no table of a 16 MiB file can hold 2^32 entries.
-#[derive(Deserialize)]
-struct Profile {
-    meta: Meta,
-    libs: Vec<Lib>,
-    threads: Vec<Thread>,
-}
-#[derive(Deserialize)]
-struct Meta {
-    /// Milliseconds between samples.
-    interval: f64,
-}
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Lib {
-    name: Box<str>,
-    code_id: Option<String>,
-}
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Thread {
-    process_name: Option<String>,
-    /// Markers (samply's from marker files among them), when it has any.
-    #[serde(default)]
-    markers: Option<keys::MarkerTable>,
-    samples: Samples,
-    stack_table: StackTable,
-    frame_table: FrameTable,
-    func_table: FuncTable,
-    resource_table: ResourceTable,
-    string_array: Vec<Box<str>>,
-}
-#[derive(Deserialize)]
-struct Samples {
-    stack: Vec<Option<u32>>,
-    /// When each was taken, in milliseconds (the markers' clock).
-    #[serde(default)]
-    time: Option<Vec<f64>>,
-    /// Samples each entry stands for (1 when absent).
-    weight: Option<Vec<Option<f32>>>,
-}
-impl Samples {
-    /// How many samples entry `i` stands for.
-    fn weight_of(&self, i: usize) -> f64 {
-        self.weight
-            .as_ref()
-            .and_then(|w| w.get(i).copied().flatten())
-            .map_or(1.0, f64::from)
-    }
-}
-
-#[derive(Deserialize)]
-struct StackTable {
-    frame: Vec<u32>,
-    prefix: Vec<Option<u32>>,
-}
-#[derive(Deserialize)]
-struct FrameTable {
-    address: Vec<Option<i64>>,
-    func: Vec<u32>,
-}
-#[derive(Deserialize)]
-struct FuncTable {
-    name: Vec<u32>,
-    resource: Vec<Option<i64>>,
-}
-#[derive(Deserialize)]
-struct ResourceTable {
-    lib: Vec<Option<u32>>,
-}
-#[derive(Deserialize)]
-struct SymbolFile {
-    string_table: Vec<Box<str>>,
-    data: Vec<LibSymbols>,
-}
-#[derive(Deserialize)]
-struct LibSymbols {
-    code_id: Option<String>,
-    symbol_table: Vec<SymbolEntry>,
-    known_addresses: Vec<(i64, u32)>,
-}
-#[derive(Deserialize)]
-struct SymbolEntry {
-    symbol: u32,
-}
-
 /// The two figures the digest takes from the run's report recorded beside a profile.
 #[derive(Deserialize)]
 struct RunReport {
@@ -217,161 +126,7 @@ struct RunReport {
     frames: Option<u64>,
 }
 
-/// The most one sample may weigh: samply writes 1 (or leaves the weight out).
-const MAX_WEIGHT: f32 = 1e6;
-/// Milliseconds between samples: samply's default is 1.
-const MAX_INTERVAL_MS: f64 = 1000.0;
-
-/// Address → function name, per library code id, from the presymbolicated side file.
-#[derive(Default)]
-struct Symbols {
-    names: Vec<Box<str>>,
-    by_lib: HashMap<String, HashMap<i64, u32>>,
-}
-
-impl Symbols {
-    fn read(path: &Path) -> anyhow::Result<Symbols> {
-        let file: SymbolFile = serde_json::from_slice(&read_input(path, InputKind::Profile)?)?;
-        let mut by_lib = HashMap::new();
-        for lib in file.data {
-            let Some(code_id) = lib.code_id else { continue };
-            let names = lib
-                .known_addresses
-                .iter()
-                .filter_map(|&(address, i)| {
-                    let entry = lib.symbol_table.get(i as usize)?;
-                    file.string_table.get(entry.symbol as usize)?;
-                    Some((address, entry.symbol))
-                })
-                .collect();
-            by_lib.insert(code_id, names);
-        }
-        Ok(Symbols {
-            names: file.string_table,
-            by_lib,
-        })
-    }
-
-    fn name(&self, code_id: &str, address: i64) -> Option<&str> {
-        let i = *self.by_lib.get(code_id)?.get(&address)?;
-        self.names.get(i as usize).map(|n| &**n)
-    }
-}
-
-fn read_profile(path: &Path) -> anyhow::Result<Profile> {
-    let raw = read_input(path, InputKind::Profile)?;
-    let json = if raw.starts_with(&[0x1f, 0x8b]) {
-        read_bounded(
-            flate2::read::GzDecoder::new(&raw[..]),
-            InputKind::Profile.limit(),
-        )
-        .context("decompressing")?
-    } else {
-        raw
-    };
-    // serde_json refuses nesting deeper than 128 levels: no stack overflow from a hostile file.
-    let profile: Profile = serde_json::from_slice(&json)?;
-    let interval = profile.meta.interval;
-    if !(interval > 0.0 && interval <= MAX_INTERVAL_MS) {
-        bail!(
-            "meta.interval is {} ms, outside 0 to {MAX_INTERVAL_MS}",
-            plain(interval)
-        );
-    }
-    for (i, thread) in profile.threads.iter().enumerate() {
-        thread
-            .check(profile.libs.len())
-            .map_err(|e| anyhow::anyhow!("thread {i}: {e}"))?;
-    }
-    Ok(profile)
-}
-
 impl Thread {
-    /// Every index the digest follows points into its table, every stack's prefix is an
-    /// earlier stack (as the format lays them out), and every weight is a count of samples: a
-    /// file that breaks any is refused, never indexed out of bounds, walked forever or summed
-    /// into a figure no run could have.
-    fn check(&self, libs: usize) -> Result<(), String> {
-        let within = |table: &str, index: u32, len: usize| {
-            if (index as usize) < len {
-                Ok(())
-            } else {
-                Err(format!("{table} index {index} is out of range (0..{len})"))
-            }
-        };
-        let stacks = self.stack_table.frame.len();
-        if self.stack_table.prefix.len() != stacks {
-            return Err("stackTable.prefix and stackTable.frame differ in length".into());
-        }
-        for stack in self.samples.stack.iter().flatten() {
-            within("samples.stack", *stack, stacks)?;
-        }
-        for (i, weight) in self.samples.weight.iter().flatten().enumerate() {
-            if let Some(w) = weight
-                && !(0.0..=MAX_WEIGHT).contains(w)
-            {
-                return Err(format!(
-                    "samples.weight {i} is {}, outside 0 to {MAX_WEIGHT:e}",
-                    plain(f64::from(*w))
-                ));
-            }
-        }
-        for (stack, prefix) in self.stack_table.prefix.iter().enumerate() {
-            if let Some(prefix) = *prefix
-                && prefix as usize >= stack
-            {
-                return Err(format!(
-                    "stack {stack}'s prefix {prefix} is not an earlier stack (a cycle)"
-                ));
-            }
-        }
-        for frame in &self.stack_table.frame {
-            within("stackTable.frame", *frame, self.frames())?;
-        }
-        let funcs = self
-            .func_table
-            .name
-            .len()
-            .min(self.func_table.resource.len());
-        for func in &self.frame_table.func {
-            within("frameTable.func", *func, funcs)?;
-        }
-        for name in &self.func_table.name {
-            within("funcTable.name", *name, self.string_array.len())?;
-        }
-        for lib in self.resource_table.lib.iter().flatten() {
-            within("resourceTable.lib", *lib, libs)?;
-        }
-        Ok(())
-    }
-
-    fn frames(&self) -> usize {
-        self.frame_table
-            .func
-            .len()
-            .min(self.frame_table.address.len())
-    }
-
-    /// A frame's function name (the symbol file's, when it knows the address) and the name of
-    /// its library (empty when unknown).
-    fn name_of<'a>(
-        &'a self,
-        frame: usize,
-        libs: &'a [Lib],
-        symbols: &'a Symbols,
-    ) -> (&'a str, &'a str) {
-        let func = self.frame_table.func[frame] as usize;
-        let lib = self.func_table.resource[func]
-            .and_then(|r| usize::try_from(r).ok())
-            .and_then(|r| self.resource_table.lib.get(r).copied().flatten())
-            .and_then(|l| libs.get(l as usize));
-        let resolved = lib
-            .zip(self.frame_table.address[frame])
-            .and_then(|(lib, address)| symbols.name(lib.code_id.as_deref()?, address));
-        let name = resolved.unwrap_or(&self.string_array[self.func_table.name[func] as usize]);
-        (name, lib.map_or("", |l| &*l.name))
-    }
-
     /// Every stack's share: its innermost frame that names a known part. Computed once per
     /// stack from its prefix's (an earlier stack), so the cost is linear in the tables however
     /// deep the stacks are, and every frame's name is classified once.
@@ -445,8 +200,6 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
         );
     }
     let share = |s: Share| shares.get(&s).copied().unwrap_or(0.0) / total;
-    let mut top_functions: Vec<(&str, f64)> = self_time.into_iter().collect();
-    top_functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     let (mode, frames) = report.map_or((None, None), |r| (r.mode, r.frames));
     Ok(Digest {
         file: path.display().to_string(),
@@ -460,15 +213,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
         ratatui_share: share(Share::Ratatui),
         scene_share: share(Share::Scene),
         other_share: share(Share::Other),
-        top: top_functions
-            .into_iter()
-            .take(top)
-            .map(|(function, samples)| TopFunction {
-                function: function.to_owned(),
-                samples: samples as u64,
-                share: samples / total,
-            })
-            .collect(),
+        top: ranked(self_time, total, top),
         keys: keyed,
     })
 }

@@ -317,6 +317,9 @@ pub struct AgainstVerdict {
     /// NEW answered with less than OLD (fewer keys answered, or a tenth fewer bytes a key):
     /// never called faster or the same.
     pub answers_with_less: Option<String>,
+    /// NEW sent a tenth more bytes a key than OLD in most rounds: the two did not draw the
+    /// same (information: a build that draws more and is slower is slower).
+    pub draws_more: Option<String>,
     pub old: Vec<String>,
     pub new: Vec<String>,
 }
@@ -614,6 +617,7 @@ impl AgainstVerdict {
             moved(&named).and_then(|(name, _)| Stage::ALL.into_iter().find(|s| s.name() == name));
         let no_verdict = no_verdict(rounds);
         let answers_with_less = answers_with_less(rounds);
+        let draws_more = draws_more(rounds);
         let counted = pairs(&|f| f.key_to_frame_p50_ms).len();
         let verdict =
             no_verdict
@@ -634,6 +638,7 @@ impl AgainstVerdict {
             stages,
             moved,
             answers_with_less,
+            draws_more,
             old: words.0.to_vec(),
             new: words.1.to_vec(),
         }
@@ -703,6 +708,21 @@ fn answers_with_less(rounds: &[Round]) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Whether NEW sent a tenth more bytes a key than OLD in most rounds.
+fn draws_more(rounds: &[Round]) -> Option<String> {
+    let more = rounds
+        .iter()
+        .filter(|r| r.new.bytes_per_key > 1.1 * r.old.bytes_per_key)
+        .count();
+    (more > rounds.len() / 2).then(|| {
+        format!(
+            "NEW sent a tenth more bytes a key than OLD in {more} of {} rounds: the two did not \
+             draw the same (compare keys.each[].bytes in their runs)",
+            rounds.len()
+        )
+    })
 }
 
 impl Against {
@@ -807,6 +827,9 @@ impl Against {
         }
         if let Some(less) = &v.answers_with_less {
             out += &format!("\n{less}: never called faster or the same");
+        }
+        if let Some(more) = &v.draws_more {
+            out += &format!("\n{more}");
         }
         if let Some(stored) = &self.stored {
             out += "\nadvice only: one stored run has no spread of its own (exit 0 whatever it \
@@ -973,8 +996,26 @@ mod tests {
         }
         let v = verdict(&r);
         assert_eq!(v.verdict, Some(Verdict::Inconclusive));
-        assert!(v.answers_with_less.is_some());
+        assert!(v.answers_with_less.is_some() && v.draws_more.is_none());
         assert_eq!(v.outcome().exit_code(), 5);
+    }
+
+    #[test]
+    fn drawing_more_is_said_and_the_verdict_stands() {
+        let mut r = rounds(&[((5.0, 1.0), (8.0, 4.0)); 10]);
+        for round in &mut r {
+            round.old.bytes_per_key = 100.0;
+        }
+        let v = verdict(&r);
+        assert_eq!(v.verdict, Some(Verdict::Slower));
+        assert!(v.answers_with_less.is_none());
+        assert!(
+            v.draws_more
+                .as_deref()
+                .is_some_and(|m| m.contains("10 of 10 rounds")),
+            "{:?}",
+            v.draws_more
+        );
     }
 
     #[test]

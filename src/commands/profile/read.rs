@@ -1,0 +1,296 @@
+//! Reading a samply profile: the parts of the Firefox Profiler format the digests read, checked
+//! before anything indexes them; the symbol side file; and the functions ranked, for the whole
+//! run (`mod.rs`) and for the keys' stages (`keys.rs`) alike.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::files::{InputKind, read_bounded, read_input};
+use crate::units::plain;
+
+/// A function and the share of the samples it took.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TopFunction {
+    pub function: String,
+    pub samples: u64,
+    pub share: f64,
+}
+
+// The parts of the profile format the digest reads. Indices are `u32` and names `Box<str>`:
+// the parsed tables stay within a few bytes an entry, whatever the JSON's shape (the memory
+// bound in docs/reliability.md), and no table of a 16 MiB file can hold 2^32 entries.
+#[derive(Deserialize)]
+pub(super) struct Profile {
+    pub(super) meta: Meta,
+    pub(super) libs: Vec<Lib>,
+    pub(super) threads: Vec<Thread>,
+}
+#[derive(Deserialize)]
+pub(super) struct Meta {
+    /// Milliseconds between samples.
+    pub(super) interval: f64,
+}
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Lib {
+    pub(super) name: Box<str>,
+    pub(super) code_id: Option<String>,
+}
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Thread {
+    pub(super) process_name: Option<String>,
+    /// Markers (samply's from marker files among them), when it has any.
+    #[serde(default)]
+    pub(super) markers: Option<MarkerTable>,
+    pub(super) samples: Samples,
+    pub(super) stack_table: StackTable,
+    pub(super) frame_table: FrameTable,
+    pub(super) func_table: FuncTable,
+    pub(super) resource_table: ResourceTable,
+    pub(super) string_array: Vec<Box<str>>,
+}
+#[derive(Deserialize)]
+pub(super) struct Samples {
+    pub(super) stack: Vec<Option<u32>>,
+    /// When each was taken, in milliseconds (the markers' clock).
+    #[serde(default)]
+    pub(super) time: Option<Vec<f64>>,
+    /// Samples each entry stands for (1 when absent).
+    pub(super) weight: Option<Vec<Option<f32>>>,
+}
+impl Samples {
+    /// How many samples entry `i` stands for.
+    pub(super) fn weight_of(&self, i: usize) -> f64 {
+        self.weight
+            .as_ref()
+            .and_then(|w| w.get(i).copied().flatten())
+            .map_or(1.0, f64::from)
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct StackTable {
+    pub(super) frame: Vec<u32>,
+    pub(super) prefix: Vec<Option<u32>>,
+}
+#[derive(Deserialize)]
+pub(super) struct FrameTable {
+    pub(super) address: Vec<Option<i64>>,
+    pub(super) func: Vec<u32>,
+}
+#[derive(Deserialize)]
+pub(super) struct FuncTable {
+    pub(super) name: Vec<u32>,
+    pub(super) resource: Vec<Option<i64>>,
+}
+#[derive(Deserialize)]
+pub(super) struct ResourceTable {
+    pub(super) lib: Vec<Option<u32>>,
+}
+#[derive(Deserialize)]
+pub(super) struct SymbolFile {
+    pub(super) string_table: Vec<Box<str>>,
+    pub(super) data: Vec<LibSymbols>,
+}
+#[derive(Deserialize)]
+pub(super) struct LibSymbols {
+    pub(super) code_id: Option<String>,
+    pub(super) symbol_table: Vec<SymbolEntry>,
+    pub(super) known_addresses: Vec<(i64, u32)>,
+}
+#[derive(Deserialize)]
+pub(super) struct SymbolEntry {
+    pub(super) symbol: u32,
+}
+
+/// The most one sample may weigh: samply writes 1 (or leaves the weight out).
+const MAX_WEIGHT: f32 = 1e6;
+/// Milliseconds between samples: samply's default is 1.
+const MAX_INTERVAL_MS: f64 = 1000.0;
+
+/// Address → function name, per library code id, from the presymbolicated side file.
+#[derive(Default)]
+pub(super) struct Symbols {
+    pub(super) names: Vec<Box<str>>,
+    pub(super) by_lib: HashMap<String, HashMap<i64, u32>>,
+}
+
+impl Symbols {
+    pub(super) fn read(path: &Path) -> anyhow::Result<Symbols> {
+        let file: SymbolFile = serde_json::from_slice(&read_input(path, InputKind::Profile)?)?;
+        let mut by_lib = HashMap::new();
+        for lib in file.data {
+            let Some(code_id) = lib.code_id else { continue };
+            let names = lib
+                .known_addresses
+                .iter()
+                .filter_map(|&(address, i)| {
+                    let entry = lib.symbol_table.get(i as usize)?;
+                    file.string_table.get(entry.symbol as usize)?;
+                    Some((address, entry.symbol))
+                })
+                .collect();
+            by_lib.insert(code_id, names);
+        }
+        Ok(Symbols {
+            names: file.string_table,
+            by_lib,
+        })
+    }
+
+    pub(super) fn name(&self, code_id: &str, address: i64) -> Option<&str> {
+        let i = *self.by_lib.get(code_id)?.get(&address)?;
+        self.names.get(i as usize).map(|n| &**n)
+    }
+}
+
+pub(super) fn read_profile(path: &Path) -> anyhow::Result<Profile> {
+    let raw = read_input(path, InputKind::Profile)?;
+    let json = if raw.starts_with(&[0x1f, 0x8b]) {
+        read_bounded(
+            flate2::read::GzDecoder::new(&raw[..]),
+            InputKind::Profile.limit(),
+        )
+        .context("decompressing")?
+    } else {
+        raw
+    };
+    // serde_json refuses nesting deeper than 128 levels: no stack overflow from a hostile file.
+    let profile: Profile = serde_json::from_slice(&json)?;
+    let interval = profile.meta.interval;
+    if !(interval > 0.0 && interval <= MAX_INTERVAL_MS) {
+        bail!(
+            "meta.interval is {} ms, outside 0 to {MAX_INTERVAL_MS}",
+            plain(interval)
+        );
+    }
+    for (i, thread) in profile.threads.iter().enumerate() {
+        thread
+            .check(profile.libs.len())
+            .map_err(|e| anyhow::anyhow!("thread {i}: {e}"))?;
+    }
+    Ok(profile)
+}
+
+impl Thread {
+    /// Every index the digest follows points into its table, every stack's prefix is an
+    /// earlier stack (as the format lays them out), and every weight is a count of samples: a
+    /// file that breaks any is refused, never indexed out of bounds, walked forever or summed
+    /// into a figure no run could have.
+    pub(super) fn check(&self, libs: usize) -> Result<(), String> {
+        let within = |table: &str, index: u32, len: usize| {
+            if (index as usize) < len {
+                Ok(())
+            } else {
+                Err(format!("{table} index {index} is out of range (0..{len})"))
+            }
+        };
+        let stacks = self.stack_table.frame.len();
+        if self.stack_table.prefix.len() != stacks {
+            return Err("stackTable.prefix and stackTable.frame differ in length".into());
+        }
+        for stack in self.samples.stack.iter().flatten() {
+            within("samples.stack", *stack, stacks)?;
+        }
+        for (i, weight) in self.samples.weight.iter().flatten().enumerate() {
+            if let Some(w) = weight
+                && !(0.0..=MAX_WEIGHT).contains(w)
+            {
+                return Err(format!(
+                    "samples.weight {i} is {}, outside 0 to {MAX_WEIGHT:e}",
+                    plain(f64::from(*w))
+                ));
+            }
+        }
+        for (stack, prefix) in self.stack_table.prefix.iter().enumerate() {
+            if let Some(prefix) = *prefix
+                && prefix as usize >= stack
+            {
+                return Err(format!(
+                    "stack {stack}'s prefix {prefix} is not an earlier stack (a cycle)"
+                ));
+            }
+        }
+        for frame in &self.stack_table.frame {
+            within("stackTable.frame", *frame, self.frames())?;
+        }
+        let funcs = self
+            .func_table
+            .name
+            .len()
+            .min(self.func_table.resource.len());
+        for func in &self.frame_table.func {
+            within("frameTable.func", *func, funcs)?;
+        }
+        for name in &self.func_table.name {
+            within("funcTable.name", *name, self.string_array.len())?;
+        }
+        for lib in self.resource_table.lib.iter().flatten() {
+            within("resourceTable.lib", *lib, libs)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn frames(&self) -> usize {
+        self.frame_table
+            .func
+            .len()
+            .min(self.frame_table.address.len())
+    }
+
+    /// A frame's function name (the symbol file's, when it knows the address) and the name of
+    /// its library (empty when unknown).
+    pub(super) fn name_of<'a>(
+        &'a self,
+        frame: usize,
+        libs: &'a [Lib],
+        symbols: &'a Symbols,
+    ) -> (&'a str, &'a str) {
+        let func = self.frame_table.func[frame] as usize;
+        let lib = self.func_table.resource[func]
+            .and_then(|r| usize::try_from(r).ok())
+            .and_then(|r| self.resource_table.lib.get(r).copied().flatten())
+            .and_then(|l| libs.get(l as usize));
+        let resolved = lib
+            .zip(self.frame_table.address[frame])
+            .and_then(|(lib, address)| symbols.name(lib.code_id.as_deref()?, address));
+        let name = resolved.unwrap_or(&self.string_array[self.func_table.name[func] as usize]);
+        (name, lib.map_or("", |l| &*l.name))
+    }
+}
+
+/// A thread's markers (the parts read here).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct MarkerTable {
+    pub(super) data: Vec<Option<MarkerData>>,
+    pub(super) start_time: Vec<Option<f64>>,
+    pub(super) end_time: Vec<Option<f64>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct MarkerData {
+    #[serde(rename = "type")]
+    pub(super) kind: Option<String>,
+    /// An index into the thread's strings (samply's marker-file markers).
+    pub(super) name: Option<serde_json::Value>,
+}
+
+/// The `top` functions of `functions`, most first, each with its share of `samples`.
+pub(super) fn ranked(functions: HashMap<&str, f64>, samples: f64, top: usize) -> Vec<TopFunction> {
+    let mut functions: Vec<(&str, f64)> = functions.into_iter().collect();
+    functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    functions
+        .into_iter()
+        .take(top)
+        .map(|(function, n)| TopFunction {
+            function: function.to_owned(),
+            samples: n as u64,
+            share: n / samples.max(1.0),
+        })
+        .collect()
+}
