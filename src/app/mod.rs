@@ -54,6 +54,10 @@ pub struct App {
     /// The last key's time from reaching the terminal's input to the end of the first frame
     /// written after it, the mode it waited through (the one it was typed in), and where it went.
     pub key_to_frame: Option<KeyFrame>,
+    /// Whether this machine's idle vCPUs halt at once (a KVM guest's `haltpoll` polling
+    /// 0 ns), which the "why" says when the writer waits on the reader: set by the explorer
+    /// from the kernel, `false` by default (tests draw the same everywhere).
+    pub vcpus_halt: bool,
 }
 
 /// A key's time to the frame that answered it, in the stages `wrap --keys` splits a program's
@@ -90,6 +94,7 @@ impl App {
             reachable: [true, true],
             lesson: None,
             key_to_frame: None,
+            vcpus_halt: false,
         }
     }
 

@@ -295,7 +295,7 @@ fn render_full(app: &App, meters: &Meters, area: Rect, buf: &mut Buffer) {
             Part::Expression => {
                 Paragraph::new(expression_text(app.mode, rect.width)).render(rect, buf)
             }
-            Part::Why => Paragraph::new(why_text(app.mode, meters, rect.width)).render(rect, buf),
+            Part::Why => Paragraph::new(why_text(app, meters, rect.width)).render(rect, buf),
             Part::Gauge => render_gauge(meters, rect, buf),
             Part::Scale => render_scale(rect, buf),
             Part::Sparkline => render_sparkline(meters, rect, buf),
@@ -368,10 +368,7 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
         render_scale(scale, buf);
     }
     let why_y = hud.y + 2 + expression_lines(hud.width);
-    for (i, text) in why_text(app.mode, meters, hud.width)
-        .into_iter()
-        .enumerate()
-    {
+    for (i, text) in why_text(app, meters, hud.width).into_iter().enumerate() {
         let y = why_y + i as u16;
         if y < hud.bottom() {
             text.render(row(y), buf);

@@ -111,7 +111,7 @@ fn why_names_the_writer_and_a_live_figure_in_every_mode() {
     let meters = meters(app(Buffering::Block, HudLayout::Full).condition(80, 24));
     let mut sentences = Vec::new();
     for mode in Mode::all(8192) {
-        let why = why(mode, &meters);
+        let why = why(mode, &meters, false);
         // The window's figures: 5 write(2) a frame, 75% of CPU time in the kernel.
         assert!(
             why.contains(" 5.0 ") || why.contains("75%"),
@@ -127,8 +127,10 @@ fn why_names_the_writer_and_a_live_figure_in_every_mode() {
             (_, Buffering::Thread) => "writer thread",
         };
         assert!(why.contains(writer), "{mode}: {why}");
-        for width in [30, 80, 200] {
-            let lines = why_text(mode, &meters, width);
+        let mut shown = App::new(mode, Scene::Full, false);
+        for (width, halts) in [(30, false), (80, false), (200, false), (80, true)] {
+            shown.vcpus_halt = halts;
+            let lines = why_text(&shown, &meters, width);
             assert!(lines.len() <= usize::from(WHY_LINES), "{mode} at {width}");
         }
         sentences.push(format!("{mode}: {why}"));
@@ -160,7 +162,13 @@ fn thread_modes_show_the_writer_threads_frame() {
         .find(|l| l.contains("writer ") && l.contains("frame wait"))
         .unwrap_or_else(|| panic!("no writer line: {shown}"));
     assert!(writer.contains("reader wait 4.38"), "{writer}");
-    assert!(why(app.mode, &meters).contains("terminal is the limit — 70%"));
+    assert!(why(app.mode, &meters, false).contains("terminal is the limit — 70%"));
+    // On a VM whose idle vCPUs halt at once, the writer's waits are its wakes.
+    let halting = why(app.mode, &meters, true);
+    assert!(
+        halting.contains("waits on the reader 70%") && halting.contains("halt at once"),
+        "{halting}"
+    );
     // Another mode has no writer thread, and says so.
     let frame = self::app(Buffering::Frame, HudLayout::Full);
     let shown = text(&render(&frame, &meters, 200, 60));

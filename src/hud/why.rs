@@ -43,8 +43,12 @@ pub(super) fn expression_text(mode: Mode, width: u16) -> Vec<Line<'static>> {
 pub(super) const WHY_LINES: u16 = 2;
 
 /// One sentence on why the current mode costs what it costs, with its live figures (the last
-/// second's): what a newcomer needs to read the numbers above it.
-pub fn why(mode: Mode, meters: &Meters) -> String {
+/// second's): what a newcomer needs to read the numbers above it. `vcpus_halt`: this machine's
+/// idle vCPUs halt at once, so a writer that waits on its reader pays an exit to the host at
+/// each wake — the thread mode most, its painter asleep while the writer waits (at 200x60 here,
+/// `bench --backend lean,crossterm --modes stdout/thread`: lean's thread mode 48–152 fps with
+/// the writers asleep in write(2), 306 with `--wait poll`, against crossterm's 167–243 and 235).
+pub fn why(mode: Mode, meters: &Meters, vcpus_halt: bool) -> String {
     let window = meters.window.unwrap_or_default();
     if let Some((share, _)) = window
         .time_split()
@@ -53,6 +57,14 @@ pub fn why(mode: Mode, meters: &Meters) -> String {
         && meters.window.is_some()
     {
         let cpu = window.figures().cpu_ms_per_frame().unwrap_or_default();
+        if vcpus_halt && mode.buffering == Buffering::Thread {
+            return format!(
+                "why: the writer thread waits on the reader {} of each frame, and this VM's idle \
+                 vCPUs halt at once: each wake is an exit to the host (bench --wait poll \
+                 measures what polling buys)",
+                percent(share),
+            );
+        }
         return format!(
             "why: the terminal is the limit — {} of each frame waits for it to read, whatever \
              the writer; what still differs between the modes is CPU: {cpu:.1} ms a frame here",
@@ -98,11 +110,11 @@ pub fn why(mode: Mode, meters: &Meters) -> String {
 
 /// [`why`] in at most [`WHY_LINES`] lines of `width`, broken between words; what does not fit
 /// ends in `…`.
-pub(super) fn why_text(mode: Mode, meters: &Meters, width: u16) -> Vec<Line<'static>> {
+pub(super) fn why_text(app: &crate::app::App, meters: &Meters, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    for word in why(mode, meters).split(' ') {
+    for word in why(app.mode, meters, app.vcpus_halt).split(' ') {
         let joined = if line.is_empty() {
             word.to_owned()
         } else {

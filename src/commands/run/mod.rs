@@ -139,6 +139,7 @@ fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Res
     let stream = cli.stream;
     let mut app = App::new(cli.mode(), cli.scene, cli.sync);
     app.backend = cli.backend;
+    app.vcpus_halt = crate::results::Idle::this().is_some_and(|idle| idle.halts_at_once());
     app.tour_step = cli.tour_seconds;
     app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
     if let Some(step) = cli.lesson {

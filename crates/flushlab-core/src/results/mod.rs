@@ -343,7 +343,8 @@ pub struct Idle {
 }
 
 impl Idle {
-    fn this() -> Option<Idle> {
+    /// This machine's, where the kernel says.
+    pub fn this() -> Option<Idle> {
         let read = |path: &str| {
             std::fs::read_to_string(path)
                 .ok()
@@ -361,6 +362,12 @@ impl Idle {
             driver,
             halt_poll_ns,
         })
+    }
+
+    /// Whether an idle vCPU halts at once (`haltpoll` polling 0 ns): every wake of a sleeping
+    /// thread is then an exit to the host.
+    pub fn halts_at_once(&self) -> bool {
+        self.halt_poll_ns == Some(0)
     }
 }
 
