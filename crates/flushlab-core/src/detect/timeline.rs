@@ -203,6 +203,14 @@ impl Chunks {
         i.checked_sub(1).map_or(0, |i| self.stretches[i].2)
     }
 
+    /// Whether nothing was read in the `gap_ns` up to `at_ns` (a stretch that ends in it, or
+    /// spans it, was).
+    pub fn quiet_before(&self, at_ns: u64, gap_ns: u64) -> bool {
+        let i = self.stretches.partition_point(|s| s.0 <= at_ns);
+        i.checked_sub(1)
+            .is_none_or(|i| self.stretches[i].1 < at_ns.saturating_sub(gap_ns))
+    }
+
     /// The reads as (first, last, bytes) stretches.
     pub fn stretches(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
         let mut before = 0;
