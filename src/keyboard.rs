@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn the_plain_arrows_step_a_lesson_and_backspace_goes_back() {
-        use crate::keys::Action;
+        use crate::bindings::Action;
         assert_eq!(
             actions(b"\x1b[C\x1b[D\x7f"),
             [Action::NextStep, Action::PreviousStep, Action::PreviousStep]

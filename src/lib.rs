@@ -14,6 +14,7 @@ pub use flushlab_core::{
 
 pub mod app;
 pub mod big_digits;
+pub mod bindings;
 pub mod ceiling;
 pub mod children;
 pub mod cli;
@@ -21,7 +22,6 @@ pub mod commands;
 pub mod frame_args;
 pub mod hud;
 pub mod keyboard;
-pub mod keys;
 pub mod lesson;
 pub mod measured;
 pub mod painting;

@@ -9,7 +9,7 @@ use crate::scene::Scene;
 use crate::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
 use crate::writer_mode::{Buffering, Mode, Stream};
 
-pub use crate::keys::Action;
+pub use crate::bindings::Action;
 
 /// Every mode in turn for a fixed time, then back to where the user was.
 #[derive(Clone, Debug)]

@@ -333,7 +333,7 @@ fn the_whole_expression_shows_at_every_width() {
 fn the_legend_never_breaks_a_binding() {
     for width in [20, 30, 50, 78, 98] {
         let lines = key_lines(width);
-        for key in crate::keys::footer() {
+        for key in crate::bindings::footer() {
             assert!(
                 lines.iter().any(|l| l.contains(key)),
                 "{key} broken at {width}: {lines:?}"

@@ -1,7 +1,7 @@
 //! Painted frames, the machinery four commands share: an X server of flushlab's own and the
 //! terminals' launch table ([`display`]), the frame marker painted into each frame and its codec
 //! ([`marker`], a leaf), the probe that logs each frame's write inside the terminal ([`probe`]),
-//! the X client that watches a terminal's window ([`observer`]) and the one that types into it
+//! the X client that watches a terminal's window ([`window_watch`]) and the one that types into it
 //! ([`keyboard`]), the analysis of what it read ([`analysis`]), the tour's own window ([`own`])
 //! and the chart of painted rates ([`plot`]). `flushlab paint` runs them; `wrap --terminal`
 //! types keys and times the window's changes; the explorer paints the marker and keeps the
@@ -11,11 +11,11 @@ pub mod analysis;
 pub mod display;
 pub mod keyboard;
 pub mod marker;
-pub mod observer;
 pub mod own;
 pub mod plot;
 pub mod probe;
 pub mod wayland;
+pub mod window_watch;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
 //! `flushlab tour --paint`: the painted frames of the terminal the tour runs in, on an X11
-//! desktop. The window is the terminal's own (see [`Observer::own_window`]); the markers are
+//! desktop. The window is the terminal's own (see [`X11Watcher::own_window`]); the markers are
 //! read on a thread of their own while the tour draws, and each mode's frames are told apart
 //! afterwards by their numbers. The tour drives it as one of its [`FrameConfirmer`]s: it marks
 //! each frame and keeps its write times.
@@ -15,8 +15,8 @@ use crate::confirm::FrameConfirmer;
 
 use super::analysis::{Painted, analyse_segments};
 use super::marker::NUMBER_MASK;
-use super::observer::{Observed, Observer, wait_for};
 use super::probe::FrameTime;
+use super::window_watch::{Observed, X11Watcher, wait_for};
 
 /// The observation of this terminal's window, under way.
 pub struct OwnWindow {
@@ -53,7 +53,7 @@ impl OwnWindow {
                 crate::units::one_line(&format!("{e:#}"))
             )
         };
-        let observer = Observer::connect(&display).map_err(cannot)?;
+        let observer = X11Watcher::connect(&display).map_err(cannot)?;
         let window = observer
             .own_window()
             .map_err(cannot)?

@@ -37,7 +37,7 @@ use wayland_protocols_wlr::screencopy::v1::client::{
 
 use super::display::{Group, installed};
 use super::keyboard::{char_keysym, ctrl_char, named_keysym};
-use super::observer::{Changes, CoreShare, Strips, decode_strip};
+use super::window_watch::{Changes, CoreShare, Strips, decode_strip};
 use crate::keyscript::{Key, Named};
 
 /// Who the compositor runs as when wrap is root: Debian's `nobody`.

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal};
 use crate::painting::display::{Terminal, Xvfb};
-use crate::painting::{PaintResults, analysis, marker, observer, plot, probe};
+use crate::painting::{PaintResults, analysis, marker, plot, probe, window_watch};
 use crate::results::painted::PaintRun;
 use crate::subject::Subject;
 use crate::units::{parse_duration, parse_fps, parse_size};
@@ -293,7 +293,7 @@ impl Plan {
         let (command, env) = self.command(&what, &files)?;
         let mut term = xvfb.launch(what.terminal, self.size, &command, &env)?;
         let stopped = || signal.load(Ordering::Relaxed) != 0;
-        let observer = observer::Observer::connect(&xvfb.display)?;
+        let observer = window_watch::X11Watcher::connect(&xvfb.display)?;
         let (window, strips) = {
             let exited = std::cell::Cell::new(false);
             let mut gone = || {
@@ -306,9 +306,9 @@ impl Plan {
                 true => format!("{name} exited before it {did}"),
                 false => format!("{name} has not {done} in {} s", startup.as_secs()),
             };
-            let window = observer::wait_for(startup, &mut gone, || observer.terminal_window())?
+            let window = window_watch::wait_for(startup, &mut gone, || observer.terminal_window())?
                 .with_context(|| ended("opened a window", "opened a window"))?;
-            let strips = observer::wait_for(startup, &mut gone, || observer.calibrate(window))?
+            let strips = window_watch::wait_for(startup, &mut gone, || observer.calibrate(window))?
                 .with_context(|| {
                     ended(
                         "showed the calibration pattern",

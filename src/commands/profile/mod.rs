@@ -4,9 +4,9 @@
 //! the symbol side file `--unstable-presymbolicate` writes beside it, attributes every sample
 //! of the flushlab process to one share (the innermost frame that names a known part wins), and
 //! reports the shares and the top functions by self time. A profile `wrap --profile` recorded
-//! is also read by key (`keys.rs`): the functions inside the keys' processing and emit spans.
+//! is also read by key (`key_stages.rs`): the functions inside the keys' processing and emit spans.
 
-mod keys;
+mod key_stages;
 mod read;
 
 use std::collections::HashMap;
@@ -116,7 +116,7 @@ pub struct Digest {
     pub other_share: f64,
     pub top: Vec<TopFunction>,
     /// A `wrap --profile` recording: what ran inside the keys' stages.
-    pub keys: Option<keys::KeyDigest>,
+    pub keys: Option<key_stages::KeyDigest>,
 }
 
 /// The two figures the digest takes from the run's report recorded beside a profile.
@@ -168,7 +168,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
     let mut self_time: HashMap<&str, f64> = HashMap::new();
     let mut total = 0.0;
     // flushlab's own modes; or, recorded by wrap --profile, the program whose keys are marked.
-    let keyed = keys::digest(&profile, &symbols, top);
+    let keyed = key_stages::digest(&profile, &symbols, top);
     let process = keyed
         .as_ref()
         .map_or(Some("flushlab"), |k| k.process.as_deref());

@@ -1,6 +1,6 @@
 //! Reading a samply profile: the parts of the Firefox Profiler format the digests read, checked
 //! before anything indexes them; the symbol side file; and the functions ranked, for the whole
-//! run (`mod.rs`) and for the keys' stages (`keys.rs`) alike.
+//! run (`mod.rs`) and for the keys' stages (`key_stages.rs`) alike.
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -13,10 +13,10 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::args::{OldBuild, WrapArgs};
-use super::keys::Keys;
 use super::outputs::{draw_keys, plot_title};
 use super::report::WrapReport;
 use super::running::{How, measure};
+use super::typing::Keys;
 use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, Refusal, complain};

@@ -12,10 +12,10 @@ use serde::Serialize;
 
 use super::args::Fix;
 use super::args::WrapArgs;
-use super::keys::Keys;
 use super::outputs::{draw_keys, plot_title};
 use super::report::WrapReport;
 use super::running::{How, measure};
+use super::typing::Keys;
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, complain};

@@ -17,13 +17,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::args::{Fix, Way};
-use super::inside::{Inside, InsideReport};
-use super::keys::Keys;
+use super::inside::{InsideReport, Observation};
+use super::typing::Keys;
 use crate::detect::timeline::{SentKey, Timeline};
 use crate::painting::display::{self, Screen, Terminal, Xvfb};
 use crate::painting::keyboard::{self, Keyboard};
-use crate::painting::observer::{Changes, Observer, Strips, wait_for};
 use crate::painting::wayland::{self, Compositor, Placed};
+use crate::painting::window_watch::{Changes, Strips, X11Watcher, wait_for};
 
 /// CMD is ready for keys once its threads are asleep and the window has not changed this long.
 const READY_QUIET: Duration = Duration::from_millis(100);
@@ -166,7 +166,7 @@ enum Desk {
         // Boxed: an X connection's buffers make this variant a kilobyte.
         keyboard: Box<Keyboard>,
         /// The window's watcher, until its thread takes it.
-        watcher: Option<Observer>,
+        watcher: Option<X11Watcher>,
     },
     Wayland {
         client: wayland::Client,
@@ -193,7 +193,7 @@ impl Desk {
         }
         let (server, display) = x_server(args.display.as_deref())?;
         let keyboard = Box::new(Keyboard::connect(&display)?);
-        let watcher = Some(Observer::connect(&display)?);
+        let watcher = Some(X11Watcher::connect(&display)?);
         Ok(Desk::X11 {
             server,
             display,
@@ -455,13 +455,15 @@ impl Desk {
     fn calibrate(&self, window: &Window) -> anyhow::Result<Option<Strips>> {
         match (self, window) {
             (Desk::X11 { display, .. }, Window::X11(window)) => {
-                Observer::connect(display)?.calibrate(*window)
+                X11Watcher::connect(display)?.calibrate(*window)
             }
             (Desk::Wayland { client, .. }, Window::Wayland(placed)) => {
                 let Some((data, width, height)) = client.capture(placed)?.picture()? else {
                     return Ok(None);
                 };
-                Ok(crate::painting::observer::find_strips(&data, width, height))
+                Ok(crate::painting::window_watch::find_strips(
+                    &data, width, height,
+                ))
             }
             _ => bail!("a window of another desktop"),
         }
@@ -472,7 +474,7 @@ impl Desk {
 /// the observer and with a known environment; CMD with wrap's variables (as a shell in the
 /// terminal would pass them on) but for those the terminal sets, then the observer's.
 fn through_env(
-    inside: &Inside,
+    inside: &Observation,
     program: &Path,
     args: &[OsString],
 ) -> anyhow::Result<Vec<OsString>> {
@@ -550,8 +552,8 @@ fn start_inside(
     args: &super::args::WrapArgs,
     program: &Path,
     fix: Option<Fix>,
-) -> std::io::Result<Inside> {
-    Inside::start(
+) -> std::io::Result<Observation> {
+    Observation::start(
         args.observer(program).unwrap_or(Way::Preload),
         None,
         fix,

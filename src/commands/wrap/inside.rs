@@ -71,8 +71,8 @@ pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), St
     Ok(())
 }
 
-/// The observer, injected for one run.
-pub struct Inside {
+/// The observer, injected for one run: what wrap sees of CMD from inside it.
+pub struct Observation {
     way: Way,
     injection: Injection,
     listening: Listening,
@@ -84,7 +84,7 @@ pub struct Inside {
     markers: Option<(OsString, OsString)>,
 }
 
-impl Inside {
+impl Observation {
     /// Ready for CMD on `pty` (`None`: on the pty a terminal emulator makes for it, which CMD
     /// names itself): the object in memory, its channel listened to; with `markers`
     /// (`--profile`: the variable that asks for samply marker files, and what to do as a process
@@ -94,7 +94,7 @@ impl Inside {
         pty: Option<&Pty>,
         fix: Option<Fix>,
         markers: Option<((OsString, OsString), flushlab_observer::OnExit)>,
-    ) -> std::io::Result<Inside> {
+    ) -> std::io::Result<Observation> {
         let mode = match fix {
             Some(Fix::Frame) => Mode::HoldFrames,
             None => Mode::Observe,
@@ -106,7 +106,7 @@ impl Inside {
         let stop = Arc::new(AtomicBool::new(false));
         let (markers, on_exit) = markers.unzip();
         let listening = injection.listen(Arc::clone(&stop), on_exit)?;
-        Ok(Inside {
+        Ok(Observation {
             way,
             injection,
             listening,

@@ -12,7 +12,6 @@ pub mod compare;
 pub mod diagnose;
 mod in_terminal;
 pub mod inside;
-mod keys;
 mod one_run;
 mod outputs;
 mod own_writes;
@@ -25,6 +24,7 @@ pub mod report;
 mod running;
 mod terminal;
 pub mod tree;
+mod typing;
 mod user_terminal;
 mod watch;
 

@@ -3,7 +3,7 @@
 //! samply found for `--profile`. What passes is the plan the run follows.
 
 use super::args::WrapArgs;
-use super::keys::Keys;
+use super::typing::Keys;
 use crate::files::Destination;
 use crate::keyscript::KeyScript;
 use crate::outcome::{Outcome, Refusal, complain};

@@ -114,7 +114,7 @@ pub struct KeysReport {
     pub started_after_ms: Option<f64>,
     /// What told wrap CMD was ready: `idle` (every thread of it asleep) or `--keys-after`;
     /// `typed` for the keys a person typed (interactive; each named by kind only).
-    pub ready_by: super::keys::ReadyBy,
+    pub ready_by: super::typing::ReadyBy,
     /// The keys were done and CMD did not settle (idle and silent for `watch::SETTLE`) within
     /// `watch::SETTLE_AT_MOST`.
     pub unsettled: bool,
@@ -126,7 +126,7 @@ impl KeysReport {
     /// The keys' lines of the summary.
     pub(super) fn summary(&self) -> String {
         use crate::units::milliseconds;
-        let typed = self.ready_by == super::keys::ReadyBy::Typed;
+        let typed = self.ready_by == super::typing::ReadyBy::Typed;
         let mut out = format!(
             "
   keys: {} {}",

@@ -11,12 +11,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Fix;
-use super::inside::{Inside, InsideReport};
-use super::keys::{Keys, ReadyBy, Sending};
+use super::inside::{InsideReport, Observation};
 use super::own_writes::OwnWrites;
 use super::reading::{Reading, read_output};
 use super::terminal::{Exchange, SharedModes};
 use super::tree::Tree;
+use super::typing::{Keys, ReadyBy, Sending};
 use super::user_terminal::{forward_keys_and_resizes, give_back};
 use super::watch::{GRACE, KeyWatch, Watch, wait_for_end};
 use crate::accounting::IoCounters;
@@ -189,7 +189,7 @@ struct Running {
     /// `--keys`, headless.
     sending: Option<Sending>,
     /// The observer in CMD's tree, unless `--no-observer`.
-    inside: Option<Inside>,
+    inside: Option<Observation>,
     /// `--profile`: samply recording CMD.
     profiling: Option<super::profiling::Profiling>,
     /// CMD's name, as the user gave it.
@@ -233,7 +233,7 @@ impl Running {
             None => None,
             Some(way) => {
                 let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-                Some(Inside::start(way, Some(&pty), how.fix, asks)?)
+                Some(Observation::start(way, Some(&pty), how.fix, asks)?)
             }
         };
         let (program, words) = match &inside {
@@ -300,7 +300,7 @@ impl Running {
             None
         };
         let sending = match how.keys {
-            Some(keys) if !interactive => Some(super::keys::send(
+            Some(keys) if !interactive => Some(super::typing::send(
                 pty.master.try_clone()?,
                 keys,
                 (&child_gone, &modes, &own),

@@ -5,8 +5,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::keys::Sending;
 use super::tree::Tree;
+use super::typing::Sending;
 
 /// How long CMD (and then what is left of its tree) has between SIGTERM and SIGKILL.
 pub(super) const GRACE: Duration = Duration::from_secs(2);

@@ -33,13 +33,13 @@ pub struct Strips {
 }
 
 /// A connection to the display, and the window it watches once found.
-pub struct Observer {
+pub struct X11Watcher {
     conn: RustConnection,
     root: Window,
 }
 
-impl Observer {
-    pub fn connect(display: &str) -> anyhow::Result<Observer> {
+impl X11Watcher {
+    pub fn connect(display: &str) -> anyhow::Result<X11Watcher> {
         let (conn, screen) = RustConnection::connect(Some(display))
             .with_context(|| format!("connecting to the X display {display}"))?;
         if conn.setup().image_byte_order != ImageOrder::LSB_FIRST {
@@ -48,7 +48,7 @@ impl Observer {
             );
         }
         let root = conn.setup().roots[screen].root;
-        Ok(Observer { conn, root })
+        Ok(X11Watcher { conn, root })
     }
 
     /// The terminal's window: the largest viewable top-level window (the display is the
@@ -256,7 +256,7 @@ pub struct Observed {
 
 /// Damage reports of one window, armed.
 pub struct Watch<'a> {
-    observer: &'a Observer,
+    observer: &'a X11Watcher,
     window: Window,
     damage: damage::Damage,
     /// Reports come once until re-armed (`watch`), or for every change (`watch_every_change`).
