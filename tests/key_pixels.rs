@@ -4,8 +4,9 @@
 //! are outside flushlab: the bytes a program read (it logs them), and the program's own stamps
 //! of each frame (tests/corpus/stages.c).
 //!
-//! Needs Xvfb and xterm, sway and foot (`.ci/run` installs them); elsewhere the tests say why
-//! they did not run, and under `CI=true` a missing program fails them.
+//! Needs Xvfb and xterm, sway and foot, kitty and alacritty (`.ci/run` installs them, and the
+//! EGL they load); elsewhere the tests say why they did not run, and under `CI=true` a missing
+//! program fails them.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
 #![allow(clippy::too_many_lines)]
@@ -46,11 +47,24 @@ fn can_type() -> bool {
 #[test]
 fn every_typed_key_reaches_the_program_once_and_in_order() {
     for terminal in terminals() {
-        every_key_reaches(terminal);
+        every_key_reaches(terminal, &[]);
     }
 }
 
-fn every_key_reaches(terminal: &str) {
+/// kitty and alacritty on their Wayland path (`--wayland`: EGL on Mesa's llvmpipe, through
+/// Debian's libwayland-egl1): every key once, in order, as in foot.
+#[test]
+fn kitty_and_alacritty_on_wayland_get_every_key_once_and_in_order() {
+    let needs = ["sway", "swaymsg", "setpriv", "kitty", "alacritty"];
+    if !common::has_programs(&needs) {
+        return;
+    }
+    for terminal in ["kitty", "alacritty"] {
+        every_key_reaches(terminal, &["--wayland"]);
+    }
+}
+
+fn every_key_reaches(terminal: &str, flags: &[&str]) {
     let program = common::c_program("typed");
     let script = "aZ1~<Down><Up><Left><Right><Home><End><PageUp><PageDown><Insert><Delete>\
                   <Enter><Tab><BackTab><Backspace><C-x><C-a><M-f><F1><F5><F12><Space><lt>@20ms q";
@@ -59,7 +73,9 @@ fn every_key_reaches(terminal: &str) {
         let log = common::scratch(&format!("typed-{terminal}-{mode}.log"));
         let json = common::scratch(&format!("typed-{terminal}-{mode}.json"));
         let out = flushlab()
-            .args(["wrap", "--terminal", terminal, "--size", "80x24", "--keys"])
+            .args(["wrap", "--terminal", terminal, "--size", "80x24"])
+            .args(flags)
+            .arg("--keys")
             .arg(script)
             .arg("--export-json")
             .arg(&json)

@@ -688,14 +688,15 @@ impl Client {
 const SHIFT: u32 = 1;
 const CONTROL: u32 = 4;
 const ALT: u32 = 8;
-/// `ISO_Left_Tab`, Shift+Tab as X and xkb name it.
-const ISO_LEFT_TAB: u32 = 0xfe20;
+/// `Tab`: Shift+Tab is this key with Shift held (a one-level key's `ISO_Left_Tab` reached foot
+/// but not kitty, which reads the key and its modifiers).
+const TAB: u32 = 0xff09;
 
 /// A key's modifiers and keysym, as the virtual keyboard types it.
 fn stroke_of(key: &Key) -> Result<(u32, u32), String> {
     Ok(match key {
         Key::Char(c) => (0, char_keysym(*c)),
-        Key::Named(Named::BackTab) => (SHIFT, ISO_LEFT_TAB),
+        Key::Named(Named::BackTab) => (SHIFT, TAB),
         Key::Named(named) => (0, named_keysym(*named)),
         Key::Ctrl(byte) => (CONTROL, char_keysym(ctrl_char(*byte))),
         Key::Alt(c) => (ALT, char_keysym(*c)),
@@ -1078,10 +1079,7 @@ mod tests {
         assert_eq!(stroke_of(&Key::Char('j')), Ok((0, 0x6a)));
         assert_eq!(stroke_of(&Key::Ctrl(0x03)), Ok((CONTROL, 0x63)));
         assert_eq!(stroke_of(&Key::Alt('x')), Ok((ALT, 0x78)));
-        assert_eq!(
-            stroke_of(&Key::Named(Named::BackTab)),
-            Ok((SHIFT, ISO_LEFT_TAB))
-        );
+        assert_eq!(stroke_of(&Key::Named(Named::BackTab)), Ok((SHIFT, TAB)));
         assert!(stroke_of(&Key::Paste("x".into())).is_err());
     }
 
