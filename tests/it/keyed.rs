@@ -631,9 +631,23 @@ fn a_program_on_dev_tty_is_seen_from_inside() {
     assert!(stages["input_delay"]["p50"].is_number(), "{said}");
 }
 
+/// Each `wrap FLAGS -- true` refused in one line naming its word, no escape byte in it.
+fn each_refused(cases: &[(Vec<&str>, &str)]) {
+    for (flags, names) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("wrap")
+            .args(flags)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, names);
+        assert!(!said.contains('\u{1b}'), "{said:?}");
+    }
+}
+
 #[test]
 fn a_hostile_script_is_one_line_naming_the_word() {
-    for (flags, names) in [
+    each_refused(&[
         (vec!["--keys", "j <Foo>"], "'<Foo>'"),
         (vec!["--keys", "j*99999999"], "'j*99999999'"),
         (vec!["--keys", "a\u{1b}b"], "control byte"),
@@ -664,16 +678,7 @@ fn a_hostile_script_is_one_line_naming_the_word() {
             "is no X display",
         ),
         (vec!["--display", ":0", "--keys", "j"], "--terminal"),
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-            .arg("wrap")
-            .args(&flags)
-            .args(["--", "true"])
-            .output()
-            .unwrap();
-        let said = common::assert_refused(&out, names);
-        assert!(!said.contains('\u{1b}'), "{said:?}");
-    }
+    ]);
     // A FIFO nobody writes to: refused at once, never waited on (it hung wrap for good).
     let fifo = common::scratch("keys.fifo");
     assert!(
@@ -697,7 +702,7 @@ fn a_hostile_script_is_one_line_naming_the_word() {
 /// The Wayland flags' refusals: one line naming the flag, before anything starts.
 #[test]
 fn a_wayland_flag_that_cannot_be_is_one_line() {
-    for (flags, names) in [
+    each_refused(&[
         (
             vec!["--terminal", "xterm", "--wayland", "--keys", "j"],
             "draws through X11 only",
@@ -750,16 +755,7 @@ fn a_wayland_flag_that_cannot_be_is_one_line() {
             ],
             "--refresh",
         ),
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-            .arg("wrap")
-            .args(&flags)
-            .args(["--", "true"])
-            .output()
-            .unwrap();
-        let said = common::assert_refused(&out, names);
-        assert!(!said.contains('\u{1b}'), "{said:?}");
-    }
+    ]);
     // A Wayland display whose compositor wrap cannot ask where windows are (no sway IPC).
     let runtime = common::scratch_dir("not-sway");
     let _display = std::os::unix::net::UnixListener::bind(runtime.join("wayland-1")).unwrap();
