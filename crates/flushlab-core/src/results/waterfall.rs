@@ -127,6 +127,9 @@ where
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, ("sans-serif", 20))
         .margin(12)
+        // Room for half the last tick's label, centred on the axis's end ("60.0 ms" at 16 px):
+        // with 12 it ran past the picture's edge whenever a tick fell at the end.
+        .margin_right(44)
         .x_label_area_size(40)
         .y_label_area_size(110)
         .build_cartesian_2d(0.0..axis, (0..rows).into_segmented())?;
