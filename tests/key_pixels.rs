@@ -290,17 +290,22 @@ fn each_picture_is_its_frame(terminal: &str) {
         let writer = format!("{terminal} {writer}");
         assert!(out.status.success(), "{writer}: {stderr}");
         let report: Value = common::read_json(&json);
-        let shown: Vec<Value> = report["keys"]["each"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|k| k["key"] == "j")
-            .map(|k| k["pixels_ms"]["frame_shown"].clone())
-            .collect();
+        let shown = frames_shown(&report);
         let drawn: Vec<Value> = (1..=6).map(Value::from).collect();
         assert_eq!(shown, drawn, "{writer}: {stderr}");
         assert!(stderr.contains("frame markers read back"), "{stderr}");
     }
+}
+
+/// The frame each `j` key's last picture showed (the markers read back from the pixels).
+fn frames_shown(report: &Value) -> Vec<Value> {
+    report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["key"] == "j")
+        .map(|k| k["pixels_ms"]["frame_shown"].clone())
+        .collect()
 }
 
 /// `--display`: the terminal opens on an X server someone else runs (here one this test
@@ -585,13 +590,7 @@ fn a_terminal_on_a_running_sway_session() {
         report["display"].as_str().unwrap().ends_with("/wayland-1"),
         "{report}"
     );
-    let shown: Vec<Value> = report["keys"]["each"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|k| k["key"] == "j")
-        .map(|k| k["pixels_ms"]["frame_shown"].clone())
-        .collect();
+    let shown = frames_shown(&report);
     assert_eq!(
         shown,
         (1..=4).map(Value::from).collect::<Vec<_>>(),
