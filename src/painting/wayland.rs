@@ -37,7 +37,8 @@ use wayland_protocols_wlr::screencopy::v1::client::{
 
 use super::display::{Group, installed};
 use super::keyboard::{char_keysym, ctrl_char, named_keysym};
-use super::window_watch::{Changes, CoreShare, Strips, decode_strip};
+use super::window_watch::{CoreShare, Strips, decode_strip};
+use crate::detect::recording::Recording;
 use crate::keyscript::{Key, Named};
 
 /// Who the compositor runs as when wrap is root: Debian's `nobody`.
@@ -1011,20 +1012,20 @@ impl Capture {
         Ok(data)
     }
 
-    /// Every change of the region until `done` says to stop (asked at least every 20 ms):
-    /// when each was committed; `seen` told of each as it comes; once `strips` are known (the
-    /// calibration pattern was seen), the frame markers read back from each change's picture.
+    /// Records every change of the region as it comes, until `done` says to stop (asked at
+    /// least every 20 ms): when each was committed; once `strips` are known (the calibration
+    /// pattern was seen), the frame markers read back from each change's picture. Returns the
+    /// share of a core it took.
     pub fn changes(
         mut self,
         mut done: impl FnMut() -> bool,
-        mut seen: impl FnMut(u64),
+        recording: &Recording,
         strips: &std::sync::OnceLock<Strips>,
-    ) -> anyhow::Result<Changes> {
+    ) -> anyhow::Result<f64> {
         let core = CoreShare::start();
-        let mut out = Changes::default();
         let mut slot = 0;
         let Some(mut pending) = self.ask(slot, true, &mut done)? else {
-            return Ok(out);
+            return Ok(core.share());
         };
         while let Some(at) = self.outcome(slot, &mut done)? {
             // The next copy is asked for before this one is read: a commit meanwhile is caught.
@@ -1034,8 +1035,7 @@ impl Capture {
             };
             pending.destroy();
             pending = next;
-            out.at.push(at);
-            seen(at);
+            recording.window_changed(at);
             if let Some(strips) = strips.get() {
                 let read = |y: i16| -> anyhow::Result<Option<u32>> {
                     let row = self.row(
@@ -1047,14 +1047,13 @@ impl Capture {
                     Ok(decode_strip(&row, &strips.centres))
                 };
                 let (top, bottom) = (read(strips.top_y)?, read(strips.bottom_y)?);
-                out.frames.push((at, top.filter(|_| top == bottom)));
+                recording.window_showed(at, top.filter(|_| top == bottom));
             }
             slot = 1 - slot;
         }
         pending.destroy();
         let _ = self.conn.flush();
-        out.cpu_share = core.share();
-        Ok(out)
+        Ok(core.share())
     }
 }
 

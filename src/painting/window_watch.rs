@@ -20,6 +20,7 @@ use x11rb::rust_connection::RustConnection;
 
 use super::analysis::Read;
 use super::marker::{CALIBRATION, CELLS};
+use crate::detect::recording::Recording;
 
 /// Where the markers' pixels are in the window: the middle pixel row of each marker row, and
 /// the middle pixel of each of its cells (as offsets from `x`).
@@ -237,16 +238,6 @@ impl CoreShare {
     }
 }
 
-/// A window's changes (`Watch::changes`): when, and where its frame markers were read back,
-/// the frame they showed then (`None`: the two disagreed, or one was caught half painted).
-#[derive(Debug, Default)]
-pub struct Changes {
-    pub at: Vec<u64>,
-    pub frames: Vec<(u64, Option<u32>)>,
-    /// The share of a core the watching thread took (its CPU time over its wall time).
-    pub cpu_share: f64,
-}
-
 /// What an observer thread saw, and the share of a core it took.
 #[derive(Debug)]
 pub struct Observed {
@@ -287,36 +278,34 @@ impl Watch<'_> {
         Ok(reads)
     }
 
-    /// When the window changed (CLOCK_MONOTONIC ns, as reports arrived: of the reports read in
-    /// one go, the first and the last), until `done` says to stop; `seen` is told of each as it
-    /// comes. Once `strips` are known (the window showed the calibration pattern), the frame
-    /// marker is read back after each change: `(when, the frame both markers carry)`.
+    /// Records when the window changed (CLOCK_MONOTONIC ns, as reports arrived: of the reports
+    /// read in one go, the first and the last) as each comes, until `done` says to stop. Once
+    /// `strips` are known (the window showed the calibration pattern), the frame markers are
+    /// read back after each change and the frame both carry is recorded (`None`: the two
+    /// disagreed, or one was caught half painted). Returns the share of a core it took.
     pub fn changes(
         &self,
         mut done: impl FnMut() -> bool,
-        mut seen: impl FnMut(u64),
+        recording: &Recording,
         strips: &std::sync::OnceLock<Strips>,
-    ) -> anyhow::Result<Changes> {
+    ) -> anyhow::Result<f64> {
         let core = CoreShare::start();
-        let mut out = Changes::default();
         while let Some((first, last)) = self.next_change(&mut done)? {
             if self.rearm {
                 self.observer.conn.flush()?;
             }
-            out.at.push(first);
+            recording.window_changed(first);
             if last > first {
-                out.at.push(last);
+                recording.window_changed(last);
             }
-            seen(last);
             if let Some(strips) = strips.get() {
                 let Some((top, bottom)) = self.read_strips(strips)? else {
                     break;
                 };
-                out.frames.push((last, top.filter(|_| top == bottom)));
+                recording.window_showed(last, top.filter(|_| top == bottom));
             }
         }
-        out.cpu_share = core.share();
-        Ok(out)
+        Ok(core.share())
     }
 
     /// The two markers' frame numbers now; `None` once the window is gone.

@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -19,11 +19,12 @@ use anyhow::{Context, bail};
 use super::args::{Fix, Way};
 use super::inside::{InsideReport, Observation};
 use super::typing::Keys;
+use crate::detect::recording::Recording;
 use crate::detect::timeline::{SentKey, Timeline};
 use crate::painting::display::{self, Screen, Terminal, Xvfb};
 use crate::painting::keyboard::{self, Keyboard};
 use crate::painting::wayland::{self, Compositor, Placed};
-use crate::painting::window_watch::{Changes, Strips, X11Watcher, wait_for};
+use crate::painting::window_watch::{Strips, X11Watcher, wait_for};
 
 /// CMD is ready for keys once its threads are asleep and the window has not changed this long.
 const READY_QUIET: Duration = Duration::from_millis(100);
@@ -40,9 +41,10 @@ pub(super) struct PixelRun {
     pub(super) desktop: Desktop,
     pub(super) size: (u16, u16),
     pub(super) seconds: f64,
+    /// With the window's changes and the frame markers read back.
     pub(super) timeline: Timeline,
-    /// When the window changed, CLOCK_MONOTONIC ns, sorted; the frame markers read back.
-    pub(super) changes: Changes,
+    /// The share of a core wrap's watcher of the window took.
+    pub(super) watcher_cpu_share: f64,
     pub(super) inside: InsideReport,
     /// After CMD started, when the first key went (`None`: CMD was never ready).
     pub(super) started_after: Option<Duration>,
@@ -422,29 +424,27 @@ impl Desk {
         &mut self,
         window: &Window,
         shared: &Arc<Watching>,
-    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<Changes>>> {
+    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<f64>>> {
         let shared = Arc::clone(shared);
         let done = {
             let shared = Arc::clone(&shared);
             move || shared.done.load(Ordering::Relaxed)
         };
-        let seen = {
-            let shared = Arc::clone(&shared);
-            move |at| shared.last_change.store(at, Ordering::Relaxed)
-        };
         Ok(match (self, window) {
             (Desk::X11 { watcher, .. }, &Window::X11(window)) => {
                 let watcher = watcher.take().context("the window is watched already")?;
                 crate::sys::spawn_thread("wrap-window", move || {
-                    watcher
-                        .watch_every_change(window)?
-                        .changes(done, seen, &shared.strips)
+                    watcher.watch_every_change(window)?.changes(
+                        done,
+                        &shared.recording,
+                        &shared.strips,
+                    )
                 })?
             }
             (Desk::Wayland { client, .. }, Window::Wayland(placed)) => {
                 let capture = client.capture(placed)?;
                 crate::sys::spawn_thread("wrap-window", move || {
-                    capture.changes(done, seen, &shared.strips)
+                    capture.changes(done, &shared.recording, &shared.strips)
                 })?
             }
             _ => bail!("a window of another desktop"),
@@ -501,13 +501,14 @@ fn through_env(
 }
 
 /// Types each key when it is due (the first after `before`, each next after its pause), until
-/// they are done or `over`; each key's send time kept, taken just before its events go.
+/// they are done or `over`; each key recorded with its send time, taken just before its events
+/// go.
 fn type_keys(
     desk: &Desk,
     (before, strokes): (Duration, &[Typed]),
+    recording: &Recording,
     mut over: impl FnMut() -> bool,
-) -> anyhow::Result<Vec<SentKey>> {
-    let mut sent: Vec<SentKey> = Vec::with_capacity(strokes.len());
+) -> anyhow::Result<()> {
     let mut due = Instant::now() + before;
     for typed in strokes {
         while Instant::now() < due && !over() {
@@ -519,16 +520,16 @@ fn type_keys(
         let key = SentKey::now(typed.name.clone());
         desk.type_stroke(&typed.stroke)?;
         due = key.at + typed.pause;
-        sent.push(key);
+        recording.key_sent(key);
     }
-    Ok(sent)
+    Ok(())
 }
 
-/// What the window's watcher shares with the run: the last change's time as they come, where
-/// the frame markers are once the calibration pattern was seen, and when to stop.
+/// What the window's watcher shares with the run: the run's record it appends the changes to,
+/// where the frame markers are once the calibration pattern was seen, and when to stop.
 #[derive(Default)]
 struct Watching {
-    last_change: AtomicU64,
+    recording: Recording,
     strips: std::sync::OnceLock<Strips>,
     done: AtomicBool,
 }
@@ -576,7 +577,7 @@ pub(super) fn measure(
     let started = Instant::now();
     let (window_holder, window, cmd) = desk.start_terminal(terminal, args.size, &command)?;
     let shared = Arc::new(Watching::default());
-    let last_change = &shared.last_change;
+    let recording = &shared.recording;
     let watching = desk.watch(&window, &shared)?;
     desk.focus(&window)?;
     let over = |deadline: Option<Instant>| {
@@ -586,7 +587,7 @@ pub(super) fn measure(
             || watching.is_finished()
     };
     let deadline = args.duration.map(|d| started + d);
-    let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), last_change, || {
+    let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), recording, || {
         over(deadline)
     });
     // A program that shows the calibration pattern when it is ready (the frame markers'
@@ -596,12 +597,11 @@ pub(super) fn measure(
     {
         let _ = shared.strips.set(strips);
     }
-    let mut sent = Vec::new();
     let mut unsettled = false;
     if ready_at.is_some() {
-        sent = type_keys(&desk, (before, &strokes), || over(deadline))?;
+        type_keys(&desk, (before, &strokes), recording, || over(deadline))?;
         if deadline.is_none() {
-            unsettled = !settle(cmd.0, last_change, || over(None));
+            unsettled = !settle(cmd.0, recording, || over(None));
         }
         while deadline.is_some() && !over(deadline) {
             std::thread::sleep(Duration::from_millis(10));
@@ -613,7 +613,7 @@ pub(super) fn measure(
     // the window showed.
     drop((cmd, window_holder));
     shared.done.store(true, Ordering::Relaxed);
-    let changes = watching
+    let watcher_cpu_share = watching
         .join()
         .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
         .context("watching the terminal's window")?;
@@ -628,16 +628,13 @@ pub(super) fn measure(
         desktop,
         size: args.size,
         seconds,
-        timeline: Timeline {
-            keys: sent,
-            inside: report
+        timeline: recording.timeline(
+            report
                 .frames_from_waits()
                 .then(|| super::inside::timeline(&sightings)),
-            chunks: crate::detect::timeline::Chunks::default(),
-            queries: Vec::new(),
             end_ns,
-        },
-        changes,
+        ),
+        watcher_cpu_share,
         inside: report,
         started_after: ready_at.map(|at| at.saturating_duration_since(started)),
         unsettled,
@@ -682,14 +679,14 @@ fn asleep(pid: i32) -> bool {
 fn wait_until_ready(
     pid: i32,
     after: Option<Instant>,
-    last_change: &AtomicU64,
+    recording: &Recording,
     mut over: impl FnMut() -> bool,
 ) -> Option<Instant> {
     let mut asleep_looks = 0;
     while !over() {
         let now = Instant::now();
         asleep_looks = if asleep(pid) { asleep_looks + 1 } else { 0 };
-        let changed = last_change.load(Ordering::Relaxed);
+        let changed = recording.last_window_change();
         let quiet = changed > 0
             && crate::sys::monotonic_ns().saturating_sub(changed) >= READY_QUIET.as_nanos() as u64;
         let ready = match after {
@@ -706,11 +703,11 @@ fn wait_until_ready(
 
 /// After the last key: waits until CMD is asleep and its window has been unchanged for
 /// [`SETTLE`] (true), or [`SETTLE_AT_MOST`] has passed (false), or `over` (true).
-fn settle(pid: i32, last_change: &AtomicU64, mut over: impl FnMut() -> bool) -> bool {
+fn settle(pid: i32, recording: &Recording, mut over: impl FnMut() -> bool) -> bool {
     let from = Instant::now();
     let from_ns = crate::sys::monotonic_ns();
     while !over() {
-        let changed = last_change.load(Ordering::Relaxed).max(from_ns);
+        let changed = recording.last_window_change().max(from_ns);
         let quiet = crate::sys::monotonic_ns().saturating_sub(changed) >= SETTLE.as_nanos() as u64;
         if quiet && asleep(pid) {
             return true;

@@ -29,7 +29,6 @@ pub(super) fn here(
         &report,
         &timeline,
         report.keys.as_ref().map(|k| &k.latencies),
-        &[],
     )?;
     if let (Some(destination), Some(keys)) = (&args.plot, &report.keys) {
         let panel = Panel::of(String::new(), &timeline, &keys.latencies);
@@ -67,13 +66,7 @@ pub(super) fn in_a_terminal(
     let run = super::in_terminal::measure(args, program, (terminal, keys, args.try_fix), signal)?;
     let timeline = run.timeline.clone();
     let report = PixelReport::of(args, run, keys);
-    write_report_and_trace(
-        args,
-        &report,
-        &timeline,
-        Some(&report.keys.latencies),
-        &report.window_changes_ns,
-    )?;
+    write_report_and_trace(args, &report, &timeline, Some(&report.keys.latencies))?;
     if let Some(destination) = &args.plot {
         let panel = Panel::of(
             terminal.name().to_owned(),

@@ -18,7 +18,6 @@ pub(super) fn write_report_and_trace(
     report: &impl serde::Serialize,
     timeline: &Timeline,
     keys: Option<&crate::detect::keyed::KeyLatencies>,
-    window_changes: &[u64],
 ) -> anyhow::Result<()> {
     if let Some(destination) = &args.report {
         destination
@@ -33,7 +32,6 @@ pub(super) fn write_report_and_trace(
         keys,
         command: &args.command_line(),
         wrap_pid: std::process::id(),
-        window_changes,
     })?;
     destination
         .write(&trace)

@@ -50,12 +50,7 @@ pub struct PixelReport {
 impl PixelReport {
     pub(super) fn of(args: &super::args::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
-        crate::detect::pixels::add_pixels(
-            &mut latencies,
-            &run.timeline,
-            &run.changes.at,
-            &run.changes.frames,
-        );
+        crate::detect::pixels::add_pixels(&mut latencies, &run.timeline);
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
             .into_iter()
             .collect();
@@ -74,7 +69,6 @@ impl PixelReport {
             terminal_bytes_written: run.inside.terminal_bytes,
             keys: KeysReport::of(
                 KeysRun {
-                    sent: Vec::new(),
                     script: keys.script.source.clone(),
                     in_script: keys.script.len(),
                     started_after: run.started_after,
@@ -90,8 +84,8 @@ impl PixelReport {
             ),
             diagnoses,
             inside: run.inside,
-            window_watcher_cpu_share: run.changes.cpu_share,
-            window_changes_ns: run.changes.at,
+            window_watcher_cpu_share: run.watcher_cpu_share,
+            window_changes_ns: run.timeline.windows.changes,
         }
     }
 

@@ -15,7 +15,8 @@ use flushlab_observer::{Markers, OnExit, Sightings};
 
 use crate::accounting::IoCounters;
 use crate::detect::keyed::{KeyLatencies, Stage, key_latencies};
-use crate::detect::timeline::{SentKey, Timeline};
+use crate::detect::recording::Recording;
+use crate::detect::timeline::Timeline;
 use crate::files::Scratch;
 use crate::units::milliseconds;
 
@@ -38,11 +39,11 @@ pub(super) fn samply() -> Result<PathBuf, String> {
     }
 }
 
-/// What writes the markers: the observer's marker files, and the keys as they are sent (set
-/// once the keys start).
+/// What writes the markers: the observer's marker files, and the run's record the keys are
+/// appended to as they are sent (set once the keys can start).
 struct MarkerWriter {
     markers: Markers,
-    keys: Option<Arc<Mutex<Vec<SentKey>>>>,
+    recording: Option<Arc<Recording>>,
     written: u64,
 }
 
@@ -60,7 +61,7 @@ impl Preparing {
             scratch,
             writer: Arc::new(Mutex::new(MarkerWriter {
                 markers,
-                keys: None,
+                recording: None,
                 written: 0,
             })),
         })
@@ -80,7 +81,13 @@ impl Preparing {
             if !w.markers.mapped_by(pid) {
                 return;
             }
-            let keys = w.keys.as_ref().map(|k| lock(k).clone()).unwrap_or_default();
+            // The keys so far and what this process said: all a key's stages on the program's
+            // side need (its drain, wrap's reading, is not marked on the program's thread).
+            let keys = w
+                .recording
+                .as_ref()
+                .map(|r| r.keys_sent())
+                .unwrap_or_default();
             let timeline = Timeline {
                 keys,
                 inside: Some(super::inside::timeline(sightings)),
@@ -100,9 +107,9 @@ impl Preparing {
         samply: &Path,
         pid: i32,
         output: &Path,
-        keys: Option<&Arc<Mutex<Vec<SentKey>>>>,
+        recording: &Arc<Recording>,
     ) -> std::io::Result<Profiling> {
-        lock(&self.writer).keys = keys.cloned();
+        lock(&self.writer).recording = Some(Arc::clone(recording));
         let log = std::fs::File::create(self.scratch.path().join("samply.log"))?;
         // Into wrap's own directory: the files reach `output` through the one place outputs
         // are written (no planted link followed, nothing half-written left there).

@@ -10,17 +10,18 @@ use std::time::{Duration, Instant};
 use super::own_writes::OwnWrites;
 use super::terminal::{Answerer, Exchange, SharedModes};
 use crate::detect::finder::FrameFinder;
-use crate::detect::timeline::Query;
+use crate::detect::recording::Recording;
 use crate::reader::consume;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
 
 /// Reads CMD's output in a thread: through the reader model when headless, copied to the
-/// user's terminal as it comes when interactive; every chunk goes through the frame finder.
+/// user's terminal as it comes when interactive; every chunk is recorded in `recording` (and
+/// each question CMD asks, headless) and goes through the frame finder.
 pub(super) fn read_output(
     pty: &Pty,
     (reader, size, interactive, epoch): (ReaderModel, (u16, u16), bool, Instant),
-    finder: &Arc<Mutex<FrameFinder>>,
+    (recording, finder): (&Arc<Recording>, &Arc<Mutex<FrameFinder>>),
     own: &Arc<OwnWrites>,
     child_gone: &Arc<AtomicBool>,
     modes: &Arc<SharedModes>,
@@ -29,14 +30,16 @@ pub(super) fn read_output(
     let read = Arc::new(AtomicBool::new(false));
     let done = Arc::clone(&read);
     let last_read = Arc::new(AtomicU64::new(0));
-    let exchanges = Arc::new(Mutex::new((Vec::new(), Vec::new())));
-    let chunks = Arc::new(Mutex::new(crate::detect::timeline::Chunks::default()));
-    let noted = Arc::clone(&chunks);
+    let exchanges = Arc::new(Mutex::new(Vec::new()));
+    let noted = Arc::clone(recording);
     // Headless, wrap is CMD's terminal and answers what it asks; interactive, the user's does.
     let mut answering = if interactive {
         None
     } else {
-        Some((Answerer::new(size), pty.master.try_clone()?))
+        Some((
+            Answerer::new(size, Arc::clone(recording)),
+            pty.master.try_clone()?,
+        ))
     };
     let (last, asked, modes) = (
         Arc::clone(&last_read),
@@ -56,10 +59,7 @@ pub(super) fn read_output(
         // program's frame rate when it was). Chunks go over in batches, each chunk with the
         // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
         // per read cost it 20%. The queue is bounded, so memory is too.
-        noted
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .read_by(crate::sys::thread_id().unsigned_abs());
+        noted.read_by(crate::sys::thread_id().unsigned_abs());
         let (batches, parser) = parse_beside(finder)?;
         let mut batch = Batch::default();
         let mut answers = Vec::new();
@@ -67,10 +67,7 @@ pub(super) fn read_output(
             let at = Instant::now();
             let at_ns = crate::sys::monotonic_ns();
             last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
-            noted
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .note(at_ns, chunk.len());
+            noted.read(at_ns, chunk.len());
             if let Some(out) = &mut out {
                 let _ = own.write_all(&mut *out, chunk);
             }
@@ -110,7 +107,6 @@ pub(super) fn read_output(
         read,
         last_read,
         exchanges,
-        chunks,
     })
 }
 
@@ -127,10 +123,8 @@ pub(super) struct Reading {
     pub(super) read: Arc<AtomicBool>,
     /// When output was last read, in nanoseconds after CMD started.
     pub(super) last_read: Arc<AtomicU64>,
-    /// Headless: what CMD asked the terminal, once the reader is done, and each question in time.
-    pub(super) exchanges: Arc<Mutex<(Vec<Exchange>, Vec<Query>)>>,
-    /// What was read off the pty, and when: the drain of a key's frame.
-    pub(super) chunks: Arc<Mutex<crate::detect::timeline::Chunks>>,
+    /// Headless: what CMD asked the terminal, once the reader is done.
+    pub(super) exchanges: Arc<Mutex<Vec<Exchange>>>,
 }
 
 /// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.

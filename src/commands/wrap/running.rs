@@ -21,6 +21,7 @@ use super::user_terminal::{forward_keys_and_resizes, give_back};
 use super::watch::{GRACE, KeyWatch, Watch, wait_for_end};
 use crate::accounting::IoCounters;
 use crate::detect::finder::FrameFinder;
+use crate::detect::recording::Recording;
 use crate::detect::timeline::Timeline;
 use crate::meters::CpuTimes;
 use crate::results::conditions::ReaderModel;
@@ -49,8 +50,9 @@ pub(super) struct Measured {
     pub(super) exchanges: Vec<Exchange>,
     /// `--keys`: what was sent, and how the run went with them.
     pub(super) keys: Option<KeysRun>,
-    /// The run in time: the keys sent (`keys` keeps the rest of how they went), what the
-    /// observer said (sorted), what wrap's reader took off the pty, what CMD asked.
+    /// The run in time, as it was recorded: the keys sent (`keys` keeps the rest of how they
+    /// went), what the observer said (sorted), what wrap's reader took off the pty, what CMD
+    /// asked.
     pub(super) timeline: Timeline,
     /// `--profile`: how samply's recording went.
     pub(super) recorded: Option<super::profiling::Recorded>,
@@ -66,8 +68,8 @@ impl KeysRun {
         started: Instant,
     ) -> Option<KeysRun> {
         let (sending, (ready_at, by_delay, unsettled)) = (sending?, watched?);
+        sending.join();
         Some(KeysRun {
-            sent: sending.join(),
             script: script.map_or_else(String::new, |s| s.source.clone()),
             in_script: script.map_or(0, |s| s.len()),
             started_after: ready_at.map(|at| at.saturating_duration_since(started)),
@@ -83,7 +85,7 @@ impl KeysRun {
 
 impl KeysRun {
     /// Interactive: the keys the user typed (`None` when none was).
-    fn typed(typed: Vec<crate::detect::timeline::SentKey>, started: Instant) -> Option<KeysRun> {
+    fn typed(typed: &[crate::detect::timeline::SentKey], started: Instant) -> Option<KeysRun> {
         let first = typed.first()?.at;
         Some(KeysRun {
             script: String::new(),
@@ -91,16 +93,13 @@ impl KeysRun {
             started_after: Some(first.saturating_duration_since(started)),
             ready_by: ReadyBy::Typed,
             unsettled: false,
-            sent: typed,
         })
     }
 }
 
-/// How the keys of a run went.
+/// How the keys of a run went (the keys themselves are in the run's timeline).
 #[derive(Clone, Debug)]
 pub(super) struct KeysRun {
-    /// Moved into the run's timeline once the run is over.
-    pub(super) sent: Vec<crate::detect::timeline::SentKey>,
     pub(super) script: String,
     pub(super) in_script: u64,
     /// After CMD started, when the first key went (`None`: CMD was never ready).
@@ -180,12 +179,13 @@ struct Running {
     /// CMD's pid, which is also its process group's (it leads a session of its own).
     pid: i32,
     finder: Arc<Mutex<FrameFinder>>,
+    /// The run's timeline, appended to by the reader, the keys and the forwarder as things
+    /// happen.
+    recording: Arc<Recording>,
     own: Arc<OwnWrites>,
     child_gone: Arc<AtomicBool>,
     reading: Reading,
     forwarding: Option<std::thread::JoinHandle<()>>,
-    /// Interactive: the keys the user typed, as the forwarder passed them on.
-    typed: Arc<Mutex<Vec<crate::detect::timeline::SentKey>>>,
     /// `--keys`, headless.
     sending: Option<Sending>,
     /// The observer in CMD's tree, unless `--no-observer`.
@@ -279,22 +279,22 @@ impl Running {
         let own = Arc::new(OwnWrites::default());
         let child_gone = Arc::new(AtomicBool::new(false));
         let modes = Arc::new(SharedModes::default());
+        let recording = Arc::new(Recording::default());
         let reading = read_output(
             &pty,
             (reader, size, interactive, started),
-            &finder,
+            (&recording, &finder),
             &own,
             &child_gone,
             &modes,
         )?;
-        let typed = Arc::new(Mutex::new(Vec::new()));
         let forwarding = if interactive {
             Some(forward_keys_and_resizes(
                 &pty,
                 &child_gone,
                 &finder,
                 &own,
-                &typed,
+                &recording,
             )?)
         } else {
             None
@@ -303,6 +303,7 @@ impl Running {
             Some(keys) if !interactive => Some(super::typing::send(
                 pty.master.try_clone()?,
                 keys,
+                &recording,
                 (&child_gone, &modes, &own),
             )?),
             _ => None,
@@ -310,7 +311,7 @@ impl Running {
         // Before the keys can start (they wait for the watcher), so that they are recorded.
         let profiling = match (how.profile, markers) {
             (Some((samply, output)), Some(markers)) => {
-                Some(markers.attach(samply, pid, output, sending.as_ref().map(|s| &s.sent))?)
+                Some(markers.attach(samply, pid, output, &recording)?)
             }
             _ => None,
         };
@@ -325,11 +326,11 @@ impl Running {
             child,
             pid,
             finder,
+            recording,
             own,
             child_gone,
             reading,
             forwarding,
-            typed,
             sending,
             inside,
             profiling,
@@ -374,10 +375,7 @@ impl Running {
                 let _ = forwarding.join();
             }
         }
-        let mut keys = keys.or_else(|| {
-            let typed = std::mem::take(&mut *self.typed.lock().unwrap_or_else(|e| e.into_inner()));
-            KeysRun::typed(typed, self.started)
-        });
+        let keys = keys.or_else(|| KeysRun::typed(&self.recording.keys_sent(), self.started));
         // The reader ends when every holder of the pty's slave is gone, which the end of the
         // tree makes sure of; a process that escaped it may keep it: then what was read is the
         // answer.
@@ -461,29 +459,14 @@ impl Running {
                 .or_else(|| status.signal().map(|s| 128 + s))
                 .unwrap_or(0)
         });
-        let (exchanges, queries) = std::mem::take(
+        let exchanges = std::mem::take(
             &mut *self
                 .reading
                 .exchanges
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         );
-        let timeline = Timeline {
-            keys: keys
-                .as_mut()
-                .map(|k| std::mem::take(&mut k.sent))
-                .unwrap_or_default(),
-            inside: inside_events,
-            chunks: std::mem::take(
-                &mut *self
-                    .reading
-                    .chunks
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            ),
-            queries,
-            end_ns: ended_ns,
-        };
+        let timeline = self.recording.timeline(inside_events, ended_ns);
         Ok(Measured {
             size: self.size,
             reader: self.reader,

@@ -11,12 +11,14 @@
 //! terminal would ([`SharedModes`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
+use crate::detect::recording::Recording;
 use crate::detect::screen::{Event, Query as Asked, Screen};
-use crate::detect::timeline::{MAX_QUERIES, Query};
+use crate::detect::timeline::Query;
 use crate::keyscript::KeyModes;
 
 /// The modes that change what a key sends, as the reader thread last saw CMD set them.
@@ -47,21 +49,21 @@ pub struct Exchange {
     pub unanswered: Option<&'static str>,
 }
 
-/// Answers CMD's questions as they are read, and follows its key modes.
+/// Answers CMD's questions as they are read (each recorded in the run's timeline as it is
+/// asked), and follows its key modes.
 #[derive(Debug)]
 pub struct Answerer {
     screen: Screen,
     asked: BTreeMap<&'static str, Exchange>,
-    /// Each question in order, for the run's timeline.
-    queries: Vec<Query>,
+    recording: Arc<Recording>,
 }
 
 impl Answerer {
-    pub fn new(size: (u16, u16)) -> Answerer {
+    pub fn new(size: (u16, u16), recording: Arc<Recording>) -> Answerer {
         Answerer {
             screen: Screen::new(size.0, size.1),
             asked: BTreeMap::new(),
-            queries: Vec::new(),
+            recording,
         }
     }
 
@@ -75,7 +77,7 @@ impl Answerer {
         (answers, vt_cursor): (&mut Vec<u8>, Option<(u16, u16)>),
         modes: &SharedModes,
     ) {
-        let (asked, queries) = (&mut self.asked, &mut self.queries);
+        let (asked, recording) = (&mut self.asked, &self.recording);
         self.screen.feed(chunk, &mut |event, _| {
             if let Event::Query(query) = event {
                 let query = match (query, vt_cursor) {
@@ -86,13 +88,11 @@ impl Answerer {
                     _ => query,
                 };
                 let (name, answer) = answer(query);
-                if queries.len() < MAX_QUERIES {
-                    queries.push(Query {
-                        at_ns,
-                        asked: name,
-                        answered: answer.is_ok(),
-                    });
-                }
+                recording.asked(Query {
+                    at_ns,
+                    asked: name,
+                    answered: answer.is_ok(),
+                });
                 let exchange = asked.entry(name).or_insert(Exchange {
                     asked: name,
                     times: 0,
@@ -118,9 +118,9 @@ impl Answerer {
             .store(m.bracketed_paste, Ordering::Relaxed);
     }
 
-    /// What CMD asked, in the order of the questions' names, and each question in time.
-    pub fn exchanges(self) -> (Vec<Exchange>, Vec<Query>) {
-        (self.asked.into_values().collect(), self.queries)
+    /// What CMD asked, in the order of the questions' names.
+    pub fn exchanges(self) -> Vec<Exchange> {
+        self.asked.into_values().collect()
     }
 }
 
@@ -215,7 +215,7 @@ mod tests {
     /// elsewhere), given 0-based and answered 1-based.
     #[test]
     fn with_the_vt_model_the_cursor_answered_is_the_vt_models() {
-        let mut a = Answerer::new((80, 24));
+        let mut a = Answerer::new((80, 24), Arc::default());
         let mut answers = Vec::new();
         a.feed(
             (b"\x1b[5;10Hhello\x1b[6n", 0),
@@ -227,7 +227,8 @@ mod tests {
 
     #[test]
     fn a_program_is_answered_as_xterm_answers_it_with_the_cursor_where_it_drew() {
-        let mut a = Answerer::new((80, 24));
+        let recording = Arc::new(Recording::default());
+        let mut a = Answerer::new((80, 24), Arc::clone(&recording));
         let (answers, _) = ask(&mut a, b"\x1b[?1049h\x1b[?25l\x1b[6n");
         assert_eq!(answers, b"\x1b[1;1R");
         // Split across reads, after drawing: the cursor as the model follows it.
@@ -243,7 +244,7 @@ mod tests {
         assert_eq!(answers, b"\x1b[?2026;2$y\x1b[?2026;1$y\x1b[?9999;0$y");
         let (answers, _) = ask(&mut a, b"\x1b[?u\x1b[14t\x1bP$qm\x1b\\\x1b[18t");
         assert_eq!(answers, b"\x1b[8;24;80t");
-        let (exchanges, queries) = a.exchanges();
+        let (exchanges, queries) = (a.exchanges(), recording.timeline(None, 0).queries);
         // Each question in time, as many as asked, the unanswered ones said.
         let asked: u64 = exchanges.iter().map(|e| e.times).sum();
         assert_eq!(queries.len() as u64, asked);
@@ -264,7 +265,7 @@ mod tests {
 
     #[test]
     fn key_modes_follow_what_the_program_set() {
-        let mut a = Answerer::new((80, 24));
+        let mut a = Answerer::new((80, 24), Arc::default());
         let (_, modes) = ask(&mut a, b"\x1b[?1h\x1b[?2004h");
         assert!(modes.application_cursor && modes.bracketed_paste);
         let (_, modes) = ask(&mut a, b"\x1b[?1l");

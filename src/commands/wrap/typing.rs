@@ -4,12 +4,13 @@
 
 use std::fs::File;
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::own_writes::OwnWrites;
 use super::terminal::SharedModes;
+use crate::detect::recording::Recording;
 use crate::detect::timeline::SentKey;
 use crate::keyscript::KeyScript;
 
@@ -35,10 +36,10 @@ pub struct Keys {
     pub after: Option<Duration>,
 }
 
-/// The keys being sent: what has gone, whether CMD was ready, whether the script is done.
+/// The keys being sent (each recorded as it goes): whether CMD was ready, whether the script is
+/// done.
 pub struct Sending {
     thread: std::thread::JoinHandle<()>,
-    pub sent: Arc<Mutex<Vec<SentKey>>>,
     /// Set by whoever decides CMD is ready (the run's watcher); the keys wait for it.
     pub ready: Arc<AtomicBool>,
     pub done: Arc<AtomicBool>,
@@ -49,24 +50,23 @@ impl Sending {
         self.thread.is_finished()
     }
 
-    pub fn join(self) -> Vec<SentKey> {
+    pub fn join(self) {
         let _ = self.thread.join();
-        std::mem::take(&mut *self.sent.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
-/// Starts typing `keys` into `master` once `ready` is set; stops early when `stop` is set
-/// (CMD is gone).
+/// Starts typing `keys` into `master` once `ready` is set, recording each in `recording`;
+/// stops early when `stop` is set (CMD is gone).
 pub fn send(
     master: File,
     keys: &Keys,
+    recording: &Arc<Recording>,
     (stop, modes, own): (&Arc<AtomicBool>, &Arc<SharedModes>, &Arc<OwnWrites>),
 ) -> io::Result<Sending> {
-    let sent = Arc::new(Mutex::new(Vec::new()));
     let ready = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
     let script = keys.script.clone();
-    let (log, go, finished) = (Arc::clone(&sent), Arc::clone(&ready), Arc::clone(&done));
+    let (log, go, finished) = (Arc::clone(recording), Arc::clone(&ready), Arc::clone(&done));
     let (stop, modes, own) = (Arc::clone(stop), Arc::clone(modes), Arc::clone(own));
     let thread = crate::sys::spawn_thread("wrap-keys", move || {
         while !go.load(Ordering::Relaxed) {
@@ -91,13 +91,12 @@ pub fn send(
                 break;
             }
             due = sending.at + pause;
-            log.lock().unwrap_or_else(|e| e.into_inner()).push(sending);
+            log.key_sent(sending);
         }
         finished.store(true, Ordering::Relaxed);
     })?;
     Ok(Sending {
         thread,
-        sent,
         ready,
         done,
     })

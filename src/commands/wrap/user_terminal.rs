@@ -72,12 +72,12 @@ pub(super) fn forward_keys_and_resizes(
     stop: &Arc<AtomicBool>,
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
-    typed: &Arc<Mutex<Vec<crate::detect::timeline::SentKey>>>,
+    recording: &Arc<crate::detect::recording::Recording>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
     let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
     let master = pty.master.try_clone()?;
     let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
-    let typed = Arc::clone(typed);
+    let recording = Arc::clone(recording);
     crate::sys::spawn_thread("wrap-input", move || {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
         let stdin = rustix::stdio::stdin();
@@ -111,7 +111,7 @@ pub(super) fn forward_keys_and_resizes(
                     if own.write_all(&master, &buf[..n]).is_err() {
                         break;
                     }
-                    typed.lock().unwrap_or_else(|e| e.into_inner()).push(key);
+                    recording.key_sent(key);
                 }
             }
         }

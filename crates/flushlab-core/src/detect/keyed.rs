@@ -708,6 +708,7 @@ mod tests {
             ),
             chunks: chunks_of(&frames, 0.5),
             queries: Vec::new(),
+            windows: Default::default(),
             end_ns: 60 * MS,
         };
         let k = key_latencies(&timeline);
@@ -765,6 +766,7 @@ mod tests {
                 ),
                 chunks,
                 queries: Vec::new(),
+                windows: Default::default(),
                 end_ns: 50 * MS,
             };
             key_latencies(&timeline)
@@ -804,6 +806,7 @@ mod tests {
             ),
             chunks: chunks_of(&all, 0.5),
             queries: Vec::new(),
+            windows: Default::default(),
             end_ns: 300 * MS,
         };
         let k = key_latencies(&timeline);
@@ -865,6 +868,7 @@ mod tests {
             }),
             chunks: chunks_of(&bursts, 0.0),
             queries: Vec::new(),
+            windows: Default::default(),
             end_ns: 80 * MS,
         };
         let k = key_latencies(&timeline);
@@ -887,6 +891,7 @@ mod tests {
             }),
             chunks: chunks_of(&bursts, 0.0),
             queries: Vec::new(),
+            windows: Default::default(),
             end_ns: 40 * MS,
         };
         let k = key_latencies(&timeline);

@@ -25,15 +25,10 @@ use super::timeline::Timeline;
 pub const SETTLED: Duration = Duration::from_millis(100);
 
 /// Adds to each key its first and last pixel and its paint stage, and their summary, from
-/// `changes` (when the window changed, CLOCK_MONOTONIC ns, sorted) in the run of `timeline`;
-/// `markers`, where the window's frame markers were read back (when, and the frame they
-/// showed), gives each key the frame on screen at its last change.
-pub fn add_pixels(
-    latencies: &mut KeyLatencies,
-    timeline: &Timeline,
-    changes: &[u64],
-    markers: &[(u64, Option<u32>)],
-) {
+/// the window's changes in `timeline` (its [`Windows`](super::timeline::Windows)); where the
+/// window's frame markers were read back, each key gets the frame on screen at its last change.
+pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline) {
+    let (changes, markers) = (&timeline.windows.changes, &timeline.windows.shown);
     let frames: Vec<Option<(u64, u64)>> = latencies.each.iter().map(frame_of).collect();
     // Every frame's first write, whoever asked for it: the next one bounds a key's pixels.
     let mut starts: Vec<u64> = timeline
@@ -118,7 +113,7 @@ fn pixels_of(changes: &[u64], first_write: u64, frame_end: u64, limit: u64) -> O
 #[cfg(test)]
 mod tests {
     use super::super::keyed::{EndFrom, Stages};
-    use super::super::timeline::{Burst, Chunks, Inside};
+    use super::super::timeline::{Burst, Inside};
     use super::*;
 
     const MS: u64 = 1_000_000;
@@ -200,16 +195,15 @@ mod tests {
                 bursts,
                 ..Inside::default()
             }),
-            chunks: Chunks::default(),
-            queries: Vec::new(),
             end_ns: end_ms * MS,
+            ..Timeline::default()
         }
     }
 
     fn add(l: &mut KeyLatencies, unprompted: &[u64], changes_ms: &[f64], end_ms: u64) {
-        let run = timeline(l, unprompted, end_ms);
-        let changes: Vec<u64> = changes_ms.iter().map(|&m| (m * 1e6) as u64).collect();
-        add_pixels(l, &run, &changes, &[]);
+        let mut run = timeline(l, unprompted, end_ms);
+        run.windows.changes = changes_ms.iter().map(|&m| (m * 1e6) as u64).collect();
+        add_pixels(l, &run);
     }
 
     fn pixels(first: f64, last: f64) -> Option<KeyPixels> {
@@ -304,16 +298,16 @@ mod tests {
     fn the_frame_shown_is_the_one_read_back_after_the_last_change() {
         // Frames 12..13 and 14..15; markers read back after each change.
         let mut l = latencies(vec![key(10, 1.0), key(12, 1.0)]);
-        let run = timeline(&l, &[], 600);
+        let mut run = timeline(&l, &[], 600);
         let at = |ms: f64| (ms * 1e6) as u64;
-        let changes = [at(12.5), at(13.5), at(14.5), at(15.5)];
-        let frames = [
+        run.windows.changes = vec![at(12.5), at(13.5), at(14.5), at(15.5)];
+        run.windows.shown = vec![
             (at(12.5), None),
             (at(13.5), Some(1)),
             (at(14.5), Some(1)),
             (at(15.5), Some(2)),
         ];
-        add_pixels(&mut l, &run, &changes, &frames);
+        add_pixels(&mut l, &run);
         let shown: Vec<Option<u32>> = l
             .each
             .iter()

@@ -233,8 +233,21 @@ pub struct Timeline {
     /// What the program asked its terminal and whether it was answered (headless), in order; at
     /// most [`MAX_QUERIES`].
     pub queries: Vec<Query>,
+    /// `wrap --terminal`: what a real terminal's window showed.
+    pub windows: Windows,
     /// When the run ended.
     pub end_ns: u64,
+}
+
+/// When a real terminal's window changed (the X server's DAMAGE reports, or a Wayland
+/// compositor's damaged copies), and the frame its markers showed when they were read back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Windows {
+    /// Sorted.
+    pub changes: Vec<u64>,
+    /// When the markers were read (after the change stamped so), and the frame both showed
+    /// (`None`: they disagreed, or showed none). Empty when the program draws no markers.
+    pub shown: Vec<(u64, Option<u32>)>,
 }
 
 /// What the observer inside the program said, sorted by time.

@@ -31,8 +31,6 @@ pub struct TraceRun<'a> {
     pub command: &'a str,
     /// wrap's own process: its reader's track and the keys'.
     pub wrap_pid: u32,
-    /// `wrap --terminal`: when the terminal's window changed (CLOCK_MONOTONIC ns).
-    pub window_changes: &'a [u64],
 }
 
 /// One trace event (the fields trace-event JSON knows).
@@ -139,7 +137,7 @@ fn events(run: &TraceRun) -> Vec<Event> {
     )];
     let answering = run.keys.map_or(&[][..], |k| &k.each[..]);
     events.extend(key_events(answering, wrap));
-    if run.window_changes.is_empty() {
+    if t.windows.changes.is_empty() {
         events.extend(reader_events(t, wrap));
     } else {
         // A terminal read the pty, not wrap: its window's changes are the track.
@@ -150,7 +148,8 @@ fn events(run: &TraceRun) -> Vec<Event> {
             "the terminal's window (DAMAGE)".to_owned(),
         ));
         events.extend(
-            run.window_changes
+            t.windows
+                .changes
                 .iter()
                 .map(|&at| Event::instant("window changed".to_owned(), "pixels", window, at)),
         );
@@ -396,6 +395,7 @@ mod tests {
                 asked: "ESC[6n cursor position",
                 answered: true,
             }],
+            windows: Default::default(),
             end_ns: 400 * MS,
         }
     }
@@ -413,7 +413,6 @@ mod tests {
             keys: Some(&keys),
             command: "prog",
             wrap_pid: 1,
-            window_changes: &[],
         });
         let key_slices = named(&events, "<Down>");
         assert_eq!(key_slices.len(), 3);
@@ -455,7 +454,6 @@ mod tests {
             keys: None,
             command: "prog",
             wrap_pid: 1,
-            window_changes: &[],
         })
         .unwrap();
         let v: Value = serde_json::from_slice(&bytes).unwrap();
