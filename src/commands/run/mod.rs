@@ -4,7 +4,7 @@
 
 mod args;
 mod drive;
-pub mod report;
+pub mod run_report;
 
 use std::io;
 use std::os::fd::AsFd;
@@ -26,7 +26,7 @@ use crate::wait::Wait;
 use crate::writer_mode::{Mode, Stream};
 pub use args::RunArgs;
 use drive::{LoopSettings, drawable, frame_loop, stream_fd, too_large, transport_ceiling};
-use report::{ModeReport, Report};
+use run_report::{ModeReport, Report};
 
 pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let stream = cli.stream;

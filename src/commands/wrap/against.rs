@@ -14,9 +14,9 @@ use serde::Serialize;
 
 use super::args::{OldBuild, WrapArgs};
 use super::outputs::{draw_keys, plot_title};
-use super::report::WrapReport;
 use super::running::{How, measure};
 use super::typing::Keys;
+use super::wrap_report::WrapReport;
 use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, Refusal, complain};

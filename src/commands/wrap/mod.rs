@@ -4,7 +4,8 @@
 //! are found from what it draws ([`finder`](crate::detect::finder), on the cursor model of
 //! [`screen`](crate::detect::screen)), its write(2)
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
-//! says what to change in its own language ([`mod@diagnose`]); [`mod@report`] holds the results.
+//! says what to change in its own language ([`mod@diagnose`]); [`wrap_report`] holds the results and
+//! `summary` says them.
 
 pub mod against;
 mod args;
@@ -20,13 +21,14 @@ pub mod pixel_report;
 mod plan;
 mod profiling;
 mod reading;
-pub mod report;
 mod running;
+mod summary;
 mod terminal;
 pub mod tree;
 mod typing;
 mod user_terminal;
 mod watch;
+pub mod wrap_report;
 
 pub use self::args::WrapArgs;
 use self::plan::{WrapPlan, plan};

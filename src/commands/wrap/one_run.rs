@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::args::WrapArgs;
 use super::outputs::{draw_keys, plot_title, profile_line, write_report_and_trace};
 use super::pixel_report::PixelReport;
-use super::report::WrapReport;
 use super::running::{How, measure};
 use super::typing::Keys;
+use super::wrap_report::WrapReport;
 use crate::outcome::{Outcome, complain};
 use crate::results::waterfall::Panel;
 

@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use super::args::WrapArgs;
-use super::report::WrapReport;
+use super::wrap_report::WrapReport;
 use crate::detect::timeline::Timeline;
 use crate::files::Destination;
 use crate::outcome::complain;

@@ -8,9 +8,9 @@ use serde::Serialize;
 use super::args::Fix;
 use super::in_terminal::PixelRun;
 use super::inside::InsideReport;
-use super::report::KeysReport;
 use super::running::KeysRun;
 use super::typing::{Keys, ReadyBy};
+use super::wrap_report::KeysReport;
 use crate::painting::display::Terminal;
 use crate::units::{printable, thousands};
 

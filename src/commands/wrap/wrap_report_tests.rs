@@ -1,4 +1,4 @@
-//! Tests of `report.rs`.
+//! Tests of `wrap_report.rs`.
 
 use super::*;
 
