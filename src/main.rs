@@ -45,6 +45,10 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     cli.run.from_env = from_env(&matches);
+    if let Err(why) = enough_address_space() {
+        flushlab::outcome::complain(&why);
+        return Outcome::Failed.into();
+    }
     if let Some(choice) = cli.accounting()
         && let Err(why) = flushlab::accounting::choose_accounting(choice)
     {
@@ -92,6 +96,27 @@ fn main() -> ExitCode {
         }
     };
     outcome.into()
+}
+
+/// The least address space (RLIMIT_AS) flushlab asks for. Below it an allocation fails
+/// somewhere, and Rust aborts on a failed allocation ("memory allocation of 65536 bytes
+/// failed", SIGABRT), where no words can be given. Measured with `prlimit --as=N`: the release
+/// build's `wrap --keys` needs 20 MiB, the debug build's 24 MiB, and the program wrap runs is
+/// held to the same limit; twice that leaves room for larger runs.
+const LEAST_ADDRESS_SPACE: u64 = 48 << 20;
+
+/// Refuses, in words, an address-space limit too small to run in.
+fn enough_address_space() -> Result<(), String> {
+    match flushlab::sys::address_space_limit() {
+        Some(limit) if limit < LEAST_ADDRESS_SPACE => Err(format!(
+            "the address-space limit (ulimit -v, RLIMIT_AS) is {} MiB, and flushlab needs {} MiB \
+             at least (its threads' stacks and buffers; the program it runs is held to it \
+             too): raise it (ulimit -v unlimited)",
+            limit >> 20,
+            LEAST_ADDRESS_SPACE >> 20
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `flushlab lesson`: the explorer, at a step of the lesson, in this terminal.

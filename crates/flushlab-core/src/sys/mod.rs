@@ -162,6 +162,12 @@ fn who(of: Usage) -> nix::sys::resource::UsageWho {
     }
 }
 
+/// The process's address-space limit (RLIMIT_AS, `ulimit -v`), in bytes; `None` when there is
+/// none.
+pub fn address_space_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::As).current
+}
+
 /// CLOCK_MONOTONIC in nanoseconds: the clock the X server stamps its events with, so that
 /// flushlab's write times and a terminal's paint times can be compared (a vDSO call, no
 /// syscall).
