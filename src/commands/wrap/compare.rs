@@ -99,12 +99,7 @@ pub fn run(
             last[usize::from(side.is_some())] = timeline;
         }
     }
-    let speedup = Spread::of(
-        as_is
-            .iter()
-            .zip(&tried)
-            .filter_map(|(a, t)| Some(fps(t)? / fps(a)?)),
-    );
+    let speedup = Spread::of_ratios(&tried, &as_is, fps);
     let key_speedup = keys.map(|_| key_speedup(&as_is, &tried));
     let permanent_fix = as_is
         .first()
@@ -142,14 +137,8 @@ pub fn run(
 
 /// Key to frame and each stage, as is over tried, round by round.
 fn key_speedup(as_is: &[WrapReport], tried: &[WrapReport]) -> KeySpeedup {
-    let ratio = |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
-        Spread::of(
-            as_is
-                .iter()
-                .zip(tried)
-                .filter_map(|(a, t)| Some(figure(a)? / figure(t)?).filter(|r| r.is_finite())),
-        )
-    };
+    let ratio =
+        |figure: &dyn Fn(&WrapReport) -> Option<f64>| Spread::of_ratios(as_is, tried, figure);
     KeySpeedup {
         key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
         key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),

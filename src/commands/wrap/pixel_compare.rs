@@ -141,13 +141,7 @@ fn ratio<R>(
     keys: impl Fn(&R) -> Option<&KeyLatencies>,
     figure: impl Fn(&KeyLatencies) -> Option<f64>,
 ) -> Option<Spread> {
-    Spread::of(
-        as_is
-            .iter()
-            .zip(tried)
-            .filter_map(|(a, t)| Some(figure(keys(a)?)? / figure(keys(t)?)?))
-            .filter(|r| r.is_finite()),
-    )
+    Spread::of_ratios(as_is, tried, |r| figure(keys(r)?))
 }
 
 /// The median over runs of a figure of their keys.
