@@ -185,6 +185,32 @@ fn os_calls_live_in_sys() {
     );
 }
 
+/// A run's timeline is made in one place, from what its sources recorded: no room of the
+/// binary builds a `Timeline` itself (the core's `Recording` does, and the core's tests).
+#[test]
+fn the_timeline_is_made_only_from_the_recording() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(ROOT).join("src"), &mut files);
+    let found: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            let source = std::fs::read_to_string(file).unwrap();
+            source
+                .lines()
+                .enumerate()
+                .filter(|(_, line)| {
+                    line.contains("Timeline {") || line.contains("Timeline::default")
+                })
+                .map(|(n, _)| format!("{}:{}", file.display(), n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "a Timeline made outside the Recording: {found:?}"
+    );
+}
+
 /// The commands stand side by side: a command (a room under `src/commands/`) never names
 /// another command, and a shared room (the rest of `src/` but `cli/`, `main.rs` and
 /// `lib.rs`, which sit above every command) never names a command or the command line. So no

@@ -81,21 +81,16 @@ impl Preparing {
             if !w.markers.mapped_by(pid) {
                 return;
             }
-            // The keys so far and what this process said: all a key's stages on the program's
-            // side need (its drain, wrap's reading, is not marked on the program's thread).
-            let keys = w
-                .recording
-                .as_ref()
-                .map(|r| r.keys_sent())
-                .unwrap_or_default();
-            let timeline = Timeline {
-                keys,
-                inside: Some(super::inside::timeline(sightings)),
-                end_ns: crate::sys::monotonic_ns(),
-                ..Timeline::default()
-            };
-            let latencies = key_latencies(&timeline);
-            w.written += write_markers(&w.markers, &timeline, &latencies);
+            // The run so far, with what the observers said until this exit (no key was sent
+            // before the keys could start: nothing to mark).
+            if let Some(recording) = &w.recording {
+                let timeline = recording.so_far(
+                    Some(super::inside::timeline(sightings)),
+                    crate::sys::monotonic_ns(),
+                );
+                let latencies = key_latencies(&timeline);
+                w.written += write_markers(&w.markers, &timeline, &latencies);
+            }
             w.markers.release();
         })
     }

@@ -74,6 +74,22 @@ impl Recording {
         self.last_window_change.load(Ordering::Relaxed)
     }
 
+    /// What was recorded until now, as a timeline ending now (`end_ns`), with what the observer
+    /// said so far; the recording goes on. (wrap `--profile` marks a process's keys as it
+    /// exits, while the run goes on.)
+    pub fn so_far(&self, inside: Option<Inside>, end_ns: u64) -> Timeline {
+        let mut windows = lock(&self.windows).clone();
+        windows.changes.sort_unstable();
+        Timeline {
+            keys: lock(&self.keys).clone(),
+            inside,
+            chunks: lock(&self.chunks).clone(),
+            queries: lock(&self.queries).clone(),
+            windows,
+            end_ns,
+        }
+    }
+
     /// What was recorded, as the run's timeline, with what the observer inside said (`None`:
     /// nobody inside said anything) and when the run ended. Takes what was recorded: a source
     /// still appending afterwards appends to an empty record.
@@ -121,7 +137,10 @@ mod tests {
         recording.window_showed(7, Some(1));
         assert_eq!(recording.keys_sent().len(), 1);
         assert_eq!(recording.last_window_change(), 3099);
+        // So far: the same, and the recording goes on.
+        let so_far = recording.so_far(None, 10);
         let timeline = recording.timeline(None, 10);
+        assert_eq!(so_far, timeline);
         assert_eq!(timeline.chunks.total(), 4000);
         assert_eq!(timeline.windows.changes.len(), 400);
         assert!(timeline.windows.changes.is_sorted());
