@@ -509,7 +509,9 @@ fn a_daemon_cmd_leaves_ends_with_the_tracer_and_is_said() {
 
 /// ptrace refused (here: wrap itself under `strace -f`, so CMD is already traced when the
 /// tracer would seize it): CMD runs untraced, seen from outside, the reason said in the summary
-/// and the JSON; its keys still answered.
+/// and the JSON; its keys still answered. (strace stops every write: beside a build, a 200x60
+/// frame took 324 ms, ran past the next key 100 ms later and took its answer; 80x24 frames,
+/// keys 300 ms apart.)
 #[test]
 fn ptrace_refused_falls_back_to_the_outside_view_and_says_why() {
     if !common::has_programs(&["strace"]) {
@@ -521,7 +523,14 @@ fn ptrace_refused_falls_back_to_the_outside_view_and_says_why() {
     let out = Command::new("strace")
         .args(["-f", "-o", "/dev/null"])
         .arg(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--keys", "j*3@100ms q", "--export-json"])
+        .args([
+            "wrap",
+            "--size",
+            "80x24",
+            "--keys",
+            "j*3@300ms q",
+            "--export-json",
+        ])
         .arg(&*report)
         .arg("--")
         .arg(&*program)
