@@ -37,6 +37,14 @@ fn terminals() -> Vec<&'static str> {
     .collect()
 }
 
+/// The tests that run a terminal go one at a time: two at once on two cores starve each
+/// other's terminal (CI: xterm took 1.1 s to read an unbuffered 120x40 frame beside another
+/// test's terminal, past the next key 600 ms later).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TERMINALS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TERMINALS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Whether Xvfb and xterm are here; under CI they must be.
 fn can_type() -> bool {
     common::has_programs(&["Xvfb", "xterm"])
@@ -46,6 +54,7 @@ fn can_type() -> bool {
 /// cursor-key modes: the bytes it read are the bytes the key language gives each key (xterm's).
 #[test]
 fn every_typed_key_reaches_the_program_once_and_in_order() {
+    let _serial = one_at_a_time();
     for terminal in terminals() {
         every_key_reaches(terminal, &[]);
     }
@@ -55,6 +64,7 @@ fn every_typed_key_reaches_the_program_once_and_in_order() {
 /// Debian's libwayland-egl1): every key once, in order, as in foot.
 #[test]
 fn kitty_and_alacritty_on_wayland_get_every_key_once_and_in_order() {
+    let _serial = one_at_a_time();
     let needs = ["sway", "swaymsg", "setpriv", "kitty", "alacritty"];
     if !common::has_programs(&needs) {
         return;
@@ -127,6 +137,7 @@ fn every_key_reaches(terminal: &str, flags: &[&str]) {
 /// clock; wrap's frame end is the program's own.
 #[test]
 fn pixels_come_after_the_programs_own_writes() {
+    let _serial = one_at_a_time();
     for terminal in terminals() {
         pixels_after_writes(terminal);
     }
@@ -267,6 +278,7 @@ fn trace_and_plot_show_the_paint(
 /// `BufWriter`, read back from the window's pixels at each key's last change.
 #[test]
 fn the_picture_after_each_key_is_the_frame_drawn_for_it() {
+    let _serial = one_at_a_time();
     for terminal in terminals() {
         each_picture_is_its_frame(terminal);
     }
@@ -274,11 +286,13 @@ fn the_picture_after_each_key_is_the_frame_drawn_for_it() {
 
 fn each_picture_is_its_frame(terminal: &str) {
     let program = example::example_path("keyed_ratatui");
-    for writer in ["stderr", "bufwriter"] {
+    // Unbuffered, the debug build's 120x40 frame is ~70,000 writes: xterm reads it in ~300 ms
+    // here alone.
+    for (writer, keys) in [("stderr", "j*6@900ms q"), ("bufwriter", "j*6@600ms q")] {
         let json = common::scratch(&format!("markers-{terminal}-{writer}.json"));
         let out = flushlab()
             .args(["wrap", "--terminal", terminal, "--size", "120x40"])
-            .args(["--keys", "j*6@600ms q", "--export-json"])
+            .args(["--keys", keys, "--export-json"])
             .arg(&json)
             .arg("--")
             .arg(&program)
@@ -312,6 +326,7 @@ fn frames_shown(report: &Value) -> Vec<Value> {
 /// starts, without a window manager), found there by its process, typed into as on flushlab's.
 #[test]
 fn a_terminal_on_a_display_of_ones_own() {
+    let _serial = one_at_a_time();
     if !can_type() {
         return;
     }
@@ -409,6 +424,7 @@ fn what_cannot_be_typed_or_run_is_one_line() {
 /// terminal; the next run removes the runtime directory the killed one left.
 #[test]
 fn a_killed_wrap_leaves_no_compositor_terminal_or_program() {
+    let _serial = one_at_a_time();
     if !terminals().contains(&"foot") {
         return;
     }
@@ -563,6 +579,7 @@ impl Drop for Session {
 /// running, nothing of the run's left on it.
 #[test]
 fn a_terminal_on_a_running_sway_session() {
+    let _serial = one_at_a_time();
     if !terminals().contains(&"foot") {
         return;
     }
