@@ -402,7 +402,9 @@ pub fn has_programs(programs: &[&str]) -> bool {
 pub fn one_frame_count(report: &serde_json::Value, said: &str) {
     let frames = &report["keys"]["frames"];
     let inside = &report["inside"];
-    let every_write = inside["writes_from"]["from"] == "inside" || inside["observer"] == "ptrace";
+    let every_write = inside["writes_from"]["from"] == "inside"
+        || inside["observer"] == "ptrace"
+        || inside["observer"] == "kernel";
     if frames.is_null() || !every_write || report["frame_method"] != "waits" {
         return;
     }

@@ -26,6 +26,26 @@ pub(super) fn wrap_keys_with(
     script: &str,
     cmd: &[&str],
 ) -> (Option<i32>, Value, String, String) {
+    wrap_keys_in(flags, None, size, script, cmd)
+}
+
+/// [`wrap_keys_with`]'s `auto`, with one variable set for wrap.
+pub(super) fn wrap_keys_env(
+    var: (&str, &str),
+    size: &str,
+    script: &str,
+    cmd: &[&str],
+) -> (Option<i32>, Value, String, String) {
+    wrap_keys_in(&[], Some(var), size, script, cmd)
+}
+
+fn wrap_keys_in(
+    flags: &[&str],
+    var: Option<(&str, &str)>,
+    size: &str,
+    script: &str,
+    cmd: &[&str],
+) -> (Option<i32>, Value, String, String) {
     let report = common::scratch("keyed.json");
     let log = common::scratch("keyed.log");
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
@@ -36,6 +56,7 @@ pub(super) fn wrap_keys_with(
         .arg("--")
         .args(cmd)
         .env("KEYS_LOG", &log)
+        .envs(var)
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr).into_owned();

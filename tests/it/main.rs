@@ -18,6 +18,7 @@ mod destinations;
 mod examples;
 mod figures;
 mod flood;
+mod kernel;
 mod keyed;
 mod observer;
 mod profile_digest;

@@ -10,6 +10,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod kernel;
+
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -291,6 +293,29 @@ pub enum Record {
     Cost(TracerCost),
     /// The tracer could not trace CMD (ptrace refused: `errno`); CMD ran untraced.
     Untraced { pid: u32, errno: i32 },
+    /// The kernel observer's account of what it cost and what it lost, sent as it ends
+    /// ([`kernel`]).
+    Kernel(KernelCost),
+}
+
+/// What the kernel observer cost and lost in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCost {
+    /// wrap's pid (the forwarder is a thread of it).
+    pub pid: u32,
+    /// Records the programs sent through the ring buffer.
+    pub sent: u64,
+    /// Records they could not send: the ring buffer was full.
+    pub lost: u64,
+    /// The programs' own run time, all of them on every call of every process, where the kernel
+    /// counted it (BPF_ENABLE_STATS, CAP_SYS_ADMIN).
+    pub run_ns: Option<u64>,
+    /// How often they ran, counted with it.
+    pub runs: Option<u64>,
+    /// The forwarder's CPU time (a thread of wrap's, beside CMD).
+    pub reader_cpu_ns: u64,
+    /// Programs attached.
+    pub programs: u32,
 }
 
 /// What tracing cost the program: how often it stopped and for what, and the tracer's own CPU
@@ -342,6 +367,9 @@ pub struct Wait {
 pub const TIMED_OUT: u32 = 1 << 15;
 /// On the wire, the bit of a record's kind (its high half) that says the tracer sent it.
 pub const TRACED: u32 = 1 << 14;
+/// On the wire, the bit of a record's kind (its high half) that says the kernel observer sent
+/// it (`kernel.bpf.c`'s `KERNEL`).
+pub const KERNEL: u32 = 1 << 13;
 
 impl Record {
     /// One record from its 64 bytes; an unknown kind is `None`.
@@ -377,13 +405,13 @@ impl Record {
                 })
             }
             2 => Some(Record::Wait(Wait {
-                how: ((kind >> 16) & !(TIMED_OUT | TRACED)) as u16,
+                how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL)) as u16,
                 timed_out: (kind >> 16) & TIMED_OUT != 0,
                 ..wait
             })),
             3 => Some(Record::Tail(wait)),
             9 => Some(Record::Waiting(Wait {
-                how: ((kind >> 16) & !(TIMED_OUT | TRACED)) as u16,
+                how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL)) as u16,
                 ..wait
             })),
             4 => Some(Record::Fork {
@@ -404,6 +432,18 @@ impl Record {
                 pid: wait.pid,
                 errno: u32_at(16) as i32,
             }),
+            10 => {
+                let counted = |v: u64| (v != u64::MAX).then_some(v);
+                Some(Record::Kernel(KernelCost {
+                    pid: wait.pid,
+                    sent: u64_at(16),
+                    lost: u64_at(24),
+                    run_ns: counted(u64_at(32)),
+                    runs: counted(u64_at(40)),
+                    reader_cpu_ns: u64_at(48),
+                    programs: u32_at(56),
+                }))
+            }
             _ => None,
         }
     }
@@ -462,6 +502,16 @@ impl Record {
                 put(4, &pid.to_ne_bytes());
                 put(16, &errno.to_ne_bytes());
             }
+            Record::Kernel(k) => {
+                put(0, &10u32.to_ne_bytes());
+                put(4, &k.pid.to_ne_bytes());
+                put(16, &k.sent.to_ne_bytes());
+                put(24, &k.lost.to_ne_bytes());
+                put(32, &k.run_ns.unwrap_or(u64::MAX).to_ne_bytes());
+                put(40, &k.runs.unwrap_or(u64::MAX).to_ne_bytes());
+                put(48, &k.reader_cpu_ns.to_ne_bytes());
+                put(56, &k.programs.to_ne_bytes());
+            }
         }
         b
     }
@@ -490,6 +540,8 @@ pub struct Sightings {
     pub tracer: Option<TracerCost>,
     /// The tracer was refused (ptrace's errno): CMD ran untraced.
     pub untraced: Option<i32>,
+    /// The kernel observer's account, when it looked.
+    pub kernel: Option<KernelCost>,
 }
 
 impl Sightings {
@@ -523,6 +575,7 @@ impl Sightings {
             }
             Record::Cost(cost) => self.tracer = Some(cost),
             Record::Untraced { errno, .. } => self.untraced = Some(errno),
+            Record::Kernel(cost) => self.kernel = Some(cost),
         }
     }
 
@@ -561,8 +614,12 @@ impl Sightings {
     }
 
     /// The write(2) calls the observers made themselves, sent or not, and their bytes: the
-    /// kernel counts them among CMD's tree's.
+    /// kernel counts them among CMD's tree's. The kernel observer writes none: its records are
+    /// read from its ring buffer by a thread of wrap's.
     pub fn own_writes(&self) -> (u64, u64) {
+        if self.kernel.is_some() {
+            return (0, 0);
+        }
         let calls = self.records + self.lost;
         (calls, self.records * RECORD as u64)
     }
@@ -677,7 +734,26 @@ mod tests {
             panic!("not a read");
         };
         assert_eq!((r.tid, r.start_ns, r.end_ns), (9, 300, 400));
-        assert_eq!(Record::parse(&wire(10, 1, 1, 0, 0, 0)), None);
+        assert_eq!(Record::parse(&wire(11, 1, 1, 0, 0, 0)), None);
+        // The kernel observer's account, as it is written; a run time not counted stays so.
+        for run_ns in [Some(12_345), None] {
+            let cost = Record::Kernel(KernelCost {
+                pid: 3,
+                sent: 40,
+                lost: 2,
+                run_ns,
+                runs: run_ns.map(|_| 7),
+                reader_cpu_ns: 99,
+                programs: 5,
+            });
+            assert_eq!(Record::parse(&cost.to_wire()), Some(cost));
+        }
+        // A wait the kernel said: its kind of wait read without the kernel's bit.
+        let Some(Record::Wait(w)) = Record::parse(&wire(2 | (1 | KERNEL) << 16, 7, 8, 0, 1, 2))
+        else {
+            panic!("not a wait");
+        };
+        assert_eq!(w.how, 1);
         assert_eq!(Record::parse(&[0u8; 10]), None);
     }
 

@@ -146,13 +146,15 @@ pub struct WrapArgs {
     #[arg(long, conflicts_with = "observer")]
     pub no_observer: bool,
 
-    /// How wrap looks inside CMD: `preload` (a shared object the loader puts in every dynamic
-    /// program: cheap), `ptrace` (a tracer that stops CMD at the terminal's writes, its reads
-    /// and its waits: any program, Go and static ones included, at a cost each run states),
-    /// `both` (the preload, and the tracer for key reads made with raw system calls), `none`;
-    /// `auto` takes the preload where it loads, with the tracer for key reads where the program
-    /// makes them raw (a Rust program linking rustix), and the tracer alone where no preload
-    /// loads (a static or Go executable)
+    /// How wrap looks inside CMD: `kernel` (eBPF programs on the system calls of CMD's whole
+    /// tree: any program, never stopped; root, or CAP_BPF and CAP_PERFMON), `preload` (a shared
+    /// object the loader puts in every dynamic program: cheap), `ptrace` (a tracer that stops
+    /// CMD at the terminal's writes, its reads and its waits: any program, Go and static ones
+    /// included, at a cost each run states), `both` (the preload, and the tracer for key reads
+    /// made with raw system calls), `none`; `auto` takes the kernel where eBPF is allowed, else
+    /// the preload where it loads, with the tracer for key reads where the program makes them
+    /// raw (a Rust program linking rustix), and the tracer alone where no preload loads (a
+    /// static or Go executable)
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     pub observer: ObserverArg,
 
@@ -234,6 +236,16 @@ impl WrapArgs {
             crate::tracer::image::reads_keys_raw(program)
         })
     }
+
+    /// Whether `auto` tries the kernel observer first (falling back to [`WrapArgs::observer`]'s
+    /// way where eBPF is refused): not where a frame's writes are to be held (`fix`: only code
+    /// inside CMD can) nor for `--profile`'s markers (the preload maps them).
+    pub fn kernel_first(&self, fix: Option<Fix>) -> bool {
+        self.observer == ObserverArg::Auto
+            && !self.no_observer
+            && fix.is_none()
+            && self.profile.is_none()
+    }
 }
 
 /// `--display`: an X display name (`[host]:N[.S]`), refused with the form it takes.
@@ -271,6 +283,8 @@ pub enum Fix {
 #[serde(rename_all = "kebab-case")]
 pub enum ObserverArg {
     Auto,
+    /// eBPF programs on the system calls of CMD's whole tree (`flushlab_observer::kernel`).
+    Kernel,
     Preload,
     Ptrace,
     /// The preload, and the tracer for key reads made with raw system calls.
@@ -289,6 +303,9 @@ pub enum Way {
     /// The preload, and the tracer stopping only at reads of the standard descriptors: the keys
     /// a program reads with raw system calls (crossterm over rustix), a stop or two a key.
     Both,
+    /// eBPF programs in the kernel, on the system calls of CMD's whole tree: nothing injected,
+    /// nothing stopped (`flushlab_observer::kernel`).
+    Kernel,
 }
 
 impl Way {
@@ -302,6 +319,7 @@ impl Way {
     ) -> Option<Way> {
         match arg {
             ObserverArg::None => None,
+            ObserverArg::Kernel => Some(Way::Kernel),
             ObserverArg::Preload => Some(Way::Preload),
             ObserverArg::Ptrace => Some(Way::Ptrace),
             ObserverArg::Both => Some(Way::Both),
@@ -317,17 +335,24 @@ impl Way {
             Way::Preload => "preload",
             Way::Ptrace => "ptrace",
             Way::Both => "preload, and ptrace for key reads",
+            Way::Kernel => "kernel",
         }
     }
 
     /// Whether the tracer runs in CMD's place.
     pub fn traces(self) -> bool {
-        self != Way::Preload
+        matches!(self, Way::Ptrace | Way::Both)
     }
 
     /// Whether the preload is in CMD.
     pub fn preloads(self) -> bool {
-        self != Way::Ptrace
+        matches!(self, Way::Preload | Way::Both)
+    }
+
+    /// Whether every write CMD's tree makes to the terminal is seen, whatever makes it (the
+    /// tracer stops at each; the kernel sees each system call).
+    pub fn sees_every_call(self) -> bool {
+        matches!(self, Way::Ptrace | Way::Kernel)
     }
 }
 

@@ -555,7 +555,7 @@ fn start_inside(
     fix: Option<Fix>,
 ) -> std::io::Result<Observation> {
     Observation::start(
-        args.observer(program).unwrap_or(Way::Preload),
+        (args.observer(program).unwrap_or(Way::Preload), false),
         None,
         fix,
         None,
@@ -617,12 +617,13 @@ pub(super) fn measure(
         .join()
         .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
         .context("watching the terminal's window")?;
-    let (way, sightings) = (inside.way(), inside.finish());
+    let (way, why) = (inside.way(), inside.why().to_owned());
+    let sightings = inside.finish();
     let desktop = desk.desktop()?;
     drop(desk);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
-    let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), (way, fix));
+    let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), (way, fix, &why));
     Ok(PixelRun {
         terminal,
         desktop,
@@ -729,6 +730,12 @@ pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), 
     if !has_keys {
         return Err(format!(
             "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
+        ));
+    }
+    if args.observer == super::args::ObserverArg::Kernel {
+        return Err(format!(
+            "wrap --terminal {name} --observer kernel: not together yet (the terminal starts CMD, \
+             not wrap: --observer auto looks with the preload or the tracer)"
         ));
     }
     if args.no_observer || args.observer == super::args::ObserverArg::None {

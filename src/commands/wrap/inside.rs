@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use flushlab_observer::kernel::{Attached, Refused};
 use flushlab_observer::{Injection, Listening, Mode, Sightings};
 use serde::Serialize;
 
@@ -19,6 +20,20 @@ use crate::sys::pty::Pty;
 /// tracer would have to copy each write out of CMD and answer the call in its place, a cost
 /// larger than the buffering it tries); `--observer ptrace` where the tracer is not built.
 pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), String> {
+    if args.observer == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
+        return Err(
+            "wrap --observer kernel: this flushlab was built without the kernel observer (clang \
+             and libbpf-dev were missing at build time); --observer auto, preload or ptrace"
+                .to_owned(),
+        );
+    }
+    if args.observer == ObserverArg::Kernel && (args.try_fix.is_some() || args.compare.is_some()) {
+        return Err(
+            "wrap --observer kernel: --try/--compare frame hold a frame's writes inside CMD, \
+             which only the preload can (--observer auto or preload)"
+                .to_owned(),
+        );
+    }
     if matches!(args.observer, ObserverArg::Ptrace | ObserverArg::Both) && !TRACER_BUILT {
         return Err(
             "wrap: --observer ptrace: the tracer is built for x86_64 Linux only; \
@@ -71,9 +86,14 @@ pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), St
     Ok(())
 }
 
-/// The observer, injected for one run: what wrap sees of CMD from inside it.
+/// The observer, injected (or attached in the kernel) for one run: what wrap sees of CMD from
+/// inside it.
 pub struct Observation {
     way: Way,
+    /// Which observer looked and why, in one line (the summary's, the JSON's).
+    why: String,
+    /// The kernel observer's programs, when they look.
+    kernel: Option<Attached>,
     injection: Injection,
     listening: Listening,
     stop: Arc<AtomicBool>,
@@ -89,8 +109,10 @@ impl Observation {
     /// names itself): the object in memory, its channel listened to; with `markers`
     /// (`--profile`: the variable that asks for samply marker files, and what to do as a process
     /// ends), each drawing thread maps a marker file and waits at exit for its lines.
+    /// `kernel_first` (`auto`): the kernel observer where eBPF is allowed, `way` where it is
+    /// refused; `way` [`Way::Kernel`] (asked for): refused is an error.
     pub(super) fn start(
-        way: Way,
+        (way, kernel_first): (Way, bool),
         pty: Option<&Pty>,
         fix: Option<Fix>,
         markers: Option<((OsString, OsString), flushlab_observer::OnExit)>,
@@ -103,11 +125,52 @@ impl Observation {
             Some(pty) => Injection::new(pty.open_slave()?, mode)?,
             None => Injection::on_the_programs_terminal(mode)?,
         };
+        let (way, kernel, why) = match (way, kernel_first, pty) {
+            (Way::Kernel, _, _) | (_, true, Some(_)) => {
+                let attached = match pty {
+                    Some(pty) => Attached::attach(pty.open_slave()?),
+                    None => Err(Refused(
+                        "the kernel observer follows a tree wrap starts (not under --terminal)"
+                            .to_owned(),
+                    )),
+                };
+                match attached {
+                    Ok(attached) => {
+                        let why = format!(
+                            "kernel: eBPF, {} programs attached on the system calls and the \
+                             scheduler's fork, exec and exit",
+                            attached.programs()
+                        );
+                        (Way::Kernel, Some(attached), why)
+                    }
+                    Err(refused) if way == Way::Kernel => {
+                        return Err(std::io::Error::other(format!(
+                            "wrap --observer kernel: {refused}; --observer auto falls back to \
+                             the preload or the tracer"
+                        )));
+                    }
+                    Err(refused) => {
+                        let why = format!(
+                            "{}: eBPF refused ({refused}), see docs/wrap.md#the-kernel-observer",
+                            way.name()
+                        );
+                        (way, None, why)
+                    }
+                }
+            }
+            (way, _, _) => (
+                way,
+                None,
+                format!("{}: {}", way.name(), chosen_because(way)),
+            ),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let (markers, on_exit) = markers.unzip();
         let listening = injection.listen(Arc::clone(&stop), on_exit)?;
         Ok(Observation {
             way,
+            why,
+            kernel,
             injection,
             listening,
             stop,
@@ -115,6 +178,20 @@ impl Observation {
             fix,
             markers,
         })
+    }
+
+    /// Runs `spawn`, which starts CMD: under the kernel observer, the process it forks is the
+    /// root of the tree the programs follow.
+    pub fn spawning<T>(&mut self, spawn: impl FnOnce() -> T) -> T {
+        match &mut self.kernel {
+            Some(kernel) => kernel.spawning(spawn),
+            None => spawn(),
+        }
+    }
+
+    /// Which observer looked and why, in one line.
+    pub fn why(&self) -> &str {
+        &self.why
     }
 
     /// The variables CMD gets: the observer before any `LD_PRELOAD` wrap was given; traced,
@@ -126,6 +203,8 @@ impl Observation {
             .to_vec();
         match self.way {
             Way::Preload => {}
+            // Nothing in CMD: the programs are in the kernel.
+            Way::Kernel => return self.markers.clone().into_iter().collect(),
             Way::Ptrace => {
                 vars.retain(|(name, _)| name != "LD_PRELOAD");
                 return vars;
@@ -150,7 +229,7 @@ impl Observation {
         args: &[OsString],
     ) -> std::io::Result<(std::path::PathBuf, Vec<OsString>)> {
         Ok(match self.way {
-            Way::Preload => (program.to_owned(), args.to_vec()),
+            Way::Preload | Way::Kernel => (program.to_owned(), args.to_vec()),
             Way::Ptrace | Way::Both => {
                 let stops = match self.way {
                     Way::Both => crate::tracer::filter::Stops::KeyReads,
@@ -173,16 +252,31 @@ impl Observation {
         self.way
     }
 
-    /// After CMD's tree is gone: everything the observers said.
+    /// After CMD's tree is gone: everything the observers said (the kernel's, read from its
+    /// ring buffer, where it looked).
     pub fn finish(self) -> Sightings {
         self.stop.store(true, Ordering::Relaxed);
         let sightings = self.listening.finish().unwrap_or_default();
+        let sightings = match self.kernel {
+            Some(kernel) => kernel.finish().unwrap_or_default(),
+            None => sightings,
+        };
         drop(self.injection);
         sightings
     }
 
     pub fn base(&self) -> (Instant, u64) {
         self.base
+    }
+}
+
+/// Why a way that was not the kernel's looked, where the kernel was not tried.
+fn chosen_because(way: Way) -> &'static str {
+    match way {
+        Way::Preload => "the shared object preloaded into CMD's dynamic programs",
+        Way::Ptrace => "the tracer, stopping CMD at each call it watches",
+        Way::Both => "the shared object, and the tracer for key reads made with raw system calls",
+        Way::Kernel => "eBPF",
     }
 }
 
@@ -296,13 +390,37 @@ pub struct TracerReport {
     pub left: u32,
 }
 
+/// What the kernel observer cost and lost.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KernelReport {
+    /// Programs attached.
+    pub programs: u32,
+    /// Records the programs sent through the ring buffer.
+    pub records: u64,
+    /// Records the ring buffer had no room for: frames after the first loss may be merged.
+    pub lost_records: u64,
+    /// The programs' own run time, on every call of every process while they were attached,
+    /// where the kernel counted it (`FLUSHLAB_KERNEL_STATS=1`: BPF_ENABLE_STATS, CAP_SYS_ADMIN);
+    /// `None`: not counted.
+    pub run_ms: Option<f64>,
+    /// How often they ran, counted with it.
+    pub runs: Option<u64>,
+    /// The forwarder's CPU time (a thread of wrap's, reading the ring buffer).
+    pub reader_cpu_ms: f64,
+}
+
 /// What the observer saw, in the report.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InsideReport {
-    /// Which observer looked: the preload or the tracer.
+    /// Which observer looked: the kernel, the preload or the tracer.
     pub observer: Way,
+    /// Which observer looked and why, in one line ("kernel: eBPF, 5 programs attached…", or
+    /// "preload: eBPF refused (…)").
+    pub observer_why: String,
     /// The tracer's cost, when it looked.
     pub tracer: Option<TracerReport>,
+    /// The kernel observer's cost, when it looked.
+    pub kernel: Option<KernelReport>,
     /// The frames: between CMD's waits (inside), or from what it drew (outside).
     pub frames_from: Source,
     /// write(2) counts: the terminal's alone (inside), or the kernel's for CMD's whole tree.
@@ -345,6 +463,8 @@ fn not_loaded(
         ))
     } else if way == Way::Ptrace && sightings.hellos.is_empty() {
         Some("the tracer saw no program start".to_owned())
+    } else if way == Way::Kernel && sightings.hellos.is_empty() {
+        Some("the kernel observer saw no program start".to_owned())
     } else if sightings.hellos.is_empty() {
         Some("the observer was not loaded (LD_PRELOAD refused by the loader)".to_owned())
     } else if programs.iter().all(|p| p == "setsid") {
@@ -370,7 +490,7 @@ impl InsideReport {
         received: u64,
         newlines: u64,
         program: &str,
-        (way, fix): (Way, Option<Fix>),
+        (way, fix, why): (Way, Option<Fix>, &str),
     ) -> InsideReport {
         let (writes, bytes) = sightings.writes();
         let mut programs: Vec<String> = Vec::new();
@@ -405,7 +525,7 @@ impl InsideReport {
                     Way::Preload | Way::Both =>
                         "the rest through glibc's stdio, raw syscalls or a static \
                          program: --observer ptrace sees them",
-                    Way::Ptrace =>
+                    Way::Ptrace | Way::Kernel =>
                         "the rest: the terminal's own echo of typed keys, writes \
                          lost as the run ended, or a 32-bit call",
                 }
@@ -416,6 +536,15 @@ impl InsideReport {
             + sightings.tails.iter().filter(|w| w.writes > 0).count() as u64;
         InsideReport {
             observer: way,
+            observer_why: why.to_owned(),
+            kernel: sightings.kernel.map(|cost| KernelReport {
+                programs: cost.programs,
+                records: cost.sent,
+                lost_records: cost.lost,
+                run_ms: cost.run_ns.map(|ns| ns as f64 / 1e6),
+                runs: cost.runs,
+                reader_cpu_ms: cost.reader_cpu_ns as f64 / 1e6,
+            }),
             tracer: sightings.tracer.map(|cost| TracerReport {
                 stops: cost.stops,
                 write_stops: cost.write_stops,
@@ -432,7 +561,9 @@ impl InsideReport {
             terminal_bytes: bytes,
             held_writes: fix.map(|_| sightings.flushed().0),
             released_by_bound: fix.map(|_| sightings.releases.len() as u64),
-            lost_records: sightings.lost,
+            lost_records: sightings
+                .kernel
+                .map_or(sightings.lost, |k| k.lost.max(sightings.lost)),
             observer_writes: sightings.own_writes().0,
             own_writes: {
                 let (write_calls, bytes) = sightings.own_writes();
@@ -468,6 +599,32 @@ impl InsideReport {
             ),
             (Source::Outside(why), Source::Outside(_)) => format!("\n  seen from outside: {why}"),
         };
+        out += &format!("\n  observer: {}", self.observer_why);
+        if let Some(k) = &self.kernel {
+            out += &format!(
+                "\n  the kernel observer: {} records; {}; wrap's reader {:.1} ms of CPU",
+                thousands(k.records),
+                match (k.run_ms, k.runs) {
+                    (Some(ms), Some(runs)) => format!(
+                        "its programs ran {} times in {ms:.1} ms ({:.0} ns a run, on every \
+                         call of every process while attached)",
+                        thousands(runs),
+                        ms * 1e6 / runs.max(1) as f64
+                    ),
+                    _ => "its programs' run time not counted (FLUSHLAB_KERNEL_STATS=1 counts \
+                          it: BPF_ENABLE_STATS, CAP_SYS_ADMIN, two clock reads a run)"
+                        .to_owned(),
+                },
+                k.reader_cpu_ms
+            );
+            if k.lost_records > 0 {
+                out += &format!(
+                    "\n  the ring buffer lost {} records: frames after the first loss may be \
+                     merged",
+                    thousands(k.lost_records)
+                );
+            }
+        }
         if let Some(t) = &self.tracer {
             out += &format!(
                 "\n  traced (ptrace, seccomp-filtered): {} stops{} ({} at writes), the tracer's \
@@ -516,6 +673,6 @@ impl InsideReport {
     /// or the tracer looked (it stops at every write; what reached the terminal beside them is
     /// the terminal's own echo of typed keys).
     pub fn saw_every_write(&self) -> bool {
-        self.writes_from == Source::Inside || self.observer == Way::Ptrace
+        self.writes_from == Source::Inside || self.observer.sees_every_call()
     }
 }

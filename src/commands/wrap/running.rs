@@ -229,11 +229,17 @@ impl Running {
             }
             _ => None,
         };
-        let inside = match way {
+        let mut inside = match way {
             None => None,
             Some(way) => {
                 let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-                Some(Observation::start(way, Some(&pty), how.fix, asks)?)
+                let kernel_first = args.kernel_first(how.fix);
+                Some(Observation::start(
+                    (way, kernel_first),
+                    Some(&pty),
+                    how.fix,
+                    asks,
+                )?)
             }
         };
         let (program, words) = match &inside {
@@ -243,14 +249,21 @@ impl Running {
         let mut tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
-        let child = pty.spawn(&program, |command| {
-            command.args(&words);
-            if let Some(inside) = &inside {
-                command.envs(inside.environment());
-            }
-        })?;
+        let environment = inside.as_ref().map(Observation::environment);
+        let spawn = || {
+            pty.spawn(&program, |command| {
+                command.args(&words);
+                if let Some(environment) = environment {
+                    command.envs(environment);
+                }
+            })
+        };
+        let child = match &mut inside {
+            Some(inside) => inside.spawning(spawn),
+            None => spawn(),
+        }?;
         let pid = child.id() as i32;
-        if way.is_some_and(super::args::Way::traces) {
+        if inside.as_ref().is_some_and(|i| i.way().traces()) {
             tree.is_the_tracer(pid);
         }
         if interactive {
@@ -412,6 +425,7 @@ impl Running {
         let mut inside_events = None;
         let inside = self.inside.take().map(|inside| {
             let (base, fix, way) = (inside.base(), inside.fix, inside.way());
+            let why = inside.why().to_owned();
             let sightings = inside.finish();
             let mut finder = self.finder.lock().unwrap_or_else(|e| e.into_inner());
             let report = InsideReport::of(
@@ -419,7 +433,7 @@ impl Running {
                 finder.bytes,
                 finder.newlines,
                 &self.program,
-                (way, fix),
+                (way, fix, &why),
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);

@@ -131,7 +131,7 @@ fn stages_line(
     // A frame's last byte cannot be placed in what wrap read once bytes nobody saw written
     // came before it.
     const UNSEEN: &str = "the terminal got bytes the observer did not see written: writes the \
-                          preload cannot see (--observer ptrace sees every write), or the \
+                          preload cannot see (--observer kernel or ptrace sees every write), or the \
                           terminal's own echo";
     if stages.drain.is_none() && stages.paint.is_none() {
         line += &format!(" · drain unknown ({UNSEEN})");

@@ -1,0 +1,575 @@
+/*
+ * flushlab's kernel observer: eBPF programs `flushlab wrap --observer kernel` attaches to the
+ * raw system-call tracepoints (sys_enter, sys_exit) and the scheduler's (sched_process_fork,
+ * sched_process_exec, sched_process_exit). They see what the preload sees (observer.c), for
+ * every program of CMD's tree whatever it is made of — glibc's stdio, Go, static, musl, raw
+ * system calls, a launcher's exec — and never stop it: what a frame needs is kept in the kernel
+ * and goes to wrap as one record, the preload's own 64-byte `struct record`, through a ring
+ * buffer.
+ *
+ * The tree is a map of CMD's processes (their thread-group ids, as the kernel's initial pid
+ * namespace numbers them): a fork by a process in it, or by the thread wrap spawns CMD from
+ * (`spawners`, set only while it spawns), adds the child; a thread group's end removes it. A
+ * program outside the tree costs one switch on the call's number at entry and one failed hash
+ * lookup at exit.
+ *
+ * The terminal is decided from the open file, not the fd's number: its device is the pty's
+ * slave (config TTY_RDEV, the kernel's dev_t), or it is /dev/tty (5:0) whose tty is that slave
+ * (less and fzf read their keys there). Pipes, files and sockets never count.
+ *
+ * Raw tracepoints need no tracefs (not mounted at boot on these machines). The structures are
+ * read through CO-RE (the kernel's BTF), so one object runs on every kernel with BTF.
+ *
+ * Built by build.rs with clang -target bpf; the x86_64 system-call numbers and pt_regs.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The kernel's structures, as much of each as is read; CO-RE finds each field's offset. */
+struct pt_regs {
+    unsigned long di, si, dx, r10, r8, r9;
+} __attribute__((preserve_access_index));
+struct inode {
+    __u32 i_rdev;
+} __attribute__((preserve_access_index));
+struct file {
+    struct inode *f_inode;
+    void *private_data;
+} __attribute__((preserve_access_index));
+struct fdtable {
+    unsigned int max_fds;
+    struct file **fd;
+} __attribute__((preserve_access_index));
+struct files_struct {
+    struct fdtable *fdt;
+} __attribute__((preserve_access_index));
+typedef struct {
+    int counter;
+} atomic_t;
+struct signal_struct {
+    atomic_t live;
+} __attribute__((preserve_access_index));
+struct upid {
+    int nr;
+} __attribute__((preserve_access_index));
+struct pid {
+    unsigned int level;
+    struct upid numbers[1];
+} __attribute__((preserve_access_index));
+struct task_struct {
+    int pid;
+    int tgid;
+    struct files_struct *files;
+    struct signal_struct *signal;
+    struct pid *thread_pid;
+    struct task_struct *group_leader;
+} __attribute__((preserve_access_index));
+struct tty_driver {
+    int major;
+    int minor_start;
+} __attribute__((preserve_access_index));
+struct tty_struct {
+    struct tty_driver *driver;
+    int index;
+} __attribute__((preserve_access_index));
+struct tty_file_private {
+    struct tty_struct *tty;
+} __attribute__((preserve_access_index));
+
+/* The wire format: crates/flushlab-observer/src/lib.rs, observer.c's struct record. */
+enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, READ = 6, WAITING = 9 };
+enum wait_kind { W_POLL = 1, W_SELECT = 2, W_EPOLL = 3, W_SLEEP = 4, W_SIGNAL = 5, W_FUTEX = 6,
+                 W_READ = 7 };
+#define TIMED_OUT (1u << 15)
+/* Said by the kernel observer (lib.rs `KERNEL`). */
+#define KERNEL (1u << 13)
+struct record {
+    __u32 kind;
+    __u32 pid;
+    __u32 tid;
+    __u32 lost;
+    __u64 writes;
+    __u64 bytes;
+    __u64 first_ns;
+    __u64 start_ns;
+    __u64 end_ns;
+    __u32 flushed_writes;
+    __u32 flushed_bytes;
+};
+_Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
+
+/* The preload's rules (observer.c): a futex wait shorter than this is a lock; a wait with no
+ * terminal write before it is said at most this often a process. */
+#define FUTEX_BLOCKED_NS 500000ull
+#define QUIET_WAIT_EVERY_NS 1000000ull
+
+/* What wrap sets before loading (lib.rs `kernel::configure`): constants to the verifier, read
+ * without a map lookup. The pty's slave as the kernel encodes a dev_t; the level of wrap's pid
+ * namespace (the records' ids are in it: 0, the initial one). */
+volatile const __u64 flushlab_tty = 0;
+volatile const __u32 flushlab_ns_level = 0;
+
+/* What the programs count (lib.rs `kernel::Counter`), an array of u64. */
+enum counter { LOST = 0, SENT = 1, COUNTERS_LEN = 2 };
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, COUNTERS_LEN);
+    __type(key, __u32);
+    __type(value, __u64);
+} flushlab_counts SEC(".maps");
+
+/* A process of CMD's tree, and which of its fds below 64 are the terminal: `known` fds were
+ * looked at while open, `terminal` of those are. An fd's number is handed out again only after
+ * a close, a dup2/dup3 over it or an exec (close-on-exec), each of which forgets it here. */
+struct process {
+    __u64 known;
+    __u64 terminal;
+};
+
+/* CMD's processes: thread-group id (initial namespace) → what is known of their fds. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, struct process);
+} flushlab_tree SEC(".maps");
+
+/* The thread wrap spawns CMD from, in wrap's pid namespace, while it spawns. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 16);
+    __type(key, __u32);
+    __type(value, __u32);
+} flushlab_spawn SEC(".maps");
+
+enum pending { P_NONE = 0, P_WRITE = 1, P_READ = 2, P_WAIT = 3 };
+struct thread {
+    __u64 writes;
+    __u64 bytes;
+    __u64 first_ns;
+    __u64 start_ns; /* the pending call's entry */
+    __u32 pending;
+    __u32 how; /* a wait's kind */
+    __u32 blocks;
+    __u32 said; /* a WAITING said these writes */
+    __u32 lost; /* records this thread could not send since its last */
+    __u32 tgid_ns; /* its process, in wrap's pid namespace */
+    __u32 tid_ns; /* itself, there */
+};
+
+/* Each thread of the tree: its frame so far, the call it is in. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, struct thread);
+} flushlab_thread SEC(".maps");
+
+/* A process's last quiet wait said. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 65536);
+    __type(key, __u32);
+    __type(value, __u64);
+} flushlab_quiet SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 1 << 20);
+} flushlab_events SEC(".maps");
+
+static __always_inline void count(__u32 key) {
+    __u64 *value = bpf_map_lookup_elem(&flushlab_counts, &key);
+    if (value)
+        __sync_fetch_and_add(value, 1);
+}
+
+/* A task's id in wrap's pid namespace: its pid's number at that namespace's level (CMD's tree
+ * is in wrap's namespace or below it: `unshare -pf` gives its processes a number at each
+ * level). bpf_get_ns_current_pid_tgid would answer only for a task whose own namespace is
+ * wrap's. */
+static __always_inline __u32 ns_pid_of(struct task_struct *task) {
+    __u32 level = flushlab_ns_level;
+    struct pid *pid = BPF_CORE_READ(task, thread_pid);
+    if (!pid || level > 31 || level > BPF_CORE_READ(pid, level))
+        return 0;
+    int nr = 0;
+    bpf_probe_read_kernel(&nr, sizeof(nr),
+                          (char *)pid + bpf_core_field_offset(struct pid, numbers) +
+                              level * bpf_core_type_size(struct upid) +
+                              bpf_core_field_offset(struct upid, nr));
+    return (__u32)nr;
+}
+
+/* The current thread's and process's ids in wrap's pid namespace. */
+static __always_inline int ns_ids(__u32 *tgid, __u32 *tid) {
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    *tid = ns_pid_of(task);
+    *tgid = ns_pid_of(BPF_CORE_READ(task, group_leader));
+    return *tid && *tgid ? 0 : -1;
+}
+
+/* Sends a record; a full ring buffer is counted, and said with the thread's next one. */
+static __always_inline void send(struct record *r, struct thread *t) {
+    struct record *out = bpf_ringbuf_reserve(&flushlab_events, sizeof(*out), 0);
+    if (!out) {
+        count(LOST);
+        if (t)
+            t->lost++;
+        return;
+    }
+    *out = *r;
+    out->kind |= KERNEL << 16;
+    if (t) {
+        out->lost = t->lost;
+        t->lost = 0;
+    }
+    bpf_ringbuf_submit(out, 0);
+    count(SENT);
+}
+
+/* Whether fd is the terminal: the pty's slave, or /dev/tty whose tty is that slave; -1 where
+ * no file is open on it (nothing to remember). */
+static __always_inline int open_on_terminal(unsigned long fd) {
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+    if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+        return -1;
+    struct file **fds = BPF_CORE_READ(fdt, fd);
+    struct file *file = 0;
+    bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+    if (!file)
+        return -1;
+    __u32 rdev = BPF_CORE_READ(file, f_inode, i_rdev);
+    __u32 tty_rdev = (__u32)flushlab_tty;
+    if (rdev == tty_rdev)
+        return 1;
+    if (rdev != ((5u << 20) | 0u))
+        return 0;
+    struct tty_file_private *private = BPF_CORE_READ(file, private_data);
+    if (!private)
+        return 0;
+    struct tty_struct *tty = BPF_CORE_READ(private, tty);
+    if (!tty)
+        return 0;
+    __u32 major = (__u32)BPF_CORE_READ(tty, driver, major);
+    __u32 minor = (__u32)(BPF_CORE_READ(tty, driver, minor_start) + BPF_CORE_READ(tty, index));
+    return ((major << 20) | minor) == tty_rdev;
+}
+
+/* Whether fd is the terminal, remembered for the process below 64. */
+static __always_inline int is_terminal(struct process *p, unsigned long fd) {
+    __u64 bit = fd < 64 ? 1ull << fd : 0;
+    if (p->known & bit)
+        return (p->terminal & bit) != 0;
+    int terminal = open_on_terminal(fd);
+    if (terminal < 0)
+        return 0;
+    if (bit) {
+        p->known |= bit;
+        if (terminal)
+            p->terminal |= bit;
+    }
+    return terminal;
+}
+
+/* An fd's number about to be given to another file (or none): forgotten. */
+static __always_inline void forget(struct process *p, unsigned long fd) {
+    if (fd < 64) {
+        p->known &= ~(1ull << fd);
+        p->terminal &= ~(1ull << fd);
+    }
+}
+
+/* A timeout argument (struct timespec or timeval, in the program's memory): none waits for
+ * ever; all zero does not wait. */
+static __always_inline int timeout_waits(unsigned long ptr) {
+    if (!ptr)
+        return 1;
+    __u64 words[2] = {};
+    if (bpf_probe_read_user(words, sizeof(words), (void *)ptr))
+        return 1;
+    return words[0] != 0 || words[1] != 0;
+}
+
+/* The x86_64 numbers of the calls watched (the tracer's filter's list: src/tracer/filter.rs). */
+enum sys {
+    S_READ = 0, S_WRITE = 1, S_POLL = 7, S_PWRITE64 = 18, S_READV = 19, S_WRITEV = 20,
+    S_SELECT = 23, S_PAUSE = 34, S_NANOSLEEP = 35, S_RT_SIGSUSPEND = 130, S_FUTEX = 202,
+    S_CLOCK_NANOSLEEP = 230, S_EPOLL_WAIT = 232, S_PSELECT6 = 270, S_EPOLL_PWAIT = 281,
+    S_PPOLL = 271, S_PWRITEV = 296, S_PWRITEV2 = 328, S_EPOLL_PWAIT2 = 441,
+    /* what changes which file an fd number is */
+    S_CLOSE = 3, S_DUP2 = 33, S_DUP3 = 292, S_CLOSE_RANGE = 436,
+};
+
+/* The futex operations that wait (FUTEX_CMD_MASK applied), as the tracer's filter says. */
+static __always_inline int futex_waits(unsigned long op) {
+    unsigned long cmd = op & ~(128ul | 256ul);
+    return cmd == 0 || cmd == 6 || cmd == 9 || cmd == 11 || cmd == 13;
+}
+
+/* A thread of the tree: its entry, made at its first watched call (a thread outside the tree
+ * has none, so the lookup alone tells). */
+static __always_inline struct thread *thread_of(__u32 tgid, __u32 tid) {
+    struct thread *t = bpf_map_lookup_elem(&flushlab_thread, &tid);
+    if (t)
+        return t;
+    if (!bpf_map_lookup_elem(&flushlab_tree, &tgid))
+        return 0;
+    struct thread fresh = {};
+    if (ns_ids(&fresh.tgid_ns, &fresh.tid_ns))
+        return 0;
+    bpf_map_update_elem(&flushlab_thread, &tid, &fresh, BPF_NOEXIST);
+    return bpf_map_lookup_elem(&flushlab_thread, &tid);
+}
+
+/* An fd closed or replaced by a process of the tree: what was known of it forgotten. */
+static __always_inline int fd_changes(long id, struct pt_regs *regs) {
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
+    if (!p)
+        return 0;
+    if (id == S_CLOSE_RANGE) {
+        p->known = 0;
+        p->terminal = 0;
+    } else {
+        forget(p, id == S_CLOSE ? BPF_CORE_READ(regs, di) : BPF_CORE_READ(regs, si));
+    }
+    return 0;
+}
+
+SEC("raw_tracepoint/sys_enter")
+int flushlab_enter(struct bpf_raw_tracepoint_args *ctx) {
+#ifdef FLUSHLAB_FLOOR
+    return 0; /* the floor: what an empty program on this hook costs every call */
+#endif
+    long id = (long)ctx->args[1];
+    struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+    __u32 pending = P_WAIT, how = 0;
+    switch (id) {
+    case S_WRITE: case S_WRITEV: case S_PWRITE64: case S_PWRITEV: case S_PWRITEV2:
+        pending = P_WRITE; break;
+    case S_READ: case S_READV: pending = P_READ; how = W_READ; break;
+    case S_POLL: case S_EPOLL_WAIT: case S_EPOLL_PWAIT: case S_EPOLL_PWAIT2: case S_PPOLL:
+        how = id == S_POLL ? W_POLL : W_EPOLL; break;
+    case S_SELECT: case S_PSELECT6: how = W_SELECT; break;
+    case S_NANOSLEEP: case S_CLOCK_NANOSLEEP: how = W_SLEEP; break;
+    case S_PAUSE: case S_RT_SIGSUSPEND: how = W_SIGNAL; break;
+    case S_FUTEX: how = W_FUTEX; break;
+    case S_CLOSE: case S_DUP2: case S_DUP3: case S_CLOSE_RANGE: return fd_changes(id, regs);
+    default: return 0;
+    }
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    struct thread *t = thread_of(pid_tgid >> 32, (__u32)pid_tgid);
+    if (!t)
+        return 0;
+    unsigned long a0 = BPF_CORE_READ(regs, di);
+    if (pending == P_WRITE || pending == P_READ) {
+        __u32 tgid = pid_tgid >> 32;
+        struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
+        if (!p || !is_terminal(p, a0))
+            return 0;
+    }
+    if (pending == P_WRITE) {
+        /* Only a frame's first write needs its time (the frame's start). */
+        t->pending = P_WRITE;
+        if (t->writes == 0)
+            t->start_ns = bpf_ktime_get_ns();
+        return 0;
+    }
+    __u64 now = bpf_ktime_get_ns();
+    __u32 blocks = 1;
+    if (pending == P_WAIT) {
+        switch (id) {
+        case S_POLL: blocks = BPF_CORE_READ(regs, dx) != 0; break;
+        case S_PPOLL: blocks = timeout_waits(BPF_CORE_READ(regs, dx)); how = W_POLL; break;
+        case S_EPOLL_WAIT: case S_EPOLL_PWAIT: blocks = BPF_CORE_READ(regs, r10) != 0; break;
+        case S_EPOLL_PWAIT2: blocks = timeout_waits(BPF_CORE_READ(regs, r10)); break;
+        case S_SELECT: case S_PSELECT6: blocks = timeout_waits(BPF_CORE_READ(regs, r8)); break;
+        case S_NANOSLEEP: blocks = timeout_waits(a0); break;
+        case S_CLOCK_NANOSLEEP:
+            blocks = BPF_CORE_READ(regs, si) != 0 || timeout_waits(BPF_CORE_READ(regs, dx));
+            break;
+        case S_FUTEX:
+            if (!futex_waits(BPF_CORE_READ(regs, si)))
+                return 0;
+            blocks = 0; /* decided by how long it took */
+            break;
+        default: break;
+        }
+        /* A wait that returns at once never ends a frame: not even looked at on its way out. */
+        if (!blocks && id != S_FUTEX)
+            return 0;
+    }
+    t->pending = pending;
+    t->how = how;
+    t->blocks = blocks;
+    t->start_ns = now;
+    /* A wait that blocks, with writes before it not yet said: said now, in case it never
+     * returns (the run ends, a kill); its WAIT says them again. */
+    if (pending != P_WRITE && blocks && t->writes > 0 && !t->said) {
+        struct record r = {.kind = WAITING | how << 16, .pid = t->tgid_ns, .tid = t->tid_ns,
+                           .writes = t->writes, .bytes = t->bytes, .first_ns = t->first_ns,
+                           .start_ns = now, .end_ns = now};
+        send(&r, t);
+        t->said = 1;
+    }
+    return 0;
+}
+
+SEC("raw_tracepoint/sys_exit")
+int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
+#ifdef FLUSHLAB_FLOOR
+    return 0;
+#endif
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)pid_tgid;
+    struct thread *t = bpf_map_lookup_elem(&flushlab_thread, &tid);
+    if (!t || t->pending == P_NONE)
+        return 0;
+    long result = (long)ctx->args[1];
+    __u64 now = bpf_ktime_get_ns();
+    __u32 pending = t->pending, how = t->how, blocks = t->blocks;
+    __u64 start = t->start_ns;
+    t->pending = P_NONE;
+    if (pending == P_WRITE) {
+        if (result > 0) {
+            if (t->writes == 0)
+                t->first_ns = start;
+            t->writes++;
+            t->bytes += (__u64)result;
+        }
+        return 0;
+    }
+    if (pending == P_READ && result > 0) {
+        struct record r = {.kind = READ, .pid = t->tgid_ns, .tid = t->tid_ns,
+                           .bytes = (__u64)result, .start_ns = start, .end_ns = now};
+        send(&r, t);
+    }
+    __u32 timed_out = 0;
+    if (how == W_FUTEX) {
+        blocks = now - start >= FUTEX_BLOCKED_NS;
+        timed_out = result == -110; /* ETIMEDOUT */
+    } else if (how != W_SIGNAL && how != W_READ) {
+        timed_out = result == 0;
+    }
+    if (!blocks)
+        return 0;
+    /* A runtime's wait for its timer that came may be where a key waits for the program's
+     * tick: always said. Quiet waits otherwise at most one a millisecond a process. */
+    int a_tick = timed_out && how != W_SLEEP;
+    if (t->writes == 0 && !a_tick) {
+        __u32 key = t->tgid_ns;
+        __u64 *last = bpf_map_lookup_elem(&flushlab_quiet, &key);
+        if (last && now - *last < QUIET_WAIT_EVERY_NS)
+            return 0;
+        bpf_map_update_elem(&flushlab_quiet, &key, &now, BPF_ANY);
+    }
+    struct record r = {.kind = WAIT | (how | (timed_out ? TIMED_OUT : 0)) << 16,
+                       .pid = t->tgid_ns, .tid = t->tid_ns, .writes = t->writes,
+                       .bytes = t->bytes, .first_ns = t->first_ns, .start_ns = start,
+                       .end_ns = now};
+    send(&r, t);
+    t->writes = 0;
+    t->bytes = 0;
+    t->said = 0;
+    return 0;
+}
+
+/* The writes a thread made after its last wait, as it ends, execs (`gone`: its entry goes) or
+ * starts a process. */
+static __always_inline void tail(__u32 tid, int gone) {
+    struct thread *t = bpf_map_lookup_elem(&flushlab_thread, &tid);
+    if (!t)
+        return;
+    if (t->writes > 0) {
+        __u64 now = bpf_ktime_get_ns();
+        struct record r = {.kind = TAIL, .pid = t->tgid_ns, .tid = t->tid_ns, .writes = t->writes,
+                           .bytes = t->bytes, .first_ns = t->first_ns, .start_ns = now,
+                           .end_ns = now};
+        send(&r, t);
+        t->writes = 0;
+        t->bytes = 0;
+        t->said = 0;
+    }
+    if (gone)
+        bpf_map_delete_elem(&flushlab_thread, &tid);
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int flushlab_fork(struct bpf_raw_tracepoint_args *ctx) {
+    struct task_struct *child = (struct task_struct *)ctx->args[1];
+    __u32 child_pid = BPF_CORE_READ(child, pid), child_tgid = BPF_CORE_READ(child, tgid);
+    if (child_pid != child_tgid)
+        return 0; /* a thread: its process is in the tree or not already */
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tgid = pid_tgid >> 32;
+    int in_tree = bpf_map_lookup_elem(&flushlab_tree, &tgid) != 0;
+    __u32 ns_tgid = 0, ns_tid = 0;
+    if (ns_ids(&ns_tgid, &ns_tid))
+        return 0;
+    if (!in_tree && !bpf_map_lookup_elem(&flushlab_spawn, &ns_tid))
+        return 0;
+    struct process fresh = {};
+    bpf_map_update_elem(&flushlab_tree, &child_tgid, &fresh, BPF_ANY);
+    if (in_tree) {
+        /* A process that starts another ends what it drew so far, as the preload's fork does
+         * (its child carries the writes and says them at its exec): a shell that draws, then
+         * runs `sleep`, draws a frame a child. */
+        tail((__u32)pid_tgid, 0);
+        struct record r = {.kind = FORK, .pid = ns_pid_of(child), .tid = ns_tid,
+                           .writes = ns_tgid};
+        send(&r, 0);
+    }
+    return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int flushlab_exec(struct bpf_raw_tracepoint_args *ctx) {
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tgid = pid_tgid >> 32;
+    if (!bpf_map_lookup_elem(&flushlab_tree, &tgid))
+        return 0;
+    __u32 ns_tgid = 0, ns_tid = 0;
+    if (ns_ids(&ns_tgid, &ns_tid))
+        return 0;
+    /* Close-on-exec fds are closed: nothing known of the fds holds. */
+    struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
+    if (p) {
+        p->known = 0;
+        p->terminal = 0;
+    }
+    /* The thread that exec'd was old_pid (a thread other than the leader takes its id). */
+    __u32 old = (__u32)ctx->args[1];
+    tail(old, 1);
+    tail((__u32)pid_tgid, 1);
+    struct record r = {.kind = HELLO, .pid = ns_tgid, .tid = ns_tgid};
+    bpf_get_current_comm(&r.writes, 16);
+    send(&r, 0);
+    return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int flushlab_gone(struct bpf_raw_tracepoint_args *ctx) {
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+    if (!bpf_map_lookup_elem(&flushlab_tree, &tgid))
+        return 0;
+    __u32 ns_tgid = 0, ns_tid = 0;
+    if (ns_ids(&ns_tgid, &ns_tid))
+        return 0;
+    tail(tid, 1);
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    /* The last thread of its group: the process is gone, its number free for another. */
+    if (BPF_CORE_READ(task, signal, live.counter) == 0) {
+        bpf_map_delete_elem(&flushlab_tree, &tgid);
+        __u32 key = ns_tgid;
+        bpf_map_delete_elem(&flushlab_quiet, &key);
+    }
+    return 0;
+}

@@ -1,0 +1,429 @@
+//! wrap's kernel observer (`--observer kernel`, and `auto` where eBPF is allowed): programs no
+//! preload sees (glibc's stdio, a static program, a launcher's exec) and the trees they start,
+//! counted as the programs count themselves; the programs it loads gone with its wrap, one
+//! wrap's tree apart from another's; and the refusals, each said, with the fallback taken.
+//!
+//! eBPF needs root (or CAP_BPF and CAP_PERFMON): where it is refused these tests say so and
+//! pass, except in CI (`CI` set), which runs as root and must run them.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::common;
+use super::keyed::{one_at_a_time, wrap_keys_with};
+
+/// Whether this machine lets wrap attach the kernel observer; in CI it must.
+fn kernel_allowed() -> bool {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--",
+            "true",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let allowed = out.status.success();
+    assert!(
+        allowed || std::env::var_os("CI").is_none(),
+        "CI must attach the kernel observer (root): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !allowed {
+        eprintln!(
+            "skipped: eBPF refused here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    allowed
+}
+
+fn count(report: &Value, part: &str) -> u64 {
+    report["keys"]["frames"][part].as_u64().unwrap()
+}
+
+/// Seen by the kernel, frames from inside, one frame count (the headline's frames are the
+/// keys' answering, unprompted and before-the-first-key frames, ±1), and at least 90% of the
+/// answering keys with every stage: what every program drawn must hold.
+fn assert_seen_whole(report: &Value, said: &str) {
+    let inside = &report["inside"];
+    assert_eq!(inside["observer"], "kernel", "{said}");
+    assert_eq!(inside["frames_from"]["from"], "inside", "{said}");
+    assert!(
+        said.contains("observer: kernel: eBPF, 5 programs attached"),
+        "{said}"
+    );
+    let frames = report["frame_detection"]["frames"].as_u64().unwrap();
+    let parts =
+        count(report, "answering") + count(report, "unprompted") + count(report, "before_keys");
+    assert!(
+        frames.abs_diff(parts) <= 1,
+        "{frames} frames, {parts} in the keys' line: {said}"
+    );
+    let answering = count(report, "answering");
+    let staged = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| {
+            ["input_delay", "processing", "emit", "drain"]
+                .iter()
+                .all(|s| k["stages_ms"][s].is_number())
+        })
+        .count() as u64;
+    assert!(
+        answering > 0 && staged * 10 >= answering * 9,
+        "{staged} of {answering} staged: {said}"
+    );
+}
+
+/// The program's own count of its frames (stages.c: a line a read that took keys).
+fn own_frames(own: &str) -> u64 {
+    own.lines().filter(|l| !l.starts_with("clock")).count() as u64
+}
+
+/// A static program started through launchers (`env`, `sh -c 'exec …'`): no preload loads in
+/// any of them and auto's choice by the first binary would have missed it; the kernel follows
+/// the exec chain, and the terminal's writes are the program's own (a row a write, 24 rows a
+/// frame, as it counts its frames).
+#[test]
+fn a_static_program_behind_launchers_is_seen_with_every_stage() {
+    if !kernel_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("stages", &["-static"]);
+    let program = program.to_str().unwrap();
+    let through_sh = format!("exec {program} poll 300 rows");
+    for (how, cmd) in [
+        ("env", vec!["env", "A=1", program, "poll", "300", "rows"]),
+        ("sh -c exec", vec!["sh", "-c", &through_sh]),
+    ] {
+        let (code, report, said, own) = wrap_keys_with(&[], "80x24", "j*10@150ms q", &cmd);
+        assert_eq!(code, Some(0), "{how}: {said}");
+        assert_seen_whole(&report, &said);
+        let frames = own_frames(&own);
+        assert!(frames >= 10, "{how}: {said}");
+        assert_eq!(
+            report["inside"]["terminal_writes"],
+            frames * 24,
+            "{how}: {said}"
+        );
+        let programs = report["inside"]["programs"].to_string();
+        assert!(programs.contains("stages"), "{how}: {programs}");
+    }
+}
+
+/// A shell answering each line by running `/bin/echo` (glibc's stdio, a process a line): every
+/// echo's writes seen, each a frame that answers its key.
+#[test]
+fn a_shell_answering_with_bin_echo_has_a_frame_and_stages_for_each_key() {
+    if !kernel_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let (code, report, said, _) = wrap_keys_with(
+        &["--observer", "kernel"],
+        "80x24",
+        "x<Enter>*15@150ms",
+        &[
+            "sh",
+            "-c",
+            "stty -echo; while IFS= read -r l; do /bin/echo \"got $l\"; done",
+        ],
+    );
+    assert!(code.is_some(), "{said}");
+    assert_seen_whole(&report, &said);
+    assert!(count(&report, "answering") >= 14, "{said}");
+}
+
+/// C stdio drawing a whole frame a cell at a time (glibc's own buffered writes, which no
+/// preload sees): every byte the terminal got was seen written.
+#[test]
+fn glibc_stdio_writes_are_the_terminals_bytes() {
+    if !kernel_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("stdio", &[]);
+    let report = common::scratch("stdio.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--export-json",
+        ])
+        .arg(&*report)
+        .arg("--")
+        .arg(&*program)
+        .arg("full")
+        .env("FRAMES", "20")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = common::read_json(&report);
+    assert_eq!(json["inside"]["observer"], "kernel", "{said}");
+    assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
+    assert_eq!(json["terminal_bytes_written"], json["bytes"], "{said}");
+}
+
+/// What programs do to an observer (tests/corpus/tracee.c): 200 threads that write and exit,
+/// a vfork and exec of a stdio program, a stop of its own that a child continues, a seccomp
+/// filter of its own. Each: its exit status, the terminal's writes counted exactly.
+#[test]
+fn what_programs_do_changes_no_count_under_the_kernel() {
+    if !kernel_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("tracee", &["-static", "-pthread"]);
+    for (what, writes) in [
+        ("seccomp", 5),
+        ("threads", 205),
+        ("vfork", 6),
+        ("stopself", 5),
+    ] {
+        let (code, report, said, _) = wrap_keys_with(
+            &["--observer", "kernel"],
+            "80x24",
+            "j*3@100ms q",
+            &[program.to_str().unwrap(), what],
+        );
+        assert_eq!(code, Some(0), "{what}: {said}");
+        assert_eq!(
+            report["inside"]["terminal_writes"], writes,
+            "{what}: {said}"
+        );
+        assert_eq!(count(&report, "answering"), 3, "{what}: {said}");
+    }
+}
+
+/// CMD in a pid namespace of its own (`unshare -pf`): its processes are followed by their
+/// numbers in wrap's namespace, and its writes counted as it counts its frames.
+#[test]
+fn a_cmd_in_its_own_pid_namespace_is_seen() {
+    if !kernel_allowed() || !common::has_programs(&["unshare"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("stages", &["-static"]);
+    let (code, report, said, own) = wrap_keys_with(
+        &["--observer", "kernel"],
+        "80x24",
+        "j*6@150ms q",
+        &[
+            "unshare",
+            "-pf",
+            program.to_str().unwrap(),
+            "poll",
+            "300",
+            "rows",
+        ],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert_seen_whole(&report, &said);
+    assert_eq!(
+        report["inside"]["terminal_writes"],
+        own_frames(&own) * 24,
+        "{said}"
+    );
+}
+
+/// Two wraps at once: each counts its own program's writes (24 and 30 rows a frame), none of
+/// the other's.
+#[test]
+fn two_wraps_at_once_each_see_only_their_own_tree() {
+    if !kernel_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("stages", &["-static"]);
+    let program = program.to_str().unwrap().to_owned();
+    let runs: Vec<_> = ["80x24", "80x30"]
+        .into_iter()
+        .map(|size| {
+            let program = program.clone();
+            std::thread::spawn(move || {
+                let (code, report, said, own) = wrap_keys_with(
+                    &["--observer", "kernel"],
+                    size,
+                    "j*8@100ms q",
+                    &[&program, "poll", "300", "rows"],
+                );
+                (size, code, report, said, own)
+            })
+        })
+        .collect();
+    for run in runs {
+        let (size, code, report, said, own) = run.join().unwrap();
+        let rows: u64 = size.split_once('x').unwrap().1.parse().unwrap();
+        assert_eq!(code, Some(0), "{size}: {said}");
+        assert_eq!(
+            report["inside"]["terminal_writes"],
+            own_frames(&own) * rows,
+            "{size}: {said}"
+        );
+    }
+}
+
+/// The program ids a process holds fds of (its /proc fdinfo's `prog_id`).
+fn programs_held_by(pid: u32) -> Vec<u32> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<u32> = fds
+        .flatten()
+        .filter_map(|fd| std::fs::read_to_string(fd.path()).ok())
+        .flat_map(|info| {
+            info.lines()
+                .filter_map(|l| l.strip_prefix("prog_id:"))
+                .filter_map(|id| id.trim().parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// wrap killed with SIGKILL while it looks: within a second none of its programs is loaded
+/// (nothing pinned: the kernel unloads them with wrap's last fd).
+#[test]
+fn no_program_outlives_a_killed_wrap() {
+    if !kernel_allowed() {
+        return;
+    }
+    let mut wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--",
+            "sleep",
+            "30",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ours = loop {
+        let held = programs_held_by(wrap.id());
+        if held.len() >= 5 || Instant::now() > deadline {
+            break held;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let loaded = flushlab_observer::kernel::loaded();
+    assert!(
+        ours.iter().all(|id| loaded
+            .iter()
+            .any(|(l, name)| l == id && name.starts_with("flushlab_"))),
+        "wrap holds {ours:?}; flushlab's loaded: {loaded:?}"
+    );
+    assert_eq!(ours.len(), 5, "{loaded:?}");
+    wrap.kill().unwrap();
+    wrap.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let left: Vec<u32> = flushlab_observer::kernel::loaded()
+            .into_iter()
+            .map(|(id, _)| id)
+            .filter(|id| ours.contains(id))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still loaded a second after SIGKILL: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = Command::new("pkill").args(["-f", "^sleep 30$"]).status();
+}
+
+/// No BTF where the loader looks (`FLUSHLAB_KERNEL_BTF`): `auto` says why and takes the
+/// preload; `--observer kernel` is an error in one line, non-zero.
+#[test]
+fn without_btf_auto_falls_back_and_says_why() {
+    if !kernel_allowed() {
+        return;
+    }
+    let run = |observer: &str| {
+        Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--observer",
+                observer,
+                "--size",
+                "80x24",
+                "--",
+                "sh",
+                "-c",
+                "echo hello",
+            ])
+            .env("FLUSHLAB_KERNEL_BTF", "/nonexistent/vmlinux")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let auto = run("auto");
+    let said = String::from_utf8_lossy(&auto.stderr);
+    assert!(auto.status.success(), "{said}");
+    assert!(
+        said.contains("observer: preload: eBPF refused (no BTF at /nonexistent/vmlinux"),
+        "{said}"
+    );
+    let kernel = run("kernel");
+    let said = String::from_utf8_lossy(&kernel.stderr);
+    assert!(!kernel.status.success(), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(
+        said.contains("wrap --observer kernel: no BTF at /nonexistent/vmlinux"),
+        "{said}"
+    );
+}
+
+/// eBPF refused for real (an unprivileged user: nobody): `auto` takes the preload and says
+/// why; nothing of the kernel's is loaded for it.
+#[test]
+fn refused_for_an_unprivileged_user_auto_falls_back_and_says_why() {
+    if !kernel_allowed() || !common::has_programs(&["setpriv"]) {
+        return;
+    }
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--",
+        ])
+        .arg(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--size", "80x24", "--", "sh", "-c", "echo hello"])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("observer: preload: eBPF refused ("), "{said}");
+    assert!(
+        said.contains("eBPF needs root, or CAP_BPF and CAP_PERFMON"),
+        "{said}"
+    );
+}
