@@ -162,11 +162,12 @@ struct thread {
     __u32 tid_ns; /* itself, there */
 };
 
-/* Each thread of the tree: its frame so far, the call it is in. */
+/* Each thread of the tree: its frame so far, the call it is in. Kept in the task itself (task
+ * storage: no hashing on every call, and freed with the task). */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 65536);
-    __type(key, __u32);
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
     __type(value, struct thread);
 } flushlab_thread SEC(".maps");
 
@@ -315,8 +316,9 @@ static __always_inline int futex_waits(unsigned long op) {
 
 /* A thread of the tree: its entry, made at its first watched call (a thread outside the tree
  * has none, so the lookup alone tells). */
-static __always_inline struct thread *thread_of(__u32 tgid, __u32 tid) {
-    struct thread *t = bpf_map_lookup_elem(&flushlab_thread, &tid);
+static __always_inline struct thread *thread_of(__u32 tgid) {
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct thread *t = bpf_task_storage_get(&flushlab_thread, task, 0, 0);
     if (t)
         return t;
     if (!bpf_map_lookup_elem(&flushlab_tree, &tgid))
@@ -324,8 +326,7 @@ static __always_inline struct thread *thread_of(__u32 tgid, __u32 tid) {
     struct thread fresh = {};
     if (ns_ids(&fresh.tgid_ns, &fresh.tid_ns))
         return 0;
-    bpf_map_update_elem(&flushlab_thread, &tid, &fresh, BPF_NOEXIST);
-    return bpf_map_lookup_elem(&flushlab_thread, &tid);
+    return bpf_task_storage_get(&flushlab_thread, task, &fresh, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
 /* An fd closed or replaced by a process of the tree: what was known of it forgotten. */
@@ -365,7 +366,7 @@ int flushlab_enter(struct bpf_raw_tracepoint_args *ctx) {
     default: return 0;
     }
     __u64 pid_tgid = bpf_get_current_pid_tgid();
-    struct thread *t = thread_of(pid_tgid >> 32, (__u32)pid_tgid);
+    struct thread *t = thread_of(pid_tgid >> 32);
     if (!t)
         return 0;
     unsigned long a0 = BPF_CORE_READ(regs, di);
@@ -427,9 +428,7 @@ int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
 #ifdef FLUSHLAB_FLOOR
     return 0;
 #endif
-    __u64 pid_tgid = bpf_get_current_pid_tgid();
-    __u32 tid = (__u32)pid_tgid;
-    struct thread *t = bpf_map_lookup_elem(&flushlab_thread, &tid);
+    struct thread *t = bpf_task_storage_get(&flushlab_thread, bpf_get_current_task_btf(), 0, 0);
     if (!t || t->pending == P_NONE)
         return 0;
     long result = (long)ctx->args[1];
@@ -481,10 +480,11 @@ int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
     return 0;
 }
 
-/* The writes a thread made after its last wait, as it ends, execs (`gone`: its entry goes) or
- * starts a process. */
-static __always_inline void tail(__u32 tid, int gone) {
-    struct thread *t = bpf_map_lookup_elem(&flushlab_thread, &tid);
+/* The writes the current thread made after its last wait, as it ends, execs (`gone`: its
+ * entry goes) or starts a process. */
+static __always_inline void tail(int gone) {
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct thread *t = bpf_task_storage_get(&flushlab_thread, task, 0, 0);
     if (!t)
         return;
     if (t->writes > 0) {
@@ -498,7 +498,7 @@ static __always_inline void tail(__u32 tid, int gone) {
         t->said = 0;
     }
     if (gone)
-        bpf_map_delete_elem(&flushlab_thread, &tid);
+        bpf_task_storage_delete(&flushlab_thread, task);
 }
 
 SEC("raw_tracepoint/sched_process_fork")
@@ -521,7 +521,7 @@ int flushlab_fork(struct bpf_raw_tracepoint_args *ctx) {
         /* A process that starts another ends what it drew so far, as the preload's fork does
          * (its child carries the writes and says them at its exec): a shell that draws, then
          * runs `sleep`, draws a frame a child. */
-        tail((__u32)pid_tgid, 0);
+        tail(0);
         struct record r = {.kind = FORK, .pid = ns_pid_of(child), .tid = ns_tid,
                            .writes = ns_tgid};
         send(&r, 0);
@@ -544,10 +544,10 @@ int flushlab_exec(struct bpf_raw_tracepoint_args *ctx) {
         p->known = 0;
         p->terminal = 0;
     }
-    /* The thread that exec'd was old_pid (a thread other than the leader takes its id). */
-    __u32 old = (__u32)ctx->args[1];
-    tail(old, 1);
-    tail((__u32)pid_tgid, 1);
+    /* The thread that exec'd keeps its task (a thread other than the leader takes the leader's
+     * id): its writes end here, and the new program's threads start clean. Its process's
+     * numbers may have changed: the entry goes, and is made again at its next call. */
+    tail(1);
     struct record r = {.kind = HELLO, .pid = ns_tgid, .tid = ns_tgid};
     bpf_get_current_comm(&r.writes, 16);
     send(&r, 0);
@@ -557,13 +557,13 @@ int flushlab_exec(struct bpf_raw_tracepoint_args *ctx) {
 SEC("raw_tracepoint/sched_process_exit")
 int flushlab_gone(struct bpf_raw_tracepoint_args *ctx) {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
-    __u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+    __u32 tgid = pid_tgid >> 32;
     if (!bpf_map_lookup_elem(&flushlab_tree, &tgid))
         return 0;
     __u32 ns_tgid = 0, ns_tid = 0;
     if (ns_ids(&ns_tgid, &ns_tid))
         return 0;
-    tail(tid, 1);
+    tail(1);
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     /* The last thread of its group: the process is gone, its number free for another. */
     if (BPF_CORE_READ(task, signal, live.counter) == 0) {

@@ -15,7 +15,7 @@ use super::common;
 use super::keyed::{one_at_a_time, wrap_keys_with};
 
 /// Whether this machine lets wrap attach the kernel observer; in CI it must.
-fn kernel_allowed() -> bool {
+pub(super) fn kernel_allowed() -> bool {
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args([
             "wrap",
@@ -424,6 +424,35 @@ fn refused_for_an_unprivileged_user_auto_falls_back_and_says_why() {
     assert!(said.contains("observer: preload: eBPF refused ("), "{said}");
     assert!(
         said.contains("eBPF needs root, or CAP_BPF and CAP_PERFMON"),
+        "{said}"
+    );
+}
+
+/// Under sudo (here: root with `SUDO_UID`/`SUDO_GID` naming nobody), CMD runs as the person who
+/// ran it: their uid, no capability, their home; and wrap itself is them once its observer is
+/// attached (CMD reads its parent's uid a moment after it starts).
+#[test]
+fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
+    if !kernel_allowed() || !common::has_programs(&["setpriv"]) {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--size", "80x24", "--", "sh", "-c"])
+        .arg(
+            "sleep 0.3; echo \"$(id -u) $(id -g) $(grep CapEff /proc/self/status | cut -f2) \
+             $HOME $(awk '/^Uid/ {print $2}' /proc/$PPID/status)\"",
+        )
+        .env("SUDO_UID", "65534")
+        .env("SUDO_GID", "65534")
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("observer: kernel: eBPF"), "{said}");
+    assert!(
+        said.contains("its last line: 65534 65534 0000000000000000 /nonexistent 65534"),
         "{said}"
     );
 }

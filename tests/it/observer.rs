@@ -379,6 +379,8 @@ fn the_observer_never_touches_the_disk() {
 fn children_that_draw_and_a_pipeline_through_tee() {
     let (json, said) = wrap_json(
         &[
+            "--observer",
+            "preload",
             "--",
             "sh",
             "-c",
@@ -403,7 +405,17 @@ fn children_that_draw_and_a_pipeline_through_tee() {
              done | {tail}"
         )
     };
-    let (json, said) = wrap_json(&["--", "sh", "-c", &frames_into("cat")], &[]);
+    let (json, said) = wrap_json(
+        &[
+            "--observer",
+            "preload",
+            "--",
+            "sh",
+            "-c",
+            &frames_into("cat"),
+        ],
+        &[],
+    );
     let frames = json["figures"]["frames"].as_u64().unwrap();
     assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
     assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
@@ -411,10 +423,25 @@ fn children_that_draw_and_a_pipeline_through_tee() {
     let per_frame = json["figures"]["writes_per_frame"].as_f64().unwrap();
     assert!((0.9..=1.5).contains(&per_frame), "{per_frame}: {said}");
     let tee = frames_into(&format!("tee {}", log.display()));
-    let (json, said) = wrap_json(&["--", "sh", "-c", &tee], &[]);
+    let (json, said) = wrap_json(&["--observer", "preload", "--", "sh", "-c", &tee], &[]);
     let frames = json["figures"]["frames"].as_u64().unwrap();
     assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
     assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
+
+    // The kernel sees stdio's writes too: printf's children and tee, their frames and their
+    // write(2) counts from inside (one write a frame).
+    if super::kernel::kernel_allowed() {
+        let children = "for i in $(seq 20); do /usr/bin/printf '\\033[Hframe %s\\033[2;1Hxx' $i; \
+                        sleep 0.05; done";
+        for command in [children, &tee] {
+            let (json, said) = wrap_json(&["--observer", "kernel", "--", "sh", "-c", command], &[]);
+            let frames = json["figures"]["frames"].as_u64().unwrap();
+            assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
+            assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
+            let per_frame = json["figures"]["writes_per_frame"].as_f64().unwrap();
+            assert!((0.9..=1.5).contains(&per_frame), "{per_frame}: {said}");
+        }
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -675,6 +702,8 @@ fn keys_after_bytes_the_preload_did_not_see_have_their_drain() {
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args([
             "wrap",
+            "--observer",
+            "preload",
             "--size",
             "120x40",
             "--keys",

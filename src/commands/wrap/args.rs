@@ -146,6 +146,12 @@ pub struct WrapArgs {
     #[arg(long, conflicts_with = "observer")]
     pub no_observer: bool,
 
+    /// Under sudo, run CMD as root too. Without it, CMD runs as the person who ran sudo (their
+    /// uid, gid, groups and home, no capability; the pty theirs), and wrap becomes them once its
+    /// observer is attached: sudo is for the kernel observer, not for CMD
+    #[arg(long)]
+    pub as_root: bool,
+
     /// How wrap looks inside CMD: `kernel` (eBPF programs on the system calls of CMD's whole
     /// tree: any program, never stopped; root, or CAP_BPF and CAP_PERFMON), `preload` (a shared
     /// object the loader puts in every dynamic program: cheap), `ptrace` (a tracer that stops

@@ -246,6 +246,32 @@ impl Running {
             Some(inside) => inside.command(program, &args.command[1..])?,
             None => (program.to_owned(), args.command[1..].to_vec()),
         };
+        // Under sudo, CMD runs as the person who ran it (through util-linux's setpriv, beside
+        // the setsid the pty uses), on a pty that is theirs.
+        let invoker = (!args.as_root)
+            .then(crate::sys::user::sudo_invoker)
+            .flatten();
+        let (program, words) = match &invoker {
+            Some(invoker) => {
+                rustix::fs::fchown(
+                    pty.open_slave()?,
+                    Some(rustix::fs::Uid::from_raw(invoker.uid)),
+                    Some(rustix::fs::Gid::from_raw(invoker.gid)),
+                )?;
+                let setpriv = crate::files::find_program("setpriv".as_ref()).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "wrap: under sudo CMD runs as {} through setpriv (util-linux), which is \
+                         not installed: apt-get install util-linux, or --as-root",
+                        invoker.name
+                    )
+                })?;
+                let mut all = invoker.setpriv_words();
+                all.push(program.into_os_string());
+                all.extend(words);
+                (setpriv, all)
+            }
+            None => (program, words),
+        };
         let mut tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
@@ -256,12 +282,21 @@ impl Running {
                 if let Some(environment) = environment {
                     command.envs(environment);
                 }
+                if let Some(invoker) = &invoker {
+                    command.envs(invoker.environment());
+                }
             })
         };
         let child = match &mut inside {
             Some(inside) => inside.spawning(spawn),
             None => spawn(),
         }?;
+        // The observer is attached and CMD started: root is needed no more.
+        if let Some(invoker) = &invoker {
+            invoker
+                .become_them()
+                .map_err(|e| anyhow::anyhow!("wrap: becoming {} after sudo: {e}", invoker.name))?;
+        }
         let pid = child.id() as i32;
         if inside.as_ref().is_some_and(|i| i.way().traces()) {
             tree.is_the_tracer(pid);

@@ -9,6 +9,7 @@ pub mod io;
 pub mod process;
 pub mod pty;
 pub mod signals;
+pub mod user;
 
 use std::time::Duration;
 
