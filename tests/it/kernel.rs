@@ -433,11 +433,18 @@ fn refused_for_an_unprivileged_user_auto_falls_back_and_says_why() {
 /// attached (CMD reads its parent's uid a moment after it starts).
 #[test]
 fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
+    use std::os::unix::fs::PermissionsExt;
     if !kernel_allowed() || !common::has_programs(&["setpriv"]) {
         return;
     }
+    // wrap writes its report as nobody, once it has become them.
+    let dir = common::scratch_dir("sudo");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let report = dir.join("r.json");
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--size", "80x24", "--", "sh", "-c"])
+        .args(["wrap", "--size", "80x24", "--export-json"])
+        .arg(&report)
+        .args(["--", "sh", "-c"])
         .arg(
             "sleep 0.3; echo \"$(id -u) $(id -g) $(grep CapEff /proc/self/status | cut -f2) \
              $HOME $(awk '/^Uid/ {print $2}' /proc/$PPID/status)\"",
@@ -451,8 +458,12 @@ fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");
     assert!(said.contains("observer: kernel: eBPF"), "{said}");
-    assert!(
-        said.contains("its last line: 65534 65534 0000000000000000 /nonexistent 65534"),
+    let json = common::read_json(&report);
+    assert_eq!(
+        json["last_line"], "65534 65534 0000000000000000 /nonexistent 65534",
         "{said}"
     );
+    // The report is nobody's: written after wrap became them.
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&report).unwrap().uid(), 65534);
 }

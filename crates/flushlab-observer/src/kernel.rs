@@ -201,6 +201,8 @@ fn load(config: &Config) -> Result<aya::Ebpf, Refused> {
     })?;
     aya::EbpfLoader::new()
         .btf(Some(&btf))
+        // The threads' map is task storage, which aya creates but has no type for.
+        .allow_unsupported_maps()
         .set_global("flushlab_tty", &config.tty, true)
         .set_global("flushlab_ns_level", &config.ns_level, true)
         .load(object())
