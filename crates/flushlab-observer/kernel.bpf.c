@@ -107,14 +107,22 @@ _Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
 #define FUTEX_BLOCKED_NS 500000ull
 #define QUIET_WAIT_EVERY_NS 1000000ull
 
-/* What wrap sets before loading (lib.rs `kernel::configure`): constants to the verifier, read
- * without a map lookup. The pty's slave as the kernel encodes a dev_t; the level of wrap's pid
- * namespace (the records' ids are in it: 0, the initial one). */
+/* What wrap sets before loading (lib.rs `kernel::load`): a constant to the verifier, read
+ * without a map lookup: the pty's slave as the kernel encodes a dev_t. */
 volatile const __u64 flushlab_tty = 0;
-volatile const __u32 flushlab_ns_level = 0;
 
 /* What the programs count (lib.rs `kernel::Counter`), an array of u64. */
 enum counter { LOST = 0, SENT = 1, COUNTERS_LEN = 2 };
+
+/* The level of wrap's pid namespace (0: the initial one), whose numbers the records carry:
+ * taken from wrap's own thread as it spawns CMD (wrap cannot know it itself when its /proc is
+ * its namespace's own: NSpid then starts there). */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u32);
+} flushlab_level SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -194,8 +202,7 @@ static __always_inline void count(__u32 key) {
  * is in wrap's namespace or below it: `unshare -pf` gives its processes a number at each
  * level). bpf_get_ns_current_pid_tgid would answer only for a task whose own namespace is
  * wrap's. */
-static __always_inline __u32 ns_pid_of(struct task_struct *task) {
-    __u32 level = flushlab_ns_level;
+static __always_inline __u32 pid_at(struct task_struct *task, __u32 level) {
     struct pid *pid = BPF_CORE_READ(task, thread_pid);
     if (!pid || level > 31 || level > BPF_CORE_READ(pid, level))
         return 0;
@@ -205,6 +212,12 @@ static __always_inline __u32 ns_pid_of(struct task_struct *task) {
                               level * bpf_core_type_size(struct upid) +
                               bpf_core_field_offset(struct upid, nr));
     return (__u32)nr;
+}
+
+static __always_inline __u32 ns_pid_of(struct task_struct *task) {
+    __u32 zero = 0;
+    __u32 *level = bpf_map_lookup_elem(&flushlab_level, &zero);
+    return pid_at(task, level ? *level : 0);
 }
 
 /* The current thread's and process's ids in wrap's pid namespace. */
@@ -510,10 +523,19 @@ int flushlab_fork(struct bpf_raw_tracepoint_args *ctx) {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     __u32 tgid = pid_tgid >> 32;
     int in_tree = bpf_map_lookup_elem(&flushlab_tree, &tgid) != 0;
+    if (!in_tree) {
+        /* wrap's spawning thread, named by its id in its own namespace (what gettid says):
+         * that namespace's level is the records'. */
+        struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+        __u32 level = BPF_CORE_READ(task, thread_pid, level);
+        __u32 own = pid_at(task, level);
+        if (!bpf_map_lookup_elem(&flushlab_spawn, &own))
+            return 0;
+        __u32 zero = 0;
+        bpf_map_update_elem(&flushlab_level, &zero, &level, BPF_ANY);
+    }
     __u32 ns_tgid = 0, ns_tid = 0;
     if (ns_ids(&ns_tgid, &ns_tid))
-        return 0;
-    if (!in_tree && !bpf_map_lookup_elem(&flushlab_spawn, &ns_tid))
         return 0;
     struct process fresh = {};
     bpf_map_update_elem(&flushlab_tree, &child_tgid, &fresh, BPF_ANY);

@@ -467,3 +467,72 @@ fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&report).unwrap().uid(), 65534);
 }
+
+/// A thousand short children in about a second (a shell running `/bin/true` in a loop): the
+/// tree grows and empties as fast as they come, nothing is lost of the one line drawn after
+/// them, and the run ends with the shell's status.
+#[test]
+fn a_thousand_short_children_change_no_count() {
+    if !kernel_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let (code, report, said, _) = wrap_keys_with(
+        &["--observer", "kernel"],
+        "80x24",
+        "x<Enter>",
+        &[
+            "sh",
+            "-c",
+            "stty -echo; i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done; \
+             read l; echo done; exit 3",
+        ],
+    );
+    assert_eq!(code, Some(3), "{said}");
+    assert_eq!(report["inside"]["terminal_writes"], 1, "{said}");
+    assert_eq!(report["last_line"], "done", "{said}");
+}
+
+/// wrap itself in a pid namespace of its own (`unshare -pf --mount-proc`): the records carry
+/// the numbers wrap's /proc knows, and the program's writes are counted as it counts its frames.
+#[test]
+fn wrap_in_its_own_pid_namespace_sees_its_tree() {
+    if !kernel_allowed() || !common::has_programs(&["unshare"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program_with("stages", &["-static"]);
+    let report = common::scratch("pidns.json");
+    let log = common::scratch("pidns.log");
+    let out = Command::new("unshare")
+        .args(["-pf", "--mount-proc", "--"])
+        .arg(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--keys",
+            "j*6@150ms q",
+        ])
+        .arg("--export-json")
+        .arg(&*report)
+        .arg("--")
+        .arg(&*program)
+        .args(["poll", "300", "rows"])
+        .env("KEYS_LOG", &*log)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{said}");
+    let json = common::read_json(&report);
+    assert_seen_whole(&json, &said);
+    let own = std::fs::read_to_string(&*log).unwrap();
+    assert_eq!(
+        json["inside"]["terminal_writes"],
+        own_frames(&own) * 24,
+        "{said}"
+    );
+}

@@ -88,7 +88,7 @@ impl Attached {
         let tty_rdev = rustix::fs::fstat(tty)
             .map_err(|e| Refused(format!("the pty's device: {e}")))?
             .st_rdev;
-        let mut ebpf = load(&Config::of(tty_rdev)?)?;
+        let mut ebpf = load(kernel_dev(tty_rdev))?;
         let take = |ebpf: &mut aya::Ebpf, name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| Refused(format!("the kernel observer has no map {name}")))
@@ -189,8 +189,9 @@ impl Attached {
     }
 }
 
-/// The object parsed, its settings set, its BTF relocations made against the kernel's.
-fn load(config: &Config) -> Result<aya::Ebpf, Refused> {
+/// The object parsed, its setting set (the pty's device as the kernel encodes it), its BTF
+/// relocations made against the kernel's.
+fn load(tty: u64) -> Result<aya::Ebpf, Refused> {
     let path = std::env::var_os(BTF).unwrap_or_else(|| "/sys/kernel/btf/vmlinux".into());
     let btf = aya::Btf::parse_file(&path, aya::Endianness::default()).map_err(|e| {
         Refused(format!(
@@ -203,8 +204,7 @@ fn load(config: &Config) -> Result<aya::Ebpf, Refused> {
         .btf(Some(&btf))
         // The threads' map is task storage, which aya creates but has no type for.
         .allow_unsupported_maps()
-        .set_global("flushlab_tty", &config.tty, true)
-        .set_global("flushlab_ns_level", &config.ns_level, true)
+        .set_global("flushlab_tty", &tty, true)
         .load(object())
         .map_err(|e| {
             Refused(if denied(&format!("{e:?}")) {
@@ -242,31 +242,6 @@ fn object() -> &'static [u8] {
 #[cfg(not(flushlab_kernel))]
 fn object() -> &'static [u8] {
     &[]
-}
-
-/// The settings the programs read (kernel.bpf.c's constants): the pty's device as the kernel
-/// encodes it, and the level of wrap's pid namespace, whose numbers the records carry.
-struct Config {
-    tty: u64,
-    ns_level: u32,
-}
-
-impl Config {
-    fn of(tty_rdev: u64) -> Result<Config, Refused> {
-        // NSpid lists this process's ids from the initial namespace down to its own.
-        let level = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("NSpid:"))
-                    .map(|ids| ids.split_whitespace().count().saturating_sub(1))
-            })
-            .unwrap_or(0);
-        Ok(Config {
-            tty: kernel_dev(tty_rdev),
-            ns_level: level as u32,
-        })
-    }
 }
 
 /// A device number as the kernel keeps it (`MKDEV`: major above 20 bits of minor), from the
