@@ -536,3 +536,96 @@ fn wrap_in_its_own_pid_namespace_sees_its_tree() {
         "{said}"
     );
 }
+
+/// A ring buffer overflowed on purpose: a small one (`FLUSHLAB_KERNEL_RING=4096`, 64 records)
+/// and wrap stopped (SIGSTOP: its reader with it) while CMD makes hundreds of records. The loss
+/// is counted in the JSON and said in the summary; the run ends as it would.
+#[test]
+fn a_ring_buffer_that_overflows_says_what_it_lost() {
+    if !kernel_allowed() {
+        return;
+    }
+    let report = common::scratch("ring.json");
+    let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--export-json",
+        ])
+        .arg(&*report)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.3; i=0; while [ $i -lt 200 ]; do printf x; sleep 0.001; i=$((i+1)); done",
+        ])
+        .env("FLUSHLAB_KERNEL_RING", "4096")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = wrap.id().to_string();
+    // Once CMD runs (its shell a child of wrap's): the programs are attached by then.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !children_named(wrap.id(), "sh") {
+        assert!(Instant::now() < deadline, "CMD never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let signal = |name: &str| {
+        assert!(
+            Command::new("kill")
+                .args([name, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    signal("-STOP");
+    std::thread::sleep(Duration::from_millis(2500));
+    signal("-CONT");
+    let out = wrap.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let json = common::read_json(&report);
+    let lost = json["inside"]["kernel"]["lost_records"].as_u64().unwrap();
+    assert!(lost > 0, "{said}");
+    assert!(
+        said.contains(&format!("the ring buffer lost {lost} records")),
+        "{said}"
+    );
+}
+
+/// Whether a child of `parent` runs `comm`.
+fn children_named(parent: u32, comm: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .any(|child| {
+            std::fs::read_to_string(format!("/proc/{child}/comm")).is_ok_and(|c| c.trim() == comm)
+        })
+}
+
+/// A size of ring buffer that is not a power of two is refused in one line naming it.
+#[test]
+fn a_ring_buffer_size_not_a_power_of_two_is_refused() {
+    if !kernel_allowed() {
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--observer", "kernel", "--", "true"])
+        .env("FLUSHLAB_KERNEL_RING", "5000")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(
+        said.contains("FLUSHLAB_KERNEL_RING '5000': a power of two"),
+        "{said}"
+    );
+}

@@ -737,3 +737,54 @@ fn keys_after_bytes_the_preload_did_not_see_have_their_drain() {
         .count() as u64;
     assert_eq!(drained, answered, "{said}");
 }
+
+/// A static program a launcher starts (`env`), under the preload: the frames are seen from
+/// outside, and the reason names the program that drew, its launcher, and the flags that see it.
+#[test]
+fn a_program_a_launcher_starts_unseen_is_named() {
+    let program = common::c_program_with("stages", &["-static"]);
+    let (json, said) = wrap_json(
+        &[
+            "--observer",
+            "preload",
+            "--keys",
+            "j*4@100ms q",
+            "--",
+            "env",
+            "A=1",
+            program.to_str().unwrap(),
+            "poll",
+            "300",
+            "rows",
+        ],
+        &[],
+    );
+    let why = json["inside"]["frames_from"]["why"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.starts_with("'stages-static', the program that drew, did not load the preload")
+            && why.contains("started by env")
+            && why.ends_with("--observer kernel or ptrace sees it"),
+        "{said}"
+    );
+}
+
+/// A program that stops itself (SIGSTOP) and is continued by a child of its own, under the
+/// preload and under no observer (the tracer's and the kernel's are in tracer.rs and kernel.rs):
+/// it goes on, its keys are all answered, its status is its own.
+#[test]
+fn a_program_that_stops_itself_goes_on_under_the_preload_and_unobserved() {
+    let program = common::c_program_with("tracee", &["-pthread"]);
+    for observer in ["preload", "none"] {
+        let (code, report, said, _) = super::keyed::wrap_keys_with(
+            &["--observer", observer],
+            "80x24",
+            "j*3@100ms q",
+            &[program.to_str().unwrap(), "stopself"],
+        );
+        assert_eq!(code, Some(0), "{observer}: {said}");
+        assert_eq!(report["keys"]["sent"], 4, "{observer}: {said}");
+        assert_eq!(report["keys"]["unanswered"], 0, "{observer}: {said}");
+    }
+}

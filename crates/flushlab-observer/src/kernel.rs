@@ -35,6 +35,13 @@ pub const FLOOR: &str = "FLUSHLAB_KERNEL_FLOOR";
 /// unless asked.
 pub const STATS: &str = "FLUSHLAB_KERNEL_STATS";
 
+/// `FLUSHLAB_KERNEL_RING=BYTES`: the ring buffer's size (a power of two, a page or more; 1 MiB
+/// unless set), smaller to see a loss counted and said.
+pub const RING: &str = "FLUSHLAB_KERNEL_RING";
+
+/// The ring buffer's size unless [`RING`] says otherwise: 16,384 records.
+const RING_BYTES: u32 = 1 << 20;
+
 /// The prefix every program and map of the observer is named with.
 pub const PREFIX: &str = "flushlab_";
 
@@ -200,8 +207,22 @@ fn load(tty: u64) -> Result<aya::Ebpf, Refused> {
             std::path::Path::new(&path).display()
         ))
     })?;
+    let ring = match std::env::var(RING) {
+        Err(_) => RING_BYTES,
+        Ok(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|n| n.is_power_of_two() && *n >= 4096)
+            .ok_or_else(|| {
+                Refused(format!(
+                    "{RING} '{}': a power of two of bytes, 4096 or more",
+                    text.escape_debug()
+                ))
+            })?,
+    };
     aya::EbpfLoader::new()
         .btf(Some(&btf))
+        .set_max_entries("flushlab_events", ring)
         // The threads' map is task storage, which aya creates but has no type for.
         .allow_unsupported_maps()
         .set_global("flushlab_tty", &tty, true)

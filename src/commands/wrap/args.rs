@@ -245,11 +245,14 @@ impl WrapArgs {
 
     /// Whether `auto` tries the kernel observer first (falling back to [`WrapArgs::observer`]'s
     /// way where eBPF is refused): not where a frame's writes are to be held (`fix`: only code
-    /// inside CMD can) nor for `--profile`'s markers (the preload maps them).
+    /// inside CMD can), nor on the as-is side of `--compare` (both sides looked at by the same
+    /// observer, the preload, so that the speedup is the fix's, not the observers'), nor for
+    /// `--profile`'s markers (the preload maps them).
     pub fn kernel_first(&self, fix: Option<Fix>) -> bool {
         self.observer == ObserverArg::Auto
             && !self.no_observer
             && fix.is_none()
+            && self.compare.is_none()
             && self.profile.is_none()
     }
 }

@@ -623,7 +623,13 @@ pub(super) fn measure(
     drop(desk);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
-    let report = InsideReport::of(&sightings, bytes, 0, &args.command_line(), (way, fix, &why));
+    let report = InsideReport::of(
+        &sightings,
+        bytes,
+        0,
+        &args.command_line(),
+        (way, fix, &why, ""),
+    );
     Ok(PixelRun {
         terminal,
         desktop,

@@ -478,6 +478,37 @@ fn not_loaded(
     }
 }
 
+/// Why the preload saw no frame of a program that drew: the program that wrote the most
+/// (`drew`, its executable's path) named where it did not load the preload (a static or Go
+/// program a launcher started: `env`, `sh -c 'exec …'`), with the flags that see it.
+fn unseen_drawer(drew: &str, programs: &[String]) -> String {
+    let name = std::path::Path::new(drew)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // The observer names a program by its first 15 bytes (the kernel's comm).
+    let loaded = programs
+        .iter()
+        .any(|p| !p.is_empty() && name.starts_with(p.as_str()));
+    if name.is_empty() || loaded {
+        "CMD never waited between frames where the preload sees (a static or Go program a shell \
+         started: --observer kernel or ptrace sees it)"
+            .to_owned()
+    } else {
+        format!(
+            "'{}', the program that drew, did not load the preload (a static or Go program, \
+             started by {}): --observer kernel or ptrace sees it",
+            crate::units::printable(&name),
+            programs
+                .iter()
+                .filter(|p| p.as_str() != "setsid")
+                .map(|p| crate::units::printable(p))
+                .collect::<Vec<_>>()
+                .join(", then ")
+        )
+    }
+}
+
 /// The share of the terminal's bytes the observer must have seen written for its counts to be
 /// the terminal's.
 const COVERAGE: f64 = 0.95;
@@ -490,7 +521,7 @@ impl InsideReport {
         received: u64,
         newlines: u64,
         program: &str,
-        (way, fix, why): (Way, Option<Fix>, &str),
+        (way, fix, why, drew): (Way, Option<Fix>, &str, &str),
     ) -> InsideReport {
         let (writes, bytes) = sightings.writes();
         let mut programs: Vec<String> = Vec::new();
@@ -504,15 +535,13 @@ impl InsideReport {
         let frames_from = match &not_loaded {
             Some(why) => Source::Outside(why.clone()),
             None if received == 0 => Source::Outside("nothing reached the terminal".to_owned()),
-            None if sightings.boundaries().is_empty() => Source::Outside(
-                if way.preloads() && (bytes as f64) < expected {
-                    "CMD never waited between frames where the preload sees (a static or Go \
-                     program a shell started: --observer ptrace sees it)"
+            None if sightings.boundaries().is_empty() => {
+                Source::Outside(if way.preloads() && (bytes as f64) < expected {
+                    unseen_drawer(drew, &programs)
                 } else {
-                    "CMD never waited between frames"
-                }
-                .to_owned(),
-            ),
+                    "CMD never waited between frames".to_owned()
+                })
+            }
             None => Source::Inside,
         };
         let writes_from = match not_loaded {

@@ -468,7 +468,7 @@ impl Running {
                 finder.bytes,
                 finder.newlines,
                 &self.program,
-                (way, fix, &why),
+                (way, fix, &why, &self.tree.writer().executable),
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);
