@@ -629,3 +629,64 @@ fn a_ring_buffer_size_not_a_power_of_two_is_refused() {
         "{said}"
     );
 }
+
+/// A pid of the tree taken, once its process ended, by a process outside the tree (clone3 with
+/// `set_tid`) that writes to the same terminal: the kernel observer forgot it when it ended, so
+/// its writes are no writes of CMD's (they reach the terminal, seen from outside).
+#[test]
+fn a_pid_reused_outside_the_tree_is_not_the_trees() {
+    if !kernel_allowed() {
+        return;
+    }
+    let reuse = common::c_program_with("reuse_pid", &[]);
+    let dir = common::scratch_dir("reuse");
+    let (pid_file, tty_file) = (dir.join("pid"), dir.join("tty"));
+    let script = format!(
+        "tty > {tty}; sh -c 'echo $$ > {pid}.new; mv {pid}.new {pid}'; sleep 1.5; printf done",
+        tty = tty_file.display(),
+        pid = pid_file.display()
+    );
+    let report = dir.join("r.json");
+    let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--export-json",
+        ])
+        .arg(&report)
+        .args(["--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !pid_file.exists() {
+        assert!(Instant::now() < deadline, "CMD's child never said its pid");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Its process has ended (the shell that said it is gone once the file is moved in).
+    std::thread::sleep(Duration::from_millis(100));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let tty = std::fs::read_to_string(&tty_file).unwrap();
+    let took = Command::new(&*reuse)
+        .args([pid.trim(), tty.trim()])
+        .output()
+        .unwrap();
+    assert!(
+        took.status.success(),
+        "pid {} not taken: {}",
+        pid.trim(),
+        String::from_utf8_lossy(&took.stderr)
+    );
+    let out = wrap.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let json = common::read_json(&report);
+    // CMD's one terminal write (`printf done`); the terminal got the intruder's 50 bytes too.
+    assert_eq!(json["inside"]["terminal_writes"], 1, "{said}");
+    assert!(json["bytes"].as_u64().unwrap() >= 54, "{said}");
+}
