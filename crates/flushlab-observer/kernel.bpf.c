@@ -555,17 +555,15 @@ SEC("raw_tracepoint/sched_process_exec")
 int flushlab_exec(struct bpf_raw_tracepoint_args *ctx) {
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     __u32 tgid = pid_tgid >> 32;
-    if (!bpf_map_lookup_elem(&flushlab_tree, &tgid))
+    struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
+    if (!p)
         return 0;
     __u32 ns_tgid = 0, ns_tid = 0;
     if (ns_ids(&ns_tgid, &ns_tid))
         return 0;
     /* Close-on-exec fds are closed: nothing known of the fds holds. */
-    struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
-    if (p) {
-        p->known = 0;
-        p->terminal = 0;
-    }
+    p->known = 0;
+    p->terminal = 0;
     /* The thread that exec'd keeps its task (a thread other than the leader takes the leader's
      * id): its writes end here, and the new program's threads start clean. Its process's
      * numbers may have changed: the entry goes, and is made again at its next call. */

@@ -88,6 +88,16 @@ fn own_frames(own: &str) -> u64 {
     own.lines().filter(|l| !l.starts_with("clock")).count() as u64
 }
 
+/// The terminal's writes seen are the program's own: `rows` a frame (stages.c `rows`), as many
+/// frames as it logged.
+fn assert_own_rows(report: &Value, own: &str, rows: u64, said: &str) {
+    assert_eq!(
+        report["inside"]["terminal_writes"],
+        own_frames(own) * rows,
+        "{said}"
+    );
+}
+
 /// A static program started through launchers (`env`, `sh -c 'exec …'`): no preload loads in
 /// any of them and auto's choice by the first binary would have missed it; the kernel follows
 /// the exec chain, and the terminal's writes are the program's own (a row a write, 24 rows a
@@ -232,11 +242,7 @@ fn a_cmd_in_its_own_pid_namespace_is_seen() {
     );
     assert_eq!(code, Some(0), "{said}");
     assert_seen_whole(&report, &said);
-    assert_eq!(
-        report["inside"]["terminal_writes"],
-        own_frames(&own) * 24,
-        "{said}"
-    );
+    assert_own_rows(&report, &own, 24, &said);
 }
 
 /// Two wraps at once: each counts its own program's writes (24 and 30 rows a frame), none of
@@ -268,11 +274,7 @@ fn two_wraps_at_once_each_see_only_their_own_tree() {
         let (size, code, report, said, own) = run.join().unwrap();
         let rows: u64 = size.split_once('x').unwrap().1.parse().unwrap();
         assert_eq!(code, Some(0), "{size}: {said}");
-        assert_eq!(
-            report["inside"]["terminal_writes"],
-            own_frames(&own) * rows,
-            "{size}: {said}"
-        );
+        assert_own_rows(&report, &own, rows, &said);
     }
 }
 
@@ -530,11 +532,7 @@ fn wrap_in_its_own_pid_namespace_sees_its_tree() {
     let json = common::read_json(&report);
     assert_seen_whole(&json, &said);
     let own = std::fs::read_to_string(&*log).unwrap();
-    assert_eq!(
-        json["inside"]["terminal_writes"],
-        own_frames(&own) * 24,
-        "{said}"
-    );
+    assert_own_rows(&json, &own, 24, &said);
 }
 
 /// A ring buffer overflowed on purpose: a small one (`FLUSHLAB_KERNEL_RING=4096`, 64 records)
