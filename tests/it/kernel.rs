@@ -448,7 +448,7 @@ fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
         .arg(&report)
         .args(["--", "sh", "-c"])
         .arg(
-            "sleep 0.3; echo \"$(id -u) $(id -g) $(grep CapEff /proc/self/status | cut -f2) \
+            "sleep 1; echo \"$(id -u) $(id -g) $(grep CapEff /proc/self/status | cut -f2) \
              $HOME $(awk '/^Uid/ {print $2}' /proc/$PPID/status)\"",
         )
         .env("SUDO_UID", "65534")
@@ -640,7 +640,7 @@ fn a_pid_reused_outside_the_tree_is_not_the_trees() {
     let dir = common::scratch_dir("reuse");
     let (pid_file, tty_file) = (dir.join("pid"), dir.join("tty"));
     let script = format!(
-        "tty > {tty}; sh -c 'echo $$ > {pid}.new; mv {pid}.new {pid}'; sleep 1.5; printf done",
+        "tty > {tty}; sh -c 'echo $$ > {pid}.new; mv {pid}.new {pid}'; sleep 3; printf done",
         tty = tty_file.display(),
         pid = pid_file.display()
     );
@@ -670,10 +670,19 @@ fn a_pid_reused_outside_the_tree_is_not_the_trees() {
     std::thread::sleep(Duration::from_millis(100));
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     let tty = std::fs::read_to_string(&tty_file).unwrap();
-    let took = Command::new(&*reuse)
-        .args([pid.trim(), tty.trim()])
-        .output()
-        .unwrap();
+    // The pid is free once the shell that had it is reaped: on a busy machine that may come
+    // a little later.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let took = loop {
+        let took = Command::new(&*reuse)
+            .args([pid.trim(), tty.trim()])
+            .output()
+            .unwrap();
+        if took.status.success() || Instant::now() > deadline {
+            break took;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert!(
         took.status.success(),
         "pid {} not taken: {}",
