@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::args::{Fix, Way};
-use super::inside::{InsideReport, Observation};
+use super::inside::Observation;
+use super::inside_report::InsideReport;
 use super::typing::Keys;
 use crate::detect::recording::Recording;
 use crate::detect::timeline::{SentKey, Timeline};

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod diagnose;
 mod in_terminal;
 pub mod inside;
+pub mod inside_report;
 mod one_run;
 mod outputs;
 mod own_writes;

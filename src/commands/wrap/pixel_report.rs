@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::args::Fix;
 use super::in_terminal::PixelRun;
-use super::inside::InsideReport;
+use super::inside_report::InsideReport;
 use super::running::KeysRun;
 use super::typing::{Keys, ReadyBy};
 use super::wrap_report::KeysReport;

@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Fix;
-use super::inside::{InsideReport, Observation};
+use super::inside::Observation;
+use super::inside_report::InsideReport;
 use super::own_writes::OwnWrites;
 use super::reading::{Reading, read_output};
 use super::terminal::{Exchange, SharedModes};

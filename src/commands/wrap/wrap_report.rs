@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::args::WrapArgs;
 use super::diagnose::{Diagnosis, Evidence, diagnose};
-use super::inside::InsideReport;
+use super::inside_report::InsideReport;
 use super::running::{KeysRun, Measured};
 use super::tree::Writer;
 use crate::accounting::IoCounters;
@@ -95,7 +95,7 @@ pub struct WrapReport {
     pub diagnoses: Vec<Diagnosis>,
     /// What the observer saw from inside CMD, and whether the figures come from it; `null`
     /// with `--no-observer`.
-    pub inside: Option<super::inside::InsideReport>,
+    pub inside: Option<super::inside_report::InsideReport>,
     /// FNV-1a of every byte the terminal received, in hex.
     pub received_digest: String,
     /// Headless: what CMD asked the terminal, and what wrap told it.
