@@ -109,8 +109,8 @@ impl Attached {
             return Err(Refused("flushlab_events is no ring buffer".to_owned()));
         }
         // Timing every run costs every run of every program on the machine two clock reads
-        // (measured: emit ×1.52 of unobserved with it, ×1.27 without, at 4,000 writes a
-        // frame): only where asked.
+        // (measured, scripts/kernel-cost.py at 4,000 writes a frame: emit ×1.34 of unobserved
+        // with it, ×1.21 without): only where asked.
         let stats = if std::env::var_os(STATS).is_some_and(|v| v == "1") {
             aya::sys::enable_stats(aya::sys::Stats::RunTime).ok()
         } else {
