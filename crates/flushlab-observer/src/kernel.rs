@@ -207,19 +207,7 @@ fn load(tty: u64) -> Result<aya::Ebpf, Refused> {
             std::path::Path::new(&path).display()
         ))
     })?;
-    let ring = match std::env::var(RING) {
-        Err(_) => RING_BYTES,
-        Ok(text) => text
-            .parse::<u32>()
-            .ok()
-            .filter(|n| n.is_power_of_two() && *n >= 4096)
-            .ok_or_else(|| {
-                Refused(format!(
-                    "{RING} '{}': a power of two of bytes, 4096 or more",
-                    text.escape_debug()
-                ))
-            })?,
-    };
+    let ring = ring_bytes()?;
     aya::EbpfLoader::new()
         .btf(Some(&btf))
         .set_max_entries("flushlab_events", ring)
@@ -234,6 +222,24 @@ fn load(tty: u64) -> Result<aya::Ebpf, Refused> {
                 format!("the kernel refused the observer's maps: {e}")
             })
         })
+}
+
+/// The ring buffer's size: [`RING`]'s, or 1 MiB; a value that is not a power of two of a page or
+/// more refused, named (wrap checks it before anything starts).
+pub fn ring_bytes() -> Result<u32, Refused> {
+    match std::env::var(RING) {
+        Err(_) => Ok(RING_BYTES),
+        Ok(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|n| n.is_power_of_two() && *n >= 4096)
+            .ok_or_else(|| {
+                Refused(format!(
+                    "{RING} '{}': a power of two of bytes, 4096 or more",
+                    text.escape_debug()
+                ))
+            }),
+    }
 }
 
 /// What eBPF needs, said where it was refused for want of it.

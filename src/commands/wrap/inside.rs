@@ -19,6 +19,9 @@ use crate::sys::pty::Pty;
 /// tracer would have to copy each write out of CMD and answer the call in its place, a cost
 /// larger than the buffering it tries); `--observer ptrace` where the tracer is not built.
 pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), String> {
+    if matches!(args.observer, ObserverArg::Kernel | ObserverArg::Auto) {
+        flushlab_observer::kernel::ring_bytes().map_err(|refused| format!("wrap: {refused}"))?;
+    }
     if args.observer == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
         return Err(
             "wrap --observer kernel: this flushlab was built without the kernel observer (clang \
