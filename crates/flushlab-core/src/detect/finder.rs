@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::cursor_restarts::CursorRestarts;
 use super::detector::{Found, FrameDetector};
-use super::frames::{FrameMethod, Frames};
+use super::frames::{Confirmation, FrameMethod, Frames};
 use super::screen::Screen;
 use super::sync_markers::SyncMarkers;
 use super::waits::Waits;
@@ -156,10 +156,14 @@ impl FrameFinder {
         // already due): frames told from its waits then come short. Confirmed restarts that
         // count more than a tenth above them, and by more than the one a teardown may add,
         // are the better count.
+        // Restarts confirmed by pauses alone are not that: a program behind its pace draws its
+        // frames back to back, and a pause with no wait in it is the program at work inside one
+        // frame (mc redraws its first screen four times while it reads its directories).
         if let Some(by_waits) = found.as_ref().filter(|f| f.method == FrameMethod::Waits)
             && let Some(by_restarts) = self.restarts.found()
             && by_restarts.frames > by_waits.frames + 1
             && by_restarts.frames as f64 > by_waits.frames as f64 * 1.1
+            && by_restarts.confirmed_by != [Confirmation::Pauses]
         {
             found = Some(by_restarts);
         }
@@ -193,7 +197,6 @@ impl FrameFinder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::frames::Confirmation;
 
     fn at(start: Instant, ms: u64) -> Instant {
         start + Duration::from_millis(ms)
