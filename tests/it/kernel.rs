@@ -196,26 +196,7 @@ fn what_programs_do_changes_no_count_under_the_kernel() {
         return;
     }
     let _serial = one_at_a_time();
-    let program = common::c_program_with("tracee", &["-static", "-pthread"]);
-    for (what, writes) in [
-        ("seccomp", 5),
-        ("threads", 205),
-        ("vfork", 6),
-        ("stopself", 5),
-    ] {
-        let (code, report, said, _) = wrap_keys_with(
-            &["--observer", "kernel"],
-            "80x24",
-            "j*3@100ms q",
-            &[program.to_str().unwrap(), what],
-        );
-        assert_eq!(code, Some(0), "{what}: {said}");
-        assert_eq!(
-            report["inside"]["terminal_writes"], writes,
-            "{what}: {said}"
-        );
-        assert_eq!(count(&report, "answering"), 3, "{what}: {said}");
-    }
+    super::tracer::what_programs_do_changes_no_count("kernel", &[]);
 }
 
 /// CMD in a pid namespace of its own (`unshare -pf`): its processes are followed by their
