@@ -144,7 +144,10 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     let tail = read.tail;
     let status = status.map_err(|reason| failed(reason, tail.clone()))?;
     if !status.success() {
-        return Err(failed(format!("exited with {status}"), tail));
+        let said = last_words(&tail)
+            .map(|line| format!(": {line}"))
+            .unwrap_or_default();
+        return Err(failed(format!("exited with {status}{said}"), tail));
     }
     let report = std::fs::read(&report).map_err(|_| failed("no report".into(), tail.clone()))?;
     let bad = |e: serde_json::Error| failed(format!("bad report: {e}"), tail.clone());
@@ -161,6 +164,15 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     run.reader_cpu_seconds = read_the_output.then_some(read.cpu.as_secs_f64());
     run.machine_busy_seconds = busy.map(|b| b.as_secs_f64());
     Ok(run)
+}
+
+/// The child's own error, for the bench's line: the last line it said as flushlab, one line,
+/// escaped (the tail is the child's output, which may hold anything).
+fn last_words(tail: &str) -> Option<String> {
+    tail.lines()
+        .rev()
+        .find_map(|line| line.trim_end().strip_prefix("flushlab: "))
+        .map(crate::units::one_line)
 }
 
 /// A run of another program, from `flushlab wrap`'s report: its per-frame figures when wrap
@@ -319,4 +331,23 @@ struct Read {
     bytes: u64,
     /// The CPU the reader thread used.
     cpu: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_words;
+
+    #[test]
+    fn a_failed_childs_last_word_reaches_the_bench_line_escaped() {
+        let tail = "frames 12\nflushlab: could not start the painter thread\n\n";
+        assert_eq!(
+            last_words(tail).as_deref(),
+            Some("could not start the painter thread")
+        );
+        assert_eq!(
+            last_words("flushlab: bad \u{1b}]0;title\u{7}").as_deref(),
+            Some("bad \\u{1b}]0;title\\u{7}")
+        );
+        assert_eq!(last_words("nothing from us\n"), None);
+    }
 }
