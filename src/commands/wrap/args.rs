@@ -76,9 +76,20 @@ pub struct WrapArgs {
     pub compare: Option<Fix>,
 
     /// Rounds of `--compare` (each runs CMD as it is, then tried) [default: 3] or of
-    /// `--against` (each runs both builds, ABBA) [default: 10: the interval resamples rounds]
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=50))]
+    /// `--against` (each runs both builds, ABBA): a fixed count, looked at once [default:
+    /// until the interval decides, within --max-rounds and --max-time]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: Option<u32>,
+
+    /// `--against`: at most this many rounds until the interval decides; it looks after rounds
+    /// 6, 10, 16, 24, 34 and 46 below it, and at it
+    #[arg(long, value_parser = clap::value_parser!(u32).range(6..=1000), default_value = "60", conflicts_with = "rounds")]
+    pub max_rounds: u32,
+
+    /// `--against`: at most this many seconds of rounds until the interval decides (the round
+    /// that would run past it is the last look)
+    #[arg(long, value_parser = parse_duration, default_value = "240", value_name = "SECONDS", conflicts_with = "rounds")]
+    pub max_time: Duration,
 
     /// Run CMD (NEW) against another build (OLD), its words as a shell splits them (`'./old
     /// --flag'`, `"sh -c '…'"`), on the same keys in alternating rounds (ABBA, after a warm-up
@@ -215,10 +226,22 @@ impl WrapArgs {
         })
     }
 
-    /// Rounds, as `--rounds` says or the default of what runs them.
+    /// `--compare`'s rounds, as `--rounds` says [default: 3].
     pub fn rounds(&self) -> u32 {
-        self.rounds
-            .unwrap_or(if self.against.is_some() { 10 } else { 3 })
+        self.rounds.unwrap_or(3)
+    }
+
+    /// When `--against`'s rounds end: `--rounds N`, else at the first decisive look within
+    /// the budget.
+    pub fn until(&self) -> super::rounds::Until {
+        use super::rounds::Until;
+        match self.rounds {
+            Some(n) => Until::Rounds(n as usize),
+            None => Until::Decisive {
+                looks: crate::results::verdict::Looks::until_decisive(self.max_rounds as usize),
+                max_time: self.max_time,
+            },
+        }
     }
 
     /// How this run looks inside CMD (`program`, found on PATH), decided from the flags and

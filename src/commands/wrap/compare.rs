@@ -13,7 +13,9 @@ use serde::Serialize;
 use super::args::Fix;
 use super::args::WrapArgs;
 use super::outputs::{draw_keys, plot_title};
-use super::running::{How, measure};
+use super::rounds::{Order, Plan, Until, play};
+use super::running::How;
+use super::side::{RunReport, Side};
 use super::typing::Keys;
 use super::wrap_report::WrapReport;
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
@@ -74,30 +76,45 @@ pub fn run(
         Some(_) => args.duration,
         None => Some(args.duration.unwrap_or(DEFAULT_ROUND)),
     };
-    let (mut as_is, mut tried) = (Vec::new(), Vec::new());
-    // The last round's timelines, as is and tried: `--plot` draws them.
-    let mut last: [Timeline; 2] = Default::default();
-    'rounds: for _ in 0..args.rounds() {
-        for side in [None, Some(fix)] {
-            let how = How {
-                keys,
-                interactive: false,
-                fix: side,
-                duration,
-                profile: None,
+    let sides = [None, Some(fix)];
+    let plan = Plan {
+        sides: sides.len(),
+        order: Order::Same,
+        warm_up: false,
+        until: Until::Rounds(args.rounds() as usize),
+    };
+    let played = play(
+        &plan,
+        &mut |i| {
+            let side = Side {
+                how: How {
+                    keys,
+                    interactive: false,
+                    fix: sides[i],
+                    duration,
+                    profile: None,
+                },
+                terminal: None,
             };
-            let (mut measured, _) = measure(args, program, how, signal)?;
-            if signal.load(Ordering::Relaxed) != 0 {
-                break 'rounds;
+            let ran = super::side::run(args, program, side, signal)?;
+            match ran.report {
+                RunReport::Headless(report) => Ok((*report, Some(ran.timeline))),
+                RunReport::Terminal(_) => anyhow::bail!("a headless run gave a terminal's report"),
             }
-            let timeline = std::mem::take(&mut measured.timeline);
-            let report = WrapReport::of(args, measured, &timeline);
-            match side {
-                None => as_is.push(report),
-                Some(_) => tried.push(report),
-            }
-            last[usize::from(side.is_some())] = timeline;
-        }
+        },
+        &|_| false,
+        signal,
+    )?;
+    // The last round's timelines, as is and tried: `--plot` draws them.
+    let last: [Timeline; 2] = played.last.try_into().unwrap_or_default();
+    let (mut as_is, mut tried) = (Vec::new(), Vec::new());
+    for round in played.rounds {
+        let [a, t]: [WrapReport; 2] = round
+            .sides
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("a round without both sides"))?;
+        as_is.push(a);
+        tried.push(t);
     }
     let speedup = Spread::of_ratios(&tried, &as_is, fps);
     let key_speedup = keys.map(|_| key_speedup(&as_is, &tried));

@@ -5,10 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::args::WrapArgs;
 use super::outputs::{draw_keys, plot_title, profile_line, write_report_and_trace};
-use super::pixel_report::PixelReport;
-use super::running::{How, measure};
+use super::running::How;
+use super::side::{RunReport, Side, SideRun};
 use super::typing::Keys;
-use super::wrap_report::WrapReport;
 use crate::outcome::{Outcome, complain};
 use crate::results::waterfall::Panel;
 
@@ -19,11 +18,20 @@ pub(super) fn here(
     how: How<'_>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let (mut measured, ended_by_wrap) = measure(args, program, how, signal)?;
-    let stalled = measured.terminal_stalled;
-    let timeline = std::mem::take(&mut measured.timeline);
-    let recorded = measured.recorded.take();
-    let report = WrapReport::of(args, measured, &timeline);
+    let side = Side {
+        how,
+        terminal: None,
+    };
+    let SideRun {
+        report,
+        timeline,
+        ended_by_wrap,
+        stalled,
+        recorded,
+    } = super::side::run(args, program, side, signal)?;
+    let RunReport::Headless(report) = report else {
+        anyhow::bail!("a run here gave a terminal's report");
+    };
     write_report_and_trace(
         args,
         &report,
@@ -63,9 +71,13 @@ pub(super) fn in_a_terminal(
     keys: &Keys,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let run = super::in_terminal::measure(args, program, (terminal, keys, args.try_fix), signal)?;
-    let timeline = run.timeline.clone();
-    let report = PixelReport::of(args, run, keys);
+    let side = Side::of_rounds(args, Some(keys), args.try_fix, Some(terminal));
+    let SideRun {
+        report, timeline, ..
+    } = super::side::run(args, program, side, signal)?;
+    let RunReport::Terminal(report) = report else {
+        anyhow::bail!("a run in {} gave a headless report", terminal.name());
+    };
     write_report_and_trace(args, &report, &timeline, Some(&report.keys.latencies))?;
     if let Some(destination) = &args.plot {
         let panel = Panel::of(

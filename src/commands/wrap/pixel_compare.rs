@@ -11,9 +11,9 @@ use serde::Serialize;
 
 use super::args::Fix;
 use super::args::WrapArgs;
-use super::in_terminal;
 use super::pixel_report::PixelReport;
-use super::running::{How, measure};
+use super::rounds::{Order, Plan, Until, play};
+use super::side::{RunReport, Side};
 use super::typing::Keys;
 use super::wrap_report::WrapReport;
 use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
@@ -62,40 +62,40 @@ pub fn run(
         key_to_frame_p50: None,
         headless_key_to_frame_p50: None,
     };
-    let stopped = || signal.load(Ordering::Relaxed) != 0;
-    'rounds: for _ in 0..args.rounds() {
-        for side in [None, Some(fix)] {
-            let run = in_terminal::measure(args, program, (terminal, keys, side), signal)?;
-            if stopped() {
-                break 'rounds;
+    // Each round: in the terminal as it is, then tried; then headless as it is, then tried.
+    let sides = [
+        (Some(terminal), None),
+        (Some(terminal), Some(fix)),
+        (None, None),
+        (None, Some(fix)),
+    ];
+    let plan = Plan {
+        sides: sides.len(),
+        order: Order::Same,
+        warm_up: false,
+        until: Until::Rounds(args.rounds() as usize),
+    };
+    let played = play(
+        &plan,
+        &mut |i| {
+            let (terminal, fix) = sides[i];
+            let side = Side::of_rounds(args, Some(keys), fix, terminal);
+            Ok((
+                super::side::run(args, program, side, signal)?.report,
+                None::<()>,
+            ))
+        },
+        &|_| false,
+        signal,
+    )?;
+    for round in played.rounds {
+        for (i, report) in round.sides.into_iter().enumerate() {
+            match (report, sides[i].1) {
+                (RunReport::Terminal(r), None) => c.as_is.push(*r),
+                (RunReport::Terminal(r), Some(_)) => c.tried.push(*r),
+                (RunReport::Headless(r), None) => c.headless_as_is.push(*r),
+                (RunReport::Headless(r), Some(_)) => c.headless_tried.push(*r),
             }
-            let side_runs = if side.is_some() {
-                &mut c.tried
-            } else {
-                &mut c.as_is
-            };
-            side_runs.push(PixelReport::of(args, run, keys));
-        }
-        for side in [None, Some(fix)] {
-            let how = How {
-                keys: Some(keys),
-                interactive: false,
-                fix: side,
-                duration: args.duration,
-                profile: None,
-            };
-            let (mut measured, _) = measure(args, program, how, signal)?;
-            if stopped() {
-                break 'rounds;
-            }
-            let timeline = std::mem::take(&mut measured.timeline);
-            let report = WrapReport::of(args, measured, &timeline);
-            let side_runs = if side.is_some() {
-                &mut c.headless_tried
-            } else {
-                &mut c.headless_as_is
-            };
-            side_runs.push(report);
         }
     }
     let (in_terminal, headless) = (terminal_keys, headless_keys);

@@ -27,7 +27,91 @@ pub const FEWEST_ROUNDS: usize = 3;
 /// xterm on a busy CI machine, three rounds: ×1.32 (×1.15–×1.66), which would have said "slower".
 pub const DECISIVE_ROUNDS: usize = 6;
 
-/// A ratio, NEW over OLD, and its 95% interval.
+/// The chance, over every look a comparison takes together, that its verdict of slower, faster
+/// or the same is wrong: a 95% interval when it looks once.
+pub const ALPHA: f64 = 0.05;
+
+/// The rounds after which a comparison that runs until it knows looks at its interval: the
+/// first at [`DECISIVE_ROUNDS`], each later one about half again as many rounds (a look adds
+/// little until the interval has had time to narrow, and each look costs every look width).
+pub const LOOKS: [usize; 7] = [6, 10, 16, 24, 34, 46, 60];
+
+/// When a comparison looks at its rounds, and at what level: α shared equally among the looks
+/// (Bonferroni). However the looks depend on each other — each holds the rounds of the one
+/// before — the chance that any look's interval misses the truth is at most the sum of their
+/// levels, α; the price is intervals a third wider than one look's at 95%.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Looks {
+    /// The rounds after which it looks, in order; the last is the budget's.
+    pub after: Vec<usize>,
+    /// The error rate over them all.
+    pub alpha: f64,
+}
+
+impl Looks {
+    /// One look, after `rounds`: the whole α on it (`--rounds N`).
+    pub fn fixed(rounds: usize) -> Looks {
+        Looks {
+            after: vec![rounds],
+            alpha: ALPHA,
+        }
+    }
+
+    /// The looks of [`LOOKS`] before `max_rounds`, and one at `max_rounds` (which a time budget
+    /// may bring forward: a last look taken early replaces the scheduled ones it never reaches,
+    /// so the count, and each look's level, still hold).
+    pub fn until_decisive(max_rounds: usize) -> Looks {
+        let mut after: Vec<usize> = LOOKS.into_iter().filter(|&r| r < max_rounds).collect();
+        after.push(max_rounds);
+        Looks {
+            after,
+            alpha: ALPHA,
+        }
+    }
+
+    /// Each look's level: the chance its interval misses.
+    pub fn level(&self) -> f64 {
+        self.alpha / self.after.len() as f64
+    }
+
+    /// Whether it looks after `rounds` rounds.
+    pub fn after(&self, rounds: usize) -> bool {
+        self.after.contains(&rounds)
+    }
+
+    /// The rounds of its last look: the most it runs.
+    pub fn most(&self) -> usize {
+        self.after.last().copied().unwrap_or(0)
+    }
+
+    /// Where these rounds stop, looked at as a run that runs until it knows looks at them: the
+    /// first look whose verdict is slower, faster or the same, and its rounds; else
+    /// inconclusive at the last look the rounds reach. What a run does, replayed on rounds
+    /// already measured.
+    pub fn replay(&self, rounds: &[(f64, f64)], threshold: f64) -> (Verdict, usize) {
+        let mut last = (Verdict::Inconclusive, 0);
+        for &n in self.after.iter().filter(|&&n| n <= rounds.len()) {
+            let interval = Ratio::of_rounds_at(&rounds[..n], self.level());
+            last = (Verdict::of_rounds(interval, n, threshold), n);
+            if last.0 != Verdict::Inconclusive {
+                break;
+            }
+        }
+        last
+    }
+
+    /// The interval's confidence at each look, for a summary: `95%`, `99.3%`.
+    pub fn confidence(&self) -> String {
+        let percent = 100.0 * (1.0 - self.level());
+        if percent.fract().abs() < 1e-9 {
+            format!("{percent:.0}%")
+        } else {
+            format!("{percent:.1}%")
+        }
+    }
+}
+
+/// A ratio, NEW over OLD, and its interval (95% unless said).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
     pub estimate: f64,
@@ -86,6 +170,11 @@ impl Ratio {
     /// NEW over OLD from each round's (old, new) figures; `None` with fewer than
     /// [`FEWEST_ROUNDS`] rounds that have both (a figure of 0 or not finite has none).
     pub fn of_rounds(rounds: &[(f64, f64)]) -> Option<Ratio> {
+        Ratio::of_rounds_at(rounds, ALPHA)
+    }
+
+    /// [`Ratio::of_rounds`] with an interval that misses the truth with chance `level`.
+    pub fn of_rounds_at(rounds: &[(f64, f64)], level: f64) -> Option<Ratio> {
         let logs: Vec<f64> = rounds
             .iter()
             .filter(|(old, new)| *old > 0.0 && *new > 0.0 && old.is_finite() && new.is_finite())
@@ -96,21 +185,26 @@ impl Ratio {
         }
         let estimate = trimmed_mean(logs.clone()).exp();
         let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+        // A resampling is a count of each round; walked in the rounds' sorted order, its trimmed
+        // mean needs no sort (a stopping rule replayed looks thousands of times).
+        let mut order: Vec<usize> = (0..logs.len()).collect();
+        order.sort_by(|&a, &b| logs[a].total_cmp(&logs[b]));
+        let mut counts = vec![0usize; logs.len()];
         let mut means: Vec<f64> = (0..RESAMPLES)
             .map(|_| {
-                trimmed_mean(
-                    (0..logs.len())
-                        .map(|_| logs[rng.below(logs.len())])
-                        .collect(),
-                )
+                counts.fill(0);
+                for _ in 0..logs.len() {
+                    counts[rng.below(logs.len())] += 1;
+                }
+                trimmed_mean_of_counts(&logs, &order, &counts)
             })
             .collect();
         means.sort_by(f64::total_cmp);
         let at = |q: f64| means[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)].exp();
         Some(Ratio {
             estimate,
-            low: at(0.025),
-            high: at(0.975),
+            low: at(level / 2.0),
+            high: at(1.0 - level / 2.0),
         })
     }
 }
@@ -121,6 +215,22 @@ fn trimmed_mean(mut v: Vec<f64>) -> f64 {
     let cut = v.len() / 10;
     let kept = &v[cut..v.len() - cut];
     kept.iter().sum::<f64>() / kept.len() as f64
+}
+
+/// [`trimmed_mean`] of a resampling: `counts[i]` draws of `values[i]`, walked in `order` (the
+/// values' indices, sorted by value).
+fn trimmed_mean_of_counts(values: &[f64], order: &[usize], counts: &[usize]) -> f64 {
+    let n = values.len();
+    let cut = n / 10;
+    let (mut seen, mut sum) = (0, 0.0);
+    for &i in order {
+        // The draws of this value that fall between the cut ends.
+        let (from, to) = (seen, seen + counts[i]);
+        let kept = to.min(n - cut).saturating_sub(from.max(cut));
+        sum += kept as f64 * values[i];
+        seen = to;
+    }
+    sum / (n - 2 * cut) as f64
 }
 
 /// A small deterministic generator (xorshift64*): the interval of the same rounds is the same.
@@ -254,5 +364,83 @@ mod tests {
         let stages = [("processing", processing), ("emit", emit), ("drain", drain)];
         assert_eq!(moved(&stages).map(|m| m.0), Some("emit"));
         assert_eq!(moved(&stages[..1]), None);
+    }
+
+    #[test]
+    fn a_resampling_counted_has_the_trimmed_mean_of_its_draws() {
+        let values: [f64; 12] = [
+            0.3, -0.1, 0.7, 0.2, 0.0, 0.9, -0.4, 0.1, 0.5, 0.6, 0.05, -0.2,
+        ];
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+        let mut rng = XorShift(7);
+        for _ in 0..100 {
+            let mut counts = vec![0; values.len()];
+            let mut drawn = Vec::new();
+            for _ in 0..values.len() {
+                let i = rng.below(values.len());
+                counts[i] += 1;
+                drawn.push(values[i]);
+            }
+            let counted = trimmed_mean_of_counts(&values, &order, &counts);
+            assert!((counted - trimmed_mean(drawn)).abs() < 1e-12);
+        }
+    }
+
+    /// Rounds measured on this kind of machine: one build of tests/corpus/stages.c against
+    /// itself beside a CPU burner (`KEEP=DIR scripts/against-noise.sh`), each round's key→frame
+    /// p50, OLD and NEW (ms): stalls and all.
+    const RECORDED: &str = include_str!("testdata/against-rounds-beside-a-burner.json");
+
+    /// How often the stopping rule says `verdict` when NEW is truly `truth` times OLD: `replays`
+    /// runs, each of rounds drawn from the recorded rounds' ratios (centred on their trimmed
+    /// mean, then shifted to `truth`), each run as `wrap --against` would run it by default.
+    fn replayed(truth: f64, verdict: Verdict, replays: usize) -> usize {
+        let recorded: Vec<(f64, f64)> = serde_json::from_str(RECORDED).unwrap();
+        let logs: Vec<f64> = recorded.iter().map(|(o, n)| (n / o).ln()).collect();
+        let centre = trimmed_mean(logs.clone());
+        let looks = Looks::until_decisive(60);
+        let mut rng = XorShift(0x5eed);
+        (0..replays)
+            .filter(|_| {
+                let rounds: Vec<(f64, f64)> = (0..looks.most())
+                    .map(|_| {
+                        let log = logs[rng.below(logs.len())] - centre + truth.ln();
+                        (1.0, log.exp())
+                    })
+                    .collect();
+                looks.replay(&rounds, 0.05).0 == verdict
+            })
+            .count()
+    }
+
+    /// On the band's edge, the rule's errors stay within α however often it looks: ×1.05 is
+    /// called slower, and ×1.08 the same, in at most α of the replays.
+    #[test]
+    fn rounds_replayed_on_the_bands_edge_err_within_alpha() {
+        let replays = 200;
+        let most = (ALPHA * replays as f64) as usize;
+        let slower = replayed(1.05, Verdict::Slower, replays);
+        assert!(
+            slower <= most,
+            "×1.05 called slower in {slower} of {replays}"
+        );
+        let same = replayed(1.08, Verdict::Same, replays);
+        assert!(same <= most, "×1.08 called the same in {same} of {replays}");
+    }
+
+    #[test]
+    fn the_looks_share_alpha_and_end_at_the_budget() {
+        let looks = Looks::until_decisive(60);
+        assert_eq!(looks.after, LOOKS);
+        assert!((looks.level() - ALPHA / 7.0).abs() < 1e-12);
+        assert_eq!(looks.confidence(), "99.3%");
+        assert_eq!(Looks::until_decisive(20).after, [6, 10, 16, 20]);
+        assert_eq!(Looks::fixed(10).confidence(), "95%");
+        // A clear regression decides at the first look; noise on one never says slower.
+        let slower: Vec<(f64, f64)> = (0..60)
+            .map(|i| (1.0, 1.2 + 0.01 * (i % 3) as f64))
+            .collect();
+        assert_eq!(looks.replay(&slower, 0.05), (Verdict::Slower, 6));
     }
 }

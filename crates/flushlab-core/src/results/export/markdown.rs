@@ -358,7 +358,7 @@ impl MarkdownExporter {
                 widths[TEXT_COLUMNS] = column_width(&header, &rows, TEXT_COLUMNS);
             }
         }
-        write_table(out, &header, &rows, &widths)?;
+        write_table(out, &header, &rows, (&widths, TEXT_COLUMNS))?;
         if !left_out.is_empty() {
             writeln!(
                 out,
@@ -419,11 +419,24 @@ impl MarkdownExporter {
 }
 
 /// `cells` padded to `widths` (a width of 0 leaves the column out): text left, numbers right.
+/// A table in Markdown, each column as wide as its widest cell, the first `text_columns`
+/// aligned left and the rest (figures) right: the one table writer of flushlab's summaries.
+pub fn table(header: &[String], rows: &[Vec<String>], text_columns: usize) -> String {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| column_width(header, rows, i))
+        .collect();
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_table(&mut out, header, rows, (&widths, text_columns));
+    out
+}
+
+/// `widths`: each column's, 0 for a column not shown.
 fn write_table(
     out: &mut String,
     header: &[String],
     rows: &[Vec<String>],
-    widths: &[usize],
+    (widths, text_columns): (&[usize], usize),
 ) -> std::fmt::Result {
     let line = |cells: &[String]| {
         let padded: Vec<String> = cells
@@ -433,7 +446,7 @@ fn write_table(
             .filter(|(_, (_, w))| **w > 0)
             .map(|(i, (c, w))| {
                 let pad = w - c.chars().count();
-                if i < TEXT_COLUMNS {
+                if i < text_columns {
                     format!("{c}{}", " ".repeat(pad))
                 } else {
                     format!("{}{c}", " ".repeat(pad))
@@ -448,7 +461,7 @@ fn write_table(
         .enumerate()
         .filter(|(_, w)| **w > 0)
         .map(|(i, w)| {
-            if i < TEXT_COLUMNS {
+            if i < text_columns {
                 "-".repeat(w + 2)
             } else {
                 format!("{}:", "-".repeat(w + 1))

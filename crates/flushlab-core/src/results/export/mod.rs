@@ -7,7 +7,7 @@ mod markdown;
 
 pub use self::csv::{CsvExporter, field as csv_field};
 pub use self::json::JsonExporter;
-pub use self::markdown::{MarkdownExporter, cell as markdown_cell};
+pub use self::markdown::{MarkdownExporter, cell as markdown_cell, table as markdown_table};
 use super::BenchResults;
 use crate::files::{Destination, write_atomically};
 

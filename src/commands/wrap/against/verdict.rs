@@ -1,0 +1,320 @@
+//! What `--against`'s rounds say: each build's figures a round, NEW over OLD with an interval
+//! at the looks' level, and the verdict against the threshold — with what the verdict must not
+//! hide (a crash, keys left unanswered, less drawn).
+
+use serde::Serialize;
+
+use super::super::rounds::Stopped;
+use super::super::side::RunReport;
+use crate::detect::keyed::{KeyLatencies, Stage};
+use crate::outcome::Outcome;
+use crate::results::verdict::{Looks, Ratio, StageChange, Verdict, moved};
+
+/// Which build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Build {
+    Old,
+    New,
+}
+
+impl Build {
+    pub fn name(self) -> &'static str {
+        match self {
+            Build::Old => "OLD",
+            Build::New => "NEW",
+        }
+    }
+}
+
+/// Which of a key's times the verdict is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// Headless: from the key to its frame's end.
+    KeyToFrame,
+    /// In a real terminal (`--terminal`): from the key to the window's last change for it.
+    KeyToLastPixel,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::KeyToFrame => "key→frame",
+            Measure::KeyToLastPixel => "key→last pixel",
+        }
+    }
+}
+
+/// One run's figures, as the verdict reads them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunFigures {
+    pub key_to_frame_p50_ms: Option<f64>,
+    pub key_to_frame_p95_ms: Option<f64>,
+    /// Each stage's p50 (ms), where known.
+    pub stages_p50_ms: Vec<(Stage, f64)>,
+    /// Keys that reached the terminal with an answer (a byte or a frame).
+    pub answered: u64,
+    pub keys: u64,
+    pub bytes_per_key: f64,
+    /// CMD's exit status (`None`: wrap ended it).
+    pub exit_code: Option<i32>,
+}
+
+impl RunFigures {
+    /// A run's figures for a verdict on `measure`.
+    pub fn of(report: &RunReport, measure: Measure) -> RunFigures {
+        RunFigures::of_keys(report.keys(), report.exit_code(), measure)
+    }
+
+    /// `measure`: which of a key's times the verdict reads (in a terminal, its last pixel).
+    pub fn of_keys(
+        keys: Option<&KeyLatencies>,
+        exit_code: Option<i32>,
+        measure: Measure,
+    ) -> RunFigures {
+        let k2f = keys.and_then(|k| match measure {
+            Measure::KeyToFrame => k.key_to_frame_ms,
+            Measure::KeyToLastPixel => k.pixels_ms.map(|p| p.last),
+        });
+        RunFigures {
+            key_to_frame_p50_ms: k2f.map(|p| p.p50),
+            key_to_frame_p95_ms: k2f.map(|p| p.p95),
+            stages_p50_ms: keys
+                .and_then(|k| k.stages_ms)
+                .map(|s| s.each().map(|(stage, p)| (stage, p.p50)).collect())
+                .unwrap_or_default(),
+            answered: keys.map_or(0, |k| k.keys - k.unanswered),
+            keys: keys.map_or(0, |k| k.keys),
+            bytes_per_key: keys.map_or(0.0, |k| k.bytes_per_key),
+            exit_code,
+        }
+    }
+
+    pub fn stage(&self, stage: Stage) -> Option<f64> {
+        self.stages_p50_ms
+            .iter()
+            .find(|(s, _)| *s == stage)
+            .map(|(_, ms)| *ms)
+    }
+}
+
+/// One round: both builds, in the order they ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct Round {
+    pub round: u32,
+    pub order: [Build; 2],
+    pub old: RunFigures,
+    pub new: RunFigures,
+}
+
+impl Round {
+    /// A round of the rounds engine's, OLD its side 0 and NEW its side 1.
+    pub fn of_sides<R>(round: &super::super::rounds::Round<(RunFigures, R)>) -> Round {
+        let build = |side: usize| [Build::Old, Build::New][side];
+        Round {
+            round: round.number as u32,
+            order: [build(round.ran[0]), build(round.ran[1])],
+            old: round.sides[0].0.clone(),
+            new: round.sides[1].0.clone(),
+        }
+    }
+}
+
+/// What the rounds say.
+#[derive(Clone, Debug, Serialize)]
+pub struct AgainstVerdict {
+    /// Which of a key's times the ratio is of.
+    pub measure: Measure,
+    /// `None` where no verdict could be drawn (`no_verdict` says why).
+    pub verdict: Option<Verdict>,
+    pub no_verdict: Option<String>,
+    pub threshold: f64,
+    /// Whole rounds counted.
+    pub rounds: usize,
+    /// Why the rounds ended: a decisive look, the rounds or time budget, a fixed count, a
+    /// signal.
+    pub stopped_because: Stopped,
+    /// When it looked at its interval, and at what level (the interval's miss chance is
+    /// `alpha` over the number of looks).
+    pub looks: Looks,
+    /// Key→frame p50, NEW over OLD, its interval at the looks' level.
+    pub ratio: Option<Ratio>,
+    /// Key→frame p95, NEW over OLD: information, not the verdict.
+    pub p95_ratio: Option<Ratio>,
+    /// Each stage's p50, NEW over OLD: information.
+    pub stages: Vec<StageRatio>,
+    /// The stage that moved most (slower or faster beyond the threshold and the floor).
+    pub moved: Option<Stage>,
+    /// NEW answered with less than OLD (fewer keys answered, or a tenth fewer bytes a key):
+    /// never called faster or the same.
+    pub answers_with_less: Option<String>,
+    /// NEW sent a tenth more bytes a key than OLD in most rounds: the two did not draw the
+    /// same (information: a build that draws more and is slower is slower).
+    pub draws_more: Option<String>,
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+}
+
+/// A stage's change, named.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StageRatio {
+    pub stage: Stage,
+    #[serde(flatten)]
+    pub change: StageChange,
+}
+/// The stages a verdict on `measure` looks at: drain headless, paint in a terminal (there the
+/// terminal reads the pty, and wrap never sees the drain).
+pub fn stages(measure: Measure) -> impl Iterator<Item = Stage> {
+    Stage::ALL.into_iter().filter(move |&s| match measure {
+        Measure::KeyToFrame => s != Stage::Paint,
+        Measure::KeyToLastPixel => s != Stage::Drain,
+    })
+}
+
+impl AgainstVerdict {
+    /// The rounds' verdict; `words`: OLD's and NEW's commands.
+    /// `looks`: when the rounds were looked at; `stopped`: why they ended (a look asks what the
+    /// verdict would be were they to end now, as decided).
+    pub fn of(
+        rounds: &[Round],
+        (threshold, measure): (f64, Measure),
+        (looks, stopped): (&Looks, Stopped),
+        words: (&[String], &[String]),
+    ) -> AgainstVerdict {
+        let pairs = |figure: &dyn Fn(&RunFigures) -> Option<f64>| -> Vec<(f64, f64)> {
+            rounds
+                .iter()
+                .filter_map(|r| Some((figure(&r.old)?, figure(&r.new)?)))
+                .collect()
+        };
+        let ratio = Ratio::of_rounds_at(&pairs(&|f| f.key_to_frame_p50_ms), looks.level());
+        let stages: Vec<StageRatio> = stages(measure)
+            .filter_map(|stage| {
+                Some(StageRatio {
+                    stage,
+                    change: StageChange::of_rounds(&pairs(&|f| f.stage(stage)), threshold)?,
+                })
+            })
+            .collect();
+        let named: Vec<(&str, StageChange)> =
+            stages.iter().map(|s| (s.stage.name(), s.change)).collect();
+        let moved =
+            moved(&named).and_then(|(name, _)| Stage::ALL.into_iter().find(|s| s.name() == name));
+        let no_verdict = no_verdict(rounds);
+        let answers_with_less = answers_with_less(rounds);
+        let draws_more = draws_more(rounds);
+        let counted = pairs(&|f| f.key_to_frame_p50_ms).len();
+        let verdict =
+            no_verdict
+                .is_none()
+                .then(|| match Verdict::of_rounds(ratio, counted, threshold) {
+                    Verdict::Faster | Verdict::Same if answers_with_less.is_some() => {
+                        Verdict::Inconclusive
+                    }
+                    v => v,
+                });
+        AgainstVerdict {
+            measure,
+            verdict,
+            no_verdict,
+            threshold,
+            rounds: rounds.len(),
+            stopped_because: stopped,
+            looks: looks.clone(),
+            ratio,
+            p95_ratio: Ratio::of_rounds(&pairs(&|f| f.key_to_frame_p95_ms)),
+            stages,
+            moved,
+            answers_with_less,
+            draws_more,
+            old: words.0.to_vec(),
+            new: words.1.to_vec(),
+        }
+    }
+
+    /// Whether this verdict ends the rounds: slower, faster or the same, or none to be had.
+    pub fn decides(&self) -> bool {
+        self.verdict != Some(Verdict::Inconclusive)
+    }
+
+    /// The exit code's outcome: 0 for the same or faster, 4 slower, 5 inconclusive, 1 without
+    /// a verdict.
+    pub fn outcome(&self) -> Outcome {
+        match self.verdict {
+            Some(Verdict::Same | Verdict::Faster) => Outcome::Finished,
+            Some(Verdict::Slower) => Outcome::Slower,
+            Some(Verdict::Inconclusive) => Outcome::Inconclusive,
+            None => Outcome::Failed,
+        }
+    }
+}
+
+/// Why no verdict can be drawn: a build that crashed (exited other than 0), or answered no key.
+fn no_verdict(rounds: &[Round]) -> Option<String> {
+    if rounds.is_empty() {
+        return Some("no round ran to its end".to_owned());
+    }
+    for r in rounds {
+        for (build, f) in [(Build::Old, &r.old), (Build::New, &r.new)] {
+            if let Some(code @ 1..) = f.exit_code {
+                return Some(format!(
+                    "{} exited {code} in round {}: a crash is no timing",
+                    build.name(),
+                    r.round
+                ));
+            }
+            if f.key_to_frame_p50_ms.is_none() {
+                return Some(format!(
+                    "{} answered none of the keys in round {}",
+                    build.name(),
+                    r.round
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Whether NEW answered with less than OLD: fewer keys answered, or a tenth fewer bytes a key,
+/// in most rounds.
+fn answers_with_less(rounds: &[Round]) -> Option<String> {
+    let fewer_keys = rounds
+        .iter()
+        .filter(|r| r.new.answered < r.old.answered)
+        .count();
+    let fewer_bytes = rounds
+        .iter()
+        .filter(|r| r.new.bytes_per_key < 0.9 * r.old.bytes_per_key)
+        .count();
+    let most = rounds.len() / 2 + 1;
+    if fewer_keys >= most {
+        Some(format!(
+            "NEW answered fewer keys than OLD in {fewer_keys} of {} rounds",
+            rounds.len()
+        ))
+    } else if fewer_bytes >= most {
+        Some(format!(
+            "NEW sent a tenth fewer bytes a key than OLD in {fewer_bytes} of {} rounds: it may \
+             draw less, not faster",
+            rounds.len()
+        ))
+    } else {
+        None
+    }
+}
+
+/// Whether NEW sent a tenth more bytes a key than OLD in most rounds.
+fn draws_more(rounds: &[Round]) -> Option<String> {
+    let more = rounds
+        .iter()
+        .filter(|r| r.new.bytes_per_key > 1.1 * r.old.bytes_per_key)
+        .count();
+    (more > rounds.len() / 2).then(|| {
+        format!(
+            "NEW sent a tenth more bytes a key than OLD in {more} of {} rounds: the two did not \
+             draw the same (compare keys.each[].bytes in their runs)",
+            rounds.len()
+        )
+    })
+}

@@ -1,0 +1,124 @@
+//! One run of CMD, measured and reported: the one way every mode runs a side — a single run
+//! (headless, on the user's terminal, or typed into a real terminal), `--compare`'s as is and
+//! tried, `--against`'s OLD and NEW. What differs between sides is said in [`Side`]; what a
+//! run gives is one [`SideRun`].
+
+use std::path::Path;
+use std::sync::atomic::AtomicUsize;
+
+use serde::Serialize;
+
+use super::args::{Fix, WrapArgs};
+use super::pixel_report::PixelReport;
+use super::profiling::Recorded;
+use super::running::{How, measure};
+use super::wrap_report::WrapReport;
+use crate::detect::keyed::KeyLatencies;
+use crate::detect::timeline::Timeline;
+use crate::painting::display::Terminal;
+
+/// How one side runs: `how` (keys, a fix, a duration; on the user's terminal or headless), or
+/// typed into `terminal`'s window, where keys are required.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Side<'a> {
+    pub(super) how: How<'a>,
+    pub(super) terminal: Option<Terminal>,
+}
+
+impl<'a> Side<'a> {
+    /// A side run with `keys` and `fix`, never interactive nor profiled: what every mode that
+    /// runs rounds runs.
+    pub(super) fn of_rounds(
+        args: &WrapArgs,
+        keys: Option<&'a super::typing::Keys>,
+        fix: Option<Fix>,
+        terminal: Option<Terminal>,
+    ) -> Side<'a> {
+        Side {
+            how: How {
+                keys,
+                interactive: false,
+                fix,
+                duration: args.duration,
+                profile: None,
+            },
+            terminal,
+        }
+    }
+}
+
+/// One run's whole report, as the JSON keeps it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RunReport {
+    Headless(Box<WrapReport>),
+    Terminal(Box<PixelReport>),
+}
+
+impl RunReport {
+    /// The keys' latencies, where keys were typed.
+    pub fn keys(&self) -> Option<&KeyLatencies> {
+        match self {
+            RunReport::Headless(r) => r.keys.as_ref().map(|k| &k.latencies),
+            RunReport::Terminal(r) => Some(&r.keys.latencies),
+        }
+    }
+
+    /// CMD's exit status (`None`: wrap ended it, or a terminal ran it).
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            RunReport::Headless(r) => r.exit_code,
+            RunReport::Terminal(_) => None,
+        }
+    }
+}
+
+/// What one run gives.
+pub(super) struct SideRun {
+    pub(super) report: RunReport,
+    /// The run in time: what `--trace` and `--plot` draw.
+    pub(super) timeline: Timeline,
+    /// Wrap ended CMD (its duration was over, or its keys were done), rather than CMD exiting.
+    pub(super) ended_by_wrap: bool,
+    /// The user's terminal stopped reading (interactive): no summary is printed over it.
+    pub(super) stalled: bool,
+    /// `--profile`: what samply recorded.
+    pub(super) recorded: Option<Recorded>,
+}
+
+/// Runs `side` of `program` (with `args`' words) once; see the module's documentation.
+pub(super) fn run(
+    args: &WrapArgs,
+    program: &Path,
+    side: Side<'_>,
+    signal: &AtomicUsize,
+) -> anyhow::Result<SideRun> {
+    if let Some(terminal) = side.terminal {
+        let keys = side
+            .how
+            .keys
+            .ok_or_else(|| anyhow::anyhow!("a run in {} needs keys", terminal.name()))?;
+        let run =
+            super::in_terminal::measure(args, program, (terminal, keys, side.how.fix), signal)?;
+        let timeline = run.timeline.clone();
+        return Ok(SideRun {
+            report: RunReport::Terminal(Box::new(PixelReport::of(args, run, keys))),
+            timeline,
+            ended_by_wrap: true,
+            stalled: false,
+            recorded: None,
+        });
+    }
+    let (mut measured, ended_by_wrap) = measure(args, program, side.how, signal)?;
+    let stalled = measured.terminal_stalled;
+    let timeline = std::mem::take(&mut measured.timeline);
+    let recorded = measured.recorded.take();
+    let report = WrapReport::of(args, measured, &timeline);
+    Ok(SideRun {
+        report: RunReport::Headless(Box::new(report)),
+        timeline,
+        ended_by_wrap,
+        stalled,
+        recorded,
+    })
+}
