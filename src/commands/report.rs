@@ -213,7 +213,7 @@ fn table(all: &[BenchResults], painted: &[PaintRun]) -> String {
         if !table.is_empty() {
             table.push_str("\nWhat the terminals painted (read from their windows):\n\n");
         }
-        table.push_str(&crate::results::painted::markdown(painted));
+        table.push_str(&crate::results::export::painted_markdown(painted));
     }
     table
 }

@@ -311,7 +311,30 @@ fn no_file_imports_its_folders_mod_rs_back() {
         let sibling = |root: &str| {
             folder.join(format!("{root}.rs")).exists() || folder.join(root).join("mod.rs").exists()
         };
+        let in_grandparent = |root: &str| {
+            let grand = folder.parent().unwrap();
+            grand.join(format!("{root}.rs")).exists() || grand.join(root).join("mod.rs").exists()
+        };
         for (at, _) in code.match_indices("super::") {
+            // `super::super::` is read once, at its first `super::`: it names a file beside
+            // the folder (a room of the folder above), never an item of that folder's mod.rs.
+            if code[..at].ends_with("super::") {
+                continue;
+            }
+            if let Some(rest) = code[at..].strip_prefix("super::super::") {
+                let end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                if !in_grandparent(&rest[..end]) {
+                    let line = code[..at].lines().count();
+                    wrong.push(format!(
+                        "{}:{line}: super::super::{}",
+                        file.display(),
+                        &rest[..end]
+                    ));
+                }
+                continue;
+            }
             let rest = &code[at + "super::".len()..];
             let roots: Vec<&str> = if let Some(list) = rest.strip_prefix('{') {
                 let list = &list[..list.find('}').unwrap_or(list.len())];
@@ -337,4 +360,198 @@ fn no_file_imports_its_folders_mod_rs_back() {
         "files that import their folder's mod.rs back:\n{}",
         wrong.join("\n")
     );
+}
+
+/// Every Rust file under the source roots, with its text before its tests.
+fn sources() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for root in SOURCE_ROOTS {
+        rust_files(&Path::new(ROOT).join(root), &mut files);
+    }
+    files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap().to_owned();
+            (f, code)
+        })
+        .collect()
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(ROOT).unwrap().display().to_string()
+}
+
+/// The leaves import nothing of the crate but other leaves: `units`, `outcome` and `figures`
+/// nothing; `files` only `outcome` and `units`; `sys` only `files`.
+#[test]
+fn the_leaves_import_only_leaves() {
+    let core = Path::new(ROOT).join("crates/flushlab-core/src");
+    let rooms = |code: &str| -> Vec<String> {
+        let mut rooms: Vec<String> = code
+            .match_indices("crate::")
+            .map(|(at, _)| {
+                let rest = &code[at + "crate::".len()..];
+                let end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                rest[..end].to_owned()
+            })
+            .collect();
+        rooms.sort();
+        rooms.dedup();
+        rooms
+    };
+    let mut wrong = Vec::new();
+    for (leaf, allowed) in [
+        ("units.rs", &[][..]),
+        ("outcome.rs", &[]),
+        ("figures.rs", &[]),
+        ("files.rs", &["outcome", "units"]),
+    ] {
+        let code = std::fs::read_to_string(core.join(leaf)).unwrap();
+        let code = code.split("#[cfg(test)]").next().unwrap();
+        for room in rooms(code) {
+            if !allowed.contains(&room.as_str()) {
+                wrong.push(format!("{leaf} imports crate::{room}"));
+            }
+        }
+    }
+    let mut sys = Vec::new();
+    rust_files(&core.join("sys"), &mut sys);
+    for file in sys {
+        let code = std::fs::read_to_string(&file).unwrap();
+        for room in rooms(code.split("#[cfg(test)]").next().unwrap()) {
+            if !["files", "sys"].contains(&room.as_str()) {
+                wrong.push(format!("{} imports crate::{room}", relative(&file)));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// One percentile: `statistics::rank` (the nearest rank) is the only definition; no other file
+/// defines a median or a percentile of its own, or takes the middle of a sorted list.
+#[test]
+fn one_percentile_definition() {
+    let mut wrong = Vec::new();
+    let mut roots = SOURCE_ROOTS.to_vec();
+    roots.push("crates/flushlab-core/examples");
+    let mut files = Vec::new();
+    for root in roots {
+        rust_files(&Path::new(ROOT).join(root), &mut files);
+    }
+    // The middle row of a band of pixels is geometry, not a figure.
+    let geometry = "src/painting/window_watch.rs";
+    for file in files {
+        let name = relative(&file);
+        if name.ends_with("results/statistics.rs") {
+            continue;
+        }
+        let code = std::fs::read_to_string(&file).unwrap();
+        let code = code.split("#[cfg(test)]").next().unwrap();
+        for (i, line) in code.lines().enumerate() {
+            let own = [
+                "fn median",
+                "fn percentile",
+                "fn quantile",
+                "fn nearest_rank",
+            ]
+            .iter()
+            .any(|f| line.contains(&format!("{f}(")) || line.contains(&format!("{f}<")))
+                && !line.contains("pub fn percentile(&self, quantile: f64) -> u64");
+            let middle = line.contains(".len() / 2]") && name != geometry;
+            let ceil_rank = line.contains(".ceil() as usize") || line.contains(".ceil() as u64");
+            if own || middle || ceil_rank {
+                wrong.push(format!("{name}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    let histogram =
+        std::fs::read_to_string(Path::new(ROOT).join("crates/flushlab-core/src/latency.rs"))
+            .unwrap();
+    assert!(
+        histogram.contains("statistics::rank("),
+        "the histogram's percentile counts its buckets to statistics::rank"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every mode runs CMD through `side::run`: no other file measures a run or makes its report.
+#[test]
+fn every_mode_runs_cmd_through_side() {
+    let mut wrong = Vec::new();
+    for (file, code) in sources() {
+        let name = relative(&file);
+        if !name.starts_with("src/commands/wrap/") || name.ends_with("wrap/side.rs") {
+            continue;
+        }
+        for call in [
+            "running::measure",
+            "in_terminal::measure",
+            "WrapReport::of(",
+            "PixelReport::of(",
+            "running::{How, measure}",
+        ] {
+            if code.contains(call) {
+                wrong.push(format!("{name}: {call}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Exit codes are decided once, from an `Outcome`: `main` maps it; the only other exit is the
+/// watchdog that ends a run stuck in a write(2) after a signal (`end_stuck_runs`), which cannot
+/// reach `main` and exits with the same `Outcome::exit_code`.
+#[test]
+fn exit_codes_are_decided_from_an_outcome() {
+    let mut exits = Vec::new();
+    for (file, code) in sources() {
+        for (i, line) in code.lines().enumerate() {
+            if line.contains("process::exit(") {
+                exits.push((relative(&file), i + 1));
+            }
+        }
+    }
+    let places: Vec<&str> = exits.iter().map(|(f, _)| f.as_str()).collect();
+    assert!(
+        places
+            .iter()
+            .all(|f| ["src/main.rs", "src/terminal_session.rs"].contains(f)),
+        "{exits:?}"
+    );
+    let session = std::fs::read_to_string(Path::new(ROOT).join("src/terminal_session.rs")).unwrap();
+    assert_eq!(session.matches("process::exit(").count(), 1);
+    assert!(session.contains("Outcome::Signal(signal as usize).exit_code()"));
+}
+
+/// Result files are read through `from_sent_json` (numbers in range, texts escaped), wherever
+/// one is read: no file that reads a run's report, a bench's results or a stored run parses its
+/// bytes with serde_json itself.
+#[test]
+fn result_files_are_read_through_from_sent_json() {
+    let mut wrong = Vec::new();
+    let mut readers = 0;
+    for (file, code) in sources() {
+        let reads = [
+            "InputKind::Results",
+            "InputKind::RunReport",
+            "InputKind::WrapRun",
+        ]
+        .iter()
+        .any(|kind| code.contains(kind));
+        if !reads || relative(&file).ends_with("files.rs") {
+            continue;
+        }
+        readers += 1;
+        if code.contains("serde_json::from_slice") || code.contains("serde_json::from_str") {
+            wrong.push(relative(&file));
+        }
+        if !(code.contains("from_sent_json") || code.contains("BenchResults::from_json")) {
+            wrong.push(format!("{}: no from_sent_json", relative(&file)));
+        }
+    }
+    assert!(readers >= 4, "only {readers} readers of result files");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -736,7 +736,7 @@ fn check_tables(text: &str, sources: &mut Sources) -> (Vec<String>, String) {
         let number = text[..text.find(line).unwrap_or(0)].lines().count() + 1;
         match sources.painted(source.trim()) {
             Ok(runs) => {
-                let expected = flushlab_core::results::painted::markdown(runs);
+                let expected = flushlab_core::results::export::painted_markdown(runs);
                 if table != expected {
                     problems.push(format!(
                         "line {number}: the table is not paint::markdown of {source}"
@@ -1089,7 +1089,7 @@ mod the_checker {
     fn a_paint_figure_or_table_not_its_files_is_named() {
         let mut sources = Sources::new(root().join("docs/results"));
         let runs = sources.painted("paint-80x24").unwrap().to_vec();
-        let table = flushlab_core::results::painted::markdown(&runs);
+        let table = flushlab_core::results::export::painted_markdown(&runs);
         let good = format!("<!--table paint-80x24-->\n{table}\nafter\n");
         let (problems, rewritten) = check_tables(&good, &mut sources);
         assert_eq!((problems, rewritten.as_str()), (vec![], good.as_str()));

@@ -132,11 +132,11 @@ fn overhead(frames: u64, rounds: usize) -> io::Result<()> {
         let buffered = BufWriter::with_capacity(1 << 16, stdout_dup()?);
         off.push(frames as f64 / draw_frames(buffered, frames, None)?.as_secs_f64());
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (on, off) = (median(&mut on), median(&mut off));
+    let median = |v: &mut Vec<f64>| flushlab_core::results::statistics::median(v.drain(..));
+    let (on, off) = (
+        median(&mut on).unwrap_or_default(),
+        median(&mut off).unwrap_or_default(),
+    );
     writeln!(
         io::stderr(),
         "fps measured {on:.0}, not measured {off:.0}: measured / not = {:.3} (median of {rounds} rounds of {frames} frames)",

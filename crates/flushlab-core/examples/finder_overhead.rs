@@ -112,11 +112,6 @@ fn finder(bytes: &[u8], at: Instant) -> u64 {
     finder.frames().frames.unwrap_or(0)
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn main() {
     let rounds: usize = match std::env::args().nth(1).map(|a| a.parse()) {
         None => 7,
@@ -156,6 +151,7 @@ fn main() {
             std::hint::black_box(finder(&bytes, at));
         }));
     }
+    let median = |v: Vec<f64>| flushlab_core::results::statistics::median(v).unwrap_or_default();
     let (parse, direct, dynamic) = (median(parse), median(direct), median(dynamic));
     println!(
         "{} bytes, {FRAMES} frames at {}x{}, {events} events ({:.0} a frame); median of {rounds} rounds",

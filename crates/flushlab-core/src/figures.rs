@@ -189,21 +189,6 @@ pub struct WrapRun {
     pub peak_rss_kib: u64,
 }
 
-/// What the bench reads back of a wrap report's `keys` (wrap's `--keys`; absent without):
-/// the time from a key to its frame, over the run's keys.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
-pub struct WrapKeys {
-    pub key_to_frame_ms: Option<crate::detect::keyed::Percentiles>,
-    pub stages_ms: Option<crate::detect::keyed::StageSummary>,
-}
-
-/// The `keys` of a wrap report, read back (other fields of the report are WrapRun's).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
-pub struct WrapKeysRun {
-    #[serde(default)]
-    pub keys: Option<WrapKeys>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,7 +63,8 @@ impl Histogram {
         if self.total == 0 {
             return 0;
         }
-        let rank = ((quantile.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        // The nearest rank, counted through the buckets.
+        let rank = crate::results::statistics::rank(quantile, self.total as usize) as u64;
         let mut seen = 0;
         for (bucket, &count) in self.counts.iter().enumerate() {
             seen += count;

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
-use crate::figures::{WrapKeysRun, WrapRun};
+use crate::detect::keyed::WrapKeysRun;
+use crate::figures::WrapRun;
 use crate::frame_args::ChildOf;
 use crate::reader::{Tail, consume};
 use crate::results::conditions::{ReaderModel, Sink};

@@ -209,7 +209,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e),
     };
-    let table = crate::results::painted::markdown(&results.runs);
+    let table = crate::results::export::painted_markdown(&results.runs);
     if stdout_taken {
         crate::outcome::print_aside(table.as_bytes())?;
     } else {
@@ -219,7 +219,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         destination.write(&serde_json::to_vec_pretty(&results)?)?;
     }
     if let Some(destination) = &args.export_csv {
-        destination.write(crate::results::painted::csv(&results.runs).as_bytes())?;
+        destination.write(crate::results::export::painted_csv(&results.runs).as_bytes())?;
     }
     if let Some(destination) = &args.export_markdown {
         destination.write(table.as_bytes())?;
@@ -402,7 +402,7 @@ impl Plan {
     fn collect(&self, name: &str, files: &RunFiles) -> anyhow::Result<Vec<probe::FrameTime>> {
         let report = crate::files::read_input(&files.report, crate::files::InputKind::RunReport)
             .with_context(|| format!("the run in {name} wrote no report"))?;
-        let size: RunSize = serde_json::from_slice(&report)
+        let size: RunSize = crate::results::from_sent_json(&report)
             .with_context(|| format!("the run in {name} wrote a bad report"))?;
         if (size.cols, size.rows) != self.size {
             bail!(

@@ -162,7 +162,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
     let report: Option<RunReport> =
         read_input(&sibling(path, ".report.json", false), InputKind::RunReport)
             .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+            .and_then(|bytes| crate::results::from_sent_json(&bytes).ok());
 
     let mut shares: HashMap<Share, f64> = HashMap::new();
     let mut self_time: HashMap<&str, f64> = HashMap::new();

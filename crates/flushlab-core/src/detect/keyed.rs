@@ -27,6 +27,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::timeline::{Burst, Timeline, WaitKind, WaitSpan};
+use crate::results::statistics::percentile;
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
 /// inside: far longer than the gaps between an unbuffered program's writes (microseconds),
@@ -276,7 +277,7 @@ pub struct PixelSummary {
     pub changes: u64,
 }
 
-/// p50, p95 and max of some milliseconds (nearest rank).
+/// p50, p95 and max of some milliseconds ([`rank`](crate::results::statistics::rank)).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     pub p50: f64,
@@ -291,13 +292,27 @@ impl Percentiles {
             return None;
         }
         v.sort_by(f64::total_cmp);
-        let rank = |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
         Some(Percentiles {
-            p50: rank(0.5),
-            p95: rank(0.95),
+            p50: percentile(&v, 0.5),
+            p95: percentile(&v, 0.95),
             max: v[v.len() - 1],
         })
     }
+}
+
+/// What the bench reads back of a wrap report's `keys` (wrap's `--keys`; absent without):
+/// the time from a key to its frame, over the run's keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+pub struct WrapKeys {
+    pub key_to_frame_ms: Option<Percentiles>,
+    pub stages_ms: Option<StageSummary>,
+}
+
+/// The `keys` of a wrap report, read back (other fields of the report are WrapRun's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+pub struct WrapKeysRun {
+    #[serde(default)]
+    pub keys: Option<WrapKeys>,
 }
 
 /// The run's frames seen from inside, one count: those that answered keys, those nobody asked

@@ -8,8 +8,8 @@
 //! inconclusive — and an exit code a CI job can gate on. The rounds run until a scheduled look
 //! decides, within a budget ([`Looks`]), or `--rounds N`.
 
+mod report;
 mod stored;
-mod table;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
-use serde::Serialize;
 
 use super::args::{OldBuild, WrapArgs};
 use super::outputs::{draw_keys, plot_title};
@@ -31,6 +30,7 @@ use crate::outcome::{Outcome, Refusal, complain};
 use crate::results::waterfall::Panel;
 use crate::units::printable;
 
+pub use self::report::{Against, Stored};
 pub use self::stored::{Baseline, stored_run};
 pub use self::verdict::{AgainstVerdict, Build, Measure, Round, RunFigures, StageRatio};
 
@@ -70,24 +70,6 @@ pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
         .into());
     }
     Ok(())
-}
-
-/// The `--export-json` of `--against`.
-#[derive(Clone, Debug, Serialize)]
-pub struct Against {
-    pub against: AgainstVerdict,
-    pub rounds: Vec<Round>,
-    pub old_runs: Vec<RunReport>,
-    pub new_runs: Vec<RunReport>,
-    /// `--against run.json`: the stored run, and what differs from it.
-    pub stored: Option<Stored>,
-}
-
-/// A stored run as OLD, and what differs between it and this run.
-#[derive(Clone, Debug, Serialize)]
-pub struct Stored {
-    pub baseline: Baseline,
-    pub differences: Vec<String>,
 }
 
 /// The last round's runs, each build's timeline and keys (`--plot`).

@@ -108,7 +108,7 @@ impl Exporter for MarkdownExporter {
         self.split_tables(&mut out, results)?;
         if !results.painted.is_empty() {
             out.push_str("\nWhat the terminal painted (read from its window):\n\n");
-            out.push_str(&crate::results::painted::markdown(&results.painted));
+            out.push_str(&super::painted::painted_markdown(&results.painted));
         }
         notes(&mut out, results)?;
         Ok(out.into_bytes())

@@ -4,10 +4,12 @@
 mod csv;
 mod json;
 mod markdown;
+mod painted;
 
 pub use self::csv::{CsvExporter, field as csv_field};
 pub use self::json::JsonExporter;
 pub use self::markdown::{MarkdownExporter, cell as markdown_cell, table as markdown_table};
+pub use self::painted::{painted_csv, painted_markdown};
 use super::BenchResults;
 use crate::files::{Destination, write_atomically};
 

@@ -1,12 +1,34 @@
-//! What `--against` says: the table of both builds, the verdict with the rounds it took and why
-//! they stopped, the stages, and the same as Markdown for a CI job's summary page.
+//! What `--against` says: its export (the verdict, every round, every run), the table of both
+//! builds with the verdict, the rounds it took and why they stopped, the stages — and the same
+//! as Markdown for a CI job's summary page.
+
+use serde::Serialize;
 
 use super::super::rounds::Until;
-use super::Against;
-use super::verdict::{Build, Round, RunFigures, StageRatio, stages};
+use super::super::side::RunReport;
+use super::stored::Baseline;
+use super::verdict::{AgainstVerdict, Build, Round, RunFigures, StageRatio, stages};
 use crate::results::export::markdown_table;
 use crate::results::verdict::{DECISIVE_ROUNDS, Ratio, Verdict};
 use crate::units::milliseconds;
+
+/// The `--export-json` of `--against`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Against {
+    pub against: AgainstVerdict,
+    pub rounds: Vec<Round>,
+    pub old_runs: Vec<RunReport>,
+    pub new_runs: Vec<RunReport>,
+    /// `--against run.json`: the stored run, and what differs from it.
+    pub stored: Option<Stored>,
+}
+
+/// A stored run as OLD, and what differs between it and this run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stored {
+    pub baseline: Baseline,
+    pub differences: Vec<String>,
+}
 
 impl Against {
     /// The summary printed after the rounds: one table, the verdict, the stage that moved.
