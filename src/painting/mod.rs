@@ -14,6 +14,7 @@ pub mod marker;
 pub mod own;
 pub mod plot;
 pub mod probe;
+pub mod strips;
 pub mod wayland;
 pub mod window_watch;
 

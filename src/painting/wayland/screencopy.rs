@@ -1,0 +1,303 @@
+//! The terminal's region of the output watched through wlr-screencopy with damage (as `grim`,
+//! once a change): each change timed when the compositor committed it.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use wayland_client::protocol::{wl_buffer, wl_output, wl_shm, wl_shm_pool};
+use wayland_client::{Connection, Dispatch, EventQueue, Proxy, QueueHandle, WEnum, delegate_noop};
+use wayland_protocols_wlr::screencopy::v1::client::{
+    zwlr_screencopy_frame_v1 as frame, zwlr_screencopy_manager_v1 as screencopy,
+};
+
+use super::ipc::Region;
+use crate::detect::recording::Recording;
+use crate::painting::strips::{Strips, decode_strip};
+use crate::painting::window_watch::CoreShare;
+
+/// One copy's outcome, as its events arrive.
+#[derive(Debug, Default)]
+pub(super) struct Shot {
+    /// The buffer the compositor asks for: format, width, height, stride.
+    pub(super) wanted: Option<(u32, u32, u32, u32)>,
+    pub(super) buffer_done: bool,
+    /// When the copied picture was committed (CLOCK_MONOTONIC ns), or `None`: it failed.
+    pub(super) ready: Option<Option<u64>>,
+}
+
+/// The watcher's queue state: the copy in each of two slots.
+#[derive(Debug, Default)]
+pub(super) struct Shots([Shot; 2]);
+
+impl Dispatch<frame::ZwlrScreencopyFrameV1, usize> for Shots {
+    fn event(
+        state: &mut Self,
+        _: &frame::ZwlrScreencopyFrameV1,
+        event: frame::Event,
+        slot: &usize,
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        let shot = &mut state.0[*slot];
+        match event {
+            frame::Event::Buffer {
+                format: WEnum::Value(format),
+                width,
+                height,
+                stride,
+            } => shot.wanted = Some((format as u32, width, height, stride)),
+            frame::Event::BufferDone => shot.buffer_done = true,
+            frame::Event::Ready {
+                tv_sec_hi,
+                tv_sec_lo,
+                tv_nsec,
+            } => {
+                let seconds = (u64::from(tv_sec_hi) << 32) | u64::from(tv_sec_lo);
+                shot.ready = Some(Some(seconds * 1_000_000_000 + u64::from(tv_nsec)));
+            }
+            frame::Event::Failed => shot.ready = Some(None),
+            _ => {}
+        }
+    }
+}
+delegate_noop!(Shots: ignore wl_buffer::WlBuffer);
+delegate_noop!(Shots: wl_shm_pool::WlShmPool);
+
+/// A shared-memory buffer the compositor copies into.
+pub(super) struct Buffer {
+    pub(super) wl: wl_buffer::WlBuffer,
+    pub(super) fd: OwnedFd,
+    pub(super) size: (u32, u32),
+    pub(super) stride: u32,
+}
+
+/// The watcher of one region of the output.
+pub struct Capture {
+    pub(super) conn: Connection,
+    pub(super) output: wl_output::WlOutput,
+    pub(super) shm: wl_shm::WlShm,
+    pub(super) screencopy: screencopy::ZwlrScreencopyManagerV1,
+    pub(super) region: Region,
+    pub(super) queue: EventQueue<Shots>,
+    pub(super) shots: Shots,
+    pub(super) buffers: [Option<Buffer>; 2],
+}
+
+impl Capture {
+    /// Asks for a copy of the region into `slot`'s buffer, at once or (`damage`) at the next
+    /// commit that changes it; the frame to destroy once its outcome is read.
+    fn ask(
+        &mut self,
+        slot: usize,
+        damage: bool,
+        done: &mut impl FnMut() -> bool,
+    ) -> anyhow::Result<Option<frame::ZwlrScreencopyFrameV1>> {
+        self.shots.0[slot] = Shot::default();
+        let qh = self.queue.handle();
+        let r = self.region;
+        let frame = self.screencopy.capture_output_region(
+            0,
+            &self.output,
+            r.x,
+            r.y,
+            r.width,
+            r.height,
+            &qh,
+            slot,
+        );
+        let v3 = self.screencopy.version() >= 3;
+        if !self.dispatch_until(
+            |s| {
+                s.0[slot].wanted.is_some() && (s.0[slot].buffer_done || !v3)
+                    || s.0[slot].ready.is_some()
+            },
+            done,
+        )? {
+            frame.destroy();
+            return Ok(None);
+        }
+        let Some((format, width, height, stride)) = self.shots.0[slot].wanted else {
+            bail!("the compositor cannot copy the terminal's region of its output");
+        };
+        if ![
+            wl_shm::Format::Xrgb8888 as u32,
+            wl_shm::Format::Argb8888 as u32,
+        ]
+        .contains(&format)
+        {
+            bail!(
+                "the compositor copies pixels in format {format:#x}, not the XRGB8888 the watcher reads"
+            );
+        }
+        let fits = self.buffers[slot]
+            .as_ref()
+            .is_some_and(|b| b.size == (width, height) && b.stride == stride);
+        if !fits {
+            self.buffers[slot] = Some(self.buffer(format, (width, height), stride)?);
+        }
+        let buffer = &self.buffers[slot].as_ref().expect("made above").wl;
+        if damage {
+            frame.copy_with_damage(buffer);
+        } else {
+            frame.copy(buffer);
+        }
+        self.conn.flush()?;
+        Ok(Some(frame))
+    }
+
+    /// A buffer the compositor asked for (`format`, size, `stride`), in a memfd of its own
+    /// that the watcher reads back with pread (no mapping: the crate has no `unsafe`).
+    fn buffer(
+        &self,
+        format: u32,
+        (width, height): (u32, u32),
+        stride: u32,
+    ) -> anyhow::Result<Buffer> {
+        let fd = rustix::fs::memfd_create("flushlab-screencopy", rustix::fs::MemfdFlags::CLOEXEC)?;
+        let bytes = u64::from(stride) * u64::from(height);
+        rustix::fs::ftruncate(&fd, bytes)?;
+        let qh = self.queue.handle();
+        let signed = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        let pool = self.shm.create_pool(
+            fd.as_fd(),
+            signed(u32::try_from(bytes).unwrap_or(u32::MAX)),
+            &qh,
+            (),
+        );
+        let format = wl_shm::Format::try_from(format)
+            .map_err(|()| anyhow::anyhow!("pixel format {format:#x}"))?;
+        let wl = pool.create_buffer(
+            0,
+            signed(width),
+            signed(height),
+            signed(stride),
+            format,
+            &qh,
+            (),
+        );
+        pool.destroy();
+        Ok(Buffer {
+            wl,
+            fd,
+            size: (width, height),
+            stride,
+        })
+    }
+
+    /// Dispatches the queue until `ready` holds (true) or `done` says to stop (false), asking
+    /// `done` at least every 20 ms.
+    fn dispatch_until(
+        &mut self,
+        ready: impl Fn(&Shots) -> bool,
+        done: &mut impl FnMut() -> bool,
+    ) -> anyhow::Result<bool> {
+        loop {
+            self.queue.dispatch_pending(&mut self.shots)?;
+            if ready(&self.shots) {
+                return Ok(true);
+            }
+            if done() {
+                return Ok(false);
+            }
+            self.conn.flush()?;
+            let Some(guard) = self.queue.prepare_read() else {
+                continue;
+            };
+            if crate::sys::readable_within(guard.connection_fd(), Duration::from_millis(20))? {
+                match guard.read() {
+                    Ok(_) => {}
+                    Err(wayland_client::backend::WaylandError::Io(e))
+                        if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e).context("reading from the Wayland display"),
+                }
+            }
+        }
+    }
+
+    /// Waits for the copy in `slot`: when it was committed, `None` once `done`.
+    fn outcome(
+        &mut self,
+        slot: usize,
+        done: &mut impl FnMut() -> bool,
+    ) -> anyhow::Result<Option<u64>> {
+        if !self.dispatch_until(|s| s.0[slot].ready.is_some(), done)? {
+            return Ok(None);
+        }
+        match self.shots.0[slot].ready.flatten() {
+            Some(at) => Ok(Some(at)),
+            None => bail!("the compositor failed a copy of the terminal's region"),
+        }
+    }
+
+    /// The region now, as one picture (`width` x `height` pixels, 32 bits each, rows packed).
+    pub fn picture(&mut self) -> anyhow::Result<Option<(Vec<u8>, usize, usize)>> {
+        let mut never = || false;
+        let Some(frame) = self.ask(0, false, &mut never)? else {
+            return Ok(None);
+        };
+        let at = self.outcome(0, &mut never);
+        frame.destroy();
+        at?;
+        let buffer = self.buffers[0].as_ref().expect("asked above");
+        let (width, height) = (buffer.size.0 as usize, buffer.size.1 as usize);
+        let mut data = Vec::with_capacity(width * height * 4);
+        for y in 0..height {
+            data.extend(self.row(0, y, 0, width)?);
+        }
+        Ok(Some((data, width, height)))
+    }
+
+    /// `width` pixels of row `y` from `x` of the picture in `slot`'s buffer.
+    fn row(&self, slot: usize, y: usize, x: usize, width: usize) -> anyhow::Result<Vec<u8>> {
+        let buffer = self.buffers[slot].as_ref().context("no picture yet")?;
+        let mut data = vec![0u8; width * 4];
+        let offset = y as u64 * u64::from(buffer.stride) + x as u64 * 4;
+        rustix::io::pread(&buffer.fd, &mut data, offset)?;
+        Ok(data)
+    }
+
+    /// Records every change of the region as it comes, until `done` says to stop (asked at
+    /// least every 20 ms): when each was committed; once `strips` are known (the calibration
+    /// pattern was seen), the frame markers read back from each change's picture. Returns the
+    /// share of a core it took.
+    pub fn changes(
+        mut self,
+        mut done: impl FnMut() -> bool,
+        recording: &Recording,
+        strips: &std::sync::OnceLock<Strips>,
+    ) -> anyhow::Result<f64> {
+        let core = CoreShare::start();
+        let mut slot = 0;
+        let Some(mut pending) = self.ask(slot, true, &mut done)? else {
+            return Ok(core.share());
+        };
+        while let Some(at) = self.outcome(slot, &mut done)? {
+            // The next copy is asked for before this one is read: a commit meanwhile is caught.
+            let Some(next) = self.ask(1 - slot, true, &mut done)? else {
+                pending.destroy();
+                break;
+            };
+            pending.destroy();
+            pending = next;
+            recording.window_changed(at);
+            if let Some(strips) = strips.get() {
+                let read = |y: i16| -> anyhow::Result<Option<u32>> {
+                    let row = self.row(
+                        slot,
+                        y.max(0) as usize,
+                        strips.x.max(0) as usize,
+                        usize::from(strips.width),
+                    )?;
+                    Ok(decode_strip(&row, &strips.centres))
+                };
+                let (top, bottom) = (read(strips.top_y)?, read(strips.bottom_y)?);
+                recording.window_showed(at, top.filter(|_| top == bottom));
+            }
+            slot = 1 - slot;
+        }
+        pending.destroy();
+        let _ = self.conn.flush();
+        Ok(core.share())
+    }
+}
