@@ -442,7 +442,7 @@ fn one_percentile_definition() {
         rust_files(&Path::new(ROOT).join(root), &mut files);
     }
     // The middle row of a band of pixels is geometry, not a figure.
-    let geometry = "src/painting/window_watch.rs";
+    let geometry = "src/painting/strips.rs";
     for file in files {
         let name = relative(&file);
         if name.ends_with("results/statistics.rs") {
