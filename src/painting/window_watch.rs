@@ -227,6 +227,63 @@ impl CoreShare {
     }
 }
 
+/// A window's changes, one at a time, as a watcher sees them: X11's DAMAGE reports, Wayland's
+/// screencopy commits. [`record_changes`] is the one loop over them.
+pub trait Changes {
+    /// Waits for the window's next change: when it was seen (CLOCK_MONOTONIC ns; of the reports
+    /// read in one go, the first and the last); `None` once `done` says so (asked at least
+    /// every 20 ms) or the window is gone.
+    fn next_change(&mut self, done: &mut dyn FnMut() -> bool)
+    -> anyhow::Result<Option<(u64, u64)>>;
+
+    /// The two markers' frame numbers in the picture of the change just seen; `None` once the
+    /// window is gone.
+    fn markers(&mut self, strips: &Strips) -> anyhow::Result<Option<(Option<u32>, Option<u32>)>>;
+}
+
+/// Records when the window changed as each change comes, until `done` says to stop. Once
+/// `strips` are known (the window showed the calibration pattern), the frame markers are read
+/// back after each change and the frame both carry is recorded (`None`: the two disagreed, or
+/// one was caught half painted). Returns the share of a core it took.
+pub fn record_changes(
+    watched: &mut dyn Changes,
+    mut done: impl FnMut() -> bool,
+    recording: &Recording,
+    strips: &std::sync::OnceLock<Strips>,
+) -> anyhow::Result<f64> {
+    let core = CoreShare::start();
+    while let Some((first, last)) = watched.next_change(&mut done)? {
+        recording.window_changed(first);
+        if last > first {
+            recording.window_changed(last);
+        }
+        if let Some(strips) = strips.get() {
+            let Some((top, bottom)) = watched.markers(strips)? else {
+                break;
+            };
+            recording.window_showed(last, top.filter(|_| top == bottom));
+        }
+    }
+    Ok(core.share())
+}
+
+impl Changes for Watch<'_> {
+    fn next_change(
+        &mut self,
+        mut done: &mut dyn FnMut() -> bool,
+    ) -> anyhow::Result<Option<(u64, u64)>> {
+        let change = Watch::next_change(self, &mut done)?;
+        if change.is_some() && self.rearm {
+            self.observer.conn.flush()?;
+        }
+        Ok(change)
+    }
+
+    fn markers(&mut self, strips: &Strips) -> anyhow::Result<Option<(Option<u32>, Option<u32>)>> {
+        self.read_strips(strips)
+    }
+}
+
 /// What an observer thread saw, and the share of a core it took.
 #[derive(Debug)]
 pub struct Observed {
@@ -265,36 +322,6 @@ impl Watch<'_> {
             });
         }
         Ok(reads)
-    }
-
-    /// Records when the window changed (CLOCK_MONOTONIC ns, as reports arrived: of the reports
-    /// read in one go, the first and the last) as each comes, until `done` says to stop. Once
-    /// `strips` are known (the window showed the calibration pattern), the frame markers are
-    /// read back after each change and the frame both carry is recorded (`None`: the two
-    /// disagreed, or one was caught half painted). Returns the share of a core it took.
-    pub fn changes(
-        &self,
-        mut done: impl FnMut() -> bool,
-        recording: &Recording,
-        strips: &std::sync::OnceLock<Strips>,
-    ) -> anyhow::Result<f64> {
-        let core = CoreShare::start();
-        while let Some((first, last)) = self.next_change(&mut done)? {
-            if self.rearm {
-                self.observer.conn.flush()?;
-            }
-            recording.window_changed(first);
-            if last > first {
-                recording.window_changed(last);
-            }
-            if let Some(strips) = strips.get() {
-                let Some((top, bottom)) = self.read_strips(strips)? else {
-                    break;
-                };
-                recording.window_showed(last, top.filter(|_| top == bottom));
-            }
-        }
-        Ok(core.share())
     }
 
     /// The two markers' frame numbers now; `None` once the window is gone.

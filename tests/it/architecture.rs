@@ -555,3 +555,21 @@ fn result_files_are_read_through_from_sent_json() {
     assert!(readers >= 4, "only {readers} readers of result files");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// wrap's and painting's files hold one idea each: none over 500 lines.
+#[test]
+fn no_file_over_500_lines_where_wrap_and_painting_live() {
+    let mut files = Vec::new();
+    for dir in ["src/commands/wrap", "src/painting"] {
+        rust_files(&Path::new(ROOT).join(dir), &mut files);
+    }
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > 500).then(|| format!("{}: {lines} lines", relative(f)))
+        })
+        .collect();
+    assert!(files.len() > 40, "only {} files", files.len());
+    assert!(long.is_empty(), "{}", long.join("\n"));
+}

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::args::Fix;
 use super::in_terminal::PixelRun;
 use super::inside_report::InsideReport;
-use super::running::KeysRun;
+use super::typing::KeysRun;
 use super::typing::{Keys, ReadyBy};
 use super::wrap_report::KeysReport;
 use crate::painting::display::Terminal;

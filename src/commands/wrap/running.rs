@@ -17,7 +17,7 @@ use super::own_writes::OwnWrites;
 use super::reading::{Reading, read_output};
 use super::terminal::{Exchange, SharedModes};
 use super::tree::Tree;
-use super::typing::{Keys, ReadyBy, Sending};
+use super::typing::{Keys, KeysRun, Sending};
 use super::user_terminal::{forward_keys_and_resizes, give_back};
 use super::watch::{GRACE, KeyWatch, Watch, wait_for_end};
 use crate::accounting::IoCounters;
@@ -57,57 +57,6 @@ pub(super) struct Measured {
     pub(super) timeline: Timeline,
     /// `--profile`: how samply's recording went.
     pub(super) recorded: Option<super::profiling::Recorded>,
-}
-
-impl KeysRun {
-    /// After the run: the keys sent, and what the watcher saw (when CMD was ready, whether by
-    /// `--keys-after`, whether it settled).
-    fn of(
-        sending: Option<Sending>,
-        watched: Option<(Option<Instant>, bool, bool)>,
-        script: Option<&crate::keyscript::KeyScript>,
-        started: Instant,
-    ) -> Option<KeysRun> {
-        let (sending, (ready_at, by_delay, unsettled)) = (sending?, watched?);
-        sending.join();
-        Some(KeysRun {
-            script: script.map_or_else(String::new, |s| s.source.clone()),
-            in_script: script.map_or(0, |s| s.len()),
-            started_after: ready_at.map(|at| at.saturating_duration_since(started)),
-            ready_by: if by_delay {
-                ReadyBy::KeysAfter
-            } else {
-                ReadyBy::Idle
-            },
-            unsettled,
-        })
-    }
-}
-
-impl KeysRun {
-    /// Interactive: the keys the user typed (`None` when none was).
-    fn typed(typed: &[crate::detect::timeline::SentKey], started: Instant) -> Option<KeysRun> {
-        let first = typed.first()?.at;
-        Some(KeysRun {
-            script: String::new(),
-            in_script: typed.len() as u64,
-            started_after: Some(first.saturating_duration_since(started)),
-            ready_by: ReadyBy::Typed,
-            unsettled: false,
-        })
-    }
-}
-
-/// How the keys of a run went (the keys themselves are in the run's timeline).
-#[derive(Clone, Debug)]
-pub(super) struct KeysRun {
-    pub(super) script: String,
-    pub(super) in_script: u64,
-    /// After CMD started, when the first key went (`None`: CMD was never ready).
-    pub(super) started_after: Option<Duration>,
-    pub(super) ready_by: ReadyBy,
-    /// The keys were done and CMD did not settle within [`SETTLE_AT_MOST`].
-    pub(super) unsettled: bool,
 }
 
 /// How one run of CMD goes: on the user's terminal or headless, with a fix tried or as it is,

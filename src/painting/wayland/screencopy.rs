@@ -12,9 +12,8 @@ use wayland_protocols_wlr::screencopy::v1::client::{
 };
 
 use super::ipc::Region;
-use crate::detect::recording::Recording;
 use crate::painting::strips::{Strips, decode_strip};
-use crate::painting::window_watch::CoreShare;
+use crate::painting::window_watch::Changes;
 
 /// One copy's outcome, as its events arrive.
 #[derive(Debug, Default)]
@@ -256,48 +255,79 @@ impl Capture {
         rustix::io::pread(&buffer.fd, &mut data, offset)?;
         Ok(data)
     }
+}
 
-    /// Records every change of the region as it comes, until `done` says to stop (asked at
-    /// least every 20 ms): when each was committed; once `strips` are known (the calibration
-    /// pattern was seen), the frame markers read back from each change's picture. Returns the
-    /// share of a core it took.
-    pub fn changes(
-        mut self,
-        mut done: impl FnMut() -> bool,
-        recording: &Recording,
-        strips: &std::sync::OnceLock<Strips>,
-    ) -> anyhow::Result<f64> {
-        let core = CoreShare::start();
-        let mut slot = 0;
-        let Some(mut pending) = self.ask(slot, true, &mut done)? else {
-            return Ok(core.share());
-        };
-        while let Some(at) = self.outcome(slot, &mut done)? {
-            // The next copy is asked for before this one is read: a commit meanwhile is caught.
-            let Some(next) = self.ask(1 - slot, true, &mut done)? else {
-                pending.destroy();
-                break;
-            };
-            pending.destroy();
-            pending = next;
-            recording.window_changed(at);
-            if let Some(strips) = strips.get() {
-                let read = |y: i16| -> anyhow::Result<Option<u32>> {
-                    let row = self.row(
-                        slot,
-                        y.max(0) as usize,
-                        strips.x.max(0) as usize,
-                        usize::from(strips.width),
-                    )?;
-                    Ok(decode_strip(&row, &strips.centres))
-                };
-                let (top, bottom) = (read(strips.top_y)?, read(strips.bottom_y)?);
-                recording.window_showed(at, top.filter(|_| top == bottom));
-            }
-            slot = 1 - slot;
+/// The region's changes, copy after copy, as [`Changes`]: each copy's commit time; the next
+/// copy asked for before this one is read, so that a commit meanwhile is caught.
+pub struct Copies {
+    capture: Capture,
+    /// The buffer of the change just seen.
+    slot: usize,
+    /// The copy asked for and not yet answered.
+    pending: Option<frame::ZwlrScreencopyFrameV1>,
+    /// A change was returned: the next looks at the other buffer.
+    seen: bool,
+}
+
+impl Capture {
+    /// Every change of the region, as it comes.
+    pub fn copies(self) -> Copies {
+        Copies {
+            capture: self,
+            slot: 0,
+            pending: None,
+            seen: false,
         }
-        pending.destroy();
-        let _ = self.conn.flush();
-        Ok(core.share())
+    }
+}
+
+impl Copies {
+    /// No more changes: the copy asked for is withdrawn.
+    fn end(&mut self) -> anyhow::Result<Option<(u64, u64)>> {
+        if let Some(pending) = self.pending.take() {
+            pending.destroy();
+        }
+        let _ = self.capture.conn.flush();
+        Ok(None)
+    }
+}
+
+impl Changes for Copies {
+    fn next_change(
+        &mut self,
+        mut done: &mut dyn FnMut() -> bool,
+    ) -> anyhow::Result<Option<(u64, u64)>> {
+        if self.seen {
+            self.slot = 1 - self.slot;
+        } else if self.pending.is_none() {
+            match self.capture.ask(self.slot, true, &mut done)? {
+                Some(first) => self.pending = Some(first),
+                None => return self.end(),
+            }
+        }
+        let Some(at) = self.capture.outcome(self.slot, &mut done)? else {
+            return self.end();
+        };
+        let Some(next) = self.capture.ask(1 - self.slot, true, &mut done)? else {
+            return self.end();
+        };
+        if let Some(answered) = self.pending.replace(next) {
+            answered.destroy();
+        }
+        self.seen = true;
+        Ok(Some((at, at)))
+    }
+
+    fn markers(&mut self, strips: &Strips) -> anyhow::Result<Option<(Option<u32>, Option<u32>)>> {
+        let read = |y: i16| -> anyhow::Result<Option<u32>> {
+            let row = self.capture.row(
+                self.slot,
+                y.max(0) as usize,
+                strips.x.max(0) as usize,
+                usize::from(strips.width),
+            )?;
+            Ok(decode_strip(&row, &strips.centres))
+        };
+        Ok(Some((read(strips.top_y)?, read(strips.bottom_y)?)))
     }
 }

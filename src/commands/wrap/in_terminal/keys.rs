@@ -20,9 +20,9 @@ pub(super) const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
 /// Types each key when it is due (the first after `before`, each next after its pause), until
 /// they are done or `over`; each key recorded with its send time, taken just before its events
 /// go.
-pub(super) fn type_keys(
-    desk: &Desk,
-    (before, strokes): (Duration, &[Typed]),
+pub(super) fn type_keys<D: Desk>(
+    desk: &D,
+    (before, strokes): (Duration, &[Typed<D::Stroke>]),
     recording: &Recording,
     mut over: impl FnMut() -> bool,
 ) -> anyhow::Result<()> {

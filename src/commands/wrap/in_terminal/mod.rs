@@ -11,6 +11,8 @@
 mod cmd;
 mod desk;
 mod keys;
+mod wayland_desk;
+mod x11_desk;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,8 +22,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use self::cmd::{gone, through_env};
-use self::desk::{Desk, Watching};
+use self::desk::{Desk, Watching, start_terminal, strokes};
 use self::keys::{settle, type_keys, wait_until_ready};
+use self::wayland_desk::WaylandDesk;
+use self::x11_desk::X11Desk;
 use super::args::{Fix, Way};
 use super::inside::Observation;
 use super::inside_report::InsideReport;
@@ -70,12 +74,39 @@ pub(super) fn measure(
     signal: &AtomicUsize,
 ) -> anyhow::Result<PixelRun> {
     crate::sys::process::become_subreaper()?;
-    let mut desk = Desk::open(args)?;
-    let (before, strokes) = desk.strokes(keys)?;
+    // `--wayland` (or a Wayland-only terminal), `--wayland-display`; else `--display` or
+    // flushlab's own Xvfb.
+    match args.wayland_session() {
+        Some(session) => on(
+            WaylandDesk::open(&session)?,
+            args,
+            program,
+            (terminal, keys, fix),
+            signal,
+        ),
+        None => on(
+            X11Desk::open(args.display.as_deref())?,
+            args,
+            program,
+            (terminal, keys, fix),
+            signal,
+        ),
+    }
+}
+
+/// [`measure`] on `desk`.
+fn on<D: Desk>(
+    mut desk: D,
+    args: &super::args::WrapArgs,
+    program: &Path,
+    (terminal, keys, fix): (Terminal, &Keys, Option<Fix>),
+    signal: &AtomicUsize,
+) -> anyhow::Result<PixelRun> {
+    let (before, strokes) = strokes(&mut desk, keys)?;
     let inside = start_inside(args, program, fix)?;
     let command = through_env(&inside, program, &args.command[1..])?;
     let started = Instant::now();
-    let (window_holder, window, cmd) = desk.start_terminal(terminal, args.size, &command)?;
+    let (window_holder, window, cmd) = start_terminal(&mut desk, terminal, args.size, &command)?;
     let shared = Arc::new(Watching::default());
     let recording = &shared.recording;
     let watching = desk.watch(&window, &shared)?;

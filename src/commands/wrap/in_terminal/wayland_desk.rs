@@ -1,0 +1,166 @@
+//! The Wayland side of a [`Desk`]: flushlab's own headless sway or `--wayland-display`, keys
+//! through the virtual-keyboard protocol, the window's region of its output copied at each
+//! commit (screencopy).
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use anyhow::{Context, bail};
+
+use super::desk::{Desk, Desktop, WINDOW_AT_MOST, Watching};
+use crate::keyscript::Key;
+use crate::painting::display::{self, Screen, Terminal};
+use crate::painting::strips::Strips;
+use crate::painting::wayland::{Client, Compositor, Keyboard, Output, Placed, Session, Stroke};
+use crate::painting::window_watch::{record_changes, wait_for};
+
+pub(super) struct WaylandDesk {
+    client: Client,
+    keyboard: Option<Keyboard>,
+    compositor: Compositor,
+    /// The terminal's output, once its window is placed.
+    output: Option<Output>,
+}
+
+impl WaylandDesk {
+    /// `session`'s compositor: flushlab's own started, or the running one found.
+    pub(super) fn open(session: &Session) -> anyhow::Result<WaylandDesk> {
+        let compositor = Compositor::open(session)?;
+        Ok(WaylandDesk {
+            client: Client::connect(&compositor.socket)?,
+            keyboard: None,
+            compositor,
+            output: None,
+        })
+    }
+}
+
+impl Desk for WaylandDesk {
+    type Stroke = Stroke;
+    /// Its region of an output.
+    type Window = Placed;
+
+    fn strokes(&mut self, keys: &[&Key]) -> anyhow::Result<Vec<Result<Stroke, String>>> {
+        let (typing, strokes) = self.client.keyboard(keys)?;
+        self.keyboard = Some(typing);
+        Ok(strokes)
+    }
+
+    fn type_stroke(&self, stroke: &Stroke) -> anyhow::Result<()> {
+        self.keyboard
+            .as_ref()
+            .context("no keyboard: the keys were not prepared")?
+            .type_stroke(*stroke)
+    }
+
+    /// Floated by a rule naming its app id before it maps.
+    fn launch(
+        &mut self,
+        terminal: Terminal,
+        size: (u16, u16),
+        command: &[OsString],
+    ) -> anyhow::Result<display::Group> {
+        let names = self.compositor.environment();
+        let app_id = format!(
+            "flushlab-{}-{}",
+            std::process::id(),
+            crate::sys::monotonic_ns()
+        );
+        self.compositor.float_when_mapped(&app_id)?;
+        let screen = Screen::Wayland {
+            names: &names,
+            own: self.compositor.own(),
+            app_id: &app_id,
+        };
+        display::launch(screen, terminal, size, command, &[])
+    }
+
+    fn window(&self, pid: i32) -> anyhow::Result<Option<Placed>> {
+        self.compositor.window_of(pid)
+    }
+
+    /// Once sway has settled it (floating, drawn at its size, two looks 50 ms apart agree), on
+    /// an output of scale 1.
+    fn settle_window(&mut self, pid: i32, _window: Placed) -> anyhow::Result<Placed> {
+        let compositor = &self.compositor;
+        let mut last = None;
+        let placed = wait_for(
+            WINDOW_AT_MOST,
+            || compositor.gone(),
+            || {
+                let now = compositor.window_of(pid)?.filter(|p| p.floating && p.drawn);
+                let same = now.is_some() && now == last;
+                last = now;
+                Ok(same.then(|| last.clone()).flatten())
+            },
+        )?
+        .context("the terminal's window did not settle in its place")?;
+        let on = compositor
+            .outputs()?
+            .into_iter()
+            .find(|o| o.name == placed.output)
+            .with_context(|| {
+                format!(
+                    "sway lists no output {} for the terminal's window",
+                    crate::units::printable(&placed.output)
+                )
+            })?;
+        if (on.scale - 1.0).abs() > f64::EPSILON {
+            bail!(
+                "wrap --terminal: output {0} is at scale {1}: wrap reads the terminal's pixels at scale 1 (for the run: swaymsg output {0} scale 1)",
+                crate::units::printable(&on.name),
+                on.scale
+            );
+        }
+        self.output = Some(on);
+        Ok(placed)
+    }
+
+    fn gone(&self) -> bool {
+        self.compositor.gone()
+    }
+
+    /// Focused when it was placed (`settle_window`).
+    fn focus(&self, _window: &Placed) -> anyhow::Result<()> {
+        self.client.sync()
+    }
+
+    fn watch(
+        &mut self,
+        window: &Placed,
+        shared: &Arc<Watching>,
+    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<f64>>> {
+        let capture = self.client.capture(window)?;
+        let shared = Arc::clone(shared);
+        Ok(crate::sys::spawn_thread("wrap-window", move || {
+            let done = || shared.done.load(Ordering::Relaxed);
+            record_changes(
+                &mut capture.copies(),
+                done,
+                &shared.recording,
+                &shared.strips,
+            )
+        })?)
+    }
+
+    fn calibrate(&self, window: &Placed) -> anyhow::Result<Option<Strips>> {
+        let Some((data, width, height)) = self.client.capture(window)?.picture()? else {
+            return Ok(None);
+        };
+        Ok(crate::painting::strips::find_strips(&data, width, height))
+    }
+
+    fn desktop(&self) -> anyhow::Result<Desktop> {
+        let output = self
+            .output
+            .as_ref()
+            .context("the terminal's output is not known")?;
+        Ok(Desktop::Sway {
+            display: (!self.compositor.own())
+                .then(|| self.compositor.socket.to_string_lossy().into_owned()),
+            output: output.name.clone(),
+            refresh_hz: output.refresh_hz,
+        })
+    }
+}
