@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::args::Fix;
 use super::args::WrapArgs;
 use super::outputs::{draw_keys, plot_title};
-use super::rounds::{Order, Plan, Until, play};
+use super::rounds::{Plan, play};
 use super::running::How;
 use super::side::{RunReport, Side};
 use super::typing::Keys;
@@ -77,12 +77,7 @@ pub fn run(
         None => Some(args.duration.unwrap_or(DEFAULT_ROUND)),
     };
     let sides = [None, Some(fix)];
-    let plan = Plan {
-        sides: sides.len(),
-        order: Order::Same,
-        warm_up: false,
-        until: Until::Rounds(args.rounds() as usize),
-    };
+    let plan = Plan::alternating(sides.len(), args.rounds() as usize);
     let played = play(
         &plan,
         &mut |i| {

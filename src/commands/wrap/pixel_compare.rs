@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::args::Fix;
 use super::args::WrapArgs;
 use super::pixel_report::PixelReport;
-use super::rounds::{Order, Plan, Until, play};
+use super::rounds::{Plan, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
 use super::wrap_report::WrapReport;
@@ -69,12 +69,7 @@ pub fn run(
         (None, None),
         (None, Some(fix)),
     ];
-    let plan = Plan {
-        sides: sides.len(),
-        order: Order::Same,
-        warm_up: false,
-        until: Until::Rounds(args.rounds() as usize),
-    };
+    let plan = Plan::alternating(sides.len(), args.rounds() as usize);
     let played = play(
         &plan,
         &mut |i| {

@@ -90,6 +90,19 @@ pub struct Plan {
     pub until: Until,
 }
 
+impl Plan {
+    /// `sides` each round in their own order, no warm-up, `rounds` rounds: `--compare`'s, whose
+    /// ratios are round by round and give no verdict.
+    pub fn alternating(sides: usize, rounds: usize) -> Plan {
+        Plan {
+            sides,
+            order: Order::Same,
+            warm_up: false,
+            until: Until::Rounds(rounds),
+        }
+    }
+}
+
 /// One round: each side's result, in the sides' own order (not the order they ran).
 #[derive(Clone, Debug)]
 pub struct Round<R> {
@@ -204,6 +217,23 @@ mod tests {
         }
     }
 
+    /// The rounds after which `plan` looked, and what it played, asked to decide from
+    /// `decided_at` rounds on.
+    fn looks_of(plan: &Plan, decided_at: usize) -> (Vec<usize>, Played<usize, ()>) {
+        let looked = RefCell::new(Vec::new());
+        let played = play(
+            plan,
+            &mut |side| Ok::<_, anyhow::Error>((side, None::<()>)),
+            &|rounds: &[Round<usize>]| {
+                looked.borrow_mut().push(rounds.len());
+                rounds.len() >= decided_at
+            },
+            &AtomicUsize::new(0),
+        )
+        .unwrap();
+        (looked.into_inner(), played)
+    }
+
     fn decisive(most: usize) -> Until {
         Until::Decisive {
             looks: Looks::until_decisive(most),
@@ -235,57 +265,27 @@ mod tests {
 
     #[test]
     fn it_looks_only_on_the_schedule_and_stops_at_the_first_decisive_look() {
-        let looked = RefCell::new(Vec::new());
-        let played = play(
-            &plan(decisive(60)),
-            &mut |side| Ok::<_, anyhow::Error>((side, None::<()>)),
-            &|rounds: &[Round<usize>]| {
-                looked.borrow_mut().push(rounds.len());
-                rounds.len() >= 16
-            },
-            &AtomicUsize::new(0),
-        )
-        .unwrap();
-        assert_eq!(*looked.borrow(), [6, 10, 16]);
+        let (looked, played) = looks_of(&plan(decisive(60)), 16);
+        assert_eq!(looked, [6, 10, 16]);
         assert_eq!(played.rounds.len(), 16);
         assert_eq!(played.stopped, Stopped::Decided);
     }
 
     #[test]
     fn undecided_it_stops_at_the_rounds_budget() {
-        let looked = RefCell::new(Vec::new());
-        let played = play(
-            &plan(decisive(20)),
-            &mut |side| Ok::<_, anyhow::Error>((side, None::<()>)),
-            &|rounds: &[Round<usize>]| {
-                looked.borrow_mut().push(rounds.len());
-                false
-            },
-            &AtomicUsize::new(0),
-        )
-        .unwrap();
-        assert_eq!(*looked.borrow(), [6, 10, 16, 20]);
+        let (looked, played) = looks_of(&plan(decisive(20)), usize::MAX);
+        assert_eq!(looked, [6, 10, 16, 20]);
         assert_eq!(played.stopped, Stopped::MaxRounds);
     }
 
     #[test]
     fn a_round_that_would_run_past_the_time_budget_is_the_last_look() {
-        let looked = RefCell::new(Vec::new());
         let until = Until::Decisive {
             looks: Looks::until_decisive(60),
             max_time: Duration::ZERO,
         };
-        let played = play(
-            &plan(until),
-            &mut |side| Ok::<_, anyhow::Error>((side, None::<()>)),
-            &|rounds: &[Round<usize>]| {
-                looked.borrow_mut().push(rounds.len());
-                false
-            },
-            &AtomicUsize::new(0),
-        )
-        .unwrap();
-        assert_eq!(*looked.borrow(), [1]);
+        let (looked, played) = looks_of(&plan(until), usize::MAX);
+        assert_eq!(looked, [1]);
         assert_eq!(played.stopped, Stopped::MaxTime);
     }
 

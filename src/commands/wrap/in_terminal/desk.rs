@@ -65,7 +65,7 @@ pub(super) trait Desk {
         &mut self,
         window: &Self::Window,
         shared: &Arc<Watching>,
-    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<f64>>>;
+    ) -> anyhow::Result<WatchThread>;
 
     /// Where the frame markers are, if the window shows the calibration pattern now.
     fn calibrate(&self, window: &Self::Window) -> anyhow::Result<Option<Strips>>;
@@ -73,6 +73,9 @@ pub(super) trait Desk {
     /// Where it ran, as the report says it.
     fn desktop(&self) -> anyhow::Result<Desktop>;
 }
+
+/// The window's watcher thread: it returns the share of a core it took.
+pub(super) type WatchThread = std::thread::JoinHandle<anyhow::Result<f64>>;
 
 /// One key of the script as the desktop's keyboard types it, and the pause after it.
 pub(super) struct Typed<S> {

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, bail};
 
-use super::desk::{Desk, Desktop, WINDOW_AT_MOST, Watching};
+use super::desk::{Desk, Desktop, WINDOW_AT_MOST, WatchThread, Watching};
 use crate::keyscript::Key;
 use crate::painting::display::{self, Screen, Terminal};
 use crate::painting::strips::Strips;
@@ -126,11 +126,7 @@ impl Desk for WaylandDesk {
         self.client.sync()
     }
 
-    fn watch(
-        &mut self,
-        window: &Placed,
-        shared: &Arc<Watching>,
-    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<f64>>> {
+    fn watch(&mut self, window: &Placed, shared: &Arc<Watching>) -> anyhow::Result<WatchThread> {
         let capture = self.client.capture(window)?;
         let shared = Arc::clone(shared);
         Ok(crate::sys::spawn_thread("wrap-window", move || {

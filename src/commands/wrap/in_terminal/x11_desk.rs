@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use x11rb::protocol::xproto::Window;
 
-use super::desk::{Desk, Desktop, Watching};
+use super::desk::{Desk, Desktop, WatchThread, Watching};
 use crate::keyscript::Key;
 use crate::painting::display::{self, Screen, Terminal, Xvfb};
 use crate::painting::keyboard::{Keyboard, Stroke};
@@ -87,11 +87,7 @@ impl Desk for X11Desk {
         self.keyboard.sync()
     }
 
-    fn watch(
-        &mut self,
-        window: &Window,
-        shared: &Arc<Watching>,
-    ) -> anyhow::Result<std::thread::JoinHandle<anyhow::Result<f64>>> {
+    fn watch(&mut self, window: &Window, shared: &Arc<Watching>) -> anyhow::Result<WatchThread> {
         let (window, shared) = (*window, Arc::clone(shared));
         let watcher = self
             .watcher
