@@ -2,11 +2,11 @@
 //! keys, one verdict. OLD and NEW run headless (or in `--terminal`) in rounds ordered ABBA (OLD,
 //! NEW, then NEW, OLD: a machine that slows down across a round slows both alike), after a
 //! warm-up round that is dropped, with the same size, keys, readiness rule, observer and reader
-//! ([`rounds`](super::rounds)). Each round gives one ratio of key→frame p50, NEW over OLD; the
+//! (the rounds engine, `rounds.rs`). Each round gives one ratio of key→frame p50, NEW over OLD; the
 //! verdict is the rounds' ratio with an interval from resampling them
 //! ([`crate::results::verdict`]) against `--threshold`: slower, faster, the same, or
 //! inconclusive — and an exit code a CI job can gate on. The rounds run until a scheduled look
-//! decides, within a budget ([`Looks`]), or `--rounds N`.
+//! decides, within a budget ([`Looks`](crate::results::verdict::Looks)), or `--rounds N`.
 
 mod report;
 mod stored;
