@@ -83,12 +83,12 @@ pub struct WrapArgs {
 
     /// `--against`: at most this many rounds until the interval decides; it looks after rounds
     /// 6, 10, 16, 24, 34 and 46 below it, and at it
-    #[arg(long, value_parser = clap::value_parser!(u32).range(6..=1000), default_value = "60", conflicts_with = "rounds")]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(6..=1000), default_value = "60", conflicts_with = "rounds", requires = "against")]
     pub max_rounds: u32,
 
     /// `--against`: at most this many seconds of rounds until the interval decides (the round
     /// that would run past it is the last look)
-    #[arg(long, value_parser = parse_duration, default_value = "240", value_name = "SECONDS", conflicts_with = "rounds")]
+    #[arg(long, value_parser = parse_duration, default_value = "240", value_name = "SECONDS", conflicts_with = "rounds", requires = "against")]
     pub max_time: Duration,
 
     /// Run CMD (NEW) against another build (OLD), its words as a shell splits them (`'./old

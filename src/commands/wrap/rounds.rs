@@ -56,6 +56,9 @@ pub enum Stopped {
     MaxTime,
     /// A signal asked wrap to stop.
     Signal,
+    /// A look found no verdict to wait for (a build crashed, or answered no key): set by the
+    /// mode that knows, from [`Stopped::Decided`].
+    NoVerdict,
 }
 
 impl Stopped {
@@ -74,6 +77,7 @@ impl Stopped {
             ),
             (Stopped::MaxTime, _) => "the time budget ran out".to_owned(),
             (Stopped::Signal, _) => "a signal stopped it".to_owned(),
+            (Stopped::NoVerdict, _) => "a build gave no verdict to wait for".to_owned(),
         }
     }
 }

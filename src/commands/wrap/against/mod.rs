@@ -138,8 +138,13 @@ pub(super) fn run(
         old_runs.push(old);
         new_runs.push(new);
     }
+    let mut verdict =
+        AgainstVerdict::of(&rounds, judged, (&looks, played.stopped), (old, &new_words));
+    if verdict.no_verdict.is_some() && verdict.stopped_because == Stopped::Decided {
+        verdict.stopped_because = Stopped::NoVerdict;
+    }
     let against = Against {
-        against: AgainstVerdict::of(&rounds, judged, (&looks, played.stopped), (old, &new_words)),
+        against: verdict,
         rounds,
         old_runs,
         new_runs,
