@@ -21,7 +21,7 @@ use anyhow::Context;
 
 use super::args::{OldBuild, WrapArgs};
 use super::outputs::{draw_keys, plot_title};
-use super::rounds::{Order, Plan, Stopped, Until, play};
+use super::rounds::{Order, Plan, Ran, Stopped, Until, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
 use crate::detect::keyed::KeyLatencies;
@@ -72,8 +72,11 @@ pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The last round's runs, each build's timeline and keys (`--plot`).
-type Last = Vec<(Build, Timeline, KeyLatencies)>;
+/// A build's run as `--plot` draws it: its timeline and its keys.
+type Drawn = (Build, Timeline, KeyLatencies);
+
+/// The last round's runs, each build's (`--plot`).
+type Last = Vec<Drawn>;
 
 pub(super) fn run(
     args: &WrapArgs,
@@ -159,16 +162,12 @@ pub(super) fn run(
 
 /// One build's run of a round: its figures and report, and (headless) its timeline and keys
 /// for `--plot`.
-#[allow(clippy::type_complexity)]
 fn one(
     args: &WrapArgs,
     program: &Path,
     (build, measure, keys): (Build, Measure, &Keys),
     signal: &AtomicUsize,
-) -> anyhow::Result<(
-    (RunFigures, RunReport),
-    Option<(Build, Timeline, KeyLatencies)>,
-)> {
+) -> anyhow::Result<Ran<(RunFigures, RunReport), Drawn>> {
     let side = Side::of_rounds(args, Some(keys), None, args.terminal);
     let ran = super::side::run(args, program, side, signal)?;
     let figures = RunFigures::of(&ran.report, measure);
