@@ -221,44 +221,58 @@ impl Comparison {
             self.seconds_each
         );
         let keyed = self.key_speedup.is_some();
-        out += "| run    | fps (min–max)          | write(2) a frame | bytes a frame | CPU ms a frame |";
-        out += if keyed {
-            " key→frame p50 | key→frame p95 |\n"
-        } else {
-            "\n"
-        };
-        for (name, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
-            let cell = |s: Option<Spread>, f: &dyn Fn(f64) -> String| {
-                s.map_or("unknown".to_owned(), |s| f(s.median))
-            };
-            let rate = Spread::of_each(runs, fps).map_or("unknown".to_owned(), |s| {
-                format!("{} ({}–{})", count(s.median), count(s.min), count(s.max))
-            });
-            out += &format!(
-                "| {name:<6} | {rate:<22} | {:<16} | {:<13} | {:<14} |",
-                cell(
-                    Spread::of_each(runs, |r| r.run.figures.as_ref()?.writes_per_frame),
-                    &|v| count(v)
-                ),
-                cell(
-                    Spread::of_each(runs, |r| r.run.figures.as_ref()?.bytes_per_frame),
-                    &|v| bytes(v)
-                ),
-                cell(
-                    Spread::of_each(runs, |r| r.run.figures.as_ref()?.cpu_ms_per_frame()),
-                    &|v| format!("{v:.2}")
-                ),
-            );
-            if keyed {
-                let ms = |v: f64| crate::units::milliseconds(v);
-                out += &format!(
-                    " {:<13} | {:<13} |",
-                    cell(Spread::of_each(runs, |r| Some(key_to_frame(r)?.p50)), &ms),
-                    cell(Spread::of_each(runs, |r| Some(key_to_frame(r)?.p95)), &ms),
-                );
-            }
-            out += "\n";
+        let mut header: Vec<String> = [
+            "run",
+            "fps (min–max)",
+            "write(2) a frame",
+            "bytes a frame",
+            "CPU ms a frame",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if keyed {
+            header.extend(["key→frame p50".to_owned(), "key→frame p95".to_owned()]);
         }
+        let rows: Vec<Vec<String>> = [("as is", &self.as_is), ("tried", &self.tried)]
+            .into_iter()
+            .map(|(name, runs)| {
+                let cell = |s: Option<Spread>, f: &dyn Fn(f64) -> String| {
+                    s.map_or("unknown".to_owned(), |s| f(s.median))
+                };
+                let rate = Spread::of_each(runs, fps).map_or("unknown".to_owned(), |s| {
+                    format!("{} ({}–{})", count(s.median), count(s.min), count(s.max))
+                });
+                let mut row = vec![
+                    name.to_owned(),
+                    rate,
+                    cell(
+                        Spread::of_each(runs, |r| r.run.figures.as_ref()?.writes_per_frame),
+                        &|v| count(v),
+                    ),
+                    cell(
+                        Spread::of_each(runs, |r| r.run.figures.as_ref()?.bytes_per_frame),
+                        &|v| bytes(v),
+                    ),
+                    cell(
+                        Spread::of_each(runs, |r| r.run.figures.as_ref()?.cpu_ms_per_frame()),
+                        &|v| format!("{v:.2}"),
+                    ),
+                ];
+                if keyed {
+                    let ms = |v: f64| crate::units::milliseconds(v);
+                    row.push(cell(
+                        Spread::of_each(runs, |r| Some(key_to_frame(r)?.p50)),
+                        &ms,
+                    ));
+                    row.push(cell(
+                        Spread::of_each(runs, |r| Some(key_to_frame(r)?.p95)),
+                        &ms,
+                    ));
+                }
+                row
+            })
+            .collect();
+        out += &crate::results::export::markdown_table(&header, &rows, 1);
         out += &match self.speedup {
             Some(s) => format!(
                 "speedup ×{:.2} (×{:.2}–×{:.2} over {} round(s))",

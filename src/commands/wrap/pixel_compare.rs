@@ -167,24 +167,34 @@ impl PixelComparison {
             "wrap --compare frame --terminal {name}: {command}, {} round(s){size}\n",
             self.as_is.len().min(self.tried.len())
         );
-        out += &format!(
-            "| run    | key→last pixel p50 | p95       | key→first pixel p50 | key→frame p50 in {name} | key→frame p50 headless |\n"
-        );
+        let header: Vec<String> = [
+            "run".to_owned(),
+            "key→last pixel p50".to_owned(),
+            "p95".to_owned(),
+            "key→first pixel p50".to_owned(),
+            format!("key→frame p50 in {name}"),
+            "key→frame p50 headless".to_owned(),
+        ]
+        .to_vec();
         let (pixels, headless) = (terminal_keys, headless_keys);
         let p = |get: fn(Percentiles) -> f64| move |k: &KeyLatencies| Some(get(k.pixels_ms?.last));
-        for (side, runs, headless_runs) in [
+        let rows: Vec<Vec<String>> = [
             ("as is", &self.as_is, &self.headless_as_is),
             ("tried", &self.tried, &self.headless_tried),
-        ] {
-            out += &format!(
-                "| {side:<6} | {:<18} | {:<9} | {:<19} | {:<16} | {:<22} |\n",
+        ]
+        .into_iter()
+        .map(|(side, runs, headless_runs)| {
+            vec![
+                side.to_owned(),
                 median_of(runs, pixels, p(|p| p.p50)),
                 median_of(runs, pixels, p(|p| p.p95)),
                 median_of(runs, pixels, |k| Some(k.pixels_ms?.first.p50)),
                 median_of(runs, pixels, |k| Some(k.key_to_frame_ms?.p50)),
                 median_of(headless_runs, headless, |k| Some(k.key_to_frame_ms?.p50)),
-            );
-        }
+            ]
+        })
+        .collect();
+        out += &crate::results::export::markdown_table(&header, &rows, 1);
         out += &format!(
             "in {name}: key to last pixel p50 {} faster, p95 {}; first pixel p50 {}; key to frame p50 {}\n",
             spread(self.last_pixel_p50),
