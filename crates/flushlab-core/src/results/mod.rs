@@ -74,6 +74,18 @@ pub struct BenchResults {
 }
 
 impl BenchResults {
+    /// Every backend's fastest mode against the first backend's, round by round, for each
+    /// size, sink and reader (none with one backend).
+    pub fn backends_by_round(&self) -> Vec<BackendRounds> {
+        by_round::backends_by_round(&self.settings.backends, &self.results)
+    }
+
+    /// Every keyed program row against the first keyed row under the same conditions, round
+    /// by round, with `wrap --against`'s interval and verdict (one look).
+    pub fn keyed_by_round(&self) -> Vec<KeyedRounds> {
+        by_round::keyed_by_round(&self.results)
+    }
+
     /// A bench or tour result file someone sent, checked ([`from_sent_json`]).
     pub fn from_json(bytes: &[u8]) -> anyhow::Result<BenchResults> {
         from_sent_json(bytes)
