@@ -77,6 +77,14 @@ fn a_stored_run_that_is_none_is_one_line() {
             "not a stored run",
         ),
         (write("keyless.json", keyless), "without keys"),
+        // A figure no run gives: refused, the field named.
+        (
+            write(
+                "negative.json",
+                br#"{"version":"0.1.0","command":["x"],"cols":80,"rows":24,"exit_code":0,"keys":{"script":"j","keys":1,"unanswered":0,"key_to_frame_ms":{"p50":-1.0,"p95":1.0,"max":1.0},"stages_ms":null,"bytes_per_key":10.0}}"#,
+            ),
+            "keys.key_to_frame_ms.p50",
+        ),
     ];
     let sub = dir.join("dir.json");
     std::fs::create_dir(&sub).unwrap();
