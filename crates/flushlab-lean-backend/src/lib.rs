@@ -51,6 +51,27 @@
 //!   panic; a frame whose draw failed is not assumed drawn (ratatui draws its whole buffer
 //!   again only if the app calls `Terminal::clear`; the backend keeps no state across draws).
 //!
+//! ## Which calls flush
+//!
+//! How many write(2)s a frame takes is the writer's to decide, so the backend flushes the writer
+//! only where a caller needs the bytes on the screen now:
+//!
+//! - `draw` never flushes, as crossterm's does not: a frame is many cells.
+//! - `Backend::flush` (and `Write::flush`) always does. ratatui's `Terminal::draw` ends with
+//!   it, after its own cursor calls.
+//! - `hide_cursor`, `show_cursor`, `set_cursor_position`, `clear`, `clear_region`,
+//!   `append_lines` (and the scroll-region calls) flush when no frame is open, as crossterm's
+//!   `execute!` does: an app's own `hide_cursor`, ratatui's `Terminal::clear`, or the
+//!   `show_cursor` a `Terminal` sends as it is dropped reach the screen with no flush after them.
+//! - Between a `draw` that succeeded and the next flush they do not flush. `Terminal::draw`
+//!   calls `hide_cursor` after every frame, or `show_cursor` then `set_cursor_position` when
+//!   the frame sets a cursor, and then `Backend::flush`. So over a `BufWriter` a frame is one
+//!   write(2) with its cursor sequences last. crossterm's backend flushes in each cursor call,
+//!   which makes a frame with a visible cursor two write(2)s (the frame, then the move), and a
+//!   terminal can paint between them with the cursor where it is not.
+//!
+//! `tests/flushes.rs` holds each of these.
+//!
 //! MSRV: Rust 1.88. No `unsafe` (`#![forbid(unsafe_code)]`).
 
 #![forbid(unsafe_code)]
@@ -73,6 +94,9 @@ pub struct LeanBackend<W: Write> {
     /// The size `size()` reports when no terminal can be asked (a pty's window size, set by the
     /// caller); `None` asks the terminal through crossterm's query, as crossterm's backend does.
     size: Option<Size>,
+    /// A `draw` succeeded and no `Backend::flush` has followed: the cursor calls ratatui makes
+    /// after a draw go out with the frame (see [which calls flush](crate#which-calls-flush)).
+    frame_open: bool,
 }
 
 // The traits ratatui's `CrosstermBackend` has (a `Terminal` of it is `Debug`, comparable,
@@ -100,6 +124,7 @@ impl<W: Write + Clone> Clone for LeanBackend<W> {
             cell: CellBytes::default(),
             colours: self.colours,
             size: self.size,
+            frame_open: false,
         }
     }
 }
@@ -128,6 +153,7 @@ impl<W: Write> LeanBackend<W> {
             cell: CellBytes::default(),
             colours: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             size: None,
+            frame_open: false,
         }
     }
 
@@ -150,6 +176,16 @@ impl<W: Write> LeanBackend<W> {
     /// The writer back, the backend gone.
     pub fn into_writer(self) -> W {
         self.writer
+    }
+
+    /// Ends a call that changed the screen: within a frame ratatui's own `Backend::flush` follows
+    /// and sends it with the frame; outside one it is sent now, as crossterm's `execute!` sends
+    /// it.
+    fn send(&mut self) -> io::Result<()> {
+        if self.frame_open {
+            return Ok(());
+        }
+        self.writer.flush()
     }
 
     /// The bytes of one cell after `state`: a move unless it follows the last one, the
@@ -436,6 +472,7 @@ impl<W: Write> Write for LeanBackend<W> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.frame_open = false;
         self.writer.flush()
     }
 }
@@ -447,6 +484,9 @@ impl<W: Write> Backend for LeanBackend<W> {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
+        // Open only once the frame is whole: after a failed draw (an app about to restore and
+        // exit), the calls that follow are sent at once.
+        self.frame_open = false;
         let mut pen = Pen::reset();
         for (x, y, cell) in content {
             self.encode(x, y, cell, &mut pen);
@@ -460,17 +500,19 @@ impl<W: Write> Backend for LeanBackend<W> {
             (false, true) => b"\x1b[m\x1b[m\x1b[m\x1b[0m",
             (false, false) => b"\x1b[m\x1b[m\x1b[0m",
         };
-        self.writer.write_all(end)
+        self.writer.write_all(end)?;
+        self.frame_open = true;
+        Ok(())
     }
 
     fn hide_cursor(&mut self) -> io::Result<()> {
         self.writer.write_all(b"\x1b[?25l")?;
-        self.writer.flush()
+        self.send()
     }
 
     fn show_cursor(&mut self) -> io::Result<()> {
         self.writer.write_all(b"\x1b[?25h")?;
-        self.writer.flush()
+        self.send()
     }
 
     /// Asks the terminal (`ESC[6n`, as crossterm's backend does) and waits for its answer.
@@ -484,7 +526,7 @@ impl<W: Write> Backend for LeanBackend<W> {
         self.cell.start(0);
         push_move(&mut self.cell, x, y);
         self.writer.write_all(self.cell.as_bytes())?;
-        self.writer.flush()
+        self.send()
     }
 
     fn clear(&mut self) -> io::Result<()> {
@@ -500,14 +542,14 @@ impl<W: Write> Backend for LeanBackend<W> {
             ClearType::UntilNewLine => b"\x1b[K",
         };
         self.writer.write_all(sequence)?;
-        self.writer.flush()
+        self.send()
     }
 
     fn append_lines(&mut self, n: u16) -> io::Result<()> {
         for _ in 0..n {
             self.writer.write_all(b"\n")?;
         }
-        self.writer.flush()
+        self.send()
     }
 
     /// The size given ([`LeanBackend::with_size`]), else the terminal's.
@@ -545,6 +587,7 @@ impl<W: Write> Backend for LeanBackend<W> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.frame_open = false;
         self.writer.flush()
     }
 
@@ -570,7 +613,7 @@ impl<W: Write> LeanBackend<W> {
         direction: u8,
     ) -> io::Result<()> {
         if amount == 0 {
-            return self.writer.flush();
+            return self.send();
         }
         let out = &mut self.cell;
         out.start(0);
@@ -583,7 +626,7 @@ impl<W: Write> LeanBackend<W> {
         out.put(&[direction]);
         out.put(b"\x1b[r");
         self.writer.write_all(self.cell.as_bytes())?;
-        self.writer.flush()
+        self.send()
     }
 }
 
