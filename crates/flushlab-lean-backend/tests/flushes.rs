@@ -14,27 +14,33 @@ use ratatui::layout::{Position, Size};
 /// A writer that keeps what it is given until a flush, as a `BufWriter` or flushlab's frame
 /// writer does, and records each flush that had bytes to send: the write(2)s a frame takes.
 #[derive(Clone, Default)]
-struct Sent(Rc<RefCell<(Vec<u8>, Vec<Vec<u8>>)>>);
+struct Sent(Rc<RefCell<Sends>>);
+
+#[derive(Default)]
+struct Sends {
+    pending: Vec<u8>,
+    sent: Vec<Vec<u8>>,
+}
 
 impl Sent {
     fn sends(&self) -> Vec<Vec<u8>> {
-        self.0.borrow().1.clone()
+        self.0.borrow().sent.clone()
     }
     fn pending(&self) -> usize {
-        self.0.borrow().0.len()
+        self.0.borrow().pending.len()
     }
 }
 
 impl Write for Sent {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().0.extend_from_slice(buf);
+        self.0.borrow_mut().pending.extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
         let mut inner = self.0.borrow_mut();
-        if !inner.0.is_empty() {
-            let frame = std::mem::take(&mut inner.0);
-            inner.1.push(frame);
+        if !inner.pending.is_empty() {
+            let frame = std::mem::take(&mut inner.pending);
+            inner.sent.push(frame);
         }
         Ok(())
     }
