@@ -1,6 +1,6 @@
 //! An independent truth for `wrap --terminal`'s key→pixel figures: an X client of its own, no
 //! code of wrap's, that types keys into a terminal's window through XTEST and times the window's
-//! DAMAGE reports as they reach it.
+//! DAMAGE reports (every rectangle drawn) as they reach it.
 //!
 //! ```sh
 //! cargo run --release --example key_pixel_probe -- DISPLAY KEYS PAUSE_MS
@@ -64,7 +64,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     conn.set_input_focus(InputFocus::PARENT, window, x11rb::CURRENT_TIME)?;
     let watched = conn.generate_id()?;
-    conn.damage_create(watched, window, damage::ReportLevel::NON_EMPTY)?;
+    // Every rectangle drawn is reported, no re-arming: a terminal paints a frame in many requests,
+    // and a report level that must be re-armed misses those that come before the re-arm.
+    conn.damage_create(watched, window, damage::ReportLevel::RAW_RECTANGLES)?;
     conn.sync()?;
     // What was pending before the first key is not its answer.
     settle(&conn, watched, Duration::from_millis(500))?;
@@ -166,7 +168,7 @@ fn settle(
     Ok(())
 }
 
-/// The times the window's changes reached this client, until `end`; each report re-armed at once.
+/// The times the window's changes reached this client, until `end`.
 fn changes_until(
     conn: &RustConnection,
     watched: damage::Damage,
@@ -179,8 +181,6 @@ fn changes_until(
                 && n.damage == watched
             {
                 seen.push(Instant::now());
-                conn.damage_subtract(watched, x11rb::NONE, x11rb::NONE)?;
-                conn.flush()?;
             }
         }
         let now = Instant::now();

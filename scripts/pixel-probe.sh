@@ -7,7 +7,8 @@
 #   scripts/pixel-probe.sh SIZE KEYS PAUSE_MS ROUNDS -- CMD [ARGS...]
 #   e.g. scripts/pixel-probe.sh 200x60 jjjjjkkkkkjjjjjkkkkk 300 3 -- dua i /usr/share
 #
-# Prints each side's key→first and key→last pixel p50 per round and the ratios wrap/probe.
+# Prints each side's key→first and key→last pixel p50 per round. WRAP_ARGS: more of wrap's
+# arguments (e.g. WRAP_ARGS='--observer preload'), split at spaces.
 # Needs a release build (target/release/flushlab and the example), Xvfb and xterm.
 set -euo pipefail
 
@@ -69,7 +70,8 @@ for ((r = 1; r <= rounds; r++)); do
     echo "$out" > "$scratch/probe-$r.txt"
     echo "$r probe $(echo "$out" | p50 first) $(echo "$out" | p50 last)"
 
-    out="$("$flushlab" wrap --terminal xterm --display "$display" --size "$size" --keys "$script" -- "$@" 2>&1 >/dev/null || true)"
+    # shellcheck disable=SC2086
+    out="$("$flushlab" wrap ${WRAP_ARGS:-} --terminal xterm --display "$display" --size "$size" --keys "$script" -- "$@" 2>&1 >/dev/null || true)"
     echo "$out" > "$scratch/wrap-$r.txt"
     echo "$r wrap $(echo "$out" | wrap_p50 first) $(echo "$out" | wrap_p50 last)"
 done
