@@ -75,7 +75,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut last = Vec::new();
     for (key, code) in keys.chars().zip(codes) {
         let sent = Instant::now();
-        conn.xtest_fake_input(x11rb::protocol::xproto::KEY_PRESS_EVENT, code, 0, root, 0, 0, 0)?;
+        conn.xtest_fake_input(
+            x11rb::protocol::xproto::KEY_PRESS_EVENT,
+            code,
+            0,
+            root,
+            0,
+            0,
+            0,
+        )?;
         conn.xtest_fake_input(
             x11rb::protocol::xproto::KEY_RELEASE_EVENT,
             code,
@@ -193,7 +201,10 @@ fn changes_until(
             tv_nsec: i64::from(left.subsec_nanos()),
         };
         let fd = conn.stream().as_fd();
-        let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
+        let mut fds = [rustix::event::PollFd::new(
+            &fd,
+            rustix::event::PollFlags::IN,
+        )];
         rustix::event::poll(&mut fds, Some(&timeout))?;
     }
 }

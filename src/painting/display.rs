@@ -29,6 +29,62 @@ pub enum Terminal {
     Foot,
 }
 
+/// One setting of the terminal's own (`wrap --terminal-option KEY=VALUE`): foot's and
+/// kitty's and alacritty's `-o KEY=VALUE`, xterm's and urxvt's X resource `KEY: VALUE` of their
+/// class. How the terminal renders is part of what a key's pixels measure, so it is a condition
+/// of the run like its size: foot's `tweak.delayed-render-lower=0` turns its render delay off.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TerminalOption {
+    pub key: String,
+    pub value: String,
+}
+
+impl TerminalOption {
+    /// `KEY=VALUE`: a key of letters, digits and `.`, `_`, `-`; a value of at most 200
+    /// printable characters (it becomes one argument of the terminal's command line).
+    pub fn parse(text: &str) -> Result<TerminalOption, String> {
+        let shown = crate::units::printable(text);
+        let Some((key, value)) = text.split_once('=') else {
+            return Err(format!(
+                "'{shown}' is not KEY=VALUE (e.g. tweak.delayed-render-lower=0 for foot)"
+            ));
+        };
+        let key_ok = !key.is_empty()
+            && key.len() <= 100
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !key_ok {
+            return Err(format!(
+                "'{shown}': the key is letters, digits, '.', '_' and '-' (at most 100)"
+            ));
+        }
+        if value.chars().count() > 200 || value.chars().any(char::is_control) {
+            return Err(format!(
+                "'{shown}': the value is at most 200 printable characters"
+            ));
+        }
+        Ok(TerminalOption {
+            key: key.to_owned(),
+            value: value.to_owned(),
+        })
+    }
+}
+
+/// The settings given, for a summary's first line: ", KEY=VALUE, …" (escaped), or nothing.
+pub fn options_said(options: &[TerminalOption]) -> String {
+    options
+        .iter()
+        .map(|o| format!(", {}", crate::units::printable(&o.to_string())))
+        .collect()
+}
+
+impl std::fmt::Display for TerminalOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
 impl Terminal {
     pub fn name(self) -> &'static str {
         match self {
@@ -60,13 +116,31 @@ impl Terminal {
         }
     }
 
+    /// Whether it takes [`TerminalOption`]s: st and mlterm have no way to set one setting on
+    /// their command line.
+    pub fn takes_options(self) -> bool {
+        !matches!(self, Terminal::St | Terminal::Mlterm)
+    }
+
+    /// `option` as this terminal's arguments ([`Terminal::takes_options`]).
+    fn option_args(self, option: &TerminalOption) -> [OsString; 2] {
+        let TerminalOption { key, value } = option;
+        match self {
+            Terminal::Xterm => ["-xrm".into(), format!("XTerm*{key}: {value}").into()],
+            Terminal::Urxvt => ["-xrm".into(), format!("URxvt*{key}: {value}").into()],
+            _ => ["-o".into(), format!("{key}={value}").into()],
+        }
+    }
+
     /// The arguments that open a `cols`x`rows` window running `command`, on Wayland with
-    /// `app_id` (the window rule that floats it names it).
+    /// `app_id` (the window rule that floats it names it), with `options` after its own (so
+    /// that they win).
     fn args(
         self,
         (cols, rows): (u16, u16),
         command: &[OsString],
         app_id: Option<&str>,
+        options: &[TerminalOption],
     ) -> Vec<OsString> {
         let size = format!("{cols}x{rows}");
         let mut args: Vec<OsString> = match self {
@@ -133,16 +207,16 @@ impl Terminal {
                 "--config=/dev/null".into(),
             ],
         };
-        if let Some(app_id) = app_id {
-            // foot's `--app-id`; kitty's and alacritty's `--class` is the app id on Wayland.
-            let flag = match self {
-                Terminal::Foot => "--app-id",
-                _ => "--class",
-            };
-            // Before `-e`, which ends alacritty's options.
-            let at = args.len() - usize::from(args.last().is_some_and(|a| a == "-e"));
-            args.insert(at, format!("{flag}={app_id}").into());
-        }
+        // foot's `--app-id`; kitty's and alacritty's `--class` is the app id on Wayland.
+        let flag = match self {
+            Terminal::Foot => "--app-id",
+            _ => "--class",
+        };
+        let app_id = app_id.map(|app_id| OsString::from(format!("{flag}={app_id}")));
+        let given = options.iter().flat_map(|o| self.option_args(o));
+        // Before `-e`, which ends alacritty's options and begins the others' command.
+        let at = args.len() - usize::from(args.last().is_some_and(|a| a == "-e"));
+        args.splice(at..at, app_id.into_iter().chain(given));
         if self == Terminal::Foot {
             args.push("--".into());
         }
@@ -291,7 +365,7 @@ impl Xvfb {
             display: &self.display,
             own: true,
         };
-        launch(screen, terminal, size, command, env)
+        launch(screen, (terminal, &[]), size, command, env)
     }
 }
 
@@ -311,11 +385,12 @@ pub enum Screen<'a> {
     },
 }
 
-/// Starts `terminal` on `screen`, `cols`x`rows`, running `command` with `env` added to the few
-/// variables it keeps of flushlab's: PATH, HOME, the language, XDG_RUNTIME_DIR.
+/// Starts `terminal` with its `options` on `screen`, `cols`x`rows`, running `command` with
+/// `env` added to the few variables it keeps of flushlab's: PATH, HOME, the language,
+/// XDG_RUNTIME_DIR.
 pub fn launch(
     screen: Screen<'_>,
-    terminal: Terminal,
+    (terminal, options): (Terminal, &[TerminalOption]),
     size: (u16, u16),
     command: &[OsString],
     env: &[(String, String)],
@@ -353,6 +428,7 @@ pub fn launch(
                 Screen::Wayland { app_id, .. } => Some(app_id),
                 Screen::X11 { .. } => None,
             },
+            options,
         ))
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
@@ -417,17 +493,61 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_terminal_option_is_key_equals_value_and_nothing_else() {
+        let o = TerminalOption::parse("tweak.delayed-render-lower=0").unwrap();
+        assert_eq!(
+            (o.key.as_str(), o.value.as_str()),
+            ("tweak.delayed-render-lower", "0")
+        );
+        assert_eq!(TerminalOption::parse("a=b=c").unwrap().value, "b=c");
+        for bad in ["", "=0", "no-equals", "a b=1", "key=\x1b[31m", "k*=1"] {
+            let e = TerminalOption::parse(bad).unwrap_err();
+            assert!(!e.contains('\n') && !e.contains('\x1b'), "{bad:?}: {e}");
+        }
+        assert!(TerminalOption::parse(&format!("k={}", "v".repeat(201))).is_err());
+    }
+
+    #[test]
+    fn options_come_after_the_terminals_own_and_before_its_command() {
+        let command: Vec<OsString> = vec!["/bin/cat".into()];
+        let options = [TerminalOption::parse("repaint_delay=0").unwrap()];
+        for terminal in Terminal::value_variants()
+            .iter()
+            .filter(|t| t.takes_options())
+        {
+            let args = terminal.args((80, 24), &command, Some("flushlab-1"), &options);
+            let given = terminal.option_args(&options[0]);
+            let at = args
+                .windows(2)
+                .position(|w| w == given)
+                .unwrap_or_else(|| panic!("{terminal:?}: {args:?}"));
+            let command_at = args.len() - command.len();
+            assert!(
+                args[at + 2..command_at]
+                    .iter()
+                    .all(|a| a == "-e" || a == "--"),
+                "{terminal:?}: {args:?}"
+            );
+            assert!(at > 3, "after its own: {terminal:?}: {args:?}");
+        }
+        assert_eq!(
+            Terminal::Xterm.option_args(&TerminalOption::parse("cursorBlink=false").unwrap())[1],
+            "XTerm*cursorBlink: false"
+        );
+    }
+
+    #[test]
     fn every_terminal_runs_the_command_last_and_is_told_its_size() {
         let command: Vec<OsString> = vec!["/bin/flushlab".into(), "--duration".into(), "1".into()];
         for terminal in Terminal::value_variants() {
-            let args = terminal.args((80, 24), &command, None);
+            let args = terminal.args((80, 24), &command, None, &[]);
             assert!(args.ends_with(&command), "{terminal:?}");
             if matches!(
                 terminal,
                 Terminal::Foot | Terminal::Kitty | Terminal::Alacritty
             ) {
                 // The app id among the terminal's own options, before its command.
-                let named = terminal.args((80, 24), &command, Some("flushlab-1"));
+                let named = terminal.args((80, 24), &command, Some("flushlab-1"), &[]);
                 assert!(named.ends_with(&command), "{terminal:?}");
                 let at = named
                     .iter()

@@ -720,6 +720,50 @@ fn a_hostile_script_is_one_line_naming_the_word() {
     assert!(started.elapsed().as_secs() < 2, "{:?}", started.elapsed());
 }
 
+/// A terminal's own setting that cannot be given: one line naming it, before anything starts.
+#[test]
+fn a_terminal_option_that_cannot_be_is_one_line() {
+    each_refused(&[
+        (
+            vec![
+                "--terminal",
+                "foot",
+                "--terminal-option",
+                "no-equals",
+                "--keys",
+                "j",
+            ],
+            "'no-equals' is not KEY=VALUE",
+        ),
+        (
+            vec![
+                "--terminal",
+                "foot",
+                "--terminal-option",
+                "k=\u{1b}[31m",
+                "--keys",
+                "j",
+            ],
+            "printable",
+        ),
+        (
+            vec![
+                "--terminal",
+                "st",
+                "--terminal-option",
+                "a=1",
+                "--keys",
+                "j",
+            ],
+            "st takes no setting",
+        ),
+        (
+            vec!["--terminal-option", "a=1", "--keys", "j"],
+            "--terminal",
+        ),
+    ]);
+}
+
 /// The Wayland flags' refusals: one line naming the flag, before anything starts.
 #[test]
 fn a_wayland_flag_that_cannot_be_is_one_line() {

@@ -141,6 +141,13 @@ pub struct WrapArgs {
     #[arg(long, requires = "terminal")]
     pub wayland: bool,
 
+    /// With `--terminal`: one of the terminal's own settings, KEY=VALUE (repeatable): foot's,
+    /// kitty's and alacritty's `-o`, xterm's and urxvt's X resource; e.g.
+    /// `tweak.delayed-render-lower=0` (foot's render delay off), `repaint_delay=0` (kitty's).
+    /// How it renders is part of every pixel figure: the report says the settings given
+    #[arg(long = "terminal-option", value_name = "KEY=VALUE", requires = "terminal", value_parser = crate::painting::display::TerminalOption::parse)]
+    pub terminal_options: Vec<crate::painting::display::TerminalOption>,
+
     /// With `--wayland`: the output's refresh rate, Hz (a key's pixels wait for its next
     /// commit) [default: 60]
     #[arg(long, value_name = "HZ", requires = "terminal", value_parser = clap::value_parser!(u32).range(1..=1000))]

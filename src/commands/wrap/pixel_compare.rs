@@ -159,10 +159,14 @@ impl PixelComparison {
     /// The table printed after the rounds.
     pub fn table(&self, command: &str) -> String {
         let name = self.terminal.name();
-        let size = self
-            .as_is
-            .first()
-            .map_or(String::new(), |r| format!(" at {}x{}", r.cols, r.rows));
+        let size = self.as_is.first().map_or(String::new(), |r| {
+            format!(
+                " at {}x{}{}",
+                r.cols,
+                r.rows,
+                crate::painting::display::options_said(&r.terminal_options)
+            )
+        });
         let mut out = format!(
             "wrap --compare frame --terminal {name}: {command}, {} round(s){size}\n",
             self.as_is.len().min(self.tried.len())

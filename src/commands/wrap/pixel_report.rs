@@ -11,7 +11,7 @@ use super::inside_report::InsideReport;
 use super::typing::KeysRun;
 use super::typing::{Keys, ReadyBy};
 use super::wrap_report::KeysReport;
-use crate::painting::display::Terminal;
+use crate::painting::display::{Terminal, TerminalOption};
 use crate::units::{printable, thousands};
 
 #[derive(Clone, Debug, Serialize)]
@@ -19,6 +19,8 @@ pub struct PixelReport {
     pub version: &'static str,
     pub command: Vec<String>,
     pub terminal: Terminal,
+    /// The terminal's own settings given (`--terminal-option`), in the order given.
+    pub terminal_options: Vec<TerminalOption>,
     /// Where the terminal ran: `own-xvfb` (flushlab's own X server), an X display's name, or
     /// `own-sway` (flushlab's own headless Wayland compositor).
     pub display: String,
@@ -58,6 +60,7 @@ impl PixelReport {
             version: env!("CARGO_PKG_VERSION"),
             command: args.command_words(),
             terminal: run.terminal,
+            terminal_options: args.terminal_options.clone(),
             display: run.desktop.name().to_owned(),
             refresh_hz: run.desktop.refresh_hz(),
             desktop: run.desktop.clone(),
@@ -92,11 +95,12 @@ impl PixelReport {
     /// The summary printed after the run.
     pub fn summary(&self) -> String {
         let mut out = format!(
-            "wrap {} in {} {}x{} ({}): {} s, CMD made {} terminal write(2), {} B",
+            "wrap {} in {} {}x{}{} ({}): {} s, CMD made {} terminal write(2), {} B",
             printable(&self.command.join(" ")),
             self.terminal.name(),
             self.cols,
             self.rows,
+            crate::painting::display::options_said(&self.terminal_options),
             self.desktop.said(),
             crate::units::count(self.seconds),
             thousands(self.terminal_write_calls),

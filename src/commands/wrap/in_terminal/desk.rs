@@ -15,7 +15,7 @@ use super::super::typing::Keys;
 use super::cmd::Cmd;
 use crate::detect::recording::Recording;
 use crate::keyscript::Key;
-use crate::painting::display::{self, Terminal};
+use crate::painting::display::{self, Terminal, TerminalOption};
 use crate::painting::strips::Strips;
 use crate::painting::window_watch::wait_for;
 
@@ -34,10 +34,10 @@ pub(super) trait Desk {
 
     fn type_stroke(&self, stroke: &Self::Stroke) -> anyhow::Result<()>;
 
-    /// `terminal` started here running `command`, held in its process group.
+    /// `terminal` with its options started here running `command`, held in its process group.
     fn launch(
         &mut self,
-        terminal: Terminal,
+        terminal: (Terminal, &[TerminalOption]),
         size: (u16, u16),
         command: &[OsString],
     ) -> anyhow::Result<display::Group>;
@@ -108,11 +108,11 @@ pub(super) fn strokes<D: Desk>(
 /// once mapped and settled, and CMD once started.
 pub(super) fn start_terminal<D: Desk>(
     desk: &mut D,
-    terminal: Terminal,
+    (terminal, options): (Terminal, &[TerminalOption]),
     size: (u16, u16),
     command: &[OsString],
 ) -> anyhow::Result<(display::Group, D::Window, Cmd)> {
-    let mut holder = desk.launch(terminal, size, command)?;
+    let mut holder = desk.launch((terminal, options), size, command)?;
     let pid = holder.pid();
     let window = wait_for(
         WINDOW_AT_MOST,

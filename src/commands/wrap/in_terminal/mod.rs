@@ -106,7 +106,12 @@ fn on<D: Desk>(
     let inside = start_inside(args, program, fix)?;
     let command = through_env(&inside, program, &args.command[1..])?;
     let started = Instant::now();
-    let (window_holder, window, cmd) = start_terminal(&mut desk, terminal, args.size, &command)?;
+    let (window_holder, window, cmd) = start_terminal(
+        &mut desk,
+        (terminal, &args.terminal_options),
+        args.size,
+        &command,
+    )?;
     let shared = Arc::new(Watching::default());
     let recording = &shared.recording;
     let watching = desk.watch(&window, &shared)?;
@@ -199,6 +204,11 @@ pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), 
     if args.no_observer || args.observer == super::args::ObserverArg::None {
         return Err(format!(
             "wrap --terminal {name} --no-observer: a key's frame is seen from inside CMD only (wrap does not read the terminal's pty)"
+        ));
+    }
+    if !args.terminal_options.is_empty() && !terminal.takes_options() {
+        return Err(format!(
+            "wrap --terminal {name} --terminal-option: {name} takes no setting on its command line (xterm, urxvt, alacritty, kitty and foot do)"
         ));
     }
     if args.profile.is_some() {

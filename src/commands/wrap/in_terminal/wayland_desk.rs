@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 
 use super::desk::{Desk, Desktop, WINDOW_AT_MOST, WatchThread, Watching};
 use crate::keyscript::Key;
-use crate::painting::display::{self, Screen, Terminal};
+use crate::painting::display::{self, Screen, Terminal, TerminalOption};
 use crate::painting::strips::Strips;
 use crate::painting::wayland::{Client, Compositor, Keyboard, Output, Placed, Session, Stroke};
 use crate::painting::window_watch::{record_changes, wait_for};
@@ -57,7 +57,7 @@ impl Desk for WaylandDesk {
     /// Floated by a rule naming its app id before it maps.
     fn launch(
         &mut self,
-        terminal: Terminal,
+        terminal: (Terminal, &[TerminalOption]),
         size: (u16, u16),
         command: &[OsString],
     ) -> anyhow::Result<display::Group> {

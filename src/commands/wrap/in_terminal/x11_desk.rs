@@ -10,7 +10,7 @@ use x11rb::protocol::xproto::Window;
 
 use super::desk::{Desk, Desktop, WatchThread, Watching};
 use crate::keyscript::Key;
-use crate::painting::display::{self, Screen, Terminal, Xvfb};
+use crate::painting::display::{self, Screen, Terminal, TerminalOption, Xvfb};
 use crate::painting::keyboard::{Keyboard, Stroke};
 use crate::painting::strips::Strips;
 use crate::painting::window_watch::{X11Watcher, record_changes};
@@ -58,7 +58,7 @@ impl Desk for X11Desk {
 
     fn launch(
         &mut self,
-        terminal: Terminal,
+        terminal: (Terminal, &[TerminalOption]),
         size: (u16, u16),
         command: &[OsString],
     ) -> anyhow::Result<display::Group> {
