@@ -50,19 +50,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let window = largest_window(&conn, root)?.ok_or("no mapped window on the display")?;
     let codes = keycodes(&conn, keys)?;
 
+    focus(&conn, window)?;
     conn.damage_query_version(1, 1)?.reply()?;
-    let geometry = conn.get_geometry(window)?.reply()?;
-    conn.warp_pointer(
-        x11rb::NONE,
-        window,
-        0,
-        0,
-        0,
-        0,
-        (geometry.width / 2) as i16,
-        (geometry.height / 2) as i16,
-    )?;
-    conn.set_input_focus(InputFocus::PARENT, window, x11rb::CURRENT_TIME)?;
     let watched = conn.generate_id()?;
     // Every rectangle drawn is reported, no re-arming: a terminal paints a frame in many requests,
     // and a report level that must be re-armed misses those that come before the re-arm.
@@ -119,6 +108,23 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         rank(&mut last, 0.50),
         rank(&mut last, 0.95),
     );
+    Ok(())
+}
+
+/// The pointer into `window` and the keyboard's focus on it: XTEST's keys go where the focus is.
+fn focus(conn: &RustConnection, window: Window) -> Result<(), Box<dyn std::error::Error>> {
+    let geometry = conn.get_geometry(window)?.reply()?;
+    conn.warp_pointer(
+        x11rb::NONE,
+        window,
+        0,
+        0,
+        0,
+        0,
+        (geometry.width / 2) as i16,
+        (geometry.height / 2) as i16,
+    )?;
+    conn.set_input_focus(InputFocus::PARENT, window, x11rb::CURRENT_TIME)?;
     Ok(())
 }
 
