@@ -54,7 +54,7 @@ for line in open(log):
     if m:
         sends.append(int(m.group(1)) * 10**9 + int(m.group(2).ljust(9, "0")[:9]) - offset)
 sends.sort()
-keys = json.load(open(run))["keys"]["latencies"]["each"]
+keys = json.load(open(run))["keys"]["each"]
 wrap, truth = [], []
 for k in keys:
     last = (k.get("pixels_ms") or {}).get("last")

@@ -116,6 +116,20 @@ impl Terminal {
         }
     }
 
+    /// The settings with which it waits before it renders what arrived on its pty, and their
+    /// defaults: a key's paint stage holds them, whatever the program's writes (foot's manual
+    /// and kitty's kitty.conf).
+    pub fn render_delays(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Terminal::Foot => &[
+                ("tweak.delayed-render-lower", "0.5 ms"),
+                ("tweak.delayed-render-upper", "8.3 ms"),
+            ],
+            Terminal::Kitty => &[("input_delay", "3 ms"), ("repaint_delay", "10 ms")],
+            _ => &[],
+        }
+    }
+
     /// Whether it takes [`TerminalOption`]s: st and mlterm have no way to set one setting on
     /// their command line.
     pub fn takes_options(self) -> bool {

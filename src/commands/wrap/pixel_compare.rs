@@ -18,7 +18,7 @@ use super::typing::Keys;
 use super::wrap_report::WrapReport;
 use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
 use crate::outcome::{Outcome, complain};
-use crate::painting::display::Terminal;
+use crate::painting::display::{Terminal, TerminalOption};
 use crate::results::statistics::Spread;
 use crate::units::milliseconds;
 
@@ -206,6 +206,12 @@ impl PixelComparison {
             spread(self.first_pixel_p50),
             spread(self.key_to_frame_p50),
         );
+        out += &render_delays_said(
+            self.terminal,
+            self.as_is
+                .first()
+                .map_or(&[][..], |r| &r.terminal_options[..]),
+        );
         out += &format!(
             "headless (wrap reading the pty): key to frame p50 {} faster (as is over tried, round by round)",
             spread(self.headless_key_to_frame_p50)
@@ -228,5 +234,53 @@ impl PixelComparison {
             out += &format!("\nstages p50 in {name}, {side}: {}", cells.join(" · "));
         }
         out
+    }
+}
+
+/// The terminal's own render delays, where it has them and the run left them at their
+/// defaults: both sides' paint holds them, and how unbuffered writes trickle in decides
+/// how long they last, so the comparison is of the program and the terminal's rendering
+/// together; the options that take them out, to see which (docs/wrap.md).
+fn render_delays_said(terminal: Terminal, given: &[TerminalOption]) -> String {
+    let delays = terminal.render_delays();
+    if delays.is_empty()
+        || given
+            .iter()
+            .any(|o| delays.iter().any(|(k, _)| *k == o.key))
+    {
+        return String::new();
+    }
+    let defaults: Vec<String> = delays.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let off: Vec<String> = delays
+        .iter()
+        .map(|(k, _)| format!("--terminal-option {k}=0"))
+        .collect();
+    format!(
+        "{} waits before it renders what arrives on its pty ({} by default): both sides' paint \
+         holds it; `{}` measures without it (docs/wrap.md#what-one-write-a-frame-buys-terminal-by-terminal)\n",
+        terminal.name(),
+        defaults.join(", "),
+        off.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_that_delays_its_rendering_is_said_to_unless_told_not_to() {
+        let said = render_delays_said(Terminal::Foot, &[]);
+        assert!(said.contains("tweak.delayed-render-lower 0.5 ms"), "{said}");
+        assert!(
+            said.contains(
+                "--terminal-option tweak.delayed-render-lower=0 --terminal-option tweak.delayed-render-upper=0"
+            ),
+            "{said}"
+        );
+        let off = TerminalOption::parse("tweak.delayed-render-upper=0").unwrap();
+        assert_eq!(render_delays_said(Terminal::Foot, &[off]), "");
+        assert!(render_delays_said(Terminal::Kitty, &[]).contains("repaint_delay 10 ms"));
+        assert_eq!(render_delays_said(Terminal::Xterm, &[]), "");
     }
 }
