@@ -25,14 +25,14 @@ foot="$(command -v foot)" || { echo "foot-commit-probe.sh: foot is not installed
 command -v strace > /dev/null || { echo "foot-commit-probe.sh: strace is not installed" >&2; exit 2; }
 
 scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+trap '[[ -n "${KEEP:-}" ]] || rm -rf "$scratch"' EXIT
 trap 'exit 130' INT TERM
 mkdir "$scratch/bin"
 # wrap finds foot through PATH: this one is foot under strace, detached (-D), so that foot
 # keeps the pid wrap launched and finds its window by.
 cat > "$scratch/bin/foot" <<EOF
 #!/bin/sh
-exec strace -D -f --seccomp-bpf -qq -e trace=sendmsg -e signal=none --timestamps=unix,ns -o "$scratch/foot.strace" "$foot" "\$@"
+exec strace -D --seccomp-bpf -qq -e trace=sendmsg -e signal=none --timestamps=unix,ns -o "$scratch/foot.strace" "$foot" "\$@"
 EOF
 chmod +x "$scratch/bin/foot"
 
@@ -50,7 +50,7 @@ offset = (int(before) + int(after)) // 2
 drift = abs(int(before) - int(after))
 sends = []
 for line in open(log):
-    m = re.match(r"\d+\s+(\d+)\.(\d+) sendmsg\(", line)
+    m = re.match(r"(?:\d+\s+)?(\d+)\.(\d+) sendmsg\(", line)
     if m:
         sends.append(int(m.group(1)) * 10**9 + int(m.group(2).ljust(9, "0")[:9]) - offset)
 sends.sort()
