@@ -221,7 +221,8 @@ fn a_terminal_that_is_not_installed_is_named_with_its_package() {
 /// mode of the tour gets its painted figures, in the JSON and in the table.
 #[test]
 fn the_tour_reads_its_own_terminals_window() {
-    use flushlab::painting::display::{Terminal, Xvfb};
+    use flushlab::painting::display::Xvfb;
+    use flushlab::painting::terminals::Terminal;
     if !can_paint() {
         return;
     }

@@ -1,5 +1,5 @@
-//! Painted frames, the machinery four commands share: an X server of flushlab's own and the
-//! terminals' launch table ([`display`]), the frame marker painted into each frame and its codec
+//! Painted frames, the machinery four commands share: an X server of flushlab's own ([`display`]) and the
+//! terminals' launch table ([`terminals`]), the frame marker painted into each frame and its codec
 //! ([`marker`], a leaf), the probe that logs each frame's write inside the terminal ([`probe`]),
 //! the X client that watches a terminal's window ([`window_watch`]) and the one that types into it
 //! ([`keyboard`]), the analysis of what it read ([`analysis`]), the tour's own window ([`own`])
@@ -15,6 +15,7 @@ pub mod own;
 pub mod plot;
 pub mod probe;
 pub mod strips;
+pub mod terminals;
 pub mod wayland;
 pub mod window_watch;
 

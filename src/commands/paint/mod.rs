@@ -21,7 +21,8 @@ use serde::Deserialize;
 
 use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal};
-use crate::painting::display::{Terminal, Xvfb};
+use crate::painting::display::Xvfb;
+use crate::painting::terminals::Terminal;
 use crate::painting::{PaintResults, analysis, marker, plot, probe, window_watch};
 use crate::results::painted::PaintRun;
 use crate::subject::Subject;

@@ -128,7 +128,7 @@ pub struct WrapArgs {
     /// changes are watched (DAMAGE), so each key gets key→first and key→last pixel and a paint
     /// stage: xterm, st, alacritty, kitty, urxvt, mlterm; and foot, on Wayland (`--wayland`)
     #[arg(long, value_enum, value_name = "NAME", hide_possible_values = true)]
-    pub terminal: Option<crate::painting::display::Terminal>,
+    pub terminal: Option<crate::painting::terminals::Terminal>,
 
     /// With `--terminal`: open the terminal on this X display (`:0`, your desktop: watch it
     /// while it is typed into) instead of on flushlab's own Xvfb
@@ -145,8 +145,8 @@ pub struct WrapArgs {
     /// kitty's and alacritty's `-o`, xterm's and urxvt's X resource; e.g.
     /// `tweak.delayed-render-lower=0` (foot's render delay off), `repaint_delay=0` (kitty's).
     /// How it renders is part of every pixel figure: the report says the settings given
-    #[arg(long = "terminal-option", value_name = "KEY=VALUE", requires = "terminal", value_parser = crate::painting::display::TerminalOption::parse)]
-    pub terminal_options: Vec<crate::painting::display::TerminalOption>,
+    #[arg(long = "terminal-option", value_name = "KEY=VALUE", requires = "terminal", value_parser = crate::painting::terminals::TerminalOption::parse)]
+    pub terminal_options: Vec<crate::painting::terminals::TerminalOption>,
 
     /// With `--wayland`: the output's refresh rate, Hz (a key's pixels wait for its next
     /// commit) [default: 60]

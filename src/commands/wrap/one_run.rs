@@ -67,7 +67,7 @@ pub(super) fn here(
 pub(super) fn in_a_terminal(
     args: &WrapArgs,
     program: &std::path::Path,
-    terminal: crate::painting::display::Terminal,
+    terminal: crate::painting::terminals::Terminal,
     keys: &Keys,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {

@@ -18,7 +18,7 @@ use super::typing::Keys;
 use super::wrap_report::WrapReport;
 use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
 use crate::outcome::{Outcome, complain};
-use crate::painting::display::{Terminal, TerminalOption};
+use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::results::statistics::Spread;
 use crate::units::milliseconds;
 
@@ -164,7 +164,7 @@ impl PixelComparison {
                 " at {}x{}{}",
                 r.cols,
                 r.rows,
-                crate::painting::display::options_said(&r.terminal_options)
+                crate::painting::terminals::options_said(&r.terminal_options)
             )
         });
         let mut out = format!(

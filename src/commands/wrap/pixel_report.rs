@@ -11,7 +11,7 @@ use super::inside_report::InsideReport;
 use super::typing::KeysRun;
 use super::typing::{Keys, ReadyBy};
 use super::wrap_report::KeysReport;
-use crate::painting::display::{Terminal, TerminalOption};
+use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::units::{printable, thousands};
 
 #[derive(Clone, Debug, Serialize)]
@@ -100,7 +100,7 @@ impl PixelReport {
             self.terminal.name(),
             self.cols,
             self.rows,
-            crate::painting::display::options_said(&self.terminal_options),
+            crate::painting::terminals::options_said(&self.terminal_options),
             self.desktop.said(),
             crate::units::count(self.seconds),
             thousands(self.terminal_write_calls),

@@ -15,7 +15,7 @@ use super::running::{How, measure};
 use super::wrap_report::WrapReport;
 use crate::detect::keyed::KeyLatencies;
 use crate::detect::timeline::Timeline;
-use crate::painting::display::Terminal;
+use crate::painting::terminals::Terminal;
 
 /// How one side runs: `how` (keys, a fix, a duration; on the user's terminal or headless), or
 /// typed into `terminal`'s window, where keys are required.

@@ -15,8 +15,9 @@ use super::super::typing::Keys;
 use super::cmd::Cmd;
 use crate::detect::recording::Recording;
 use crate::keyscript::Key;
-use crate::painting::display::{self, Terminal, TerminalOption};
+use crate::painting::display;
 use crate::painting::strips::Strips;
+use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::window_watch::wait_for;
 
 /// How long a terminal may take to map its window (kitty's first start on software GL: ~4 s).

@@ -31,7 +31,7 @@ use super::inside::Observation;
 use super::inside_report::InsideReport;
 use super::typing::Keys;
 use crate::detect::timeline::Timeline;
-use crate::painting::display::Terminal;
+use crate::painting::terminals::Terminal;
 
 pub(super) use self::desk::Desktop;
 

@@ -10,8 +10,9 @@ use anyhow::{Context, bail};
 
 use super::desk::{Desk, Desktop, WINDOW_AT_MOST, WatchThread, Watching};
 use crate::keyscript::Key;
-use crate::painting::display::{self, Screen, Terminal, TerminalOption};
+use crate::painting::display::{self, Screen};
 use crate::painting::strips::Strips;
+use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::wayland::{Client, Compositor, Keyboard, Output, Placed, Session, Stroke};
 use crate::painting::window_watch::{record_changes, wait_for};
 

@@ -10,9 +10,10 @@ use x11rb::protocol::xproto::Window;
 
 use super::desk::{Desk, Desktop, WatchThread, Watching};
 use crate::keyscript::Key;
-use crate::painting::display::{self, Screen, Terminal, TerminalOption, Xvfb};
+use crate::painting::display::{self, Screen, Xvfb};
 use crate::painting::keyboard::{Keyboard, Stroke};
 use crate::painting::strips::Strips;
+use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::window_watch::{X11Watcher, record_changes};
 
 pub(super) struct X11Desk {

@@ -1,0 +1,318 @@
+//! The terminals flushlab can start, and how each is told its size, its app id, its own
+//! settings (`wrap --terminal-option`) and the command it runs: the launch table
+//! [`super::display::launch`] reads.
+
+use std::ffi::OsString;
+
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+
+/// A terminal emulator flushlab can launch on its X server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Terminal {
+    Xterm,
+    St,
+    Alacritty,
+    Kitty,
+    Urxvt,
+    Mlterm,
+    /// Wayland only: `wrap --terminal foot` runs it on flushlab's own headless compositor.
+    Foot,
+}
+
+/// One setting of the terminal's own (`wrap --terminal-option KEY=VALUE`): foot's and
+/// kitty's and alacritty's `-o KEY=VALUE`, xterm's and urxvt's X resource `KEY: VALUE` of their
+/// class. How the terminal renders is part of what a key's pixels measure, so it is a condition
+/// of the run like its size: foot's `tweak.delayed-render-lower=0` turns its render delay off.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TerminalOption {
+    pub key: String,
+    pub value: String,
+}
+
+impl TerminalOption {
+    /// `KEY=VALUE`: a key of letters, digits and `.`, `_`, `-`; a value of at most 200
+    /// printable characters (it becomes one argument of the terminal's command line).
+    pub fn parse(text: &str) -> Result<TerminalOption, String> {
+        let shown = crate::units::printable(text);
+        let Some((key, value)) = text.split_once('=') else {
+            return Err(format!(
+                "'{shown}' is not KEY=VALUE (e.g. tweak.delayed-render-lower=0 for foot)"
+            ));
+        };
+        let key_ok = !key.is_empty()
+            && key.len() <= 100
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        if !key_ok {
+            return Err(format!(
+                "'{shown}': the key is letters, digits, '.', '_' and '-' (at most 100)"
+            ));
+        }
+        if value.chars().count() > 200 || value.chars().any(char::is_control) {
+            return Err(format!(
+                "'{shown}': the value is at most 200 printable characters"
+            ));
+        }
+        Ok(TerminalOption {
+            key: key.to_owned(),
+            value: value.to_owned(),
+        })
+    }
+}
+
+/// The settings given, for a summary's first line: ", KEY=VALUE, …" (escaped), or nothing.
+pub fn options_said(options: &[TerminalOption]) -> String {
+    options
+        .iter()
+        .map(|o| format!(", {}", crate::units::printable(&o.to_string())))
+        .collect()
+}
+
+impl std::fmt::Display for TerminalOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+impl Terminal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Terminal::Xterm => "xterm",
+            Terminal::St => "st",
+            Terminal::Alacritty => "alacritty",
+            Terminal::Kitty => "kitty",
+            Terminal::Urxvt => "urxvt",
+            Terminal::Mlterm => "mlterm",
+            Terminal::Foot => "foot",
+        }
+    }
+
+    /// Whether it draws through Wayland only (no X11 window to open).
+    pub fn wayland_only(self) -> bool {
+        self == Terminal::Foot
+    }
+
+    /// The program, and the Debian package that has it.
+    pub fn program(self) -> (&'static str, &'static str) {
+        match self {
+            Terminal::Xterm => ("xterm", "xterm"),
+            Terminal::St => ("stterm", "stterm"),
+            Terminal::Alacritty => ("alacritty", "alacritty"),
+            Terminal::Kitty => ("kitty", "kitty"),
+            Terminal::Urxvt => ("urxvt", "rxvt-unicode"),
+            Terminal::Mlterm => ("mlterm", "mlterm"),
+            Terminal::Foot => ("foot", "foot"),
+        }
+    }
+
+    /// The settings with which it waits before it renders what arrived on its pty, and their
+    /// defaults: a key's paint stage holds them, whatever the program's writes (foot's manual
+    /// and kitty's kitty.conf).
+    pub fn render_delays(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Terminal::Foot => &[
+                ("tweak.delayed-render-lower", "0.5 ms"),
+                ("tweak.delayed-render-upper", "8.3 ms"),
+            ],
+            Terminal::Kitty => &[("input_delay", "3 ms"), ("repaint_delay", "10 ms")],
+            _ => &[],
+        }
+    }
+
+    /// Whether it takes [`TerminalOption`]s: st and mlterm have no way to set one setting on
+    /// their command line.
+    pub fn takes_options(self) -> bool {
+        !matches!(self, Terminal::St | Terminal::Mlterm)
+    }
+
+    /// `option` as this terminal's arguments ([`Terminal::takes_options`]).
+    fn option_args(self, option: &TerminalOption) -> [OsString; 2] {
+        let TerminalOption { key, value } = option;
+        match self {
+            Terminal::Xterm => ["-xrm".into(), format!("XTerm*{key}: {value}").into()],
+            Terminal::Urxvt => ["-xrm".into(), format!("URxvt*{key}: {value}").into()],
+            _ => ["-o".into(), format!("{key}={value}").into()],
+        }
+    }
+
+    /// The arguments that open a `cols`x`rows` window running `command`, on Wayland with
+    /// `app_id` (the window rule that floats it names it), with `options` after its own (so
+    /// that they win).
+    pub(super) fn args(
+        self,
+        (cols, rows): (u16, u16),
+        command: &[OsString],
+        app_id: Option<&str>,
+        options: &[TerminalOption],
+    ) -> Vec<OsString> {
+        let size = format!("{cols}x{rows}");
+        let mut args: Vec<OsString> = match self {
+            Terminal::Xterm => vec![
+                "-geometry".into(),
+                size.into(),
+                "-fa".into(),
+                "DejaVu Sans Mono".into(),
+                "-fs".into(),
+                "10".into(),
+                // Alt+x as ESC x, as most terminals send it (xterm's own default sets the
+                // eighth bit): `<M-x>` reaches the program as the key language says.
+                "-xrm".into(),
+                "XTerm*metaSendsEscape: true".into(),
+                "-e".into(),
+            ],
+            Terminal::St => vec![
+                "-g".into(),
+                size.into(),
+                "-f".into(),
+                "DejaVu Sans Mono:size=10".into(),
+                "-e".into(),
+            ],
+            Terminal::Alacritty => vec![
+                "-o".into(),
+                format!("window.dimensions.columns={cols}").into(),
+                "-o".into(),
+                format!("window.dimensions.lines={rows}").into(),
+                "-o".into(),
+                "font.size=10".into(),
+                "-e".into(),
+            ],
+            Terminal::Kitty => vec![
+                "-o".into(),
+                format!("initial_window_width={cols}c").into(),
+                "-o".into(),
+                format!("initial_window_height={rows}c").into(),
+                "-o".into(),
+                "remember_window_size=no".into(),
+                "-o".into(),
+                "font_size=10".into(),
+                // A steady cursor: a blinking one changes the window by itself.
+                "-o".into(),
+                "cursor_blink_interval=0".into(),
+            ],
+            Terminal::Urxvt => vec![
+                "-geometry".into(),
+                size.into(),
+                "-fn".into(),
+                "xft:DejaVu Sans Mono:size=10".into(),
+                "-e".into(),
+            ],
+            Terminal::Mlterm => vec![
+                "-g".into(),
+                size.into(),
+                "-w".into(),
+                "13".into(),
+                "-e".into(),
+            ],
+            Terminal::Foot => vec![
+                format!("--window-size-chars={size}").into(),
+                "--font=DejaVu Sans Mono:size=10".into(),
+                // Its own configuration only: nothing of the person's foot.ini.
+                "--config=/dev/null".into(),
+            ],
+        };
+        // foot's `--app-id`; kitty's and alacritty's `--class` is the app id on Wayland.
+        let flag = match self {
+            Terminal::Foot => "--app-id",
+            _ => "--class",
+        };
+        let app_id = app_id.map(|app_id| OsString::from(format!("{flag}={app_id}")));
+        let given = options.iter().flat_map(|o| self.option_args(o));
+        // Before `-e`, which ends alacritty's options and begins the others' command.
+        let at = args.len() - usize::from(args.last().is_some_and(|a| a == "-e"));
+        args.splice(at..at, app_id.into_iter().chain(given));
+        if self == Terminal::Foot {
+            args.push("--".into());
+        }
+        args.extend(command.iter().cloned());
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_option_is_key_equals_value_and_nothing_else() {
+        let o = TerminalOption::parse("tweak.delayed-render-lower=0").unwrap();
+        assert_eq!(
+            (o.key.as_str(), o.value.as_str()),
+            ("tweak.delayed-render-lower", "0")
+        );
+        assert_eq!(TerminalOption::parse("a=b=c").unwrap().value, "b=c");
+        for bad in ["", "=0", "no-equals", "a b=1", "key=\x1b[31m", "k*=1"] {
+            let e = TerminalOption::parse(bad).unwrap_err();
+            assert!(!e.contains('\n') && !e.contains('\x1b'), "{bad:?}: {e}");
+        }
+        assert!(TerminalOption::parse(&format!("k={}", "v".repeat(201))).is_err());
+    }
+
+    #[test]
+    fn options_come_after_the_terminals_own_and_before_its_command() {
+        let command: Vec<OsString> = vec!["/bin/cat".into()];
+        let options = [TerminalOption::parse("repaint_delay=0").unwrap()];
+        for terminal in Terminal::value_variants()
+            .iter()
+            .filter(|t| t.takes_options())
+        {
+            let args = terminal.args((80, 24), &command, Some("flushlab-1"), &options);
+            let given = terminal.option_args(&options[0]);
+            let at = args
+                .windows(2)
+                .position(|w| w == given)
+                .unwrap_or_else(|| panic!("{terminal:?}: {args:?}"));
+            let command_at = args.len() - command.len();
+            assert!(
+                args[at + 2..command_at]
+                    .iter()
+                    .all(|a| a == "-e" || a == "--"),
+                "{terminal:?}: {args:?}"
+            );
+            assert!(at > 3, "after its own: {terminal:?}: {args:?}");
+        }
+        assert_eq!(
+            Terminal::Xterm.option_args(&TerminalOption::parse("cursorBlink=false").unwrap())[1],
+            "XTerm*cursorBlink: false"
+        );
+    }
+
+    #[test]
+    fn every_terminal_runs_the_command_last_and_is_told_its_size() {
+        let command: Vec<OsString> = vec!["/bin/flushlab".into(), "--duration".into(), "1".into()];
+        for terminal in Terminal::value_variants() {
+            let args = terminal.args((80, 24), &command, None, &[]);
+            assert!(args.ends_with(&command), "{terminal:?}");
+            if matches!(
+                terminal,
+                Terminal::Foot | Terminal::Kitty | Terminal::Alacritty
+            ) {
+                // The app id among the terminal's own options, before its command.
+                let named = terminal.args((80, 24), &command, Some("flushlab-1"), &[]);
+                assert!(named.ends_with(&command), "{terminal:?}");
+                let at = named
+                    .iter()
+                    .position(|a| a.to_string_lossy().ends_with("=flushlab-1"))
+                    .unwrap();
+                let command_at = named.len() - command.len();
+                assert!(
+                    named[at + 1..command_at]
+                        .iter()
+                        .all(|a| a == "-e" || a == "--"),
+                    "{terminal:?}: {named:?}"
+                );
+            }
+            let text = args
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                text.contains("80") && text.contains("24"),
+                "{terminal:?}: {text}"
+            );
+        }
+    }
+}
