@@ -7,6 +7,15 @@ use std::ffi::OsString;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
+/// One of a terminal's settings that makes it wait before it renders: its key, its default, and
+/// the value that takes the wait out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenderDelay {
+    pub key: &'static str,
+    pub default: &'static str,
+    pub off: &'static str,
+}
+
 /// A terminal emulator flushlab can launch on its X server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -111,13 +120,38 @@ impl Terminal {
     /// The settings with which it waits before it renders what arrived on its pty, and their
     /// defaults: a key's paint stage holds them, whatever the program's writes (foot's manual
     /// and kitty's kitty.conf).
-    pub fn render_delays(self) -> &'static [(&'static str, &'static str)] {
+    pub fn render_delays(self) -> &'static [RenderDelay] {
         match self {
             Terminal::Foot => &[
-                ("tweak.delayed-render-lower", "0.5 ms"),
-                ("tweak.delayed-render-upper", "8.3 ms"),
+                RenderDelay {
+                    key: "tweak.delayed-render-lower",
+                    default: "0.5 ms",
+                    off: "0",
+                },
+                RenderDelay {
+                    key: "tweak.delayed-render-upper",
+                    default: "8.3 ms",
+                    off: "0",
+                },
             ],
-            Terminal::Kitty => &[("input_delay", "3 ms"), ("repaint_delay", "10 ms")],
+            Terminal::Kitty => &[
+                RenderDelay {
+                    key: "input_delay",
+                    default: "3 ms",
+                    off: "0",
+                },
+                RenderDelay {
+                    key: "repaint_delay",
+                    default: "10 ms",
+                    off: "0",
+                },
+                // It waits for the output's refresh before it repaints.
+                RenderDelay {
+                    key: "sync_to_monitor",
+                    default: "yes",
+                    off: "no",
+                },
+            ],
             _ => &[],
         }
     }

@@ -243,17 +243,16 @@ impl PixelComparison {
 /// together; the options that take them out, to see which (docs/wrap.md).
 fn render_delays_said(terminal: Terminal, given: &[TerminalOption]) -> String {
     let delays = terminal.render_delays();
-    if delays.is_empty()
-        || given
-            .iter()
-            .any(|o| delays.iter().any(|(k, _)| *k == o.key))
-    {
+    if delays.is_empty() || given.iter().any(|o| delays.iter().any(|d| d.key == o.key)) {
         return String::new();
     }
-    let defaults: Vec<String> = delays.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let defaults: Vec<String> = delays
+        .iter()
+        .map(|d| format!("{} {}", d.key, d.default))
+        .collect();
     let off: Vec<String> = delays
         .iter()
-        .map(|(k, _)| format!("--terminal-option {k}=0"))
+        .map(|d| format!("--terminal-option {}={}", d.key, d.off))
         .collect();
     format!(
         "{} waits before it renders what arrives on its pty ({} by default): both sides' paint \
@@ -280,7 +279,12 @@ mod tests {
         );
         let off = TerminalOption::parse("tweak.delayed-render-upper=0").unwrap();
         assert_eq!(render_delays_said(Terminal::Foot, &[off]), "");
-        assert!(render_delays_said(Terminal::Kitty, &[]).contains("repaint_delay 10 ms"));
+        let kitty = render_delays_said(Terminal::Kitty, &[]);
+        assert!(kitty.contains("repaint_delay 10 ms"), "{kitty}");
+        assert!(
+            kitty.contains("--terminal-option sync_to_monitor=no"),
+            "{kitty}"
+        );
         assert_eq!(render_delays_said(Terminal::Xterm, &[]), "");
     }
 }
