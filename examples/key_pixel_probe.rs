@@ -14,6 +14,9 @@
 //! first and the last change seen in that time. It prints each key and the p50/p95 of both
 //! (nearest rank), in ms. scripts/pixel-probe.sh runs it beside wrap on the same display.
 
+#[path = "probes/summary.rs"]
+mod summary;
+
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -99,15 +102,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             _ => println!("key {key}: no change in {} ms", pause.as_millis()),
         }
     }
-    println!(
-        "probe: {} of {} keys answered; key→first pixel p50 {:.2} p95 {:.2} ms; key→last pixel p50 {:.2} p95 {:.2} ms",
-        last.len(),
-        keys.len(),
-        rank(&mut first, 0.50),
-        rank(&mut first, 0.95),
-        rank(&mut last, 0.50),
-        rank(&mut last, 0.95),
-    );
+    println!("{}", summary::summary(keys.len(), &mut first, &mut last));
     Ok(())
 }
 
@@ -213,14 +208,4 @@ fn changes_until(
         )];
         rustix::event::poll(&mut fds, Some(&timeout))?;
     }
-}
-
-/// The nearest-rank percentile, NaN for none.
-fn rank(values: &mut [f64], p: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    values[((p * n as f64).ceil() as usize).clamp(1, n) - 1]
 }

@@ -16,6 +16,9 @@
 //! and key→last by arrival (nearest rank), in ms. scripts/pixel-probe.sh runs it beside wrap
 //! on the same sway.
 
+#[path = "probes/summary.rs"]
+mod summary;
+
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 
@@ -349,24 +352,9 @@ fn run() -> Result<(), Error> {
     typing.destroy();
     probe.conn.flush()?;
     println!(
-        "probe: {} of {} keys answered; key→first pixel p50 {:.2} p95 {:.2} ms; key→last pixel p50 {:.2} p95 {:.2} ms; key→last pixel read p50 {:.2} ms",
-        last.len(),
-        keys.len(),
-        rank(&mut first, 0.50),
-        rank(&mut first, 0.95),
-        rank(&mut last, 0.50),
-        rank(&mut last, 0.95),
-        rank(&mut last_read, 0.50),
+        "{}; key→last pixel read p50 {:.2} ms",
+        summary::summary(keys.len(), &mut first, &mut last),
+        summary::rank(&mut last_read, 0.50)
     );
     Ok(())
-}
-
-/// The nearest-rank percentile, NaN for none.
-fn rank(values: &mut [f64], p: f64) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    values[((p * n as f64).ceil() as usize).clamp(1, n) - 1]
 }
