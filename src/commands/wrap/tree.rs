@@ -164,15 +164,26 @@ impl Tree {
     }
 
     /// Whether every thread of CMD's tree is asleep (waiting for input, a timer, a lock): CMD is
-    /// idle, ready for a key. `false` while the tree is empty.
+    /// idle, ready for a key. `false` while the tree is empty. A look reads the processes one
+    /// after another, so a shell read asleep in wait4 before its child of a millisecond was read
+    /// a zombie would pass for idle while the shell runs child after child (a loop of
+    /// `/bin/true` had a keyed run end at 1 s on a busy machine): idle is two looks in a row
+    /// finding the same processes, all asleep.
     pub fn idle(&self) -> bool {
+        let first = Tree::asleep();
+        first.is_some() && first == Tree::asleep()
+    }
+
+    /// The tree's processes when every thread of each is asleep or a zombie; `None` when one is
+    /// not, one went away while it was looked at (it was running), or the tree is empty.
+    fn asleep() -> Option<Vec<i32>> {
         let pids = Tree::descendants();
-        !pids.is_empty()
+        let all = !pids.is_empty()
             && pids.iter().all(|&pid| {
-                // A process gone meanwhile is idle.
                 crate::sys::process::thread_states(pid, false)
-                    .is_none_or(|threads| threads.iter().all(|t| matches!(t.state, b'S' | b'Z')))
-            })
+                    .is_some_and(|threads| threads.iter().all(|t| matches!(t.state, b'S' | b'Z')))
+            });
+        all.then_some(pids)
     }
 
     fn waits_on_terminal(&self, pid: i32) -> bool {
