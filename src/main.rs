@@ -68,6 +68,14 @@ fn main() -> ExitCode {
         Some(Command::Wrap(args)) => flushlab::commands::wrap::run(args),
         Some(Command::Lesson(args)) => lesson(args),
         Some(Command::TraceExec(args)) => flushlab::tracer::run(args, ptrace_listen),
+        Some(Command::FarRoot(args)) => {
+            match flushlab::commands::wrap::via::far_root::shim(&args) {
+                Err(e) => {
+                    flushlab::outcome::complain(&e.to_string());
+                    Ok(Outcome::NotFound)
+                }
+            }
+        }
         Some(Command::Man(args)) => match flushlab::cli::manual(args.command.as_deref()) {
             Ok(page) => flushlab::outcome::print(&page)
                 .map(|()| Outcome::Finished)

@@ -103,6 +103,10 @@ pub enum Command {
     /// people).
     #[command(name = "trace-exec", hide = true)]
     TraceExec(crate::tracer::TraceArgs),
+    /// `wrap --via`'s shim on the far side: names itself to wrap, then becomes CMD (not for
+    /// people).
+    #[command(name = "far-root", hide = true)]
+    FarRoot(crate::commands::wrap::via::far_root::FarRootArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
     /// own modes: bytes, write(2) calls, frames (from sync markers, from the program's own waits
     /// seen from inside it, or from cursor restarts; else unknown), the time from each key to
@@ -128,7 +132,8 @@ impl Cli {
                 | Command::Wrap(_)
                 | Command::Lesson(_)
                 | Command::Paint(_)
-                | Command::TraceExec(_),
+                | Command::TraceExec(_)
+                | Command::FarRoot(_),
             ) => None,
         }
     }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 /// A name no other process can guess: the clock's nanoseconds, the pid and a counter, mixed.
-fn unpredictable() -> String {
+pub fn unpredictable() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

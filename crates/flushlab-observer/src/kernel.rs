@@ -68,6 +68,8 @@ impl fmt::Display for Refused {
 pub struct Attached {
     ebpf: aya::Ebpf,
     spawn: aya::maps::HashMap<aya::maps::MapData, u32, u32>,
+    /// CMD's processes (kernel.bpf.c's `flushlab_tree`: tgid → its `struct process`, two u64).
+    tree: aya::maps::HashMap<aya::maps::MapData, u32, [u64; 2]>,
     counts: aya::maps::Array<aya::maps::MapData, u64>,
     stop: Arc<AtomicBool>,
     forwarder: std::thread::JoinHandle<io::Result<Forwarded>>,
@@ -102,6 +104,8 @@ impl Attached {
         };
         let spawn = aya::maps::HashMap::try_from(take(&mut ebpf, "flushlab_spawn")?)
             .map_err(|e| Refused(format!("flushlab_spawn: {e}")))?;
+        let tree = aya::maps::HashMap::try_from(take(&mut ebpf, "flushlab_tree")?)
+            .map_err(|e| Refused(format!("flushlab_tree: {e}")))?;
         let counts = aya::maps::Array::try_from(take(&mut ebpf, "flushlab_counts")?)
             .map_err(|e| Refused(format!("flushlab_counts: {e}")))?;
         let ring = take(&mut ebpf, "flushlab_events")?;
@@ -138,6 +142,7 @@ impl Attached {
         Ok(Attached {
             ebpf,
             spawn,
+            tree,
             counts,
             stop,
             forwarder,
@@ -160,6 +165,17 @@ impl Attached {
             let _ = self.spawn.remove(&tid);
         }
         spawned
+    }
+
+    /// Makes the running process `pid` (a thread-group id in the initial pid namespace, which
+    /// is wrap's) the root of the tree, where wrap did not start it: a process that named
+    /// itself to wrap and waits to become CMD (`wrap --via`'s shim, started by sshd). Its next
+    /// exec is then CMD's, and everything it starts is followed; records carry the initial
+    /// namespace's numbers.
+    pub fn root(&mut self, pid: u32) -> Result<(), Refused> {
+        self.tree
+            .insert(pid, [0, 0], 0)
+            .map_err(|e| Refused(format!("rooting the tree at {pid}: {e}")))
     }
 
     /// After CMD's tree is gone: the ring buffer drained, and everything the programs said,

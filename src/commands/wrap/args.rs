@@ -182,6 +182,27 @@ pub struct WrapArgs {
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     pub observer: ObserverArg,
 
+    /// Run CMD at the far end of these layers, in order from the near end: `ssh` (CMD on the far
+    /// side of an ssh connection to an sshd of wrap's own). Keys are typed into the near end (the
+    /// ssh client), and each key is timed end to end on one clock: uplink, CMD's own stages,
+    /// downlink, and the pieces its frame reaches the near end in. The link runs between two
+    /// network namespaces of wrap's own (root)
+    #[arg(long, value_name = "LAYERS", value_enum, value_delimiter = ',', conflicts_with_all = ["terminal", "compare", "try_fix", "profile", "no_observer", "against"])]
+    pub via: Vec<crate::commands::wrap::via::Layer>,
+
+    /// `--via`: the link's round-trip time, in milliseconds (half each way, as TCP itself sees it)
+    #[arg(long, value_name = "MS", value_parser = crate::commands::wrap::via::parse_rtt, default_value = "0", requires = "via")]
+    pub rtt: Duration,
+
+    /// `--via`: the link's rate in bytes a second each way, paced with a bounded queue
+    /// [default: unlimited]
+    #[arg(long, value_name = "BYTES/s", value_parser = crate::commands::wrap::via::parse_rate, requires = "via")]
+    pub rate: Option<u64>,
+
+    /// `--via`: the share of packets the link drops, each way (0 to 0.5, or a percentage)
+    #[arg(long, value_name = "SHARE", value_parser = crate::commands::wrap::via::parse_loss, default_value = "0", requires = "via")]
+    pub loss: f64,
+
     /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
     /// parent: a bench's `--command` row must not outlive a bench that was killed.
     #[arg(long, hide = true, value_name = "PID")]

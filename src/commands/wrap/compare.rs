@@ -88,6 +88,7 @@ pub fn run(
                     fix: sides[i],
                     duration,
                     profile: None,
+                    via: None,
                 },
                 terminal: None,
             };

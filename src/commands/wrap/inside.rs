@@ -96,6 +96,10 @@ pub struct Observation {
     why: String,
     /// The kernel observer's programs, when they look.
     kernel: Option<Attached>,
+    /// `--via`: the kernel observer, attached once CMD's shim on the far side names itself;
+    /// and what the near end runs (the ssh client, whose far command is the shim).
+    far: Option<super::via::far_root::FarRoot>,
+    near_command: Option<(std::path::PathBuf, Vec<OsString>)>,
     injection: Injection,
     listening: Listening,
     stop: Arc<AtomicBool>,
@@ -173,12 +177,46 @@ impl Observation {
             way,
             why,
             kernel,
+            far: None,
+            near_command: None,
             injection,
             listening,
             stop,
             base: clock_pair(),
             fix,
             markers,
+        })
+    }
+
+    /// `--via`: the kernel observer, rooted at CMD (`command`, its program resolved) on the far
+    /// side of `wire` when its shim names itself (nothing of the observer's in the near end's
+    /// programs); [`Observation::command`] is then the near end's, which starts the shim.
+    pub(super) fn at_far_root(
+        pty: &Pty,
+        wire: &super::via::Wire,
+        program: &std::path::Path,
+        command: &[OsString],
+    ) -> std::io::Result<Observation> {
+        let owner = crate::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
+        let far = super::via::far_root::FarRoot::listen(&wire.scratch().join("far"), owner)?;
+        let near = wire.near_command(far.path(), program, &command[1..])?;
+        let mut injection = Injection::new(pty.open_slave()?, Mode::Observe)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let listening = injection.listen(Arc::clone(&stop), None)?;
+        Ok(Observation {
+            way: Way::Kernel,
+            why: "kernel: eBPF, rooted at CMD on the far side (its shim named its pid and its \
+                  pty before it became CMD)"
+                .to_owned(),
+            kernel: None,
+            far: Some(far),
+            near_command: Some(near),
+            injection,
+            listening,
+            stop,
+            base: clock_pair(),
+            fix: None,
+            markers: None,
         })
     }
 
@@ -189,6 +227,11 @@ impl Observation {
             Some(kernel) => kernel.spawning(spawn),
             None => spawn(),
         }
+    }
+
+    /// `--via`: when CMD's shim on the far side was told go (the keys wait for it).
+    pub(super) fn far_went(&self) -> Option<Arc<std::sync::OnceLock<Instant>>> {
+        self.far.as_ref().map(super::via::far_root::FarRoot::went)
     }
 
     /// Which observer looked and why, in one line.
@@ -224,12 +267,16 @@ impl Observation {
         vars
     }
 
-    /// What runs in CMD's place: CMD itself, or the tracer that starts it.
+    /// What runs in CMD's place: CMD itself, the tracer that starts it, or (`--via`) the near
+    /// end that starts it on the far side.
     pub fn command(
         &self,
         program: &std::path::Path,
         args: &[OsString],
     ) -> std::io::Result<(std::path::PathBuf, Vec<OsString>)> {
+        if let Some(near) = &self.near_command {
+            return Ok(near.clone());
+        }
         Ok(match self.way {
             Way::Preload | Way::Kernel => (program.to_owned(), args.to_vec()),
             Way::Ptrace | Way::Both => {
@@ -259,7 +306,18 @@ impl Observation {
     pub fn finish(self) -> Sightings {
         self.stop.store(true, Ordering::Relaxed);
         let sightings = self.listening.finish().unwrap_or_default();
-        let sightings = match self.kernel {
+        let kernel = match self.far.map(super::via::far_root::FarRoot::attached) {
+            Some(Ok(attached)) => Some(attached),
+            Some(Err(why)) => {
+                crate::outcome::complain(&format!(
+                    "wrap --via: the observer did not look at the far end ({why}); the near \
+                     end's figures stand alone"
+                ));
+                None
+            }
+            None => self.kernel,
+        };
+        let sightings = match kernel {
             Some(kernel) => kernel.finish().unwrap_or_default(),
             None => sightings,
         };

@@ -30,6 +30,7 @@ mod terminal;
 pub mod tree;
 mod typing;
 mod user_terminal;
+pub mod via;
 mod watch;
 pub mod wrap_report;
 
@@ -64,12 +65,25 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     if let (Some(terminal), Some(keys)) = (args.terminal, &keys) {
         return one_run::in_a_terminal(&args, &resolved, terminal, keys, &signal);
     }
+    // The wire is started once, before the run, and ends as `run` returns.
+    let wire = match args.via.is_empty() {
+        true => None,
+        false => Some(via::Wire::start(
+            &args.via,
+            via::LinkSettings {
+                rtt: args.rtt,
+                rate: args.rate,
+                loss: args.loss,
+            },
+        )?),
+    };
     let how = How {
         keys: keys.as_ref(),
         interactive,
         fix: args.try_fix,
         duration: args.duration,
         profile: profile.as_ref(),
+        via: wire.as_ref(),
     };
     one_run::here(&args, &resolved, how, &signal)
 }

@@ -29,9 +29,16 @@ pub(super) fn here(
         stalled,
         recorded,
     } = super::side::run(args, program, side, signal)?;
-    let RunReport::Headless(report) = report else {
+    let RunReport::Headless(mut report) = report else {
         anyhow::bail!("a run here gave a terminal's report");
     };
+    if let (Some(wire), Some(keys)) = (how.via, &report.keys) {
+        report.via = Some(super::via::ViaReport::of(wire, &timeline, &keys.latencies));
+        // Over a wire, a key's input delay is its uplink: the program does not keep it waiting.
+        report
+            .diagnoses
+            .retain(|d| d.code != "keys-wait-to-be-read");
+    }
     write_report_and_trace(
         args,
         &report,
@@ -48,6 +55,9 @@ pub(super) fn here(
     }
     if !stalled {
         complain(&report.summary());
+        if let Some(via) = &report.via {
+            complain(&via.summary());
+        }
         if let Some(line) = recorded
             .as_ref()
             .and_then(|r| profile_line(r, args.profile.as_deref()))

@@ -65,6 +65,7 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         (None, Some(path)) => Some(read_keys_file(path)?),
         (None, None) => None,
     };
+    super::via::check(&args.via, script.is_some()).map_err(Refusal::bad_input)?;
     super::in_terminal::check(args, script.is_some())?;
     super::inside::check(args, &resolved)?;
     super::against::check(args, script.is_some())?;

@@ -69,6 +69,8 @@ pub(super) struct How<'a> {
     pub(super) duration: Option<Duration>,
     /// `--profile`: samply, and the file it writes.
     pub(super) profile: Option<&'a (std::path::PathBuf, std::path::PathBuf)>,
+    /// `--via`: the wire CMD runs at the far end of.
+    pub(super) via: Option<&'a super::via::Wire>,
 }
 
 /// Runs CMD in its pty until it exits, the duration is over or a signal asks wrap to stop;
@@ -99,6 +101,7 @@ pub(super) fn measure(
             unsettled: false,
             last_read: &running.reading.last_read,
             started: running.started,
+            far_went: running.inside.as_ref().and_then(Observation::far_went),
         }),
     };
     let ended_by_wrap = wait_for_end(
@@ -179,9 +182,15 @@ impl Running {
             }
             _ => None,
         };
-        let mut inside = match way {
-            None => None,
-            Some(way) => {
+        let mut inside = match (way, how.via) {
+            (None, _) => None,
+            (Some(_), Some(wire)) => Some(Observation::at_far_root(
+                &pty,
+                wire,
+                program,
+                &args.command,
+            )?),
+            (Some(way), None) => {
                 let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
                 let kernel_first = args.kernel_first(how.fix);
                 Some(Observation::start(
@@ -197,8 +206,9 @@ impl Running {
             None => (program.to_owned(), args.command[1..].to_vec()),
         };
         // Under sudo, CMD runs as the person who ran it (through util-linux's setpriv, beside
-        // the setsid the pty uses), on a pty that is theirs.
-        let invoker = (!args.as_root)
+        // the setsid the pty uses), on a pty that is theirs; `--via`: sshd's login makes them
+        // the far user, and wrap keeps root to attach at the far root once CMD's shim calls.
+        let invoker = (!args.as_root && how.via.is_none())
             .then(crate::sys::user::sudo_invoker)
             .flatten();
         let (program, words) = match &invoker {
@@ -237,9 +247,10 @@ impl Running {
                 }
             })
         };
-        let child = match &mut inside {
-            Some(inside) => inside.spawning(spawn),
-            None => spawn(),
+        let child = match (&mut inside, how.via) {
+            (_, Some(wire)) => wire.link().in_near(spawn)?,
+            (Some(inside), None) => inside.spawning(spawn),
+            (None, None) => spawn(),
         }?;
         // The observer is attached and CMD started: root is needed no more.
         if let Some(invoker) = &invoker {
@@ -278,6 +289,7 @@ impl Running {
         let child_gone = Arc::new(AtomicBool::new(false));
         let modes = Arc::new(SharedModes::default());
         let recording = Arc::new(Recording::default());
+        how.via.inspect(|_| recording.each_read());
         let reading = read_output(
             &pty,
             (reader, size, interactive, started),

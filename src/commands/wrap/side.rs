@@ -41,6 +41,7 @@ impl<'a> Side<'a> {
                 fix,
                 duration: args.duration,
                 profile: None,
+                via: None,
             },
             terminal,
         }

@@ -69,6 +69,10 @@ pub(super) struct KeyWatch<'a> {
     pub(super) unsettled: bool,
     pub(super) last_read: &'a AtomicU64,
     pub(super) started: Instant,
+    /// `--via`: CMD starts on the far side when its shim is told go; until then nothing the
+    /// near end shows or does (the ssh client's handshake, asleep between round trips) says
+    /// CMD is ready, and readiness is judged from then on.
+    pub(super) far_went: Option<std::sync::Arc<std::sync::OnceLock<Instant>>>,
 }
 
 impl KeyWatch<'_> {
@@ -83,10 +87,17 @@ impl KeyWatch<'_> {
             // its output quiet for READY_QUIET after it drew something (a program asleep
             // while it waits for the terminal's answer, or between two steps of its start, is
             // not waiting for a key yet); one that draws nothing, after READY_QUIET × 10.
-            let quiet_since = if read_ns > 0 {
+            let from = match &self.far_went {
+                None => self.started,
+                Some(went) => match went.get() {
+                    Some(at) => *at,
+                    None => return false,
+                },
+            };
+            let quiet_since = if read_ns > 0 && last_read >= from {
                 last_read
             } else {
-                self.started + READY_QUIET * 9
+                from + READY_QUIET * 9
             };
             let ready = match self.after {
                 Some(after) => now >= after,

@@ -103,6 +103,9 @@ pub struct WrapReport {
     pub asked: Vec<super::terminal::Exchange>,
     /// `--keys`: each key, its answer, and their percentiles.
     pub keys: Option<KeysReport>,
+    /// `--via`: the wire, and each key's frame at its near end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<super::via::ViaReport>,
 }
 
 /// The keys of a run and what they cost.
@@ -277,6 +280,7 @@ impl WrapReport {
             frame_detection: frames,
             inside: m.inside,
             keys,
+            via: None,
             asked: m.exchanges,
             received_digest: format!("{:016x}", m.finder.digest),
         }

@@ -390,7 +390,7 @@ pub struct KeyLatencies {
 /// seen or not, and the offsets line up again from there (mc's startup, written through
 /// stdio the preload does not see, had left all its keys' drains unknown). Bytes unseen after
 /// a frame (a last write as the run ends, its wait never returned) leave it known.
-fn offsets(timeline: &Timeline) -> Vec<Option<u64>> {
+pub(crate) fn offsets(timeline: &Timeline) -> Vec<Option<u64>> {
     let Some(inside) = timeline.inside.as_ref() else {
         return Vec::new();
     };

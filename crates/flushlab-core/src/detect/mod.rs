@@ -18,3 +18,4 @@ pub mod screen;
 pub mod sync_markers;
 pub mod timeline;
 pub mod waits;
+pub mod wire;

@@ -30,6 +30,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Recording {
+    /// Keep each read of the pty apart (see [`Chunks::each_read`]).
+    pub fn each_read(&self) {
+        lock(&self.chunks).each_read();
+    }
+
     /// A key went to the program.
     pub fn key_sent(&self, key: SentKey) {
         lock(&self.keys).push(key);

@@ -151,12 +151,24 @@ pub struct Chunks {
     total: u64,
     overflowed: bool,
     reader_tid: Option<u32>,
+    /// Each read on its own, (when, bytes read by then), where asked for ([`Chunks::each_read`]:
+    /// `wrap --via`, whose near end writes a frame in pieces a person can see apart); `None`
+    /// otherwise, as a local unbuffered program's millions of reads would fill memory.
+    reads: Option<Vec<(u64, u64)>>,
 }
 
 impl Chunks {
+    /// Keep each read apart from now on, up to [`MAX_CHUNKS`] of them.
+    pub fn each_read(&mut self) {
+        self.reads.get_or_insert_with(Vec::new);
+    }
+
     /// `len` bytes read at `at_ns`.
     pub fn note(&mut self, at_ns: u64, len: usize) {
         self.total += len as u64;
+        if let Some(reads) = self.reads.as_mut().filter(|r| r.len() < MAX_CHUNKS) {
+            reads.push((at_ns, self.total));
+        }
         let full = self.stretches.len() >= MAX_CHUNKS;
         match self.stretches.last_mut() {
             Some(last)
@@ -209,6 +221,21 @@ impl Chunks {
         let i = self.stretches.partition_point(|s| s.0 <= at_ns);
         i.checked_sub(1)
             .is_none_or(|i| self.stretches[i].1 < at_ns.saturating_sub(gap_ns))
+    }
+
+    /// The reads that carried any of the bytes `from..to` (offsets since the start): how many,
+    /// and when the first and the last of them returned; `None` where reads were not kept
+    /// apart, or they overflowed before `to`.
+    pub fn reads_carrying(&self, from: u64, to: u64) -> Option<(u64, u64, u64)> {
+        let reads = self.reads.as_ref()?;
+        if from >= to || reads.last().is_none_or(|r| r.1 < to) {
+            return None;
+        }
+        // A read carries bytes (before, upto]: the first whose end passes `from`, on until the
+        // first whose end reaches `to`.
+        let first = reads.partition_point(|r| r.1 <= from);
+        let last = reads.partition_point(|r| r.1 < to);
+        Some(((last - first + 1) as u64, reads[first].0, reads[last].0))
     }
 
     /// The reads as (first, last, bytes) stretches.

@@ -104,6 +104,25 @@ pub fn fd_target(pid: i32, fd: u64) -> io::Result<std::path::PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
 }
 
+/// `pid`'s descriptor `fd` opened again for reading (never as this process's controlling
+/// terminal): the very file, where it is a terminal, through `/proc` (another process's
+/// terminal, `wrap --via`'s far end; root, or the same user).
+pub fn open_fd_of(pid: i32, fd: u64) -> io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::CLOEXEC;
+    Ok(rustix::fs::open(
+        format!("/proc/{pid}/fd/{fd}"),
+        flags,
+        Mode::empty(),
+    )?)
+}
+
+/// The network namespace the calling thread is in, held open (it lives while held, and a
+/// thread can enter it again with setns).
+pub fn thread_net_namespace() -> io::Result<std::os::fd::OwnedFd> {
+    Ok(std::fs::File::open("/proc/thread-self/ns/net")?.into())
+}
+
 /// Whether one of `pid`'s descriptors is open on `target` (`anon_inode:[perf_event]`: a
 /// profiler that records).
 pub fn opened(pid: i32, target: &str) -> bool {

@@ -1,0 +1,164 @@
+//! The far end's root: CMD starts on the far side through a shim of wrap's own (this binary's
+//! hidden `far-root` command), which names itself to wrap over a Unix socket in the wire's
+//! scratch directory and waits. wrap takes the shim's pid from the kernel (`SO_PEERCRED`, in
+//! wrap's pid namespace) and its terminal from `/proc/PID/fd/0` (the pty sshd made), attaches
+//! the kernel observer on that terminal with the shim as the root of its tree, and says go; the
+//! shim then becomes CMD. So the observer's tree and terminal are CMD's on the far side, not the
+//! ssh client wrap started, and its first exec is CMD's.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use flushlab_observer::kernel::Attached;
+
+/// The hidden command the far end runs.
+pub const SUBCOMMAND: &str = "far-root";
+
+/// How long the shim waits for wrap's go before it runs CMD unobserved.
+const GO_WITHIN: Duration = Duration::from_secs(10);
+
+/// The shim's flags (`flushlab far-root --socket PATH --cwd DIR -- CMD…`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct FarRootArgs {
+    /// wrap's socket, to name this process at.
+    #[arg(long)]
+    pub socket: PathBuf,
+    /// The directory CMD starts in (wrap's own).
+    #[arg(long)]
+    pub cwd: PathBuf,
+    /// CMD, and its arguments.
+    #[arg(required = true, trailing_var_arg = true)]
+    pub command: Vec<OsString>,
+}
+
+/// The shim: name this process at wrap's socket, wait for the go (or a closed socket, or 10 s),
+/// then become CMD in wrap's directory. Returns only when CMD could not be started.
+pub fn shim(args: &FarRootArgs) -> std::io::Result<std::convert::Infallible> {
+    use std::os::unix::process::CommandExt;
+    if let Ok(mut stream) = UnixStream::connect(&args.socket) {
+        let _ = stream.set_read_timeout(Some(GO_WITHIN));
+        let _ = stream.write_all(b"root\n");
+        let mut go = [0u8; 1];
+        let _ = stream.read(&mut go);
+    }
+    let _ = std::env::set_current_dir(&args.cwd);
+    let error = std::process::Command::new(&args.command[0])
+        .args(&args.command[1..])
+        .exec();
+    Err(std::io::Error::new(
+        error.kind(),
+        format!(
+            "far-root: '{}': {error}",
+            crate::units::one_line(&args.command[0].to_string_lossy())
+        ),
+    ))
+}
+
+/// wrap's side: a socket the shim will name itself at, and a thread waiting for it that
+/// attaches the kernel observer there.
+pub struct FarRoot {
+    path: PathBuf,
+    /// When the shim was told go (it becomes CMD then): the keys wait for it.
+    went: Arc<OnceLock<Instant>>,
+    stop: Arc<AtomicBool>,
+    waiting: std::thread::JoinHandle<Result<Attached, String>>,
+}
+
+impl FarRoot {
+    /// Listens at `dir/root-N.sock` (reachable by `owner`, the far user).
+    pub fn listen(dir: &Path, owner: Option<(u32, u32)>) -> std::io::Result<FarRoot> {
+        let path = dir.join(format!("root-{}.sock", crate::files::unpredictable()));
+        let listener = UnixListener::bind(&path)?;
+        if let Some((uid, gid)) = owner {
+            rustix::fs::chown(
+                &path,
+                Some(rustix::fs::Uid::from_raw(uid)),
+                Some(rustix::fs::Gid::from_raw(gid)),
+            )?;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let went = Arc::new(OnceLock::new());
+        let waiting = {
+            let (stop, went) = (Arc::clone(&stop), Arc::clone(&went));
+            std::thread::Builder::new()
+                .name("wrap-far-root".into())
+                .spawn(move || attach_at_root(&listener, &stop, &went))?
+        };
+        Ok(FarRoot {
+            path,
+            went,
+            stop,
+            waiting,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// When CMD's shim was told go, once it was.
+    pub fn went(&self) -> Arc<OnceLock<Instant>> {
+        Arc::clone(&self.went)
+    }
+
+    /// The observer attached at the far root, or why not (the shim never came, the kernel
+    /// refused).
+    pub fn attached(self) -> Result<Attached, String> {
+        self.stop.store(true, Ordering::Relaxed);
+        let attached = self
+            .waiting
+            .join()
+            .unwrap_or_else(|_| Err("the far root's thread panicked".to_owned()));
+        let _ = std::fs::remove_file(&self.path);
+        attached
+    }
+}
+
+/// Waits (looking at `stop` every 20 ms) for the shim, then attaches on its terminal with it as
+/// the tree's root, and says go: the shim becomes CMD only once the observer looks.
+fn attach_at_root(
+    listener: &UnixListener,
+    stop: &AtomicBool,
+    went: &OnceLock<Instant>,
+) -> Result<Attached, String> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 20_000_000,
+    };
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err("CMD's shim on the far side never named itself".to_owned());
+        }
+        let mut fds = [PollFd::new(listener, PollFlags::IN)];
+        if poll(&mut fds, Some(&tick)).unwrap_or(0) > 0 {
+            break;
+        }
+    }
+    let (mut stream, _) = listener
+        .accept()
+        .map_err(|e| format!("the far root: {e}"))?;
+    let mut hello = [0u8; 5];
+    let _ = stream.read_exact(&mut hello);
+    let credentials = rustix::net::sockopt::socket_peercred(&stream)
+        .map_err(|e| format!("the far root's credentials: {e}"))?;
+    let pid = credentials.pid.as_raw_nonzero().get();
+    let attached = crate::sys::process::open_fd_of(pid, 0)
+        .map_err(|e| format!("the far end's terminal (/proc/{pid}/fd/0): {e}"))
+        .and_then(|tty| Attached::attach(&tty).map_err(|refused| refused.to_string()))
+        .and_then(|mut attached| {
+            attached
+                .root(pid.unsigned_abs())
+                .map_err(|refused| refused.to_string())?;
+            Ok(attached)
+        });
+    // Go, observed or not: the near end's figures come either way.
+    let _ = stream.write_all(b"g");
+    let _ = went.set(Instant::now());
+    attached
+}

@@ -1,0 +1,329 @@
+//! The link: two network namespaces of wrap's own, the near end's and the far end's, each with
+//! one TUN device, and a relay of wrap's threads between the two that delays each packet by
+//! half the round trip, paces each direction to the rate through a bounded queue, and drops the
+//! asked share. TCP itself sees the round trip and the loss (a relay of sockets would hide them
+//! from it), and no one outside the namespaces can reach what listens in them.
+//!
+//! This kernel has no netem (`CONFIG_NET_SCH_NETEM` is not set), but has TUN. The namespaces
+//! live as long as something holds them: the relay's devices (wrap's, gone with it however it
+//! ends) and the processes started in them.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The near end's address, on its TUN device.
+pub const NEAR: &str = "10.77.0.1";
+/// The far end's address, where sshd listens.
+pub const FAR: &str = "10.77.0.2";
+
+/// Each direction's queue holds at most this many bytes; a packet that would pass it is dropped
+/// at the tail, as a router's queue drops. 64 KiB: about one TCP window of the default size, so
+/// a bulk transfer at a low rate fills it and TCP backs off, as it would at a real bottleneck.
+pub const QUEUE_BYTES: u64 = 64 * 1024;
+
+/// The link's settings: `--rtt`, `--rate`, `--loss`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkSettings {
+    pub rtt: Duration,
+    pub rate: Option<u64>,
+    pub loss: f64,
+}
+
+/// What crossed the link one way, as the relay delivered it: each packet's delivery time
+/// (CLOCK_MONOTONIC ns) and its size; dropped packets counted apart.
+#[derive(Debug, Default)]
+pub struct WireCount {
+    pub delivered: Vec<(u64, u32)>,
+    pub dropped: u64,
+}
+
+/// The link up: both namespaces, the relay running.
+pub struct Link {
+    settings: LinkSettings,
+    near: OwnedFd,
+    far: OwnedFd,
+    /// The direction from the far end to the near end (what a frame crosses).
+    down: Arc<Mutex<WireCount>>,
+    up: Arc<Mutex<WireCount>>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    sent: Arc<AtomicU64>,
+}
+
+impl Link {
+    pub fn start(settings: LinkSettings) -> std::io::Result<Link> {
+        // A thread of its own makes the namespaces: unshare moves the calling thread alone,
+        // and this one ends once both devices exist.
+        let made = std::thread::Builder::new()
+            .name("wrap-link-setup".into())
+            .spawn(|| -> std::io::Result<_> {
+                let near = device_in_new_namespace("flnear", NEAR, FAR)?;
+                let far = device_in_new_namespace("flfar", FAR, NEAR)?;
+                Ok((near, far))
+            })?
+            .join()
+            .map_err(|_| std::io::Error::other("the link's setup panicked"))??;
+        let ((near_device, near), (far_device, far)) = made;
+        let (near_reader, near_writer) = near_device.split();
+        let (far_reader, far_writer) = far_device.split();
+        let stop = Arc::new(AtomicBool::new(false));
+        let down = Arc::new(Mutex::new(WireCount::default()));
+        let up = Arc::new(Mutex::new(WireCount::default()));
+        let sent = Arc::new(AtomicU64::new(0));
+        let mut threads = Vec::new();
+        for (name, reader, writer, count, seed) in [
+            (
+                "wrap-link-up",
+                near_reader,
+                far_writer,
+                &up,
+                0x9e37_79b9_7f4a_7c15_u64,
+            ),
+            (
+                "wrap-link-down",
+                far_reader,
+                near_writer,
+                &down,
+                0xd1b5_4a32_d192_ed03,
+            ),
+        ] {
+            let (queue, due) = std::sync::mpsc::channel();
+            let stop_reading = Arc::clone(&stop);
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("{name}-in"))
+                    .spawn(move || take(reader, &queue, &stop_reading))?,
+            );
+            let way = Way {
+                settings,
+                count: Arc::clone(count),
+                stop: Arc::clone(&stop),
+                random: seed,
+                sent: Arc::clone(&sent),
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(name.into())
+                    .spawn(move || way.deliver(&due, writer))?,
+            );
+        }
+        Ok(Link {
+            settings,
+            near,
+            far,
+            down,
+            up,
+            stop,
+            threads,
+            sent,
+        })
+    }
+
+    pub fn settings(&self) -> LinkSettings {
+        self.settings
+    }
+
+    /// Runs `f` on this thread in the near end's namespace (what it spawns stays there), then
+    /// moves the thread back.
+    pub fn in_near<T>(&self, f: impl FnOnce() -> T) -> std::io::Result<T> {
+        in_namespace(self.near.as_fd(), f)
+    }
+
+    /// The same in the far end's.
+    pub fn in_far<T>(&self, f: impl FnOnce() -> T) -> std::io::Result<T> {
+        in_namespace(self.far.as_fd(), f)
+    }
+
+    /// What crossed towards the near end since `from` (CLOCK_MONOTONIC ns): packets and bytes
+    /// delivered in `[from, to)`.
+    pub fn down_between(&self, from: u64, to: u64) -> (u64, u64) {
+        let count = self
+            .down
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        count
+            .delivered
+            .iter()
+            .filter(|(at, _)| (from..to).contains(at))
+            .fold((0, 0), |(n, b), (_, len)| (n + 1, b + u64::from(*len)))
+    }
+
+    /// Packets dropped each way so far (by `--loss`, or at a full queue): (up, down).
+    pub fn dropped(&self) -> (u64, u64) {
+        let lock = |c: &Mutex<WireCount>| {
+            c.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .dropped
+        };
+        (lock(&self.up), lock(&self.down))
+    }
+
+    /// Packets the relay delivered, both ways.
+    pub fn delivered(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        // The deliverers look at `stop` every few ms; the readers block in read(2) on their
+        // device and end with the process (their devices and namespaces with them).
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            if thread.thread().name().is_some_and(|n| !n.ends_with("-in")) {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// A new network namespace for the calling thread, and a TUN device `name`
+/// there with `address`, its peer `peer`; the device and the namespace (a handle to keep it).
+fn device_in_new_namespace(
+    name: &str,
+    address: &str,
+    peer: &str,
+) -> std::io::Result<(tun::Device, OwnedFd)> {
+    nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).map_err(|e| {
+        std::io::Error::other(format!("a network namespace for the link (unshare): {e}"))
+    })?;
+    let mut config = tun::Configuration::default();
+    config
+        .tun_name(name)
+        .address(address)
+        .destination(peer)
+        .netmask("255.255.255.255")
+        .mtu(1500)
+        .up();
+    let device = tun::create(&config)
+        .map_err(|e| std::io::Error::other(format!("the link's TUN device {name}: {e}")))?;
+    Ok((device, crate::sys::process::thread_net_namespace()?))
+}
+
+/// `f` run on this thread inside the namespace `ns`, then back in the one it was in.
+fn in_namespace<T>(ns: std::os::fd::BorrowedFd<'_>, f: impl FnOnce() -> T) -> std::io::Result<T> {
+    let home = crate::sys::process::thread_net_namespace()?;
+    nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET)
+        .map_err(|e| std::io::Error::other(format!("entering the link's namespace: {e}")))?;
+    let result = f();
+    nix::sched::setns(home.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)
+        .map_err(|e| std::io::Error::other(format!("leaving the link's namespace: {e}")))?;
+    Ok(result)
+}
+
+/// Packets read off one device as the kernel hands them over, stamped, queued for delivery.
+fn take(mut reader: tun::Reader, queue: &Sender<(u64, Vec<u8>)>, stop: &AtomicBool) {
+    let mut buffer = vec![0; 65_536];
+    while !stop.load(Ordering::Relaxed) {
+        match reader.read(&mut buffer) {
+            Ok(0) => return,
+            Ok(n) => {
+                if queue
+                    .send((flushlab_observer::now_ns(), buffer[..n].to_vec()))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// One direction of the link.
+struct Way {
+    settings: LinkSettings,
+    count: Arc<Mutex<WireCount>>,
+    stop: Arc<AtomicBool>,
+    /// xorshift64's state: the drops are the same sequence every run.
+    random: u64,
+    sent: Arc<AtomicU64>,
+}
+
+impl Way {
+    /// Each packet delivered half the round trip after it was taken, and no sooner than the
+    /// rate allows after the one before (its serialisation time, `len / rate`), or dropped: by
+    /// `--loss`, or because the bytes waiting would pass [`QUEUE_BYTES`].
+    fn deliver(mut self, due: &Receiver<(u64, Vec<u8>)>, mut writer: tun::Writer) {
+        let half = self.settings.rtt.as_nanos() as u64 / 2;
+        let mut waiting: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
+        let mut waiting_bytes = 0u64;
+        // When the line is free again: the rate's clock.
+        let mut free_at = 0u64;
+        loop {
+            let now = flushlab_observer::now_ns();
+            while let Some((at, _)) = waiting.front() {
+                if *at > now {
+                    break;
+                }
+                let (_, packet) = waiting.pop_front().expect("looked at");
+                waiting_bytes -= packet.len() as u64;
+                let _ = writer.write(&packet);
+                self.sent.fetch_add(1, Ordering::Relaxed);
+                self.counted(|c| {
+                    c.delivered
+                        .push((flushlab_observer::now_ns(), packet.len() as u32));
+                });
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let wait = waiting
+                .front()
+                .map_or(Duration::from_millis(20), |(at, _)| {
+                    Duration::from_nanos(at.saturating_sub(now)).min(Duration::from_millis(20))
+                });
+            match due.recv_timeout(wait) {
+                Ok((taken, packet)) => {
+                    if self.drops() || waiting_bytes + packet.len() as u64 > QUEUE_BYTES {
+                        self.counted(|c| c.dropped += 1);
+                        continue;
+                    }
+                    let sent_at = match self.settings.rate {
+                        Some(rate) => {
+                            let serialise = packet.len() as u64 * 1_000_000_000 / rate;
+                            free_at = free_at.max(taken) + serialise;
+                            free_at
+                        }
+                        None => taken,
+                    };
+                    waiting_bytes += packet.len() as u64;
+                    waiting.push_back((sent_at + half, packet));
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    if waiting.is_empty() {
+                        return;
+                    }
+                    let until = waiting.front().map_or(0, |(at, _)| *at);
+                    std::thread::sleep(Duration::from_nanos(
+                        until.saturating_sub(flushlab_observer::now_ns()),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn counted(&self, f: impl FnOnce(&mut WireCount)) {
+        f(&mut self
+            .count
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
+
+    /// Whether the next packet is dropped (`--loss`).
+    fn drops(&mut self) -> bool {
+        if self.settings.loss <= 0.0 {
+            return false;
+        }
+        self.random ^= self.random << 13;
+        self.random ^= self.random >> 7;
+        self.random ^= self.random << 17;
+        (self.random >> 11) as f64 / (1u64 << 53) as f64 <= self.settings.loss
+    }
+}

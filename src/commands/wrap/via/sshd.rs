@@ -1,0 +1,281 @@
+//! The ssh layer: Debian's sshd started by wrap in the link's far namespace with a
+//! configuration, host key and authorized key of its own in the wire's scratch directory, and
+//! the ssh client's command line with a configuration of its own. Nothing in `~/.ssh`,
+//! `/etc/ssh` or the user's agent is read or changed.
+//!
+//! sshd runs as root in a pid and mount namespace of its own: its `/run` is an empty tmpfs (its
+//! privilege-separation directory made there, no utmp to write) and wtmp, btmp and lastlog are
+//! /dev/null, so a login leaves no trace on the machine; when sshd ends, the kernel ends every
+//! session and CMD with it; and sshd ends with wrap (`setpriv --pdeathsig`). The far user is
+//! the person who ran wrap (under sudo, the one who ran sudo), as sshd's own login makes them.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::link::{FAR, Link};
+
+/// How long sshd may take to listen.
+const LISTENING: Duration = Duration::from_secs(10);
+
+/// sshd, listening at the link's far end.
+pub struct Sshd {
+    child: Child,
+    /// The client's configuration file.
+    client_config: PathBuf,
+}
+
+impl Sshd {
+    pub fn start(scratch: &Path, link: &Link) -> std::io::Result<Sshd> {
+        let far_user = crate::sys::user::sudo_invoker();
+        let (user, uid, gid) = match &far_user {
+            Some(invoker) => (invoker.name.clone(), invoker.uid, invoker.gid),
+            None => ("root".to_owned(), 0, 0),
+        };
+        let host_key = scratch.join("host_key");
+        let client_key = scratch.join("client_key");
+        for key in [&host_key, &client_key] {
+            keygen(key)?;
+        }
+        // sshd reads a user's authorized keys as that user, and CMD's shim reaches its socket
+        // as them: the far user passes through the scratch directory into `far/`, theirs.
+        if uid != 0 {
+            std::fs::set_permissions(scratch, std::os::unix::fs::PermissionsExt::from_mode(0o711))?;
+        }
+        let far = scratch.join("far");
+        std::fs::DirBuilder::new().mode(0o700).create(&far)?;
+        let authorized = far.join("authorized_keys");
+        std::fs::copy(client_key.with_extension("pub"), &authorized)?;
+        for path in [&far, &authorized] {
+            rustix::fs::chown(
+                path,
+                Some(rustix::fs::Uid::from_raw(uid)),
+                Some(rustix::fs::Gid::from_raw(gid)),
+            )?;
+        }
+        let server_config = scratch.join("sshd_config");
+        write_private(&server_config, &server_text(&host_key, &authorized, &user))?;
+        let host_public = std::fs::read_to_string(host_key.with_extension("pub"))?;
+        let known_hosts = scratch.join("known_hosts");
+        write_private(&known_hosts, &format!("{FAR} {}", host_public.trim()))?;
+        let client_config = scratch.join("ssh_config");
+        write_private(
+            &client_config,
+            &client_text(&client_key, &known_hosts, &user),
+        )?;
+        let log = std::fs::File::create(scratch.join("sshd.log"))?;
+        let child = link.in_far(|| {
+            Command::new("setpriv")
+                .args(["--pdeathsig", "KILL", "--", "unshare"])
+                .args(["--pid", "--fork", "--kill-child", "--mount"])
+                .args([
+                    "--propagation",
+                    "private",
+                    "--",
+                    "sh",
+                    "-c",
+                    PRIVATE_RUN,
+                    "sh",
+                ])
+                .arg("/usr/sbin/sshd")
+                .args(["-D", "-e", "-f"])
+                .arg(&server_config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+        })??;
+        let mut sshd = Sshd {
+            child,
+            client_config,
+        };
+        sshd.wait_listening(link, &scratch.join("sshd.log"))?;
+        Ok(sshd)
+    }
+
+    /// The ssh client's program and words for a far command (each word quoted for the far
+    /// shell, which sshd hands the command to as one line).
+    pub fn client_command(&self, far: &[OsString]) -> std::io::Result<(PathBuf, Vec<OsString>)> {
+        let ssh = crate::files::find_program("ssh".as_ref())
+            .ok_or_else(|| std::io::Error::other("ssh is not installed (openssh-client)"))?;
+        let mut words: Vec<OsString> = vec![
+            "-F".into(),
+            self.client_config.clone().into_os_string(),
+            "-e".into(),
+            "none".into(),
+            "-tt".into(),
+            "far".into(),
+            "--".into(),
+        ];
+        words.extend(far.iter().map(|w| shell_word(w)));
+        Ok((ssh, words))
+    }
+
+    /// Until sshd accepts a connection at the far end (from the near end, through the relay),
+    /// or it ended, said with its own words.
+    fn wait_listening(&mut self, link: &Link, log: &Path) -> std::io::Result<()> {
+        let started = Instant::now();
+        let address: std::net::SocketAddr =
+            format!("{FAR}:22").parse().map_err(std::io::Error::other)?;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                let said = std::fs::read_to_string(log).unwrap_or_default();
+                return Err(std::io::Error::other(format!(
+                    "wrap --via ssh: sshd ended ({status}): {}",
+                    crate::units::one_line(said.trim())
+                )));
+            }
+            let reached = link.in_near(|| {
+                std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200))
+            })?;
+            if reached.is_ok() {
+                return Ok(());
+            }
+            if started.elapsed() > LISTENING {
+                return Err(std::io::Error::other(
+                    "wrap --via ssh: sshd did not listen within 10 s",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        // setpriv became unshare, which ends sshd (its child, pid 1 of its namespace) as it goes.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The far end's private mounts, then sshd (`"$@"`): an empty /run (sshd's privilege
+/// separation directory in it, and no utmp), and no wtmp, btmp or lastlog to write.
+const PRIVATE_RUN: &str = "mount -t tmpfs -o mode=755 flushlab-via /run && \
+mkdir -m 755 /run/sshd && \
+for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do \
+[ -e \"$f\" ] && { mount --bind /dev/null \"$f\" || exit 1; }; done; \
+exec \"$@\"";
+
+fn keygen(path: &Path) -> std::io::Result<()> {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", "flushlab-via", "-f"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()?;
+    if !status.success() {
+        return Err(std::io::Error::other(format!(
+            "wrap --via ssh: ssh-keygen failed ({status})"
+        )));
+    }
+    Ok(())
+}
+
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(text.as_bytes())?;
+    file.write_all(b"\n")
+}
+
+/// sshd's configuration: the far namespace's address, this key, this user, nothing else.
+fn server_text(host_key: &Path, authorized: &Path, user: &str) -> String {
+    [
+        format!("ListenAddress {FAR}"),
+        "Port 22".to_owned(),
+        format!("HostKey {}", host_key.display()),
+        "PidFile none".to_owned(),
+        format!("AuthorizedKeysFile {}", authorized.display()),
+        format!("AllowUsers {user}"),
+        "PermitRootLogin prohibit-password".to_owned(),
+        "PubkeyAuthentication yes".to_owned(),
+        "PasswordAuthentication no".to_owned(),
+        "KbdInteractiveAuthentication no".to_owned(),
+        "UsePAM no".to_owned(),
+        "DisableForwarding yes".to_owned(),
+        "PermitUserRC no".to_owned(),
+        "PermitUserEnvironment no".to_owned(),
+        "PrintMotd no".to_owned(),
+        "PrintLastLog no".to_owned(),
+        "Banner none".to_owned(),
+        "UseDNS no".to_owned(),
+        // The scratch directory is 0700 and wrap's, but it lives under /tmp (1777), which
+        // StrictModes' walk up from the key file refuses; no one else can reach this sshd.
+        "StrictModes no".to_owned(),
+        "LogLevel ERROR".to_owned(),
+    ]
+    .join("\n")
+}
+
+/// The client's configuration: the one host `far`, this key and these known hosts alone.
+fn client_text(key: &Path, known_hosts: &Path, user: &str) -> String {
+    [
+        "Host far".to_owned(),
+        format!("  HostName {FAR}"),
+        "  Port 22".to_owned(),
+        format!("  User {user}"),
+        format!("  IdentityFile {}", key.display()),
+        "  IdentitiesOnly yes".to_owned(),
+        "  IdentityAgent none".to_owned(),
+        format!("  UserKnownHostsFile {}", known_hosts.display()),
+        "  GlobalKnownHostsFile /dev/null".to_owned(),
+        "  StrictHostKeyChecking yes".to_owned(),
+        "  UpdateHostKeys no".to_owned(),
+        "  BatchMode yes".to_owned(),
+        "  ControlMaster no".to_owned(),
+        "  ControlPath none".to_owned(),
+        "  ClearAllForwardings yes".to_owned(),
+        "  ForwardAgent no".to_owned(),
+        "  ForwardX11 no".to_owned(),
+        "  LogLevel ERROR".to_owned(),
+    ]
+    .join("\n")
+}
+
+/// One word for a POSIX shell: sshd hands the far command to the far user's shell as one line.
+fn shell_word(word: &std::ffi::OsStr) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let bytes = word.as_bytes();
+    let plain = !bytes.is_empty()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-=:,+@%".contains(b));
+    if plain {
+        return word.to_owned();
+    }
+    let mut quoted = vec![b'\''];
+    for &b in bytes {
+        if b == b'\'' {
+            quoted.extend_from_slice(b"'\\''");
+        } else {
+            quoted.push(b);
+        }
+    }
+    quoted.push(b'\'');
+    OsString::from_vec(quoted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_survive_a_shell() {
+        for word in ["plain", "a b", "it's", "$(rm -rf /)", "", "x\ny", "'\\'"] {
+            let quoted = shell_word(word.as_ref());
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", quoted.to_string_lossy()))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), word, "{quoted:?}");
+        }
+    }
+}
