@@ -27,5 +27,6 @@ mod terminal_report;
 mod tour;
 mod trace;
 mod tracer;
+mod via;
 mod wrap;
 mod writer_stack;

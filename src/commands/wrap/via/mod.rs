@@ -238,7 +238,7 @@ impl ViaReport {
             .rate_bytes_per_s
             .map_or("unlimited".to_owned(), |r| format!("{r} B/s"));
         format!(
-            "  via {} (rtt {} ms, rate {rate}, loss {}; near pieces matched by {}), p50 / p95 / \
+            "wrap via {} (rtt {} ms, rate {rate}, loss {}; near pieces matched by {}), p50 / p95 / \
              max: key→last byte {} · uplink {} · downlink {} · pieces a frame {} · tear {} · \
              on the wire a frame {} packets; dropped {} up, {} down",
             layers.join(","),

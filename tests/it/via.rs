@@ -1,0 +1,179 @@
+//! `wrap --via ssh`: CMD at the far end of a real ssh connection over wrap's own link. Checked
+//! against the program's own stamps (tests/corpus/stages.c, on the same clock: everything runs
+//! on this machine), against the link's own delay (a lower bound no load can break), and for
+//! what it leaves behind (nothing: no sshd, no scratch directory, `~/.ssh` as it was).
+//!
+//! The link needs root (network namespaces) and the observer eBPF: where either is refused
+//! these tests say so and pass, except in CI (`CI` set), which runs as root and must run them.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use super::common;
+use super::keyed::{assert_stages_within, one_at_a_time, stages_c};
+
+/// Whether wrap can run `--via ssh` here (root, sshd installed); in CI it must.
+fn via_allowed() -> bool {
+    if !common::has_programs(&["ssh", "ssh-keygen"]) {
+        return false;
+    }
+    let root = rustix::process::geteuid().is_root();
+    let sshd = std::path::Path::new("/usr/sbin/sshd").exists();
+    assert!(
+        (root && sshd) || std::env::var_os("CI").is_none(),
+        "CI must run wrap --via ssh (root, openssh-server)"
+    );
+    if !(root && sshd) {
+        eprintln!("skipped: wrap --via needs root and openssh-server");
+    }
+    root && sshd && super::kernel::kernel_allowed()
+}
+
+/// `flushlab wrap --via ssh FLAGS --size 80x24 --keys SCRIPT -- env KEYS_LOG=… CMD`: exit code,
+/// report, what it said, the program's own log (sshd passes no variable: `env` sets it there).
+fn via(flags: &[&str], script: &str, cmd: &[&str]) -> (Option<i32>, Value, String, String) {
+    let report = common::scratch("via.json");
+    let log = common::scratch("via.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--via", "ssh", "--size", "80x24", "--keys", script])
+        .args(flags)
+        .arg("--export-json")
+        .arg(&report)
+        .arg("--")
+        .arg("env")
+        .arg(format!("KEYS_LOG={}", log.display()))
+        .args(cmd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = common::read_json(&report);
+    let own = std::fs::read_to_string(&log).unwrap_or_default();
+    (out.status.code(), json, said, own)
+}
+
+fn p50(report: &Value, name: &str) -> f64 {
+    report["via"][name]["p50"].as_f64().unwrap_or(f64::NAN)
+}
+
+/// Every key answered and nothing unprompted; the far stages (the uplink is the input delay)
+/// within max(15%, 0.5 ms) of the program's own stamps; at RTT 40 the uplink and the downlink
+/// each at least 18 ms (the relay holds each packet 20 ms); and nothing left behind.
+#[test]
+fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
+    if !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let ssh_dir = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".ssh"));
+    let ssh_before = ssh_dir.as_ref().map(|d| d.exists());
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    for rtt in ["0", "40"] {
+        let (code, report, said, own) = via(
+            &["--rtt", rtt],
+            "j*12@150ms q",
+            &[program, "poll", "1000", "raw"],
+        );
+        assert_eq!(code, Some(0), "{said}");
+        let what = format!("via ssh, rtt {rtt}");
+        assert_eq!(report["keys"]["unanswered"], 0, "{what}: {said}");
+        assert_eq!(report["keys"]["frames"]["answering"], 12, "{what}: {said}");
+        assert_eq!(report["keys"]["frames"]["unprompted"], 0, "{what}: {said}");
+        assert!(
+            said.contains("rooted at CMD on the far side"),
+            "{what}: {said}"
+        );
+        assert_stages_within(&what, &report, &own, (0.15, 0.5));
+        assert_eq!(report["via"]["matching"], "bytes", "{what}");
+        assert!(p50(&report, "pieces_per_frame") >= 1.0, "{what}: {said}");
+        assert!(
+            p50(&report, "key_to_last_byte_ms") >= p50(&report, "uplink_ms"),
+            "{what}: {said}"
+        );
+        if rtt == "40" {
+            for name in ["uplink_ms", "downlink_ms"] {
+                assert!(p50(&report, name) >= 18.0, "{what}: {name}: {said}");
+            }
+        }
+    }
+    let left = Command::new("pgrep")
+        .args(["-f", "flushlab-via"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left behind: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+    let scratch = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("flushlab-via-"))
+        .count();
+    assert_eq!(scratch, 0, "a scratch directory of wrap --via left behind");
+    assert_eq!(
+        ssh_dir.map(|d| d.exists()),
+        ssh_before,
+        "~/.ssh was made or removed"
+    );
+}
+
+/// A frame of one write(2) at a paced rate: every byte of it attributed to its key, and its
+/// tear at least what the rate allows (the relay paces each packet; 1,500 B of slack for the
+/// first), never less, however busy the machine.
+#[test]
+fn a_frame_at_a_low_rate_tears_for_as_long_as_its_bytes_take() {
+    if !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("keyed");
+    let program = program.to_str().unwrap();
+    let rate = 125_000.0;
+    let (code, report, said, _) = via(
+        &["--rate", "125000"],
+        "j*3@800ms q",
+        &[program, "x", "frame"],
+    );
+    assert_eq!(code, Some(0), "{said}");
+    let each = report["keys"]["each"].as_array().unwrap();
+    let wire = report["via"]["each"].as_array().unwrap();
+    for (key, near) in each.iter().zip(wire).take(3) {
+        let bytes = key["bytes"].as_f64().unwrap();
+        assert_eq!(key["writes"], 1, "{said}");
+        assert!(bytes > 10_000.0, "{said}");
+        let tear = near["tear_ms"].as_f64().unwrap();
+        let least = (bytes - 1_500.0) / rate * 1e3;
+        assert!(
+            tear >= least * 0.95,
+            "tear {tear} ms, the rate allows no less than {least} ms: {said}"
+        );
+        assert!(near["pieces"].as_u64().unwrap() > 1, "{said}");
+    }
+}
+
+/// Bad input: one line, exit 2, before anything starts.
+#[test]
+fn bad_link_flags_and_layers_are_refused_in_one_line() {
+    for (flags, what) in [
+        (&["--via", "ssh", "--rtt=-1"][..], "no round trip"),
+        (&["--via", "ssh", "--rtt", "10001"][..], "no round trip"),
+        (&["--via", "ssh", "--rate", "999"][..], "no rate"),
+        (&["--via", "ssh", "--loss", "0.6"][..], "no loss"),
+        (&["--via", "telnet"][..], "telnet"),
+        (&["--via", "tmux", "--keys", "q"][..], "--via tmux"),
+        (&["--rtt", "40"][..], "--via"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .arg("wrap")
+            .args(flags)
+            .args(["--", "true"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = common::assert_refused(&out, &flags.join(" "));
+        assert!(said.contains(what), "{flags:?}: {said}");
+    }
+}
