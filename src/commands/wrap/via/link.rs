@@ -20,8 +20,8 @@ pub const NEAR: &str = "10.77.0.1";
 /// The far end's address, where sshd listens.
 pub const FAR: &str = "10.77.0.2";
 
-/// Each direction's queue holds at most this many bytes; a packet that would pass it is dropped
-/// at the tail, as a router's queue drops. 64 KiB: about one TCP window of the default size, so
+/// Under `--rate`, each direction's backlog (bytes waiting for the line) holds at most this
+/// many bytes; a packet that would pass it is dropped at the tail, as a router's queue drops. 64 KiB: about one TCP window of the default size, so
 /// a bulk transfer at a low rate fills it and TCP backs off, as it would at a real bottleneck.
 pub const QUEUE_BYTES: u64 = 64 * 1024;
 
@@ -248,11 +248,10 @@ struct Way {
 impl Way {
     /// Each packet delivered half the round trip after it was taken, and no sooner than the
     /// rate allows after the one before (its serialisation time, `len / rate`), or dropped: by
-    /// `--loss`, or because the bytes waiting would pass [`QUEUE_BYTES`].
+    /// `--loss`, or because the backlog the rate has not sent would pass [`QUEUE_BYTES`].
     fn deliver(mut self, due: &Receiver<(u64, Vec<u8>)>, mut writer: tun::Writer) {
         let half = self.settings.rtt.as_nanos() as u64 / 2;
         let mut waiting: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
-        let mut waiting_bytes = 0u64;
         // When the line is free again: the rate's clock.
         let mut free_at = 0u64;
         loop {
@@ -262,7 +261,6 @@ impl Way {
                     break;
                 }
                 let (_, packet) = waiting.pop_front().expect("looked at");
-                waiting_bytes -= packet.len() as u64;
                 let _ = writer.write(&packet);
                 self.sent.fetch_add(1, Ordering::Relaxed);
                 self.counted(|c| {
@@ -280,7 +278,12 @@ impl Way {
                 });
             match due.recv_timeout(wait) {
                 Ok((taken, packet)) => {
-                    if self.drops() || waiting_bytes + packet.len() as u64 > QUEUE_BYTES {
+                    // The queue is the backlog before the line (the bytes the rate has not
+                    // sent yet); packets on their way, delayed, are the line's, never dropped.
+                    let backlog = self.settings.rate.map_or(0, |rate| {
+                        free_at.saturating_sub(taken).saturating_mul(rate) / 1_000_000_000
+                    });
+                    if self.drops() || backlog + packet.len() as u64 > QUEUE_BYTES {
                         self.counted(|c| c.dropped += 1);
                         continue;
                     }
@@ -292,7 +295,6 @@ impl Way {
                         }
                         None => taken,
                     };
-                    waiting_bytes += packet.len() as u64;
                     waiting.push_back((sent_at + half, packet));
                 }
                 Err(RecvTimeoutError::Timeout) => {}
