@@ -180,8 +180,8 @@ pub struct ViaReport {
 }
 
 /// What crossed the link towards the near end while each answered key's frame did (from the
-/// far frame's end to its last byte at the near end): IP packets, headers included, and how
-/// many the link dropped in the whole run.
+/// far frame's first write to its last byte at the near end): IP packets, headers included,
+/// and how many the link dropped in the whole run.
 #[derive(Clone, Debug, Serialize)]
 pub struct WireFigures {
     pub packets_per_frame: Option<crate::detect::keyed::Percentiles>,
@@ -204,9 +204,13 @@ impl ViaReport {
             .iter()
             .zip(&keys.each)
             .filter_map(|(key, near)| {
-                let end = key.frame_end_ns()?;
+                // From the frame's first write: an unbuffered frame crosses while it is drawn.
+                let (_, first, _) = key
+                    .stage_spans()
+                    .into_iter()
+                    .find(|(stage, _, _)| *stage == crate::detect::keyed::Stage::Emit)?;
                 let last = key.sent_ns + (near.last_byte_ms? * 1e6) as u64;
-                Some(wire.link.down_between(end, last + 1))
+                Some(wire.link.down_between(first, last + 1))
             })
             .collect();
         let (dropped_up, dropped_down) = wire.link.dropped();
