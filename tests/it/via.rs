@@ -113,12 +113,11 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
         "left behind: {}",
         String::from_utf8_lossy(&left.stdout)
     );
-    let scratch = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("flushlab-via-"))
-        .count();
-    assert_eq!(scratch, 0, "a scratch directory of wrap --via left behind");
+    assert_eq!(
+        wire_dirs(),
+        [] as [std::path::PathBuf; 0],
+        "a scratch directory of wrap --via left behind"
+    );
     assert_eq!(
         ssh_dir.map(|d| d.exists()),
         ssh_before,
@@ -165,6 +164,74 @@ fn a_frame_at_a_low_rate_tears_for_as_long_as_its_bytes_take() {
         );
         assert!(near["pieces"].as_u64().unwrap() > 1, "{said}");
     }
+}
+
+/// The wire's scratch directories in the temporary directory now.
+fn wire_dirs() -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("flushlab-via-"))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// A SIGKILL of wrap mid-run leaves nothing: sshd, its sessions and CMD end with it (its pid
+/// namespace), and the scratch directory goes (the sweeper reads wrap's end off a pipe).
+#[test]
+fn a_sigkill_of_wrap_leaves_no_sshd_no_cmd_and_no_scratch() {
+    if !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let before = wire_dirs();
+    // Killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--via",
+            "ssh",
+            "--size",
+            "80x24",
+            "--keys",
+            "j*200@100ms q",
+        ])
+        .args(["--", "sleep", "3600"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut wrap = Killed(wrap);
+    let running = |pattern: &str| {
+        let out = Command::new("pgrep")
+            .args(["-f", pattern])
+            .output()
+            .unwrap();
+        !out.stdout.is_empty()
+    };
+    let dir = common::wait_for(std::time::Duration::from_secs(20), "the far CMD", || {
+        let new: Vec<_> = wire_dirs()
+            .into_iter()
+            .filter(|d| !before.contains(d))
+            .collect();
+        (new.len() == 1 && running("/sleep 3600$")).then(|| new[0].clone())
+    });
+    wrap.0.kill().unwrap();
+    wrap.0.wait().unwrap();
+    let dir_text = dir.to_string_lossy().into_owned();
+    common::wait_for(
+        std::time::Duration::from_secs(10),
+        "everything gone",
+        || (!dir.exists() && !running(&dir_text) && !running("/sleep 3600$")).then_some(()),
+    );
 }
 
 /// Bad input: one line, exit 2, before anything starts.

@@ -259,9 +259,9 @@ impl Running {
                 .map_err(|e| anyhow::anyhow!("wrap: becoming {} after sudo: {e}", invoker.name))?;
         }
         let pid = child.id() as i32;
-        if inside.as_ref().is_some_and(|i| i.way().traces()) {
-            tree.is_the_tracer(pid);
-        }
+        let traced = inside.as_ref().is_some_and(|i| i.way().traces());
+        traced.then(|| tree.is_the_tracer(pid));
+        how.via.inspect(|wire| tree.is_the_wire(wire.programs()));
         if interactive {
             // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
             // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's

@@ -79,6 +79,9 @@ pub struct Tree {
     /// wrap's tracer, in CMD's place (`--observer ptrace`): never the writer, whatever it wrote
     /// (its records).
     tracer: Option<i32>,
+    /// `wrap --via`: the wire's own programs (sshd, the ssh client), wrap's descendants that
+    /// carry CMD's output but are not CMD: never the writer either.
+    wire: Vec<PathBuf>,
 }
 
 impl Tree {
@@ -93,7 +96,13 @@ impl Tree {
             seen: HashMap::new(),
             last_survey: None,
             tracer: None,
+            wire: Vec::new(),
         })
+    }
+
+    /// `wrap --via`: these executables are the wire's, not CMD's.
+    pub fn is_the_wire(&mut self, executables: Vec<PathBuf>) {
+        self.wire = executables;
     }
 
     /// The tracer's pid: a process of the tree that is wrap's, not CMD's.
@@ -212,7 +221,7 @@ impl Tree {
         let Some((_, seen)) = self
             .seen
             .iter()
-            .filter(|(pid, _)| Some(**pid) != self.tracer)
+            .filter(|(pid, s)| Some(**pid) != self.tracer && !self.wire.contains(&s.exe))
             .max_by_key(|(pid, s)| (s.wrote, **pid))
         else {
             return Writer::default();

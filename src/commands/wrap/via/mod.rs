@@ -269,7 +269,41 @@ pub struct Wire {
     sshd: sshd::Sshd,
     link: Link,
     scratch: crate::files::Scratch,
+    /// Removes the scratch directory where wrap could not (SIGKILL): declared after it.
+    _sweeper: Sweeper,
     settings: ViaSettings,
+}
+
+/// A process that removes a directory once wrap is gone, however it goes: it waits to read
+/// from a pipe whose only writer is wrap (close-on-exec, so no program wrap starts holds it),
+/// and the kernel closes that with wrap's last fd, SIGKILL included. On a normal end the
+/// directory is gone already (`Scratch`'s drop) and its `rm -rf` finds nothing.
+struct Sweeper {
+    pipe: Option<std::process::ChildStdin>,
+    child: std::process::Child,
+}
+
+impl Sweeper {
+    fn start(dir: &Path) -> std::io::Result<Sweeper> {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read -r _ || true; rm -rf -- \"$1\"", "sh"])
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        Ok(Sweeper {
+            pipe: child.stdin.take(),
+            child,
+        })
+    }
+}
+
+impl Drop for Sweeper {
+    fn drop(&mut self) {
+        self.pipe.take();
+        let _ = self.child.wait();
+    }
 }
 
 impl std::fmt::Debug for Wire {
@@ -284,6 +318,7 @@ impl Wire {
     /// The link up, sshd listening at its far end for `far_user`.
     pub fn start(layers: &[Layer], link: LinkSettings) -> std::io::Result<Wire> {
         let scratch = crate::files::Scratch::new("flushlab-via")?;
+        let sweeper = Sweeper::start(scratch.path())?;
         let link = Link::start(link)?;
         let sshd = sshd::Sshd::start(scratch.path(), &link)?;
         let settings = ViaSettings {
@@ -298,8 +333,19 @@ impl Wire {
             sshd,
             link,
             scratch,
+            _sweeper: sweeper,
             settings,
         })
+    }
+
+    /// The executables the wire runs (sshd, the ssh client), as `/proc` names them: wrap's
+    /// descendants that are not CMD.
+    pub fn programs(&self) -> Vec<PathBuf> {
+        ["/usr/sbin/sshd", "ssh"]
+            .iter()
+            .filter_map(|p| crate::files::find_program(p.as_ref()))
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect()
     }
 
     pub fn settings(&self) -> &ViaSettings {
