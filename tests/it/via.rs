@@ -245,6 +245,14 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
         (&["--via", "telnet"][..], "telnet"),
         (&["--via", "tmux", "--keys", "q"][..], "--via tmux"),
         (&["--rtt", "40"][..], "--via"),
+        (
+            &["--via", "ssh", "--observer", "preload", "--keys", "q"][..],
+            "kernel observer",
+        ),
+        (
+            &["--via", "ssh", "--against", "old", "--keys", "q"][..],
+            "--against",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .arg("wrap")

@@ -200,6 +200,8 @@ impl Observation {
         let owner = crate::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
         let far = super::via::far_root::FarRoot::listen(&wire.scratch().join("far"), owner)?;
         let near = wire.near_command(far.path(), program, &command[1..])?;
+        // The preload's channel, which an observation always holds, is opened and never
+        // written: nothing of the preload's runs at either end.
         let mut injection = Injection::new(pty.open_slave()?, Mode::Observe)?;
         let stop = Arc::new(AtomicBool::new(false));
         let listening = injection.listen(Arc::clone(&stop), None)?;

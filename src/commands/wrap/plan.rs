@@ -2,7 +2,7 @@
 //! the keys read, each feature's own checks asked (the observer, the terminal, `--against`),
 //! samply found for `--profile`. What passes is the plan the run follows.
 
-use super::args::WrapArgs;
+use super::args::{ObserverArg, WrapArgs};
 use super::typing::Keys;
 use crate::files::Destination;
 use crate::keyscript::KeyScript;
@@ -65,7 +65,8 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         (None, Some(path)) => Some(read_keys_file(path)?),
         (None, None) => None,
     };
-    super::via::check(&args.via, script.is_some()).map_err(Refusal::bad_input)?;
+    let kernel = matches!(args.observer, ObserverArg::Auto | ObserverArg::Kernel);
+    super::via::check(&args.via, script.is_some(), kernel).map_err(Refusal::bad_input)?;
     super::in_terminal::check(args, script.is_some())?;
     super::inside::check(args, &resolved)?;
     super::against::check(args, script.is_some())?;

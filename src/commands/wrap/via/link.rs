@@ -10,7 +10,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +19,9 @@ use std::time::Duration;
 pub const NEAR: &str = "10.77.0.1";
 /// The far end's address, where sshd listens.
 pub const FAR: &str = "10.77.0.2";
+
+/// Deliveries kept a direction (16 B each: 64 MiB at most, ten minutes of a saturated link).
+const MAX_DELIVERIES: usize = 1 << 22;
 
 /// Under `--rate`, each direction's backlog (bytes waiting for the line) holds at most this
 /// many bytes; a packet that would pass it is dropped at the tail, as a router's queue drops. 64 KiB: about one TCP window of the default size, so
@@ -36,9 +39,11 @@ pub struct LinkSettings {
 /// What crossed the link one way, as the relay delivered it: each packet's delivery time
 /// (CLOCK_MONOTONIC ns) and its size; dropped packets counted apart.
 #[derive(Debug, Default)]
-pub struct WireCount {
-    pub delivered: Vec<(u64, u32)>,
-    pub dropped: u64,
+struct WireCount {
+    delivered: Vec<(u64, u32)>,
+    /// Deliveries past [`MAX_DELIVERIES`] are not kept: from then on nothing is said of them.
+    full_at: Option<u64>,
+    dropped: u64,
 }
 
 /// The link up: both namespaces, the relay running.
@@ -51,7 +56,6 @@ pub struct Link {
     up: Arc<Mutex<WireCount>>,
     stop: Arc<AtomicBool>,
     threads: Vec<std::thread::JoinHandle<()>>,
-    sent: Arc<AtomicU64>,
 }
 
 impl Link {
@@ -73,7 +77,6 @@ impl Link {
         let stop = Arc::new(AtomicBool::new(false));
         let down = Arc::new(Mutex::new(WireCount::default()));
         let up = Arc::new(Mutex::new(WireCount::default()));
-        let sent = Arc::new(AtomicU64::new(0));
         let mut threads = Vec::new();
         for (name, reader, writer, count, seed) in [
             (
@@ -103,7 +106,6 @@ impl Link {
                 count: Arc::clone(count),
                 stop: Arc::clone(&stop),
                 random: seed,
-                sent: Arc::clone(&sent),
             };
             threads.push(
                 std::thread::Builder::new()
@@ -119,7 +121,6 @@ impl Link {
             up,
             stop,
             threads,
-            sent,
         })
     }
 
@@ -138,18 +139,22 @@ impl Link {
         in_namespace(self.far.as_fd(), f)
     }
 
-    /// What crossed towards the near end since `from` (CLOCK_MONOTONIC ns): packets and bytes
-    /// delivered in `[from, to)`.
-    pub fn down_between(&self, from: u64, to: u64) -> (u64, u64) {
+    /// What crossed towards the near end from `from` (CLOCK_MONOTONIC ns): packets and bytes
+    /// delivered in `[from, to)`; `None` where deliveries stopped being kept before `to`.
+    pub fn down_between(&self, from: u64, to: u64) -> Option<(u64, u64)> {
         let count = self
             .down
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        count
-            .delivered
+        if count.full_at.is_some_and(|full| full < to) {
+            return None;
+        }
+        let start = count.delivered.partition_point(|(at, _)| *at < from);
+        let found = count.delivered[start..]
             .iter()
-            .filter(|(at, _)| (from..to).contains(at))
-            .fold((0, 0), |(n, b), (_, len)| (n + 1, b + u64::from(*len)))
+            .take_while(|(at, _)| *at < to)
+            .fold((0, 0), |(n, b), (_, len)| (n + 1, b + u64::from(*len)));
+        Some(found)
     }
 
     /// Packets dropped each way so far (by `--loss`, or at a full queue): (up, down).
@@ -160,11 +165,6 @@ impl Link {
                 .dropped
         };
         (lock(&self.up), lock(&self.down))
-    }
-
-    /// Packets the relay delivered, both ways.
-    pub fn delivered(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
     }
 }
 
@@ -242,7 +242,6 @@ struct Way {
     stop: Arc<AtomicBool>,
     /// xorshift64's state: the drops are the same sequence every run.
     random: u64,
-    sent: Arc<AtomicU64>,
 }
 
 impl Way {
@@ -262,10 +261,13 @@ impl Way {
                 }
                 let (_, packet) = waiting.pop_front().expect("looked at");
                 let _ = writer.write(&packet);
-                self.sent.fetch_add(1, Ordering::Relaxed);
                 self.counted(|c| {
-                    c.delivered
-                        .push((flushlab_observer::now_ns(), packet.len() as u32));
+                    let at = flushlab_observer::now_ns();
+                    if c.delivered.len() < MAX_DELIVERIES {
+                        c.delivered.push((at, packet.len() as u32));
+                    } else {
+                        c.full_at.get_or_insert(at);
+                    }
                 });
             }
             if self.stop.load(Ordering::Relaxed) {

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use self::link::{Link, LinkSettings, WireCount};
+pub use self::link::{Link, LinkSettings};
 
 /// A layer between the near end (wrap's pty) and CMD.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -111,11 +111,19 @@ fn needs(layer: Layer) -> &'static [(&'static str, &'static str)] {
     }
 }
 
-/// `--via`'s layers checked before anything starts: each one run here, its programs installed
-/// (the package named where one is missing), and root for the namespaces.
-pub fn check(layers: &[Layer], has_keys: bool) -> Result<(), String> {
+/// `--via`'s layers checked before anything starts: the kernel observer allowed to look (the
+/// only one that can at the far end), each layer one run here, its programs installed (the
+/// package named where one is missing), and root for the namespaces.
+pub fn check(layers: &[Layer], has_keys: bool, kernel: bool) -> Result<(), String> {
     if layers.is_empty() {
         return Ok(());
+    }
+    if !kernel {
+        return Err(
+            "wrap --via: only the kernel observer looks at the far end (--observer auto or \
+             kernel)"
+                .to_owned(),
+        );
     }
     if let Some(layer) = layers.iter().find(|l| **l != Layer::Ssh) {
         return Err(format!(
@@ -210,7 +218,7 @@ impl ViaReport {
                     .into_iter()
                     .find(|(stage, _, _)| *stage == crate::detect::keyed::Stage::Emit)?;
                 let last = key.sent_ns + (near.last_byte_ms? * 1e6) as u64;
-                Some(wire.link.down_between(first, last + 1))
+                wire.link.down_between(first, last + 1)
             })
             .collect();
         let (dropped_up, dropped_down) = wire.link.dropped();
@@ -408,9 +416,9 @@ mod tests {
 
     #[test]
     fn only_ssh_is_a_layer_this_build_runs() {
-        let refused = check(&[Layer::Tmux], true).unwrap_err();
+        let refused = check(&[Layer::Tmux], true, true).unwrap_err();
         assert!(refused.contains("--via tmux"), "{refused}");
-        let refused = check(&[Layer::Ssh, Layer::Ssh], true).unwrap_err();
+        let refused = check(&[Layer::Ssh, Layer::Ssh], true, true).unwrap_err();
         assert!(refused.contains("chain"), "{refused}");
     }
 }
