@@ -93,6 +93,10 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
         );
         assert_stages_within(&what, &report, &own, (0.15, 0.5));
         assert_eq!(report["via"]["matching"], "bytes", "{what}");
+        assert_eq!(
+            report["via"]["pieces_from"], "near-writes",
+            "{what}: {said}"
+        );
         assert!(p50(&report, "pieces_per_frame") >= 1.0, "{what}: {said}");
         assert!(
             p50(&report, "key_to_last_byte_ms") >= p50(&report, "uplink_ms"),
@@ -164,6 +168,46 @@ fn a_frame_at_a_low_rate_tears_for_as_long_as_its_bytes_take() {
         );
         assert!(near["pieces"].as_u64().unwrap() > 1, "{said}");
     }
+}
+
+/// Pieces a frame are the ssh client's write(2)s to the near terminal, key by key, as strace
+/// counts them (scripts/via-pieces-strace.py): frames of 200x60 drawn a row a write, which the
+/// client writes in messages of several kB and the pty passes on in smaller pieces (wrap's
+/// reads counted 4× the writes before the near writer was observed).
+#[test]
+fn pieces_are_the_ssh_clients_writes_as_strace_counts_them() {
+    if !via_allowed() || !common::has_programs(&["strace", "python3"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let out = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/via-pieces-strace.py"
+        ))
+        .args(["--flushlab", env!("CARGO_BIN_EXE_flushlab")])
+        .args([
+            "--rtt",
+            "20",
+            "--size",
+            "200x60",
+            "--keys",
+            "j*10@300ms q",
+            "--",
+        ])
+        .arg(&program)
+        .args(["poll", "1000", "rows"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let last = said.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("10 of 10 keys"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The wire's scratch directories in the temporary directory now.

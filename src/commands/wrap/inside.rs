@@ -12,6 +12,7 @@ use flushlab_observer::kernel::{Attached, Refused};
 use flushlab_observer::{Injection, Listening, Mode, Sightings};
 
 use super::args::{Fix, ObserverArg, TRACER_BUILT, Way, WrapArgs};
+use crate::detect::recording::Recording;
 use crate::sys::pty::Pty;
 
 /// The flags that need the preload, refused where the run would use the tracer: `--try` and
@@ -100,6 +101,10 @@ pub struct Observation {
     /// and what the near end runs (the ssh client, whose far command is the shim).
     far: Option<super::via::far_root::FarRoot>,
     near_command: Option<(std::path::PathBuf, Vec<OsString>)>,
+    /// `--via`: the kernel observer on the near end's writer (the ssh client, started from the
+    /// thread it marks), whose writes to the near pty are a frame's pieces; and the run's
+    /// recording they go to.
+    near: Option<(Attached, Arc<Recording>)>,
     injection: Injection,
     listening: Listening,
     stop: Arc<AtomicBool>,
@@ -179,6 +184,7 @@ impl Observation {
             kernel,
             far: None,
             near_command: None,
+            near: None,
             injection,
             listening,
             stop,
@@ -190,16 +196,23 @@ impl Observation {
 
     /// `--via`: the kernel observer, rooted at CMD (`command`, its program resolved) on the far
     /// side of `wire` when its shim names itself (nothing of the observer's in the near end's
-    /// programs); [`Observation::command`] is then the near end's, which starts the shim.
+    /// programs); [`Observation::command`] is then the near end's, which starts the shim. A
+    /// second kernel observer watches the near end's writer on `pty`: its writes are each
+    /// frame's pieces, handed to `recording` as the run finishes (where eBPF refuses it, wrap's
+    /// reads of the pty stand in, and the report says which).
     pub(super) fn at_far_root(
         pty: &Pty,
         wire: &super::via::Wire,
-        program: &std::path::Path,
-        command: &[OsString],
+        (program, command): (&std::path::Path, &[OsString]),
+        recording: &Arc<Recording>,
     ) -> std::io::Result<Observation> {
         let owner = crate::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
         let far = super::via::far_root::FarRoot::listen(&wire.scratch().join("far"), owner)?;
-        let near = wire.near_command(far.path(), program, &command[1..])?;
+        let near_command = wire.near_command(far.path(), program, &command[1..])?;
+        recording.each_read();
+        let near = Attached::attach(pty.open_slave()?)
+            .ok()
+            .map(|attached| (attached, Arc::clone(recording)));
         // The preload's channel, which an observation always holds, is opened and never
         // written: nothing of the preload's runs at either end.
         let mut injection = Injection::new(pty.open_slave()?, Mode::Observe)?;
@@ -212,7 +225,8 @@ impl Observation {
                 .to_owned(),
             kernel: None,
             far: Some(far),
-            near_command: Some(near),
+            near_command: Some(near_command),
+            near,
             injection,
             listening,
             stop,
@@ -225,9 +239,9 @@ impl Observation {
     /// Runs `spawn`, which starts CMD: under the kernel observer, the process it forks is the
     /// root of the tree the programs follow.
     pub fn spawning<T>(&mut self, spawn: impl FnOnce() -> T) -> T {
-        match &mut self.kernel {
-            Some(kernel) => kernel.spawning(spawn),
-            None => spawn(),
+        match (&mut self.kernel, &mut self.near) {
+            (Some(kernel), _) | (None, Some((kernel, _))) => kernel.spawning(spawn),
+            (None, None) => spawn(),
         }
     }
 
@@ -308,6 +322,10 @@ impl Observation {
     pub fn finish(self) -> Sightings {
         self.stop.store(true, Ordering::Relaxed);
         let sightings = self.listening.finish().unwrap_or_default();
+        if let Some((near, recording)) = self.near {
+            let sightings = near.finish().unwrap_or_default();
+            recording.near_writes(&near_writes(&sightings));
+        }
         let kernel = match self.far.map(super::via::far_root::FarRoot::attached) {
             Some(Ok(attached)) => Some(attached),
             Some(Err(why)) => {
@@ -330,6 +348,25 @@ impl Observation {
     pub fn base(&self) -> (Instant, u64) {
         self.base
     }
+}
+
+/// The near end's writer's bursts of writes to the near pty, in the order it made them (each
+/// ended by its wait, or its exit).
+fn near_writes(sightings: &Sightings) -> Vec<crate::detect::timeline::NearWrites> {
+    let mut bursts: Vec<_> = sightings
+        .waits
+        .iter()
+        .chain(&sightings.tails)
+        .filter(|w| w.writes > 0)
+        .map(|w| crate::detect::timeline::NearWrites {
+            first_ns: w.first_write_ns.min(w.start_ns),
+            end_ns: w.start_ns,
+            writes: w.writes,
+            bytes: w.bytes,
+        })
+        .collect();
+    bursts.sort_by_key(|b| b.end_ns);
+    bursts
 }
 
 /// Why a way that was not the kernel's looked, where the kernel was not tried.

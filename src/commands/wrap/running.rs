@@ -182,13 +182,14 @@ impl Running {
             }
             _ => None,
         };
+        let recording = Arc::new(Recording::default());
         let mut inside = match (way, how.via) {
             (None, _) => None,
             (Some(_), Some(wire)) => Some(Observation::at_far_root(
                 &pty,
                 wire,
-                program,
-                &args.command,
+                (program, &args.command),
+                &recording,
             )?),
             (Some(way), None) => {
                 let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
@@ -248,9 +249,9 @@ impl Running {
             })
         };
         let child = match (&mut inside, how.via) {
-            (_, Some(wire)) => wire.link().in_near(spawn)?,
+            (Some(inside), Some(wire)) => inside.spawning(|| wire.link().in_near(spawn))?,
             (Some(inside), None) => inside.spawning(spawn),
-            (None, None) => spawn(),
+            (None, _) => spawn(),
         }?;
         // The observer is attached and CMD started: root is needed no more.
         if let Some(invoker) = &invoker {
@@ -288,8 +289,6 @@ impl Running {
         let own = Arc::new(OwnWrites::default());
         let child_gone = Arc::new(AtomicBool::new(false));
         let modes = Arc::new(SharedModes::default());
-        let recording = Arc::new(Recording::default());
-        how.via.inspect(|_| recording.each_read());
         let reading = read_output(
             &pty,
             (reader, size, interactive, started),

@@ -35,6 +35,11 @@ impl Recording {
         lock(&self.chunks).each_read();
     }
 
+    /// The near end's writer's bursts (see [`Chunks::near_writes`]).
+    pub fn near_writes(&self, bursts: &[super::timeline::NearWrites]) {
+        lock(&self.chunks).near_writes(bursts);
+    }
+
     /// A key went to the program.
     pub fn key_sent(&self, key: SentKey) {
         lock(&self.keys).push(key);

@@ -155,9 +155,74 @@ pub struct Chunks {
     /// `wrap --via`, whose near end writes a frame in pieces a person can see apart); `None`
     /// otherwise, as a local unbuffered program's millions of reads would fill memory.
     reads: Option<Vec<(u64, u64)>>,
+    /// The near end's writer's writes, as an observer saw them (`wrap --via`: the ssh client's
+    /// bursts of writes to the near pty, each between two of its waits): (first write, last
+    /// write's end, bytes written by then, writes), in order. What it wrote is what was read.
+    writes: Option<Vec<NearWrites>>,
+}
+
+/// One burst of the near end's writer: its writes between two of its waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NearWrites {
+    pub first_ns: u64,
+    pub end_ns: u64,
+    pub writes: u64,
+    pub bytes: u64,
+}
+
+/// The pieces a stretch of bytes reached the near end in: how many, and when the first began
+/// and the last was done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pieces {
+    pub count: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
 }
 
 impl Chunks {
+    /// The near end's writer's bursts, in order (see [`NearWrites`]); their bytes placed on
+    /// the stream from its start.
+    pub fn near_writes(&mut self, bursts: &[NearWrites]) {
+        self.writes = Some(bursts.to_vec());
+    }
+
+    /// The pieces the bytes `from..to` (offsets since the start) reached the near end in: the
+    /// near writer's write(2)s that carried any of them, where an observer saw it write (each
+    /// burst's writes all counted; its first write to its last), else wrap's reads that did;
+    /// and which of the two counted. `None` where neither was kept or they end before `to`.
+    pub fn pieces(&self, from: u64, to: u64) -> Option<(Pieces, PiecesFrom)> {
+        if let Some(bursts) = self.writes.as_ref() {
+            let mut upto = 0;
+            let carrying: Vec<(u64, &NearWrites)> = bursts
+                .iter()
+                .map(|b| {
+                    upto += b.bytes;
+                    (upto, b)
+                })
+                .collect();
+            if from >= to || carrying.last().is_none_or(|c| c.0 < to) {
+                return None;
+            }
+            let first = carrying.partition_point(|c| c.0 <= from);
+            let last = carrying.partition_point(|c| c.0 < to);
+            let pieces = Pieces {
+                count: carrying[first..=last].iter().map(|c| c.1.writes).sum(),
+                first_ns: carrying[first].1.first_ns,
+                last_ns: carrying[last].1.end_ns,
+            };
+            return Some((pieces, PiecesFrom::NearWrites));
+        }
+        let (count, first_ns, last_ns) = self.reads_carrying(from, to)?;
+        Some((
+            Pieces {
+                count,
+                first_ns,
+                last_ns,
+            },
+            PiecesFrom::NearReads,
+        ))
+    }
+
     /// Keep each read apart from now on, up to [`MAX_CHUNKS`] of them.
     pub fn each_read(&mut self) {
         self.reads.get_or_insert_with(Vec::new);
@@ -247,6 +312,17 @@ impl Chunks {
             (first, last, bytes)
         })
     }
+}
+
+/// What a frame's pieces were counted from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PiecesFrom {
+    /// The near writer's write(2)s, seen by an observer.
+    NearWrites,
+    /// wrap's reads of the near pty: a large write arrives in several (the pty passes it on in
+    /// pieces), writes closer together than wrap read arrive in one.
+    NearReads,
 }
 
 /// One run, in time.

@@ -7,15 +7,16 @@
 //! - **uplink**: the key at the near end to the far program's read of it (its input delay);
 //! - **downlink**: the far frame's end to its last byte at the near end (its drain);
 //! - **key→last byte**: the key to that last byte, the headline over a wire;
-//! - **pieces**: the near end's reads that carried the frame (wrap reads as soon as bytes come,
-//!   so each is a write of the near end's writer, or several that came closer than wrap read);
-//! - **tear**: the first of those reads to the last: how long a terminal could show the frame
+//! - **pieces**: the near end's writer's write(2)s that carried the frame, where an observer saw
+//!   them (`pieces_from: near-writes`); else wrap's reads of the near pty that did
+//!   (`near-reads`: a large write comes in several, the pty passing it on in pieces);
+//! - **tear**: the first of those pieces to the last: how long a terminal could show the frame
 //!   half drawn.
 
 use serde::Serialize;
 
 use super::keyed::{KeyLatencies, Percentiles, offsets};
-use super::timeline::Timeline;
+use super::timeline::{PiecesFrom, Timeline};
 
 /// One key's frame at the near end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -33,6 +34,8 @@ pub struct OverTheWire {
     pub downlink_ms: Option<Percentiles>,
     pub pieces_per_frame: Option<Percentiles>,
     pub tear_ms: Option<Percentiles>,
+    /// What the pieces were counted from (`None`: no key's frame was followed).
+    pub pieces_from: Option<PiecesFrom>,
     /// Key by key, in the order of `keys.each`.
     pub each: Vec<KeyOverTheWire>,
 }
@@ -42,6 +45,7 @@ pub fn over_the_wire(timeline: &Timeline, latencies: &KeyLatencies) -> OverTheWi
     let ms = |ns: u64| ns as f64 / 1e6;
     let ends = offsets(timeline);
     let bursts = timeline.inside.as_ref().map_or(&[][..], |i| &i.bursts[..]);
+    let mut counted_from = None;
     let each: Vec<KeyOverTheWire> = latencies
         .each
         .iter()
@@ -53,12 +57,16 @@ pub fn over_the_wire(timeline: &Timeline, latencies: &KeyLatencies) -> OverTheWi
                 return KeyOverTheWire::default();
             };
             let start = end.saturating_sub(bursts[f].bytes);
-            match timeline.chunks.reads_carrying(start, end) {
-                Some((pieces, first, last)) => KeyOverTheWire {
-                    last_byte_ms: Some(ms(last.saturating_sub(key.sent_ns))),
-                    pieces: Some(pieces),
-                    tear_ms: Some(ms(last - first)),
-                },
+            let last_byte = timeline.chunks.reads_carrying(start, end).map(|r| r.2);
+            match timeline.chunks.pieces(start, end) {
+                Some((pieces, from)) => {
+                    counted_from.get_or_insert(from);
+                    KeyOverTheWire {
+                        last_byte_ms: last_byte.map(|at| ms(at.saturating_sub(key.sent_ns))),
+                        pieces: Some(pieces.count),
+                        tear_ms: Some(ms(pieces.last_ns.saturating_sub(pieces.first_ns))),
+                    }
+                }
                 None => KeyOverTheWire::default(),
             }
         })
@@ -70,6 +78,7 @@ pub fn over_the_wire(timeline: &Timeline, latencies: &KeyLatencies) -> OverTheWi
         downlink_ms: Percentiles::of(stages().filter_map(|s| s.drain)),
         pieces_per_frame: Percentiles::of(each.iter().filter_map(|k| k.pieces.map(|p| p as f64))),
         tear_ms: Percentiles::of(each.iter().filter_map(|k| k.tear_ms)),
+        pieces_from: counted_from,
         each,
     }
 }
@@ -101,5 +110,40 @@ mod tests {
         // Bytes that never came, or reads not kept, say nothing.
         assert_eq!(chunks.reads_carrying(250, 400), None);
         assert_eq!(Chunks::default().reads_carrying(0, 10), None);
+    }
+
+    #[test]
+    fn where_the_near_writer_was_seen_its_writes_are_the_pieces() {
+        use super::super::timeline::{NearWrites, Pieces, PiecesFrom};
+        let mut chunks = Chunks::default();
+        chunks.each_read();
+        // One write of 300 bytes, read in three pieces; then two writes of 50 in one burst.
+        for i in 0..3 {
+            chunks.note(1_000_000 * (i + 1), 100);
+        }
+        chunks.note(5_000_000, 100);
+        assert_eq!(chunks.pieces(0, 300).unwrap().1, PiecesFrom::NearReads);
+        let burst = |first_ns, end_ns, writes, bytes| NearWrites {
+            first_ns,
+            end_ns,
+            writes,
+            bytes,
+        };
+        chunks.near_writes(&[
+            burst(900_000, 950_000, 1, 300),
+            burst(4_900_000, 4_950_000, 2, 100),
+        ]);
+        let whole = Pieces {
+            count: 1,
+            first_ns: 900_000,
+            last_ns: 950_000,
+        };
+        assert_eq!(chunks.pieces(0, 300), Some((whole, PiecesFrom::NearWrites)));
+        let both = chunks.pieces(250, 400).unwrap().0;
+        assert_eq!(
+            (both.count, both.first_ns, both.last_ns),
+            (3, 900_000, 4_950_000)
+        );
+        assert_eq!(chunks.pieces(300, 500), None);
     }
 }

@@ -250,13 +250,18 @@ impl ViaReport {
             .rate_bytes_per_s
             .map_or("unlimited".to_owned(), |r| format!("{r} B/s"));
         format!(
-            "wrap via {} (rtt {} ms, rate {rate}, loss {}; near pieces matched by {}), p50 / p95 / \
-             max: key→last byte {} · uplink {} · downlink {} · pieces a frame {} · tear {} · \
-             on the wire a frame {} packets; dropped {} up, {} down",
+            "wrap via {} (rtt {} ms, rate {rate}, loss {}; frames matched by {}, pieces from \
+             {}), p50 / p95 / max: key→last byte {} · uplink {} · downlink {} · pieces a frame \
+             {} · tear {} · on the wire a frame {} packets; dropped {} up, {} down",
             layers.join(","),
             self.settings.rtt_ms,
             self.settings.loss,
             self.settings.matching,
+            match self.keys.pieces_from {
+                Some(crate::detect::timeline::PiecesFrom::NearWrites) => "the near writer's writes",
+                Some(crate::detect::timeline::PiecesFrom::NearReads) => "wrap's reads",
+                None => "nothing",
+            },
             p(&self.keys.key_to_last_byte_ms, " ms"),
             p(&self.keys.uplink_ms, " ms"),
             p(&self.keys.downlink_ms, " ms"),
