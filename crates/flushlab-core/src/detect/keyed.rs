@@ -462,7 +462,11 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             Some(f) => {
                 answering[f] = true;
                 let b = &bursts[f];
-                let drained = offsets[f].and_then(|o| timeline.chunks.reached(o));
+                // A last byte read before the frame's first write was written is not its: the
+                // offsets went astray (its bytes are not known), not a drain of nothing.
+                let drained = offsets[f]
+                    .and_then(|o| timeline.chunks.reached(o))
+                    .filter(|&at| at >= b.first_write_ns);
                 let tick = tick_wait(waits, (from, reader), b);
                 (
                     Some(ms(b.end_ns - key.at_ns)),

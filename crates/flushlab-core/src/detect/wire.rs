@@ -57,12 +57,22 @@ pub fn over_the_wire(timeline: &Timeline, latencies: &KeyLatencies) -> OverTheWi
                 return KeyOverTheWire::default();
             };
             let start = end.saturating_sub(bursts[f].bytes);
-            let last_byte = timeline.chunks.reads_carrying(start, end).map(|r| r.2);
+            // Bytes at the near end before the far frame's first write are not its (the
+            // offsets went astray): nothing is said of the key then.
+            let first_write = bursts[f].first_write_ns;
+            let Some(last_byte) = timeline
+                .chunks
+                .reads_carrying(start, end)
+                .map(|r| r.2)
+                .filter(|&at| at >= first_write)
+            else {
+                return KeyOverTheWire::default();
+            };
             match timeline.chunks.pieces(start, end) {
                 Some((pieces, from)) => {
                     counted_from.get_or_insert(from);
                     KeyOverTheWire {
-                        last_byte_ms: last_byte.map(|at| ms(at.saturating_sub(key.sent_ns))),
+                        last_byte_ms: Some(ms(last_byte.saturating_sub(key.sent_ns))),
                         pieces: Some(pieces.count),
                         tear_ms: Some(ms(pieces.last_ns.saturating_sub(pieces.first_ns))),
                     }
