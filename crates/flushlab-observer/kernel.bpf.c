@@ -111,6 +111,16 @@ _Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
  * without a map lookup: the pty's slave as the kernel encodes a dev_t. */
 volatile const __u64 flushlab_tty = 0;
 
+/* A second terminal, set by wrap while the programs run (`Attached::far_terminal`): the pty at
+ * the far end of `wrap --via`, whose CMD is rooted in the same tree as the near end's writer.
+ * 0 where there is none. Read only when an fd is first looked at (then remembered). */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} flushlab_far_tty SEC(".maps");
+
 /* What the programs count (lib.rs `kernel::Counter`), an array of u64. */
 enum counter { LOST = 0, SENT = 1, COUNTERS_LEN = 2 };
 
@@ -261,7 +271,10 @@ static __always_inline int open_on_terminal(unsigned long fd) {
         return -1;
     __u32 rdev = BPF_CORE_READ(file, f_inode, i_rdev);
     __u32 tty_rdev = (__u32)flushlab_tty;
-    if (rdev == tty_rdev)
+    __u32 zero = 0;
+    __u64 *far = bpf_map_lookup_elem(&flushlab_far_tty, &zero);
+    __u32 far_rdev = far ? (__u32)*far : 0;
+    if (rdev == tty_rdev || (far_rdev && rdev == far_rdev))
         return 1;
     if (rdev != ((5u << 20) | 0u))
         return 0;
@@ -273,7 +286,8 @@ static __always_inline int open_on_terminal(unsigned long fd) {
         return 0;
     __u32 major = (__u32)BPF_CORE_READ(tty, driver, major);
     __u32 minor = (__u32)(BPF_CORE_READ(tty, driver, minor_start) + BPF_CORE_READ(tty, index));
-    return ((major << 20) | minor) == tty_rdev;
+    __u32 own = (major << 20) | minor;
+    return own == tty_rdev || (far_rdev && own == far_rdev);
 }
 
 /* Whether fd is the terminal, remembered for the process below 64. */

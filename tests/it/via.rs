@@ -88,7 +88,7 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
         assert_eq!(report["keys"]["frames"]["answering"], 12, "{what}: {said}");
         assert_eq!(report["keys"]["frames"]["unprompted"], 0, "{what}: {said}");
         assert!(
-            said.contains("rooted at CMD on the far side"),
+            said.contains("once its shim named its pid and its pty, CMD on the far side"),
             "{what}: {said}"
         );
         assert_stages_within(&what, &report, &own, (0.15, 0.5));

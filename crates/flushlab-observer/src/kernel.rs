@@ -70,6 +70,8 @@ pub struct Attached {
     spawn: aya::maps::HashMap<aya::maps::MapData, u32, u32>,
     /// CMD's processes (kernel.bpf.c's `flushlab_tree`: tgid → its `struct process`, two u64).
     tree: aya::maps::HashMap<aya::maps::MapData, u32, [u64; 2]>,
+    /// The second terminal (kernel.bpf.c's `flushlab_far_tty`).
+    far_tty: aya::maps::Array<aya::maps::MapData, u64>,
     counts: aya::maps::Array<aya::maps::MapData, u64>,
     stop: Arc<AtomicBool>,
     forwarder: std::thread::JoinHandle<io::Result<Forwarded>>,
@@ -106,6 +108,8 @@ impl Attached {
             .map_err(|e| Refused(format!("flushlab_spawn: {e}")))?;
         let tree = aya::maps::HashMap::try_from(take(&mut ebpf, "flushlab_tree")?)
             .map_err(|e| Refused(format!("flushlab_tree: {e}")))?;
+        let far_tty = aya::maps::Array::try_from(take(&mut ebpf, "flushlab_far_tty")?)
+            .map_err(|e| Refused(format!("flushlab_far_tty: {e}")))?;
         let counts = aya::maps::Array::try_from(take(&mut ebpf, "flushlab_counts")?)
             .map_err(|e| Refused(format!("flushlab_counts: {e}")))?;
         let ring = take(&mut ebpf, "flushlab_events")?;
@@ -143,6 +147,7 @@ impl Attached {
             ebpf,
             spawn,
             tree,
+            far_tty,
             counts,
             stop,
             forwarder,
@@ -176,6 +181,18 @@ impl Attached {
         self.tree
             .insert(pid, [0, 0], 0)
             .map_err(|e| Refused(format!("rooting the tree at {pid}: {e}")))
+    }
+
+    /// The pty `tty` (its slave) is a terminal too, from now on: the far end's, where `root`
+    /// roots a second part of the tree (`wrap --via`: the near end's writer was spawned, CMD
+    /// names itself on the far side).
+    pub fn far_terminal(&mut self, tty: impl AsFd) -> Result<(), Refused> {
+        let rdev = rustix::fs::fstat(tty)
+            .map_err(|e| Refused(format!("the far pty's device: {e}")))?
+            .st_rdev;
+        self.far_tty
+            .set(0, kernel_dev(rdev), 0)
+            .map_err(|e| Refused(format!("the far terminal: {e}")))
     }
 
     /// After CMD's tree is gone: the ring buffer drained, and everything the programs said,

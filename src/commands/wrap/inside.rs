@@ -97,14 +97,10 @@ pub struct Observation {
     why: String,
     /// The kernel observer's programs, when they look.
     kernel: Option<Attached>,
-    /// `--via`: the kernel observer, attached once CMD's shim on the far side names itself;
-    /// and what the near end runs (the ssh client, whose far command is the shim).
-    far: Option<super::via::far_root::FarRoot>,
+    /// `--via`: the observer at both ends, and what the near end runs (the ssh client, whose
+    /// far command is the shim).
+    both_ends: Option<super::via::both_ends::BothEnds>,
     near_command: Option<(std::path::PathBuf, Vec<OsString>)>,
-    /// `--via`: the kernel observer on the near end's writer (the ssh client, started from the
-    /// thread it marks), whose writes to the near pty are a frame's pieces; and the run's
-    /// recording they go to.
-    near: Option<(Attached, Arc<Recording>)>,
     injection: Injection,
     listening: Listening,
     stop: Arc<AtomicBool>,
@@ -182,9 +178,8 @@ impl Observation {
             way,
             why,
             kernel,
-            far: None,
+            both_ends: None,
             near_command: None,
-            near: None,
             injection,
             listening,
             stop,
@@ -194,25 +189,38 @@ impl Observation {
         })
     }
 
-    /// `--via`: the kernel observer, rooted at CMD (`command`, its program resolved) on the far
-    /// side of `wire` when its shim names itself (nothing of the observer's in the near end's
-    /// programs); [`Observation::command`] is then the near end's, which starts the shim. A
-    /// second kernel observer watches the near end's writer on `pty`: its writes are each
-    /// frame's pieces, handed to `recording` as the run finishes (where eBPF refuses it, wrap's
-    /// reads of the pty stand in, and the report says which).
+    /// `--via`: one kernel observer for both ends. It follows the near end's writer on `pty` (the
+    /// ssh client, spawned from the thread it marks), whose writes there are each frame's
+    /// pieces, handed to `recording` as the run finishes; and, once its shim names itself, CMD
+    /// (`command`, its program resolved) on the far side of `wire`, rooted there. Nothing of the
+    /// observer's runs in either end's programs; [`Observation::command`] is the near end's.
+    /// Where eBPF is refused, the run goes on: wrap's reads of the pty stand in for the pieces.
     pub(super) fn at_far_root(
         pty: &Pty,
         wire: &super::via::Wire,
         (program, command): (&std::path::Path, &[OsString]),
         recording: &Arc<Recording>,
     ) -> std::io::Result<Observation> {
-        let owner = crate::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
-        let far = super::via::far_root::FarRoot::listen(&wire.scratch().join("far"), owner)?;
-        let near_command = wire.near_command(far.path(), program, &command[1..])?;
         recording.each_read();
-        let near = Attached::attach(pty.open_slave()?)
-            .ok()
-            .map(|attached| (attached, Arc::clone(recording)));
+        let (kernel, why) = match Attached::attach(pty.open_slave()?) {
+            Ok(attached) => (
+                Some(Arc::new(std::sync::Mutex::new(attached))),
+                "kernel: eBPF, 5 programs following the near end's writer and, once its shim \
+                 named its pid and its pty, CMD on the far side"
+                    .to_owned(),
+            ),
+            Err(refused) => (
+                None,
+                format!("none: eBPF refused ({refused}): CMD on the far side is not seen"),
+            ),
+        };
+        let owner = crate::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
+        let far = super::via::far_root::FarRoot::listen(
+            &wire.scratch().join("far"),
+            owner,
+            kernel.clone(),
+        )?;
+        let near_command = wire.near_command(far.path(), program, &command[1..])?;
         // The preload's channel, which an observation always holds, is opened and never
         // written: nothing of the preload's runs at either end.
         let mut injection = Injection::new(pty.open_slave()?, Mode::Observe)?;
@@ -220,13 +228,10 @@ impl Observation {
         let listening = injection.listen(Arc::clone(&stop), None)?;
         Ok(Observation {
             way: Way::Kernel,
-            why: "kernel: eBPF, rooted at CMD on the far side (its shim named its pid and its \
-                  pty before it became CMD)"
-                .to_owned(),
+            why,
             kernel: None,
-            far: Some(far),
+            both_ends: Some(super::via::both_ends::BothEnds::new(far, kernel, recording)),
             near_command: Some(near_command),
-            near,
             injection,
             listening,
             stop,
@@ -239,15 +244,27 @@ impl Observation {
     /// Runs `spawn`, which starts CMD: under the kernel observer, the process it forks is the
     /// root of the tree the programs follow.
     pub fn spawning<T>(&mut self, spawn: impl FnOnce() -> T) -> T {
-        match (&mut self.kernel, &mut self.near) {
-            (Some(kernel), _) | (None, Some((kernel, _))) => kernel.spawning(spawn),
+        let both = self.both_ends.as_ref().and_then(|b| b.kernel());
+        match (&mut self.kernel, both) {
+            (Some(kernel), _) => kernel.spawning(spawn),
+            (None, Some(kernel)) => kernel
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .spawning(spawn),
             (None, None) => spawn(),
+        }
+    }
+
+    /// `--via`: the near end's writer is `pid` (what it did is pieces, not CMD's).
+    pub(super) fn near_is(&mut self, pid: i32) {
+        if let Some(both) = &mut self.both_ends {
+            both.near_is(pid.unsigned_abs());
         }
     }
 
     /// `--via`: when CMD's shim on the far side was told go (the keys wait for it).
     pub(super) fn far_went(&self) -> Option<Arc<std::sync::OnceLock<Instant>>> {
-        self.far.as_ref().map(super::via::far_root::FarRoot::went)
+        self.both_ends.as_ref().map(|b| b.went())
     }
 
     /// Which observer looked and why, in one line.
@@ -322,24 +339,10 @@ impl Observation {
     pub fn finish(self) -> Sightings {
         self.stop.store(true, Ordering::Relaxed);
         let sightings = self.listening.finish().unwrap_or_default();
-        if let Some((near, recording)) = self.near {
-            let sightings = near.finish().unwrap_or_default();
-            recording.near_writes(&near_writes(&sightings));
-        }
-        let kernel = match self.far.map(super::via::far_root::FarRoot::attached) {
-            Some(Ok(attached)) => Some(attached),
-            Some(Err(why)) => {
-                crate::outcome::complain(&format!(
-                    "wrap --via: the observer did not look at the far end ({why}); the near \
-                     end's figures stand alone"
-                ));
-                None
-            }
-            None => self.kernel,
-        };
-        let sightings = match kernel {
-            Some(kernel) => kernel.finish().unwrap_or_default(),
-            None => sightings,
+        let sightings = match (self.both_ends, self.kernel) {
+            (Some(both), _) => both.finish().unwrap_or(sightings),
+            (None, Some(kernel)) => kernel.finish().unwrap_or_default(),
+            (None, None) => sightings,
         };
         drop(self.injection);
         sightings
@@ -348,25 +351,6 @@ impl Observation {
     pub fn base(&self) -> (Instant, u64) {
         self.base
     }
-}
-
-/// The near end's writer's bursts of writes to the near pty, in the order it made them (each
-/// ended by its wait, or its exit).
-fn near_writes(sightings: &Sightings) -> Vec<crate::detect::timeline::NearWrites> {
-    let mut bursts: Vec<_> = sightings
-        .waits
-        .iter()
-        .chain(&sightings.tails)
-        .filter(|w| w.writes > 0)
-        .map(|w| crate::detect::timeline::NearWrites {
-            first_ns: w.first_write_ns.min(w.start_ns),
-            end_ns: w.start_ns,
-            writes: w.writes,
-            bytes: w.bytes,
-        })
-        .collect();
-    bursts.sort_by_key(|b| b.end_ns);
-    bursts
 }
 
 /// Why a way that was not the kernel's looked, where the kernel was not tried.

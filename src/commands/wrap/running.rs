@@ -260,6 +260,7 @@ impl Running {
                 .map_err(|e| anyhow::anyhow!("wrap: becoming {} after sudo: {e}", invoker.name))?;
         }
         let pid = child.id() as i32;
+        inside.iter_mut().for_each(|inside| inside.near_is(pid));
         let traced = inside.as_ref().is_some_and(|i| i.way().traces());
         traced.then(|| tree.is_the_tracer(pid));
         how.via.inspect(|wire| tree.is_the_wire(wire.programs()));

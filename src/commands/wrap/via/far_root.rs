@@ -1,17 +1,18 @@
 //! The far end's root: CMD starts on the far side through a shim of wrap's own (this binary's
 //! hidden `far-root` command), which names itself to wrap over a Unix socket in the wire's
 //! scratch directory and waits. wrap takes the shim's pid from the kernel (`SO_PEERCRED`, in
-//! wrap's pid namespace) and its terminal from `/proc/PID/fd/0` (the pty sshd made), attaches
-//! the kernel observer on that terminal with the shim as the root of its tree, and says go; the
-//! shim then becomes CMD. So the observer's tree and terminal are CMD's on the far side, not the
-//! ssh client wrap started, and its first exec is CMD's.
+//! wrap's pid namespace) and its terminal from `/proc/PID/fd/0` (the pty sshd made), makes that
+//! terminal the kernel observer's second and the shim a root of its tree, and says go; the shim
+//! then becomes CMD. So the observer follows CMD on the far side as well as the ssh client wrap
+//! started (one set of programs for both ends: every system call on the machine pays one), and
+//! its first exec there is CMD's.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use flushlab_observer::kernel::Attached;
@@ -66,12 +67,17 @@ pub struct FarRoot {
     /// When the shim was told go (it becomes CMD then): the keys wait for it.
     went: Arc<OnceLock<Instant>>,
     stop: Arc<AtomicBool>,
-    waiting: std::thread::JoinHandle<Result<Attached, String>>,
+    waiting: std::thread::JoinHandle<Result<u32, String>>,
 }
 
 impl FarRoot {
-    /// Listens at `dir/root-N.sock` (reachable by `owner`, the far user).
-    pub fn listen(dir: &Path, owner: Option<(u32, u32)>) -> std::io::Result<FarRoot> {
+    /// Listens at `dir/root-N.sock` (reachable by `owner`, the far user); the shim that calls
+    /// is rooted in `observer`'s tree, its terminal made the observer's second.
+    pub fn listen(
+        dir: &Path,
+        owner: Option<(u32, u32)>,
+        observer: Option<Arc<Mutex<Attached>>>,
+    ) -> std::io::Result<FarRoot> {
         let path = dir.join(format!("root-{}.sock", crate::files::unpredictable()));
         let listener = UnixListener::bind(&path)?;
         if let Some((uid, gid)) = owner {
@@ -87,7 +93,7 @@ impl FarRoot {
             let (stop, went) = (Arc::clone(&stop), Arc::clone(&went));
             std::thread::Builder::new()
                 .name("wrap-far-root".into())
-                .spawn(move || attach_at_root(&listener, &stop, &went))?
+                .spawn(move || root_at_the_far_end(&listener, &stop, (&went, &observer)))?
         };
         Ok(FarRoot {
             path,
@@ -106,9 +112,9 @@ impl FarRoot {
         Arc::clone(&self.went)
     }
 
-    /// The observer attached at the far root, or why not (the shim never came, the kernel
-    /// refused).
-    pub fn attached(self) -> Result<Attached, String> {
+    /// The far root's pid, once the observer follows it, or why it does not (the shim never
+    /// came, the kernel refused).
+    pub fn rooted(self) -> Result<u32, String> {
         self.stop.store(true, Ordering::Relaxed);
         let attached = self
             .waiting
@@ -119,13 +125,14 @@ impl FarRoot {
     }
 }
 
-/// Waits (looking at `stop` every 20 ms) for the shim, then attaches on its terminal with it as
-/// the tree's root, and says go: the shim becomes CMD only once the observer looks.
-fn attach_at_root(
+/// Waits (looking at `stop` every 20 ms) for the shim, then makes its terminal the observer's
+/// second and the shim a root of its tree, and says go: the shim becomes CMD only once the
+/// observer follows it.
+fn root_at_the_far_end(
     listener: &UnixListener,
     stop: &AtomicBool,
-    went: &OnceLock<Instant>,
-) -> Result<Attached, String> {
+    (went, observer): (&OnceLock<Instant>, &Option<Arc<Mutex<Attached>>>),
+) -> Result<u32, String> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let tick = Timespec {
         tv_sec: 0,
@@ -148,17 +155,17 @@ fn attach_at_root(
     let credentials = rustix::net::sockopt::socket_peercred(&stream)
         .map_err(|e| format!("the far root's credentials: {e}"))?;
     let pid = credentials.pid.as_raw_nonzero().get();
-    let attached = crate::sys::process::open_fd_of(pid, 0)
+    let rooted = crate::sys::process::open_fd_of(pid, 0)
         .map_err(|e| format!("the far end's terminal (/proc/{pid}/fd/0): {e}"))
-        .and_then(|tty| Attached::attach(&tty).map_err(|refused| refused.to_string()))
-        .and_then(|mut attached| {
-            attached
-                .root(pid.unsigned_abs())
-                .map_err(|refused| refused.to_string())?;
-            Ok(attached)
-        });
+        .and_then(|tty| {
+            let observer = observer.as_ref().ok_or("eBPF was refused")?;
+            let mut observer = observer.lock().unwrap_or_else(PoisonError::into_inner);
+            observer.far_terminal(&tty).map_err(|r| r.to_string())?;
+            observer.root(pid.unsigned_abs()).map_err(|r| r.to_string())
+        })
+        .map(|()| pid.unsigned_abs());
     // Go, observed or not: the near end's figures come either way.
     let _ = stream.write_all(b"g");
     let _ = went.set(Instant::now());
-    attached
+    rooted
 }

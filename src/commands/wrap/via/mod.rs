@@ -9,6 +9,7 @@
 //! namespace of its own) → the shim ([`far_root`]) → CMD. The wire (link, sshd, keys) is
 //! started once a wrap and ends with it; each run is one ssh connection.
 
+pub mod both_ends;
 pub mod far_root;
 mod link;
 mod sshd;
