@@ -278,6 +278,37 @@ fn a_sigkill_of_wrap_leaves_no_sshd_no_cmd_and_no_scratch() {
     );
 }
 
+/// The far end's shim, given what it cannot use (no wrap at its socket, no such directory, no
+/// such program): CMD still starts where it can; where it cannot, one escaped line and 127.
+#[test]
+fn the_shim_without_wrap_still_starts_cmd_and_says_what_it_cannot() {
+    let shim = |cmd: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "far-root",
+                "--socket",
+                "/nonexistent/s.sock",
+                "--cwd",
+                "/nonexistent",
+            ])
+            .arg("--")
+            .args(cmd)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let ran = shim(&["printf", "ok"]);
+    assert_eq!((ran.status.code(), &ran.stdout[..]), (Some(0), &b"ok"[..]));
+    let missing = shim(&["/no\x1b[2Jthing"]);
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(127), "{said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
+    assert!(
+        !said.contains('\x1b') && said.contains("far-root"),
+        "{said:?}"
+    );
+}
+
 /// Bad input: one line, exit 2, before anything starts.
 #[test]
 fn bad_link_flags_and_layers_are_refused_in_one_line() {
