@@ -242,11 +242,15 @@ impl WrapReport {
             blocked_share: m.tree.blocked_share(),
             terminal_syncs: m.terminal_syncs,
             writer: &writer,
-            cpu_ms_per_frame: figures.and_then(|f| f.cpu_ms_per_frame()),
+            // Over a wire, the CPU is all wrap started (the ssh client, sshd, CMD): not CMD's.
+            cpu_ms_per_frame: figures
+                .and_then(|f| f.cpu_ms_per_frame())
+                .filter(|_| args.via.is_empty()),
             cells: u64::from(m.size.0) * u64::from(m.size.1),
             keys: keys.as_ref().map(|k| &k.latencies),
         });
         let per = |x: u64| x as f64 / m.seconds.max(1e-9);
+        let tree_io = m.io.filter(|_| args.via.is_empty());
         WrapReport {
             version: env!("CARGO_PKG_VERSION"),
             machine: crate::sys::process::cpu_model(),
@@ -266,8 +270,9 @@ impl WrapReport {
                 figures,
                 peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Children),
             },
-            tree_write_calls: m.io.map(|io| io.write_calls),
-            tree_bytes_written: m.io.map(|io| io.bytes),
+            // Over a wire, wrap's descendants are the ssh client and sshd too: no count of CMD's.
+            tree_write_calls: tree_io.map(|io| io.write_calls),
+            tree_bytes_written: tree_io.map(|io| io.bytes),
             terminal_write_calls: inside_io.map(|io| io.write_calls),
             terminal_bytes_written: inside_io.map(|io| io.bytes),
             write_scope: scope,
