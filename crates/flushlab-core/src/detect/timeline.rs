@@ -223,7 +223,7 @@ impl Chunks {
         ))
     }
 
-    /// Keep each read apart from now on, up to [`MAX_CHUNKS`] of them.
+    /// Keep each read apart from now on, up to as many as the stretches keep (4 M).
     pub fn each_read(&mut self) {
         self.reads.get_or_insert_with(Vec::new);
     }
