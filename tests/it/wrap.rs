@@ -823,3 +823,21 @@ fn wrap_stopped_as_a_job_gives_the_terminal_back_until_it_continues() {
         run.termios_before.local_modes
     );
 }
+
+/// A status above 128+64 is the program's own, never a signal's (Linux's signals stop at 64):
+/// ssh's 255 for a connection that ended read "ended by signal 127".
+#[test]
+fn a_status_no_signal_could_give_is_said_as_a_status() {
+    for (script, said) in [
+        ("exit 255", "exited with status 255"),
+        ("kill -TERM $$", "was ended by signal 15"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--duration", "5", "--", "sh", "-c", script])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains(said), "{script}: {text}");
+    }
+}

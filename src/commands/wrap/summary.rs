@@ -196,7 +196,9 @@ impl WrapReport {
         }
         out += &self.asked_summary();
         if let Some(code) = self.exit_code.filter(|&c| c != 0) {
-            let how = if code > 128 {
+            // 128+N for a signal N (Linux's go up to 64); above, a status of the program's own
+            // (ssh says 255 for a connection that failed or ended).
+            let how = if (129..=128 + 64).contains(&code) {
                 format!("was ended by signal {}", code - 128)
             } else {
                 format!("exited with status {code}")
