@@ -1,23 +1,49 @@
 #!/usr/bin/env bash
-# What one write a frame buys over ssh: examples/keyed_ratatui unbuffered (stderr) against one
-# write a frame (bufwriter), through `flushlab wrap --via ssh` at several round trips and at
-# 125,000 B/s. Prints one line a row (the run's own "wrap via" line); docs/wrap.md quotes it.
-# Needs root (the link's namespaces) and openssh-server. Usage: scripts/via-table.sh [KEYS]
+# What one write a frame buys over a wire: unbuffered against one write a frame, through
+# `flushlab wrap --via LAYERS` at several round trips and at 125,000 B/s. Prints one line a row
+# (the run's own "wrap via" line); docs/wrap.md quotes it. Needs root (the layers' namespaces),
+# openssh-server and tmux.
+#
+#   scripts/via-table.sh [KEYS]                  --via ssh: examples/keyed_ratatui, stderr
+#                                                against bufwriter
+#   LAYERS=tmux scripts/via-table.sh [KEYS]      --via tmux, and ssh,tmux at each link:
+#   LAYERS=ssh,tmux scripts/via-table.sh         tests/corpus/stages.c, a write(2) a cell
+#                                                against one a frame (keyed_ratatui will not
+#                                                start in tmux 3.3a, which answers its DA1 and
+#                                                not its OSC 11)
+#
 # PROFILE=dev uses the debug build (release by default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 keys="${1:-j*10@400ms q}"
+layers="${LAYERS:-ssh}"
 profile="${PROFILE:-release}"
 dir=$([[ "$profile" == dev ]] && echo debug || echo "$profile")
 cargo build --quiet --locked --profile "$profile" --example keyed_ratatui
 cargo build --quiet --locked --profile "$profile"
 flushlab="target/$dir/flushlab"
-program="$PWD/target/$dir/examples/keyed_ratatui"
-for link in "--rtt 0" "--rtt 20" "--rtt 100" "--rtt 0 --rate 125000"; do
-    for writer in stderr bufwriter; do
+links=("--rtt 0" "--rtt 20" "--rtt 100" "--rtt 0 --rate 125000")
+case "$layers" in
+    ssh)
+        program=("$PWD/target/$dir/examples/keyed_ratatui")
+        writers=(stderr bufwriter)
+        ;;
+    tmux | ssh,tmux)
+        scratch="$(mktemp -d)"
+        trap 'rm -rf "$scratch"' EXIT
+        chmod 755 "$scratch"
+        gcc -O2 -o "$scratch/stages" tests/corpus/stages.c
+        program=("$scratch/stages" poll 0)
+        writers=(raw frame)
+        [[ "$layers" == tmux ]] && links=("")
+        ;;
+    *) echo "via-table.sh: LAYERS '$layers' is not one of ssh, tmux, ssh,tmux" >&2; exit 2 ;;
+esac
+for link in "${links[@]}"; do
+    for writer in "${writers[@]}"; do
         # shellcheck disable=SC2086 # the link's flags are words
-        line=$("$flushlab" wrap --via ssh $link --size 80x24 --keys "$keys" -- "$program" "$writer" 2>&1 |
+        line=$("$flushlab" wrap --via "$layers" $link --size 80x24 --keys "$keys" -- "${program[@]}" "$writer" 2>&1 |
             grep 'wrap via' || echo "no figures (the run failed)")
-        printf '%s | %s | %s\n' "$link" "$writer" "${line#flushlab: }"
+        printf '%s | %s | %s\n' "${link:-no link}" "$writer" "${line#flushlab: }"
     done
 done

@@ -39,10 +39,20 @@ fn via_allowed() -> bool {
 /// `flushlab wrap --via ssh FLAGS --size 80x24 --keys SCRIPT -- env KEYS_LOG=… CMD`: exit code,
 /// report, what it said, the program's own log (sshd passes no variable: `env` sets it there).
 fn via(flags: &[&str], script: &str, cmd: &[&str]) -> (Option<i32>, Value, String, String) {
+    via_layers("ssh", flags, script, cmd)
+}
+
+/// The same through `layers`.
+fn via_layers(
+    layers: &str,
+    flags: &[&str],
+    script: &str,
+    cmd: &[&str],
+) -> (Option<i32>, Value, String, String) {
     let report = common::scratch("via.json");
     let log = common::scratch("via.log");
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--via", "ssh", "--size", "80x24", "--keys", script])
+        .args(["wrap", "--via", layers, "--size", "80x24", "--keys", script])
         .args(flags)
         .arg("--export-json")
         .arg(&report)
@@ -126,6 +136,84 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
         ssh_dir.map(|d| d.exists()),
         ssh_before,
         "~/.ssh was made or removed"
+    );
+}
+
+/// Through tmux (its server redraws the near terminal, so frames are matched by time), alone
+/// and on the far side of ssh at RTT 40: every key answered by its own frame; the frames nobody
+/// asked for are the program's own clock's, as it counts them, never one a tmux write; tmux's
+/// own drawing (its status line) counted apart; the far stages against the program's stamps;
+/// and nothing left behind (no tmux server, no scratch directory, no wtmp entry).
+#[test]
+fn a_key_through_tmux_is_its_own_frame_and_tmuxs_drawing_is_counted_apart() {
+    if !via_allowed() || !common::has_programs(&["tmux"]) {
+        assert!(
+            std::env::var_os("CI").is_none() || common::has_programs(&["tmux"]),
+            "CI must have tmux"
+        );
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    let wtmp = std::fs::metadata("/var/log/wtmp").map(|m| m.len()).ok();
+    for (layers, flags) in [("tmux", &[][..]), ("ssh,tmux", &["--rtt", "40"][..])] {
+        let (code, report, said, own) = via_layers(
+            layers,
+            flags,
+            "j*10@200ms <wait 1200ms> j*2@200ms q",
+            &[program, "clock", "500", "raw"],
+        );
+        let what = format!("via {layers}");
+        assert_eq!(code, Some(0), "{what}: {said}");
+        let clock: u64 = own
+            .lines()
+            .find_map(|l| l.strip_prefix("clock "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: no clock count in the program's log: {own}"));
+        assert!(clock >= 4, "{what}: the clock drew {clock}: {said}");
+        let frames = &report["keys"]["frames"];
+        assert_eq!(report["keys"]["unanswered"], 0, "{what}: {said}");
+        assert_eq!(frames["answering"], 12, "{what}: {said}");
+        let unprompted =
+            frames["unprompted"].as_u64().unwrap() + frames["before_keys"].as_u64().unwrap();
+        assert_eq!(unprompted, clock, "{what}: {said}");
+        assert_stages_within(&what, &report, &own, (0.15, 0.5));
+        let via = &report["via"];
+        assert_eq!(via["matching"], "time", "{what}");
+        assert_eq!(via["pieces_from"], "near-writes", "{what}: {said}");
+        assert!(
+            via["layer_own"]["pieces"].as_u64().unwrap() > 0,
+            "{what}: {said}"
+        );
+        assert!(p50(&report, "pieces_per_frame") >= 1.0, "{what}: {said}");
+        let answered_with_pieces = via["each"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["pieces"].as_u64().is_some_and(|p| p > 0))
+            .count();
+        assert_eq!(answered_with_pieces, 12, "{what}: {said}");
+        if layers == "ssh,tmux" {
+            for name in ["uplink_ms", "downlink_ms"] {
+                assert!(p50(&report, name) >= 18.0, "{what}: {name}: {said}");
+            }
+        }
+    }
+    let left = Command::new("pgrep")
+        .args(["-f", "flushlab-via|tmux -L flushlab-"])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left behind: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+    assert_eq!(wire_dirs(), [] as [std::path::PathBuf; 0]);
+    assert_eq!(
+        std::fs::metadata("/var/log/wtmp").map(|m| m.len()).ok(),
+        wtmp,
+        "a login was recorded in wtmp"
     );
 }
 
@@ -220,15 +308,16 @@ fn wire_dirs() -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// A SIGKILL of wrap mid-run leaves nothing: sshd, its sessions and CMD end with it (its pid
-/// namespace), and the scratch directory goes (the sweeper reads wrap's end off a pipe).
+/// A SIGKILL of wrap mid-run leaves nothing, through each chain: sshd, its sessions and CMD
+/// end with it (its pid namespace), as does a tmux server (a daemon, in the near end's pid
+/// namespace or sshd's), and the scratch directory goes (the sweeper reads wrap's end off a
+/// pipe).
 #[test]
-fn a_sigkill_of_wrap_leaves_no_sshd_no_cmd_and_no_scratch() {
-    if !via_allowed() {
+fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_cmd_and_no_scratch() {
+    if !via_allowed() || !common::has_programs(&["tmux"]) {
         return;
     }
     let _serial = one_at_a_time();
-    let before = wire_dirs();
     // Killed however the test ends.
     struct Killed(std::process::Child);
     impl Drop for Killed {
@@ -237,23 +326,6 @@ fn a_sigkill_of_wrap_leaves_no_sshd_no_cmd_and_no_scratch() {
             let _ = self.0.wait();
         }
     }
-    let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args([
-            "wrap",
-            "--via",
-            "ssh",
-            "--size",
-            "80x24",
-            "--keys",
-            "j*200@100ms q",
-        ])
-        .args(["--", "sleep", "3600"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut wrap = Killed(wrap);
     let running = |pattern: &str| {
         let out = Command::new("pgrep")
             .args(["-f", pattern])
@@ -261,21 +333,40 @@ fn a_sigkill_of_wrap_leaves_no_sshd_no_cmd_and_no_scratch() {
             .unwrap();
         !out.stdout.is_empty()
     };
-    let dir = common::wait_for(std::time::Duration::from_secs(20), "the far CMD", || {
-        let new: Vec<_> = wire_dirs()
-            .into_iter()
-            .filter(|d| !before.contains(d))
-            .collect();
-        (new.len() == 1 && running("/sleep 3600$")).then(|| new[0].clone())
-    });
-    wrap.0.kill().unwrap();
-    wrap.0.wait().unwrap();
-    let dir_text = dir.to_string_lossy().into_owned();
-    common::wait_for(
-        std::time::Duration::from_secs(10),
-        "everything gone",
-        || (!dir.exists() && !running(&dir_text) && !running("/sleep 3600$")).then_some(()),
-    );
+    for layers in ["ssh", "tmux", "ssh,tmux"] {
+        let before = wire_dirs();
+        let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--via", layers, "--size", "80x24"])
+            .args(["--keys", "j*200@100ms q", "--", "sleep", "3600"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut wrap = Killed(wrap);
+        let dir = common::wait_for(std::time::Duration::from_secs(20), "the far CMD", || {
+            let new: Vec<_> = wire_dirs()
+                .into_iter()
+                .filter(|d| !before.contains(d))
+                .collect();
+            (new.len() == 1 && running("/sleep 3600$")).then(|| new[0].clone())
+        });
+        let dir_text = dir.to_string_lossy().into_owned();
+        if layers.contains("tmux") {
+            assert!(
+                running(&dir_text),
+                "{layers}: no tmux server named its socket"
+            );
+        }
+        eprintln!("--via {layers}: CMD running at the far end; wrap killed");
+        wrap.0.kill().unwrap();
+        wrap.0.wait().unwrap();
+        common::wait_for(
+            std::time::Duration::from_secs(10),
+            &format!("everything of --via {layers} gone"),
+            || (!dir.exists() && !running(&dir_text) && !running("/sleep 3600$")).then_some(()),
+        );
+    }
 }
 
 /// The far end's shim, given what it cannot use (no wrap at its socket, no such directory, no
@@ -318,7 +409,12 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
         (&["--via", "ssh", "--rate", "999"][..], "no rate"),
         (&["--via", "ssh", "--loss", "0.6"][..], "no loss"),
         (&["--via", "telnet"][..], "telnet"),
-        (&["--via", "tmux", "--keys", "q"][..], "--via tmux"),
+        (&["--via", "mosh", "--keys", "q"][..], "not a chain"),
+        (&["--via", "tmux,ssh", "--keys", "q"][..], "ssh,tmux"),
+        (
+            &["--via", "tmux", "--rtt", "40", "--keys", "q"][..],
+            "only ssh crosses",
+        ),
         (&["--rtt", "40"][..], "--via"),
         (
             &["--via", "ssh", "--observer", "preload", "--keys", "q"][..],

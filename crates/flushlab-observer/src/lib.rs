@@ -518,13 +518,18 @@ impl Record {
 }
 
 /// Everything the observers of one run said.
+/// The most forks [`Sightings`] keeps (8 MB): a shell loop forks a few thousand a second.
+const MAX_FORKS: usize = 1 << 20;
+
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sightings {
     /// Programs that loaded the observer, in the order they said so: pid and name.
     pub hellos: Vec<(u32, String)>,
     pub waits: Vec<Wait>,
     pub tails: Vec<Wait>,
-    pub forks: u64,
+    /// Each fork seen, in order: the child's pid and its parent's (the tree's shape, from which
+    /// `wrap --via` tells the far end's programs from the near end's).
+    pub forks: Vec<(u32, u32)>,
     /// `--try frame`: held bytes the bound let out (no wait came in time).
     pub releases: Vec<Wait>,
     /// Reads of the terminal that took bytes, in the order they were said.
@@ -564,7 +569,10 @@ impl Sightings {
                 self.said(&waiting);
                 self.waiting.push(waiting);
             }
-            Record::Fork { .. } => self.forks += 1,
+            Record::Fork { pid, parent } if self.forks.len() < MAX_FORKS => {
+                self.forks.push((pid, parent));
+            }
+            Record::Fork { .. } => {}
             Record::Release(release) => {
                 self.lost += u64::from(release.lost);
                 self.releases.push(release);

@@ -202,6 +202,9 @@ impl Observation {
         recording: &Arc<Recording>,
     ) -> std::io::Result<Observation> {
         recording.each_read();
+        if let Some(redrawn) = wire.redrawn() {
+            recording.redrawn(redrawn);
+        }
         let (kernel, why) = match Attached::attach(pty.open_slave()?) {
             Ok(attached) => (
                 Some(Arc::new(std::sync::Mutex::new(attached))),
@@ -252,13 +255,6 @@ impl Observation {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .spawning(spawn),
             (None, None) => spawn(),
-        }
-    }
-
-    /// `--via`: the near end's writer is `pid` (what it did is pieces, not CMD's).
-    pub(super) fn near_is(&mut self, pid: i32) {
-        if let Some(both) = &mut self.both_ends {
-            both.near_is(pid.unsigned_abs());
         }
     }
 

@@ -34,10 +34,11 @@ pub(super) fn here(
     };
     if let (Some(wire), Some(keys)) = (how.via, &report.keys) {
         report.via = Some(super::via::ViaReport::of(wire, &timeline, &keys.latencies));
-        // Over a wire, a key's input delay is its uplink: the program does not keep it waiting.
+        // Over a wire, a key's input delay is its uplink and its drain the downlink: neither
+        // the program nor a slow terminal keeps it waiting, the wire does.
         report
             .diagnoses
-            .retain(|d| d.code != "keys-wait-to-be-read");
+            .retain(|d| d.code != "keys-wait-to-be-read" && d.code != "keys-drain");
     }
     write_report_and_trace(
         args,

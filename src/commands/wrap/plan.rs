@@ -66,7 +66,9 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         (None, None) => None,
     };
     let kernel = matches!(args.observer, ObserverArg::Auto | ObserverArg::Kernel);
-    super::via::check(&args.via, script.is_some(), kernel).map_err(Refusal::bad_input)?;
+    let link_asked = !args.rtt.is_zero() || args.rate.is_some() || args.loss > 0.0;
+    super::via::check(&args.via, link_asked, script.is_some(), kernel)
+        .map_err(Refusal::bad_input)?;
     super::in_terminal::check(args, script.is_some())?;
     super::inside::check(args, &resolved)?;
     super::against::check(args, script.is_some())?;

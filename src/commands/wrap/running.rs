@@ -249,7 +249,7 @@ impl Running {
             })
         };
         let child = match (&mut inside, how.via) {
-            (Some(inside), Some(wire)) => inside.spawning(|| wire.link().in_near(spawn))?,
+            (Some(inside), Some(wire)) => inside.spawning(|| wire.in_near(spawn))?,
             (Some(inside), None) => inside.spawning(spawn),
             (None, _) => spawn(),
         }?;
@@ -260,7 +260,6 @@ impl Running {
                 .map_err(|e| anyhow::anyhow!("wrap: becoming {} after sudo: {e}", invoker.name))?;
         }
         let pid = child.id() as i32;
-        inside.iter_mut().for_each(|inside| inside.near_is(pid));
         let traced = inside.as_ref().is_some_and(|i| i.way().traces());
         traced.then(|| tree.is_the_tracer(pid));
         how.via.inspect(|wire| tree.is_the_wire(wire.programs()));

@@ -425,7 +425,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let inside = timeline.inside.as_ref();
     let bursts: &[Burst] = inside.map_or(&[], |i| &i.bursts);
     let reads = inside.map_or(&[][..], |i| &i.reads[..]);
-    let offsets = offsets(timeline);
+    let near = super::near::near_end(timeline, &offsets(timeline));
     // Each key's read: the first that returned after it was sent and took bytes.
     let read_of = |sent: u64| {
         let i = reads.partition_point(|r| r.end_ns < sent);
@@ -462,7 +462,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             Some(f) => {
                 answering[f] = true;
                 let b = &bursts[f];
-                let drained = drained(timeline, offsets[f], b);
+                let drained = near.frames.get(f).and_then(|n| n.last_byte_ns);
                 let tick = tick_wait(waits, (from, reader), b);
                 (
                     Some(ms(b.end_ns - key.at_ns)),
@@ -506,15 +506,6 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let start = keys.first().map_or(timeline.end_ns, |k| k.at_ns);
     let frames = inside.map(|_| FrameCounts::of(bursts, &answering, start, timeline.end_ns));
     KeyLatencies::of(each, frames)
-}
-
-/// When wrap read the last byte of `frame`, which ends at `offset` of the stream. A last byte
-/// read before the frame's first write was written is not its: the offsets went astray (its
-/// bytes are not known), not a drain of nothing.
-fn drained(timeline: &Timeline, offset: Option<u64>, frame: &Burst) -> Option<u64> {
-    offset
-        .and_then(|o| timeline.chunks.reached(o))
-        .filter(|&at| at >= frame.first_write_ns)
 }
 
 /// When the program, done with a key read at `from`, began waiting for its own tick before

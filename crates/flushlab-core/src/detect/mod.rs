@@ -12,6 +12,7 @@ pub mod detector;
 pub mod finder;
 pub mod frames;
 pub mod keyed;
+pub mod near;
 pub mod pixels;
 pub mod recording;
 pub mod screen;

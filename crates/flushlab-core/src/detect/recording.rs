@@ -35,6 +35,11 @@ impl Recording {
         lock(&self.chunks).each_read();
     }
 
+    /// The near end redraws (see [`Chunks::redrawn`]).
+    pub fn redrawn(&self, redrawn: super::timeline::Redrawn) {
+        lock(&self.chunks).redrawn(redrawn);
+    }
+
     /// The near end's writer's bursts (see [`Chunks::near_writes`]).
     pub fn near_writes(&self, bursts: &[super::timeline::NearWrites]) {
         lock(&self.chunks).near_writes(bursts);

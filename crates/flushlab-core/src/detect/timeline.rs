@@ -159,6 +159,30 @@ pub struct Chunks {
     /// bursts of writes to the near pty, each between two of its waits): (first write, last
     /// write's end, bytes written by then, writes), in order. What it wrote is what was read.
     writes: Option<Vec<NearWrites>>,
+    /// The near end redraws instead of forwarding (`wrap --via tmux`, mosh): its bytes are a
+    /// layer's, and frames are matched to them by time ([`Redrawn`]); `None`: by bytes.
+    redrawn: Option<Redrawn>,
+}
+
+/// How a layer that redraws is matched to the far program's frames: a frame's pieces are the
+/// near end's pieces done from its first write plus `delay_ns` (the link's one-way delay) until
+/// the next frame's first write plus the same, the first of them and those that follow it with
+/// no pause longer than `quiet_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Redrawn {
+    pub delay_ns: u64,
+    pub quiet_ns: u64,
+}
+
+/// One piece of the near end: a burst of its writer's writes, or one of wrap's reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub first_ns: u64,
+    pub last_ns: u64,
+    /// write(2)s in it (a read is one piece).
+    pub count: u64,
+    /// Bytes of the near end's stream by its end.
+    pub upto: u64,
 }
 
 /// One burst of the near end's writer: its writes between two of its waits.
@@ -170,15 +194,6 @@ pub struct NearWrites {
     pub bytes: u64,
 }
 
-/// The pieces a stretch of bytes reached the near end in: how many, and when the first began
-/// and the last was done.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pieces {
-    pub count: u64,
-    pub first_ns: u64,
-    pub last_ns: u64,
-}
-
 impl Chunks {
     /// The near end's writer's bursts, in order (see [`NearWrites`]); their bytes placed on
     /// the stream from its start.
@@ -186,41 +201,47 @@ impl Chunks {
         self.writes = Some(bursts.to_vec());
     }
 
-    /// The pieces the bytes `from..to` (offsets since the start) reached the near end in: the
-    /// near writer's write(2)s that carried any of them, where an observer saw it write (each
-    /// burst's writes all counted; its first write to its last), else wrap's reads that did;
-    /// and which of the two counted. `None` where neither was kept or they end before `to`.
-    pub fn pieces(&self, from: u64, to: u64) -> Option<(Pieces, PiecesFrom)> {
+    /// The near end redraws (see [`Redrawn`]).
+    pub fn redrawn(&mut self, redrawn: Redrawn) {
+        self.redrawn = Some(redrawn);
+    }
+
+    /// How frames are matched to the near end: by time where it redraws, else by bytes.
+    pub fn redraws(&self) -> Option<Redrawn> {
+        self.redrawn
+    }
+
+    /// The near end's pieces, in order: its writer's bursts where an observer saw it write
+    /// (each burst's writes all counted; its first write to its last), else wrap's reads; and
+    /// which of the two. `None` where neither was kept.
+    pub fn near_pieces(&self) -> Option<(Vec<Piece>, PiecesFrom)> {
         if let Some(bursts) = self.writes.as_ref() {
             let mut upto = 0;
-            let carrying: Vec<(u64, &NearWrites)> = bursts
+            let pieces = bursts
                 .iter()
                 .map(|b| {
                     upto += b.bytes;
-                    (upto, b)
+                    Piece {
+                        first_ns: b.first_ns,
+                        last_ns: b.end_ns,
+                        count: b.writes,
+                        upto,
+                    }
                 })
                 .collect();
-            if from >= to || carrying.last().is_none_or(|c| c.0 < to) {
-                return None;
-            }
-            let first = carrying.partition_point(|c| c.0 <= from);
-            let last = carrying.partition_point(|c| c.0 < to);
-            let pieces = Pieces {
-                count: carrying[first..=last].iter().map(|c| c.1.writes).sum(),
-                first_ns: carrying[first].1.first_ns,
-                last_ns: carrying[last].1.end_ns,
-            };
             return Some((pieces, PiecesFrom::NearWrites));
         }
-        let (count, first_ns, last_ns) = self.reads_carrying(from, to)?;
-        Some((
-            Pieces {
-                count,
-                first_ns,
-                last_ns,
-            },
-            PiecesFrom::NearReads,
-        ))
+        let reads = self.reads.as_ref()?;
+        let pieces = reads
+            .iter()
+            .map(|&(at_ns, upto)| Piece {
+                first_ns: at_ns,
+                last_ns: at_ns,
+                count: 1,
+                upto,
+            })
+            .collect();
+        Some((pieces, PiecesFrom::NearReads))
     }
 
     /// Keep each read apart from now on, up to as many as the stretches keep (4 M).
@@ -286,21 +307,6 @@ impl Chunks {
         let i = self.stretches.partition_point(|s| s.0 <= at_ns);
         i.checked_sub(1)
             .is_none_or(|i| self.stretches[i].1 < at_ns.saturating_sub(gap_ns))
-    }
-
-    /// The reads that carried any of the bytes `from..to` (offsets since the start): how many,
-    /// and when the first and the last of them returned; `None` where reads were not kept
-    /// apart, or they overflowed before `to`.
-    pub fn reads_carrying(&self, from: u64, to: u64) -> Option<(u64, u64, u64)> {
-        let reads = self.reads.as_ref()?;
-        if from >= to || reads.last().is_none_or(|r| r.1 < to) {
-            return None;
-        }
-        // A read carries bytes (before, upto]: the first whose end passes `from`, on until the
-        // first whose end reaches `to`.
-        let first = reads.partition_point(|r| r.1 <= from);
-        let last = reads.partition_point(|r| r.1 < to);
-        Some(((last - first + 1) as u64, reads[first].0, reads[last].0))
     }
 
     /// The reads as (first, last, bytes) stretches.

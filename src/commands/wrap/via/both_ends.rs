@@ -1,8 +1,11 @@
-//! `--via`'s observer: one kernel observer for both ends of the wire. It follows the near end's
-//! writer (the ssh client wrap spawns) on wrap's pty, and CMD on the far side once its shim names
-//! itself ([`FarRoot`]); at the end the near writer's records are taken apart from CMD's: its
-//! writes are each frame's pieces (the recording's [`NearWrites`]), and the rest is what CMD did.
+//! `--via`'s observer: one kernel observer for both ends of the wire. It follows the near end
+//! (the layer wrap spawns: the ssh client, the tmux client and the server it forks) on wrap's
+//! pty, and CMD on the far side once its shim names itself ([`FarRoot`]). At the end the
+//! records are taken apart by the tree's shape: the far end is the shim and every process forked
+//! from it, the rest is the near end, whose writes are each frame's pieces (the recording's
+//! [`NearWrites`]).
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use flushlab_observer::Sightings;
@@ -17,8 +20,6 @@ pub struct BothEnds {
     far: FarRoot,
     /// `None` where eBPF was refused.
     kernel: Option<Arc<Mutex<Attached>>>,
-    /// The near end's writer, once spawned.
-    near: Option<u32>,
     /// Where the near end's writes go.
     recording: Arc<Recording>,
 }
@@ -32,14 +33,8 @@ impl BothEnds {
         BothEnds {
             far,
             kernel,
-            near: None,
             recording: Arc::clone(recording),
         }
-    }
-
-    /// The near end's writer is `pid`.
-    pub fn near_is(&mut self, pid: u32) {
-        self.near = Some(pid);
     }
 
     pub fn kernel(&self) -> Option<&Arc<Mutex<Attached>>> {
@@ -54,19 +49,24 @@ impl BothEnds {
     /// After both ends are gone: what the far end said, the near end's writes given to the
     /// recording; `None` where eBPF was refused.
     pub fn finish(self) -> Option<Sightings> {
-        if let Err(why) = self.far.rooted() {
-            crate::outcome::complain(&format!(
-                "wrap --via: the observer did not look at the far end ({why}); the near end's \
-                 figures stand alone"
-            ));
-        }
+        let root = self
+            .far
+            .rooted()
+            .inspect_err(|why| {
+                crate::outcome::complain(&format!(
+                    "wrap --via: the observer did not look at the far end ({why}); the near \
+                     end's figures stand alone"
+                ));
+            })
+            .ok();
         let kernel = Arc::into_inner(self.kernel?)?
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         let mut sightings = kernel.finish().unwrap_or_default();
-        let near = self.near?;
-        self.recording.near_writes(&near_writes(&sightings, near));
-        sightings.hellos.retain(|(pid, _)| *pid != near);
+        let far = far_end(root, &sightings.forks);
+        self.recording
+            .near_writes(&near_writes(&sightings, |pid| !far.contains(&pid)));
+        sightings.hellos.retain(|(pid, _)| far.contains(pid));
         for records in [
             &mut sightings.waits,
             &mut sightings.tails,
@@ -74,20 +74,38 @@ impl BothEnds {
             &mut sightings.releases,
             &mut sightings.waiting,
         ] {
-            records.retain(|w| w.pid != near);
+            records.retain(|w| far.contains(&w.pid));
         }
         Some(sightings)
     }
 }
 
-/// The near end's writer's (`near`) bursts of writes to the near pty, in the order it made them
-/// (each ended by its wait, or its exit).
-fn near_writes(sightings: &Sightings, near: u32) -> Vec<NearWrites> {
+/// The far end's processes: its root and every process forked from one of them, the forks
+/// taken in order. The root may have been forked in the tree (by tmux's server, near) before it
+/// named itself; a far pid that a near process's fork reuses is the near end's from then on.
+fn far_end(root: Option<u32>, forks: &[(u32, u32)]) -> HashSet<u32> {
+    let Some(root) = root else {
+        return HashSet::new();
+    };
+    let mut far = HashSet::from([root]);
+    for &(child, parent) in forks {
+        if child == root || far.contains(&parent) {
+            far.insert(child);
+        } else {
+            far.remove(&child);
+        }
+    }
+    far
+}
+
+/// The near end's bursts of writes to the near pty (each ended by its wait, or its exit), in
+/// the order they ended.
+fn near_writes(sightings: &Sightings, near: impl Fn(u32) -> bool) -> Vec<NearWrites> {
     let mut bursts: Vec<_> = sightings
         .waits
         .iter()
         .chain(&sightings.tails)
-        .filter(|w| w.pid == near && w.writes > 0)
+        .filter(|w| near(w.pid) && w.writes > 0)
         .map(|w| NearWrites {
             first_ns: w.first_write_ns.min(w.start_ns),
             end_ns: w.start_ns,
@@ -97,4 +115,22 @@ fn near_writes(sightings: &Sightings, near: u32) -> Vec<NearWrites> {
         .collect();
     bursts.sort_by_key(|b| b.end_ns);
     bursts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::far_end;
+
+    #[test]
+    fn the_far_end_is_the_root_and_what_it_forked() {
+        // 10 (the ssh client, near) forks 11; the root 20 forks 21, which forks 22; 21 ends and
+        // the near end's 11 forks a process that gets 21's pid.
+        let forks = [(11, 10), (21, 20), (22, 21), (21, 11)];
+        let far = far_end(Some(20), &forks);
+        assert_eq!(far, [20, 22].into_iter().collect());
+        assert!(far_end(None, &forks).is_empty());
+        // tmux's server 30 (near) forked the root 31 before it named itself.
+        let far = far_end(Some(31), &[(30, 10), (31, 30), (32, 31), (33, 30)]);
+        assert_eq!(far, [31, 32].into_iter().collect());
+    }
 }

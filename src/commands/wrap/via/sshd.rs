@@ -11,7 +11,7 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,42 +29,31 @@ pub struct Sshd {
 }
 
 impl Sshd {
-    pub fn start(scratch: &Path, link: &Link) -> std::io::Result<Sshd> {
-        let far_user = crate::sys::user::sudo_invoker();
-        let (user, uid, gid) = match &far_user {
-            Some(invoker) => (invoker.name.clone(), invoker.uid, invoker.gid),
-            None => ("root".to_owned(), 0, 0),
-        };
+    /// sshd for `user`, its authorized key in `far` (theirs, in the wire's `scratch`).
+    pub fn start(
+        scratch: &Path,
+        (far, user): (&Path, &super::far_user::FarUser),
+        link: &Link,
+    ) -> std::io::Result<Sshd> {
         let host_key = scratch.join("host_key");
         let client_key = scratch.join("client_key");
         for key in [&host_key, &client_key] {
             keygen(key)?;
         }
-        // sshd reads a user's authorized keys as that user, and CMD's shim reaches its socket
-        // as them: the far user passes through the scratch directory into `far/`, theirs.
-        if uid != 0 {
-            std::fs::set_permissions(scratch, std::os::unix::fs::PermissionsExt::from_mode(0o711))?;
-        }
-        let far = scratch.join("far");
-        std::fs::DirBuilder::new().mode(0o700).create(&far)?;
+        // sshd reads a user's authorized keys as that user.
         let authorized = far.join("authorized_keys");
         std::fs::copy(client_key.with_extension("pub"), &authorized)?;
-        for path in [&far, &authorized] {
-            rustix::fs::chown(
-                path,
-                Some(rustix::fs::Uid::from_raw(uid)),
-                Some(rustix::fs::Gid::from_raw(gid)),
-            )?;
-        }
+        user.owns(&authorized)?;
+        let user = &user.name;
         let server_config = scratch.join("sshd_config");
-        write_private(&server_config, &server_text(&host_key, &authorized, &user))?;
+        write_private(&server_config, &server_text(&host_key, &authorized, user))?;
         let host_public = std::fs::read_to_string(host_key.with_extension("pub"))?;
         let known_hosts = scratch.join("known_hosts");
         write_private(&known_hosts, &format!("{FAR} {}", host_public.trim()))?;
         let client_config = scratch.join("ssh_config");
         write_private(
             &client_config,
-            &client_text(&client_key, &known_hosts, &user),
+            &client_text(&client_key, &known_hosts, user),
         )?;
         let log = std::fs::File::create(scratch.join("sshd.log"))?;
         let child = link.in_far(|| {
@@ -77,7 +66,7 @@ impl Sshd {
                     "--",
                     "sh",
                     "-c",
-                    PRIVATE_RUN,
+                    &private_run(),
                     "sh",
                 ])
                 .arg("/usr/sbin/sshd")
@@ -154,11 +143,12 @@ impl Drop for Sshd {
 
 /// The far end's private mounts, then sshd (`"$@"`): an empty /run (sshd's privilege
 /// separation directory in it, and no utmp), and no wtmp, btmp or lastlog to write.
-const PRIVATE_RUN: &str = "mount -t tmpfs -o mode=755 flushlab-via /run && \
-mkdir -m 755 /run/sshd && \
-for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do \
-[ -e \"$f\" ] && { mount --bind /dev/null \"$f\" || exit 1; }; done; \
-exec \"$@\"";
+fn private_run() -> String {
+    format!(
+        "mount -t tmpfs -o mode=755 flushlab-via /run && mkdir -m 755 /run/sshd && {}",
+        super::far_user::NO_LOGIN_RECORDS
+    )
+}
 
 fn keygen(path: &Path) -> std::io::Result<()> {
     let status = Command::new("ssh-keygen")
@@ -240,7 +230,7 @@ fn client_text(key: &Path, known_hosts: &Path, user: &str) -> String {
 }
 
 /// One word for a POSIX shell: sshd hands the far command to the far user's shell as one line.
-fn shell_word(word: &std::ffi::OsStr) -> OsString {
+pub(super) fn shell_word(word: &std::ffi::OsStr) -> OsString {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
     let bytes = word.as_bytes();
     let plain = !bytes.is_empty()

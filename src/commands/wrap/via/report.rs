@@ -1,0 +1,114 @@
+//! What a run says of its wire: the settings, each key's frame at the near end (core's
+//! [`over_the_wire`](crate::detect::wire::over_the_wire)), what crossed the link, and the
+//! summary's line.
+
+use serde::Serialize;
+
+use super::wire::{ViaSettings, Wire};
+
+/// What a run says of its wire: the settings, each key's frame at the near end, and what
+/// crossed the link.
+#[derive(Clone, Debug, Serialize)]
+pub struct ViaReport {
+    #[serde(flatten)]
+    pub settings: ViaSettings,
+    #[serde(flatten)]
+    pub keys: crate::detect::wire::OverTheWire,
+    pub wire: WireFigures,
+}
+
+/// What crossed the link towards the near end while each answered key's frame did (from the
+/// far frame's first write to its last byte at the near end): IP packets, headers included,
+/// and how many the link dropped in the whole run. Without a link (`--via tmux`), none.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WireFigures {
+    pub packets_per_frame: Option<crate::detect::keyed::Percentiles>,
+    pub bytes_per_frame: Option<crate::detect::keyed::Percentiles>,
+    pub dropped_up: u64,
+    pub dropped_down: u64,
+}
+
+impl ViaReport {
+    /// The run's keys followed through `wire`.
+    pub fn of(
+        wire: &Wire,
+        timeline: &crate::detect::timeline::Timeline,
+        latencies: &crate::detect::keyed::KeyLatencies,
+    ) -> ViaReport {
+        use crate::detect::keyed::Percentiles;
+        let keys = crate::detect::wire::over_the_wire(timeline, latencies);
+        let figures = wire.link().map(|link| {
+            let crossed: Vec<(u64, u64)> = latencies
+                .each
+                .iter()
+                .zip(&keys.each)
+                .filter_map(|(key, near)| {
+                    // From the frame's first write: an unbuffered frame crosses while drawn.
+                    let (_, first, _) = key
+                        .stage_spans()
+                        .into_iter()
+                        .find(|(stage, _, _)| *stage == crate::detect::keyed::Stage::Emit)?;
+                    let last = key.sent_ns + (near.last_byte_ms? * 1e6) as u64;
+                    link.down_between(first, last + 1)
+                })
+                .collect();
+            let (dropped_up, dropped_down) = link.dropped();
+            WireFigures {
+                packets_per_frame: Percentiles::of(crossed.iter().map(|c| c.0 as f64)),
+                bytes_per_frame: Percentiles::of(crossed.iter().map(|c| c.1 as f64)),
+                dropped_up,
+                dropped_down,
+            }
+        });
+        ViaReport {
+            settings: wire.settings().clone(),
+            keys,
+            wire: figures.unwrap_or_default(),
+        }
+    }
+
+    /// The summary's lines.
+    pub fn summary(&self) -> String {
+        let p = |p: &Option<crate::detect::keyed::Percentiles>, unit: &str| {
+            p.map_or("n/a".to_owned(), |p| {
+                format!(
+                    "{:.2}{unit} / {:.2}{unit} / {:.2}{unit}",
+                    p.p50, p.p95, p.max
+                )
+            })
+        };
+        let layers: Vec<&str> = self.settings.layers.iter().map(|l| l.name()).collect();
+        let rate = self
+            .settings
+            .rate_bytes_per_s
+            .map_or("unlimited".to_owned(), |r| format!("{r} B/s"));
+        let own = self.keys.layer_own.map_or("n/a".to_owned(), |own| {
+            format!("{} pieces, {} B", own.pieces, own.bytes)
+        });
+        format!(
+            "wrap via {} (rtt {} ms, rate {rate}, loss {}; frames matched by {}, pieces from \
+             {}), p50 / p95 / max: key→last byte {} · uplink {} · downlink {} · pieces a frame \
+             {} · tear {} · on the wire a frame {} packets; dropped {} up, {} down; the \
+             layers' own {own}; {} frames carried by a later one",
+            layers.join(","),
+            self.settings.rtt_ms,
+            self.settings.loss,
+            self.settings.matching,
+            match self.keys.pieces_from {
+                Some(crate::detect::timeline::PiecesFrom::NearWrites) => "the near writer's writes",
+                Some(crate::detect::timeline::PiecesFrom::NearReads) => "wrap's reads",
+                None => "nothing",
+            },
+            p(&self.keys.key_to_last_byte_ms, " ms"),
+            p(&self.keys.uplink_ms, " ms"),
+            p(&self.keys.downlink_ms, " ms"),
+            p(&self.keys.pieces_per_frame, ""),
+            p(&self.keys.tear_ms, " ms"),
+            p(&self.wire.packets_per_frame, ""),
+            self.wire.dropped_up,
+            self.wire.dropped_down,
+            self.keys.superseded_frames,
+        )
+    }
+}
+

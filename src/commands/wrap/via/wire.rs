@@ -1,0 +1,281 @@
+//! The wire, started once a wrap: the layers' scratch directory, the link and sshd where ssh
+//! is a layer, tmux's directory where tmux is, and what the near end runs for CMD.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::far_root;
+use super::far_user::{FarUser, NO_LOGIN_RECORDS};
+use super::layers::Layer;
+use super::link::{self, Link, LinkSettings};
+use super::{sshd, tmux};
+
+/// What the run's report says of the wire.
+#[derive(Clone, Debug, Serialize)]
+pub struct ViaSettings {
+    pub layers: Vec<Layer>,
+    pub rtt_ms: f64,
+    pub rate_bytes_per_s: Option<u64>,
+    pub loss: f64,
+    /// How near-end pieces were matched to CMD's frames: `bytes` (ssh forwards a byte stream:
+    /// a frame's bytes are its share of what reached the near end, in order) or `time` (tmux
+    /// redraws: a frame's pieces follow its first write, [`Redrawn`](crate::detect::timeline::Redrawn)).
+    pub matching: &'static str,
+    /// Matching by time: how long a pause between two near-end pieces ends a frame's, in ms.
+    pub quiet_ms: Option<f64>,
+    /// The relay's bounded queue, each way, in bytes.
+    pub queue_bytes: u64,
+}
+
+/// The wire, started once a wrap: the link and the sshd at its far end (where ssh is a layer),
+/// tmux's socket directory and configuration (where tmux is), in a scratch directory; all of it
+/// ends as this drops (and with wrap however it ends: the namespaces go with their last
+/// process, sshd's pid namespace with sshd).
+pub struct Wire {
+    /// Declared first: dropped (the sshd ended) before the scratch directory goes.
+    sshd: Option<sshd::Sshd>,
+    link: Option<Link>,
+    tmux: Option<tmux::Tmux>,
+    far_user: FarUser,
+    scratch: crate::files::Scratch,
+    /// Removes the scratch directory where wrap could not (SIGKILL): declared after it.
+    _sweeper: Sweeper,
+    settings: ViaSettings,
+}
+
+/// A process that removes a directory once wrap is gone, however it goes: it waits to read
+/// from a pipe whose only writer is wrap (close-on-exec, so no program wrap starts holds it),
+/// and the kernel closes that with wrap's last fd, SIGKILL included. On a normal end the
+/// directory is gone already (`Scratch`'s drop) and its `rm -rf` finds nothing.
+struct Sweeper {
+    pipe: Option<std::process::ChildStdin>,
+    child: std::process::Child,
+}
+
+impl Sweeper {
+    fn start(dir: &Path) -> std::io::Result<Sweeper> {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read -r _ || true; rm -rf -- \"$1\"", "sh"])
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        Ok(Sweeper {
+            pipe: child.stdin.take(),
+            child,
+        })
+    }
+}
+
+impl Drop for Sweeper {
+    fn drop(&mut self) {
+        self.pipe.take();
+        let _ = self.child.wait();
+    }
+}
+
+impl std::fmt::Debug for Wire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wire")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Wire {
+    /// The layers' scratch directory, and the link up with sshd listening at its far end
+    /// where ssh is one.
+    pub fn start(layers: &[Layer], link: LinkSettings) -> std::io::Result<Wire> {
+        let scratch = crate::files::Scratch::new("flushlab-via")?;
+        let sweeper = Sweeper::start(scratch.path())?;
+        let far_user = FarUser::of_invoker();
+        // The far user passes through the scratch directory into `far/`, theirs: sshd reads
+        // their authorized key there as them, tmux keeps its socket there, and CMD's shim
+        // reaches wrap's socket there.
+        if far_user.uid != 0 {
+            std::fs::set_permissions(
+                scratch.path(),
+                std::os::unix::fs::PermissionsExt::from_mode(0o711),
+            )?;
+        }
+        let far = scratch.path().join("far");
+        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
+            .create(&far)?;
+        far_user.owns(&far)?;
+        let (link, sshd) = match layers.contains(&Layer::Ssh) {
+            true => {
+                let link = Link::start(link)?;
+                let sshd = sshd::Sshd::start(scratch.path(), (&far, &far_user), &link)?;
+                (Some(link), Some(sshd))
+            }
+            false => (None, None),
+        };
+        let tmux = match layers.contains(&Layer::Tmux) {
+            true => Some(tmux::Tmux::prepare(&far, &far_user)?),
+            false => None,
+        };
+        let shaped = link.as_ref().map(Link::settings);
+        let redraws = layers.contains(&Layer::Tmux);
+        let settings = ViaSettings {
+            layers: layers.to_vec(),
+            rtt_ms: shaped.map_or(0.0, |l| l.rtt.as_secs_f64() * 1e3),
+            rate_bytes_per_s: shaped.and_then(|l| l.rate),
+            loss: shaped.map_or(0.0, |l| l.loss),
+            matching: if redraws { "time" } else { "bytes" },
+            quiet_ms: redraws.then(|| quiet(shaped.and_then(|l| l.rate)).as_secs_f64() * 1e3),
+            queue_bytes: link::QUEUE_BYTES,
+        };
+        Ok(Wire {
+            sshd,
+            link,
+            tmux,
+            far_user,
+            scratch,
+            _sweeper: sweeper,
+            settings,
+        })
+    }
+
+    /// The executables the wire runs (sshd, the ssh client, tmux and what starts it), as
+    /// `/proc` names them: wrap's descendants that are not CMD.
+    pub fn programs(&self) -> Vec<PathBuf> {
+        ["/usr/sbin/sshd", "ssh", "tmux", "setpriv", "unshare", "env"]
+            .iter()
+            .filter_map(|p| crate::files::find_program(p.as_ref()))
+            .filter_map(|p| std::fs::canonicalize(p).ok())
+            .collect()
+    }
+
+    /// The link, where a layer crosses one.
+    pub fn link(&self) -> Option<&Link> {
+        self.link.as_ref()
+    }
+
+    pub fn settings(&self) -> &ViaSettings {
+        &self.settings
+    }
+
+    /// How frames are matched to the near end by time, where a layer redraws.
+    pub fn redrawn(&self) -> Option<crate::detect::timeline::Redrawn> {
+        let quiet_ms = self.settings.quiet_ms?;
+        Some(crate::detect::timeline::Redrawn {
+            delay_ns: (self.settings.rtt_ms / 2.0 * 1e6) as u64,
+            quiet_ns: (quiet_ms * 1e6) as u64,
+        })
+    }
+
+    /// Runs `spawn` (which starts the near end) where the near end lives: the link's near
+    /// namespace, where there is a link.
+    pub fn in_near<T>(&self, spawn: impl FnOnce() -> T) -> std::io::Result<T> {
+        match &self.link {
+            Some(link) => link.in_near(spawn),
+            None => Ok(spawn()),
+        }
+    }
+
+    /// The scratch directory a run's far root listens in.
+    pub fn scratch(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// What the near end runs for CMD (`program`, resolved, and its `words`): the layers from
+    /// the far end in — the shim, which names itself at `socket` and then becomes CMD in wrap's
+    /// working directory, inside tmux, inside ssh. A tmux at the near end runs in a pid
+    /// namespace of its own (its server ends with it), and a mount namespace where it writes
+    /// no login record, as the far user.
+    pub fn near_command(
+        &self,
+        socket: &Path,
+        program: &Path,
+        words: &[OsString],
+    ) -> std::io::Result<(PathBuf, Vec<OsString>)> {
+        let mut command: Vec<OsString> = vec![
+            std::env::current_exe()?.into_os_string(),
+            far_root::SUBCOMMAND.into(),
+            "--socket".into(),
+            socket.into(),
+            "--cwd".into(),
+            std::env::current_dir()?.into_os_string(),
+            "--".into(),
+            program.into(),
+        ];
+        command.extend(words.iter().cloned());
+        for layer in self.settings.layers.iter().rev() {
+            command = match (layer, &self.tmux, &self.sshd) {
+                (Layer::Tmux, Some(tmux), _) => tmux.command(&command),
+                (Layer::Ssh, _, Some(sshd)) => {
+                    let far: Vec<OsString> =
+                        std::iter::once("exec".into()).chain(command).collect();
+                    let (ssh, words) = sshd.client_command(&far)?;
+                    std::iter::once(ssh.into_os_string()).chain(words).collect()
+                }
+                _ => {
+                    return Err(std::io::Error::other(format!(
+                        "wrap --via: the {} layer was not started",
+                        layer.name()
+                    )));
+                }
+            };
+        }
+        if self.settings.layers.first() == Some(&Layer::Tmux) {
+            let mut near: Vec<OsString> = ["--pdeathsig", "KILL", "--", "unshare", "--pid"]
+                .into_iter()
+                .chain([
+                    "--fork",
+                    "--kill-child",
+                    "--mount",
+                    "--propagation",
+                    "private",
+                ])
+                .chain(["--", "sh", "-c", NO_LOGIN_RECORDS, "sh"])
+                .map(OsString::from)
+                .collect();
+            if self.far_user.uid != 0 {
+                near.extend([
+                    "setpriv".into(),
+                    format!("--reuid={}", self.far_user.uid).into(),
+                    format!("--regid={}", self.far_user.gid).into(),
+                    "--init-groups".into(),
+                    "--".into(),
+                ]);
+            }
+            near.extend(command);
+            command = std::iter::once("setpriv".into()).chain(near).collect();
+        }
+        let mut words = command.into_iter();
+        let first = words.next().unwrap_or_default();
+        let program = crate::files::find_program(first.as_ref()).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "wrap --via: '{}' is not installed",
+                first.to_string_lossy()
+            ))
+        })?;
+        Ok((program, words.collect()))
+    }
+}
+
+/// Matching by time: the longest pause within one frame's pieces at the near end. tmux
+/// redraws a frame in writes microseconds apart; through a paced link, a packet of 1,500 B
+/// takes 1,500 / rate s to cross, and three of them may fall between two writes.
+fn quiet(rate: Option<u64>) -> Duration {
+    let floor = Duration::from_millis(20);
+    rate.map_or(floor, |rate| {
+        floor.max(Duration::from_secs_f64(3.0 * 1_500.0 / rate as f64))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paced_link_lengthens_the_pause_within_a_frame() {
+        assert_eq!(quiet(None), Duration::from_millis(20));
+        assert_eq!(quiet(Some(10_000_000)), Duration::from_millis(20));
+        assert_eq!(quiet(Some(125_000)), Duration::from_millis(36));
+    }
+}
