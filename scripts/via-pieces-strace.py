@@ -70,15 +70,15 @@ def main():
             sys.exit("the ssh client has no terminal fd")
         tty = max(ttys, key=lambda fd: len(writes[fd]))
         agree = rows = 0
-        for key, near in zip(ran["keys"]["each"], ran["via"]["each"]):
-            if near["pieces"] is None:
+        for key in ran["keys"]["each"]:
+            if key.get("pieces") is None:
                 continue
             sent = key["sent_ns"] / 1e9
-            last = sent + near["last_byte_ms"] / 1e3
+            last = sent + key["last_byte_ms"] / 1e3
             counted = sum(1 for at in writes[tty] if sent <= at <= last + 0.0005)
             rows += 1
-            agree += near["pieces"] == counted
-            print(f"{key['key']} pieces {near['pieces']} strace {counted}")
+            agree += key["pieces"] == counted
+            print(f"{key['key']} pieces {key['pieces']} strace {counted}")
         print(f"{agree} of {rows} keys: pieces equal to strace's writes to fd {tty}")
 
 

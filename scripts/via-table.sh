@@ -11,6 +11,7 @@
 #                                                against one a frame (keyed_ratatui will not
 #                                                start in tmux 3.3a, which answers its DA1 and
 #                                                not its OSC 11)
+#   PROGRAM=stages scripts/via-table.sh          --via ssh with stages.c, to set beside tmux
 #
 # PROFILE=dev uses the debug build (release by default).
 set -euo pipefail
@@ -23,20 +24,25 @@ cargo build --quiet --locked --profile "$profile" --example keyed_ratatui
 cargo build --quiet --locked --profile "$profile"
 flushlab="target/$dir/flushlab"
 links=("--rtt 0" "--rtt 20" "--rtt 100" "--rtt 0 --rate 125000")
-case "$layers" in
-    ssh)
+program_name="${PROGRAM:-$([[ "$layers" == ssh ]] && echo keyed_ratatui || echo stages)}"
+[[ "$layers" == tmux ]] && links=("")
+case "$program_name" in
+    keyed_ratatui)
         program=("$PWD/target/$dir/examples/keyed_ratatui")
         writers=(stderr bufwriter)
         ;;
-    tmux | ssh,tmux)
+    stages)
         scratch="$(mktemp -d)"
         trap 'rm -rf "$scratch"' EXIT
         chmod 755 "$scratch"
         gcc -O2 -o "$scratch/stages" tests/corpus/stages.c
         program=("$scratch/stages" poll 0)
         writers=(raw frame)
-        [[ "$layers" == tmux ]] && links=("")
         ;;
+    *) echo "via-table.sh: PROGRAM '$program_name' is not one of keyed_ratatui, stages" >&2; exit 2 ;;
+esac
+case "$layers" in
+    ssh | tmux | ssh,tmux) ;;
     *) echo "via-table.sh: LAYERS '$layers' is not one of ssh, tmux, ssh,tmux" >&2; exit 2 ;;
 esac
 for link in "${links[@]}"; do

@@ -32,8 +32,12 @@ pub(super) fn here(
     let RunReport::Headless(mut report) = report else {
         anyhow::bail!("a run here gave a terminal's report");
     };
-    if let (Some(wire), Some(keys)) = (how.via, &report.keys) {
-        report.via = Some(super::via::ViaReport::of(wire, &timeline, &keys.latencies));
+    if let (Some(wire), Some(keys)) = (how.via, report.keys.as_mut()) {
+        report.via = Some(super::via::ViaReport::of(
+            wire,
+            &timeline,
+            &mut keys.latencies,
+        ));
         // Over a wire, a key's input delay is its uplink and its drain the downlink: neither
         // the program nor a slow terminal keeps it waiting, the wire does.
         report
@@ -56,8 +60,8 @@ pub(super) fn here(
     }
     if !stalled {
         complain(&report.summary());
-        if let Some(via) = &report.via {
-            complain(&via.summary());
+        if let (Some(via), Some(keys)) = (&report.via, &report.keys) {
+            complain(&via.summary(&keys.latencies));
         }
         if let Some(line) = recorded
             .as_ref()

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::timeline::{Burst, Timeline, WaitKind, WaitSpan};
+use super::timeline::{Burst, TerminalRead, Timeline, WaitKind, WaitSpan};
 use crate::results::statistics::percentile;
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
@@ -134,6 +134,14 @@ pub struct StageSummary {
     pub drain: Option<Percentiles>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paint: Option<Percentiles>,
+    /// Over a wire (`wrap --via`): the input delay, named as the wire's (the key at the near
+    /// end to the far program's read of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uplink: Option<Percentiles>,
+    /// Over a wire: the drain, named as the wire's (the far frame's end to its last byte at
+    /// the near end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downlink: Option<Percentiles>,
 }
 
 impl StageSummary {
@@ -157,6 +165,8 @@ impl StageSummary {
             emit: Percentiles::of(stages.iter().map(|s| s.emit)),
             drain: Percentiles::of(stages.iter().filter_map(|s| s.drain)),
             paint: Percentiles::of(stages.iter().filter_map(|s| s.paint)),
+            uplink: None,
+            downlink: None,
         })
     }
 
@@ -206,9 +216,24 @@ pub struct KeyAnswer {
     /// In a real terminal: when the window first and last changed for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pixels_ms: Option<KeyPixels>,
+    /// Over a wire (`wrap --via`): its frame at the near end.
+    #[serde(flatten)]
+    pub near: AtNearEnd,
     /// Its frame: which of the timeline's bursts (for drawing the run, not for the report).
     #[serde(skip)]
     pub burst: Option<usize>,
+}
+
+/// A key's frame at the near end of a wire (`wrap --via`, [`wire`](super::wire)): its last
+/// byte there, the pieces it came in and the first to the last of them; none locally.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct AtNearEnd {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_byte_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pieces: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tear_ms: Option<f64>,
 }
 
 /// Milliseconds of a key's figures back to the whole nanoseconds they were taken from.
@@ -379,6 +404,13 @@ pub struct KeyLatencies {
     /// In a real terminal: key→first and last pixel over the keys whose picture changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pixels_ms: Option<PixelSummary>,
+    /// Over a wire (`wrap --via`): key→last byte at the near end, pieces a frame and tear.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_to_last_byte_ms: Option<Percentiles>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pieces_per_frame: Option<Percentiles>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tear_ms: Option<Percentiles>,
     pub each: Vec<KeyAnswer>,
 }
 
@@ -417,6 +449,13 @@ pub(crate) fn offsets(timeline: &Timeline) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// A key's read: the first read of the terminal that returned after it was sent and took bytes
+/// (when it returned, and its thread).
+fn read_after(reads: &[TerminalRead], sent: u64) -> Option<(u64, u32)> {
+    let i = reads.partition_point(|r| r.end_ns < sent);
+    reads.get(i).map(|r| (r.end_ns, r.tid))
+}
+
 /// Each key's answer and stages, from the run's timeline.
 pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -426,11 +465,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let bursts: &[Burst] = inside.map_or(&[], |i| &i.bursts);
     let reads = inside.map_or(&[][..], |i| &i.reads[..]);
     let near = super::near::near_end(timeline, &offsets(timeline));
-    // Each key's read: the first that returned after it was sent and took bytes.
-    let read_of = |sent: u64| {
-        let i = reads.partition_point(|r| r.end_ns < sent);
-        reads.get(i).map(|r| (r.end_ns, r.tid))
-    };
+    let read_of = |sent: u64| read_after(reads, sent);
     let mut answering = vec![false; bursts.len()];
     let mut each = Vec::with_capacity(keys.len());
     let mut queue = FrameQueue {
@@ -500,6 +535,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             writes,
             bytes,
             pixels_ms: None,
+            near: AtNearEnd::default(),
             burst: frame,
         });
     }
@@ -627,6 +663,9 @@ impl KeyLatencies {
                 known.iter().sum::<u64>() as f64 / known.len().max(1) as f64
             },
             pixels_ms: None,
+            key_to_last_byte_ms: None,
+            pieces_per_frame: None,
+            tear_ms: None,
             each,
         }
     }

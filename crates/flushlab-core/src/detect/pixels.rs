@@ -140,6 +140,7 @@ mod tests {
             writes: Some(3),
             bytes: 30,
             pixels_ms: None,
+            near: Default::default(),
             burst: None,
         }
     }
@@ -158,6 +159,9 @@ mod tests {
             writes_per_key: None,
             bytes_per_key: 0.0,
             pixels_ms: None,
+            key_to_last_byte_ms: None,
+            pieces_per_frame: None,
+            tear_ms: None,
             each,
         };
         l.stages_ms = StageSummary::of_keys(&l.each);

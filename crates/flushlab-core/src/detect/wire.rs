@@ -1,7 +1,7 @@
 //! A key's answer over a wire (`flushlab wrap --via`), on one clock: the far end's frame (its
 //! program's waits, seen from inside it), followed to the near end as [`near`](super::near)
-//! matches them (by bytes through ssh, by time through a layer that redraws). Pure: a function
-//! of the run's [`Timeline`] and its keys' answers.
+//! matches them (by bytes through ssh, by time through a layer that redraws): figures set on
+//! the keys' answers from the run's [`Timeline`].
 //!
 //! - **uplink**: the key at the near end to the far program's read of it (its input delay);
 //! - **downlink**: the far frame's end to its last byte at the near end (its drain);
@@ -15,26 +15,13 @@
 
 use serde::Serialize;
 
-use super::keyed::{KeyLatencies, Percentiles, offsets};
+use super::keyed::{AtNearEnd, KeyLatencies, Percentiles, offsets};
 use super::near::{LayerOwn, near_end};
 use super::timeline::{PiecesFrom, Timeline};
 
-/// One key's frame at the near end.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct KeyOverTheWire {
-    pub last_byte_ms: Option<f64>,
-    pub pieces: Option<u64>,
-    pub tear_ms: Option<f64>,
-}
-
-/// The keys' frames at the near end, and their percentiles.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct OverTheWire {
-    pub key_to_last_byte_ms: Option<Percentiles>,
-    pub uplink_ms: Option<Percentiles>,
-    pub downlink_ms: Option<Percentiles>,
-    pub pieces_per_frame: Option<Percentiles>,
-    pub tear_ms: Option<Percentiles>,
+/// What a run's near end says of itself, beside each key's figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NearEndRun {
     /// What the pieces were counted from (`None`: no key's frame was followed).
     pub pieces_from: Option<PiecesFrom>,
     /// Near-end pieces no frame of the far program explains, in the whole run.
@@ -42,45 +29,42 @@ pub struct OverTheWire {
     /// The far program's frames no near-end piece was matched to (by time: a later redraw
     /// carried them), in the whole run.
     pub superseded_frames: u64,
-    /// Key by key, in the order of `keys.each`.
-    pub each: Vec<KeyOverTheWire>,
 }
 
-/// Each answered key's frame followed to the near end.
-pub fn over_the_wire(timeline: &Timeline, latencies: &KeyLatencies) -> OverTheWire {
+/// Each answered key's frame followed to the near end: its last byte, pieces and tear set on
+/// each key of `latencies`, and their percentiles on the keys' summary, with the uplink and the
+/// downlink (the input delay and the drain, named as the wire's); returns what the near end
+/// says of itself.
+pub fn follow_over_the_wire(timeline: &Timeline, latencies: &mut KeyLatencies) -> NearEndRun {
     let ms = |ns: u64| ns as f64 / 1e6;
     let near = near_end(timeline, &offsets(timeline));
-    let each: Vec<KeyOverTheWire> = latencies
-        .each
-        .iter()
-        .map(|key| {
-            let Some(frame) = key.burst.and_then(|f| near.frames.get(f)) else {
-                return KeyOverTheWire::default();
+    for key in &mut latencies.each {
+        let frame = key.burst.and_then(|f| near.frames.get(f));
+        if let Some((last_byte, pieces)) = frame.and_then(|f| f.last_byte_ns.zip(f.pieces)) {
+            key.near = AtNearEnd {
+                last_byte_ms: Some(ms(last_byte.saturating_sub(key.sent_ns))),
+                pieces: Some(pieces.count),
+                tear_ms: Some(ms(pieces.last_ns.saturating_sub(pieces.first_ns))),
             };
-            match (frame.last_byte_ns, frame.pieces) {
-                (Some(last_byte), Some(pieces)) => KeyOverTheWire {
-                    last_byte_ms: Some(ms(last_byte.saturating_sub(key.sent_ns))),
-                    pieces: Some(pieces.count),
-                    tear_ms: Some(ms(pieces.last_ns.saturating_sub(pieces.first_ns))),
-                },
-                _ => KeyOverTheWire::default(),
-            }
-        })
-        .collect();
-    let stages = || latencies.each.iter().filter_map(|k| k.stages_ms);
-    OverTheWire {
-        key_to_last_byte_ms: Percentiles::of(each.iter().filter_map(|k| k.last_byte_ms)),
-        uplink_ms: Percentiles::of(stages().filter_map(|s| s.input_delay)),
-        downlink_ms: Percentiles::of(stages().filter_map(|s| s.drain)),
-        pieces_per_frame: Percentiles::of(each.iter().filter_map(|k| k.pieces.map(|p| p as f64))),
-        tear_ms: Percentiles::of(each.iter().filter_map(|k| k.tear_ms)),
+        }
+    }
+    let each = &latencies.each;
+    latencies.key_to_last_byte_ms =
+        Percentiles::of(each.iter().filter_map(|k| k.near.last_byte_ms));
+    latencies.pieces_per_frame =
+        Percentiles::of(each.iter().filter_map(|k| k.near.pieces.map(|p| p as f64)));
+    latencies.tear_ms = Percentiles::of(each.iter().filter_map(|k| k.near.tear_ms));
+    if let Some(stages) = latencies.stages_ms.as_mut() {
+        stages.uplink = stages.input_delay;
+        stages.downlink = stages.drain;
+    }
+    NearEndRun {
         pieces_from: each
             .iter()
-            .any(|k| k.pieces.is_some())
+            .any(|k| k.near.pieces.is_some())
             .then_some(near.pieces_from)
             .flatten(),
         layer_own: near.layer_own,
         superseded_frames: near.superseded,
-        each,
     }
 }

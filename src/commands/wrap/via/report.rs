@@ -1,5 +1,5 @@
 //! What a run says of its wire: the settings, each key's frame at the near end (core's
-//! [`over_the_wire`](crate::detect::wire::over_the_wire)), what crossed the link, and the
+//! [`follow_over_the_wire`](crate::detect::wire::follow_over_the_wire)), what crossed the link, and the
 //! summary's line.
 
 use serde::Serialize;
@@ -13,7 +13,7 @@ pub struct ViaReport {
     #[serde(flatten)]
     pub settings: ViaSettings,
     #[serde(flatten)]
-    pub keys: crate::detect::wire::OverTheWire,
+    pub near: crate::detect::wire::NearEndRun,
     pub wire: WireFigures,
 }
 
@@ -29,26 +29,26 @@ pub struct WireFigures {
 }
 
 impl ViaReport {
-    /// The run's keys followed through `wire`.
+    /// The run's keys followed through `wire`: each key's figures at the near end set on
+    /// `keys`, and what the run says of its wire.
     pub fn of(
         wire: &Wire,
         timeline: &crate::detect::timeline::Timeline,
-        latencies: &crate::detect::keyed::KeyLatencies,
+        keys: &mut crate::detect::keyed::KeyLatencies,
     ) -> ViaReport {
         use crate::detect::keyed::Percentiles;
-        let keys = crate::detect::wire::over_the_wire(timeline, latencies);
+        let near = crate::detect::wire::follow_over_the_wire(timeline, keys);
         let figures = wire.link().map(|link| {
-            let crossed: Vec<(u64, u64)> = latencies
+            let crossed: Vec<(u64, u64)> = keys
                 .each
                 .iter()
-                .zip(&keys.each)
-                .filter_map(|(key, near)| {
+                .filter_map(|key| {
                     // From the frame's first write: an unbuffered frame crosses while drawn.
                     let (_, first, _) = key
                         .stage_spans()
                         .into_iter()
                         .find(|(stage, _, _)| *stage == crate::detect::keyed::Stage::Emit)?;
-                    let last = key.sent_ns + (near.last_byte_ms? * 1e6) as u64;
+                    let last = key.sent_ns + (key.near.last_byte_ms? * 1e6) as u64;
                     link.down_between(first, last + 1)
                 })
                 .collect();
@@ -62,14 +62,14 @@ impl ViaReport {
         });
         ViaReport {
             settings: wire.settings().clone(),
-            keys,
+            near,
             wire: figures.unwrap_or_default(),
         }
     }
 
-    /// The summary's lines.
-    pub fn summary(&self) -> String {
-        let p = |p: &Option<crate::detect::keyed::Percentiles>, unit: &str| {
+    /// The summary's line, with the figures `keys` carry.
+    pub fn summary(&self, keys: &crate::detect::keyed::KeyLatencies) -> String {
+        let p = |p: Option<crate::detect::keyed::Percentiles>, unit: &str| {
             p.map_or("n/a".to_owned(), |p| {
                 format!(
                     "{:.2}{unit} / {:.2}{unit} / {:.2}{unit}",
@@ -82,9 +82,10 @@ impl ViaReport {
             .settings
             .rate_bytes_per_s
             .map_or("unlimited".to_owned(), |r| format!("{r} B/s"));
-        let own = self.keys.layer_own.map_or("n/a".to_owned(), |own| {
+        let own = self.near.layer_own.map_or("n/a".to_owned(), |own| {
             format!("{} pieces, {} B", own.pieces, own.bytes)
         });
+        let stages = keys.stages_ms;
         format!(
             "wrap via {} (rtt {} ms, rate {rate}, loss {}; frames matched by {}, pieces from \
              {}), p50 / p95 / max: key→last byte {} · uplink {} · downlink {} · pieces a frame \
@@ -94,21 +95,20 @@ impl ViaReport {
             self.settings.rtt_ms,
             self.settings.loss,
             self.settings.matching,
-            match self.keys.pieces_from {
+            match self.near.pieces_from {
                 Some(crate::detect::timeline::PiecesFrom::NearWrites) => "the near writer's writes",
                 Some(crate::detect::timeline::PiecesFrom::NearReads) => "wrap's reads",
                 None => "nothing",
             },
-            p(&self.keys.key_to_last_byte_ms, " ms"),
-            p(&self.keys.uplink_ms, " ms"),
-            p(&self.keys.downlink_ms, " ms"),
-            p(&self.keys.pieces_per_frame, ""),
-            p(&self.keys.tear_ms, " ms"),
-            p(&self.wire.packets_per_frame, ""),
+            p(keys.key_to_last_byte_ms, " ms"),
+            p(stages.and_then(|s| s.uplink), " ms"),
+            p(stages.and_then(|s| s.downlink), " ms"),
+            p(keys.pieces_per_frame, ""),
+            p(keys.tear_ms, " ms"),
+            p(self.wire.packets_per_frame, ""),
             self.wire.dropped_up,
             self.wire.dropped_down,
-            self.keys.superseded_frames,
+            self.near.superseded_frames,
         )
     }
 }
-
