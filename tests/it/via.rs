@@ -223,6 +223,65 @@ fn a_key_through_tmux_is_its_own_frame_and_tmuxs_drawing_is_counted_apart() {
     );
 }
 
+/// The link's round trip as TCP itself measures it: the ssh connection's RTT estimate in the
+/// kernel (`ss -ti` in the near namespace, mid-run) at `--rtt 40`. Its least sample (`minrtt`)
+/// is at least the 40 ms the relay holds each round trip, and within 10% of it; the smoothed
+/// estimate is said beside it.
+#[test]
+fn tcp_itself_sees_the_links_round_trip() {
+    if !via_allowed() || !common::has_programs(&["ss", "nsenter", "pgrep"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let program = stages_c();
+    let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--via", "ssh", "--rtt", "40", "--size", "80x24"])
+        .args(["--keys", "j*40@100ms q", "--"])
+        .arg(program.as_os_str())
+        .args(["poll", "0", "frame"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _wrap = Killed(wrap);
+    let client = common::wait_for(std::time::Duration::from_secs(20), "the ssh client", || {
+        let out = Command::new("pgrep")
+            .args(["-f", "^/usr/bin/ssh -F /tmp/flushlab-via"])
+            .output()
+            .ok()?;
+        let pid = String::from_utf8_lossy(&out.stdout).lines().next()?.trim().to_owned();
+        (!pid.is_empty()).then_some(pid)
+    });
+    // Keys flowing for a while: TCP has samples of the round trip.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let out = Command::new("nsenter")
+        .args(["-t", &client, "-n", "ss", "-tin", "dport", "= :22"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    let figure = |name: &str| -> f64 {
+        said.split_whitespace()
+            .find_map(|w| w.strip_prefix(name))
+            .and_then(|v| v.split('/').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in ss -tin: {said}"))
+    };
+    let (min, smoothed) = (figure("minrtt:"), figure("rtt:"));
+    eprintln!("the ssh connection's RTT as TCP sees it: minrtt {min} ms, srtt {smoothed} ms");
+    assert!(
+        (40.0..=44.0).contains(&min),
+        "minrtt {min} ms against the link's 40: {said}"
+    );
+}
+
 /// A frame of one write(2) at a paced rate: every byte of it attributed to its key; its
 /// downlink at least what the rate allows for its bytes, and its tear at least what the rate
 /// allows for all but one of ssh's messages (the client writes a message only once it has all
