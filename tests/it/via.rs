@@ -223,6 +223,67 @@ fn a_key_through_tmux_is_its_own_frame_and_tmuxs_drawing_is_counted_apart() {
     );
 }
 
+/// Over mosh at RTT 100, a program that echoes each key (tests/corpus/echo.c): every key
+/// answered by its own echo (mosh-client redraws it in one piece), and mosh's predictive echo
+/// told apart from it. With `MOSH_PREDICTION_DISPLAY=always` mosh draws each typed key at once,
+/// before the key has reached the far side: a key's first byte comes before its uplink is over,
+/// and those pieces are mosh's own, about one a key more than with `never`.
+#[test]
+fn over_mosh_its_predictive_echo_is_its_own_and_the_programs_echo_answers() {
+    if !via_allowed() || !common::has_programs(&["mosh-server", "mosh-client"]) {
+        assert!(
+            std::env::var_os("CI").is_none()
+                || common::has_programs(&["mosh-server", "mosh-client"]),
+            "CI must have mosh"
+        );
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("echo");
+    let run = |prediction: &str| {
+        let report = common::scratch("mosh.json");
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--via", "mosh", "--rtt", "100", "--size", "80x24"])
+            .args(["--keys", "abcdefghij@300ms q", "--export-json"])
+            .arg(&report)
+            .arg("--")
+            .arg(program.as_os_str())
+            .env("MOSH_PREDICTION_DISPLAY", prediction)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{prediction}: {said}");
+        (common::read_json(&report), said)
+    };
+    let (always, said) = run("always");
+    let (never, said_never) = run("never");
+    for (report, said) in [(&always, &said), (&never, &said_never)] {
+        assert_eq!(report["keys"]["unanswered"], 0, "{said}");
+        let answering = report["keys"]["frames"]["answering"].as_u64().unwrap();
+        let superseded = report["via"]["superseded_frames"].as_u64().unwrap();
+        assert_eq!(answering + superseded, 10, "{said}");
+        assert_eq!(report["via"]["matching"], "time", "{said}");
+        assert!(p50(report, "uplink") >= 45.0, "{said}");
+    }
+    let own = |r: &Value| r["via"]["layer_own"]["pieces"].as_u64().unwrap();
+    assert!(
+        own(&always) >= own(&never) + 8,
+        "always {}, never {}: {said}",
+        own(&always),
+        own(&never)
+    );
+    // Drawn before the key reached the far side: mosh's, not the program's.
+    assert!(
+        p50(&always, "first_byte_ms") < p50(&always, "uplink"),
+        "{said}"
+    );
+    assert!(
+        p50(&never, "first_byte_ms") >= p50(&never, "uplink"),
+        "{said_never}"
+    );
+}
+
 /// The link's round trip as TCP itself measures it: the ssh connection's RTT estimate in the
 /// kernel (`ss -ti` in the near namespace, mid-run) at `--rtt 40`. Its least sample (`minrtt`)
 /// is at least the 40 ms the relay holds each round trip, and within 10% of it; the smoothed
@@ -254,10 +315,14 @@ fn tcp_itself_sees_the_links_round_trip() {
     let _wrap = Killed(wrap);
     let client = common::wait_for(std::time::Duration::from_secs(20), "the ssh client", || {
         let out = Command::new("pgrep")
-            .args(["-f", "^/usr/bin/ssh -F /tmp/flushlab-via"])
+            .args(["-n", "-f", "^/usr/bin/ssh -F /tmp/flushlab-via"])
             .output()
             .ok()?;
-        let pid = String::from_utf8_lossy(&out.stdout).lines().next()?.trim().to_owned();
+        let pid = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()?
+            .trim()
+            .to_owned();
         (!pid.is_empty()).then_some(pid)
     });
     // Keys flowing for a while: TCP has samples of the round trip.
@@ -373,12 +438,12 @@ fn wire_dirs() -> Vec<std::path::PathBuf> {
 }
 
 /// A SIGKILL of wrap mid-run leaves nothing, through each chain: sshd, its sessions and CMD
-/// end with it (its pid namespace), as does a tmux server (a daemon, in the near end's pid
-/// namespace or sshd's), and the scratch directory goes (the sweeper reads wrap's end off a
+/// end with it (its pid namespace), as do a tmux server and mosh-server (daemons, in the near
+/// end's pid namespace or sshd's), and the scratch directory goes (the sweeper reads wrap's end off a
 /// pipe).
 #[test]
-fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_cmd_and_no_scratch() {
-    if !via_allowed() || !common::has_programs(&["tmux"]) {
+fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_mosh_no_cmd_and_no_scratch() {
+    if !via_allowed() || !common::has_programs(&["tmux", "mosh-server", "mosh-client"]) {
         return;
     }
     let _serial = one_at_a_time();
@@ -397,7 +462,7 @@ fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_cmd_and_no_scratch() {
             .unwrap();
         !out.stdout.is_empty()
     };
-    for layers in ["ssh", "tmux", "ssh,tmux"] {
+    for layers in ["ssh", "tmux", "ssh,tmux", "mosh"] {
         let before = wire_dirs();
         let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .args(["wrap", "--via", layers, "--size", "80x24"])
@@ -473,11 +538,11 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
         (&["--via", "ssh", "--rate", "999"][..], "no rate"),
         (&["--via", "ssh", "--loss", "0.6"][..], "no loss"),
         (&["--via", "telnet"][..], "telnet"),
-        (&["--via", "mosh", "--keys", "q"][..], "not a chain"),
+        (&["--via", "ssh,mosh", "--keys", "q"][..], "not a chain"),
         (&["--via", "tmux,ssh", "--keys", "q"][..], "ssh,tmux"),
         (
             &["--via", "tmux", "--rtt", "40", "--keys", "q"][..],
-            "only ssh crosses",
+            "only ssh and mosh cross",
         ),
         (&["--rtt", "40"][..], "--via"),
         (

@@ -100,7 +100,7 @@ pub struct Observation {
     /// `--via`: the observer at both ends, and what the near end runs (the ssh client, whose
     /// far command is the shim).
     both_ends: Option<super::via::both_ends::BothEnds>,
-    near_command: Option<(std::path::PathBuf, Vec<OsString>)>,
+    near_command: Option<super::via::NearCommand>,
     injection: Injection,
     listening: Listening,
     stop: Arc<AtomicBool>,
@@ -277,8 +277,12 @@ impl Observation {
             .to_vec();
         match self.way {
             Way::Preload => {}
-            // Nothing in CMD: the programs are in the kernel.
-            Way::Kernel => return self.markers.clone().into_iter().collect(),
+            // Nothing in CMD: the programs are in the kernel. Over a wire, what the near end
+            // needs (mosh's key).
+            Way::Kernel => {
+                let near = self.near_command.iter().flat_map(|n| n.environment.clone());
+                return self.markers.clone().into_iter().chain(near).collect();
+            }
             Way::Ptrace => {
                 vars.retain(|(name, _)| name != "LD_PRELOAD");
                 return vars;
@@ -304,7 +308,7 @@ impl Observation {
         args: &[OsString],
     ) -> std::io::Result<(std::path::PathBuf, Vec<OsString>)> {
         if let Some(near) = &self.near_command {
-            return Ok(near.clone());
+            return Ok((near.program.clone(), near.words.clone()));
         }
         Ok(match self.way {
             Way::Preload | Way::Kernel => (program.to_owned(), args.to_vec()),

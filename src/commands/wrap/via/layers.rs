@@ -13,7 +13,8 @@ pub enum Layer {
     Ssh,
     /// A tmux session CMD runs in: its server redraws the terminal its client is in.
     Tmux,
-    /// mosh-client at the near end, mosh-server at the far (not run yet: refused, named).
+    /// mosh-client at the near end, mosh-server at the far (started through ssh): it redraws
+    /// the near terminal from the far screen's state.
     Mosh,
 }
 
@@ -96,12 +97,27 @@ fn needs(layer: Layer) -> &'static [(&'static str, &'static str)] {
             ("unshare", "util-linux"),
             ("setpriv", "util-linux"),
         ],
-        Layer::Mosh => &[("mosh-server", "mosh"), ("mosh-client", "mosh")],
+        Layer::Mosh => &[
+            ("/usr/sbin/sshd", "openssh-server"),
+            ("ssh", "openssh-client"),
+            ("ssh-keygen", "openssh-client"),
+            ("unshare", "util-linux"),
+            ("setpriv", "util-linux"),
+            ("mount", "mount"),
+            ("mosh-server", "mosh"),
+            ("mosh-client", "mosh"),
+        ],
     }
 }
 
 /// The chains of layers this build runs, from the near end.
-const CHAINS: &[&[Layer]] = &[&[Layer::Ssh], &[Layer::Tmux], &[Layer::Ssh, Layer::Tmux]];
+const CHAINS: &[&[Layer]] = &[
+    &[Layer::Ssh],
+    &[Layer::Tmux],
+    &[Layer::Mosh],
+    &[Layer::Ssh, Layer::Tmux],
+    &[Layer::Mosh, Layer::Tmux],
+];
 
 /// `--via`'s layers checked before anything starts: the kernel observer allowed to look (the
 /// only one that can at the far end), a chain this build runs, the link's flags only with a
@@ -133,15 +149,15 @@ pub fn check(
     if !CHAINS.contains(&layers) {
         let chains: Vec<String> = CHAINS.iter().map(|c| named(c)).collect();
         return Err(format!(
-            "wrap --via {}: not a chain this flushlab runs (choose {}; mosh is not run yet)",
+            "wrap --via {}: not a chain this flushlab runs (choose {})",
             named(layers),
             chains.join(", ")
         ));
     }
-    if link_asked && !layers.contains(&Layer::Ssh) {
+    if link_asked && !layers.iter().any(|l| matches!(l, Layer::Ssh | Layer::Mosh)) {
         return Err(format!(
-            "wrap --via {}: --rtt, --rate and --loss shape the link, which only ssh crosses \
-             (--via ssh or ssh,tmux)",
+            "wrap --via {}: --rtt, --rate and --loss shape the link, which only ssh and mosh \
+             cross",
             named(layers)
         ));
     }

@@ -86,8 +86,12 @@ impl Sshd {
     }
 
     /// The ssh client's program and words for a far command (each word quoted for the far
-    /// shell, which sshd hands the command to as one line).
-    pub fn client_command(&self, far: &[OsString]) -> std::io::Result<(PathBuf, Vec<OsString>)> {
+    /// shell, which sshd hands the command to as one line), with a far pty (`tty`) or none.
+    pub fn client_command(
+        &self,
+        far: &[OsString],
+        tty: bool,
+    ) -> std::io::Result<(PathBuf, Vec<OsString>)> {
         let ssh = crate::files::find_program("ssh".as_ref())
             .ok_or_else(|| std::io::Error::other("ssh is not installed (openssh-client)"))?;
         let mut words: Vec<OsString> = vec![
@@ -95,7 +99,7 @@ impl Sshd {
             self.client_config.clone().into_os_string(),
             "-e".into(),
             "none".into(),
-            "-tt".into(),
+            if tty { "-tt" } else { "-T" }.into(),
             "far".into(),
             "--".into(),
         ];

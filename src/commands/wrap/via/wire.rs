@@ -11,7 +11,7 @@ use super::far_root;
 use super::far_user::{FarUser, NO_LOGIN_RECORDS};
 use super::layers::Layer;
 use super::link::{self, Link, LinkSettings};
-use super::{sshd, tmux};
+use super::{mosh, sshd, tmux};
 
 /// What the run's report says of the wire.
 #[derive(Clone, Debug, Serialize)]
@@ -106,7 +106,8 @@ impl Wire {
         std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
             .create(&far)?;
         far_user.owns(&far)?;
-        let (link, sshd) = match layers.contains(&Layer::Ssh) {
+        let crosses = layers.iter().any(|l| matches!(l, Layer::Ssh | Layer::Mosh));
+        let (link, sshd) = match crosses {
             true => {
                 let link = Link::start(link)?;
                 let sshd = sshd::Sshd::start(scratch.path(), (&far, &far_user), &link)?;
@@ -119,7 +120,9 @@ impl Wire {
             false => None,
         };
         let shaped = link.as_ref().map(Link::settings);
-        let redraws = layers.contains(&Layer::Tmux);
+        let redraws = layers
+            .iter()
+            .any(|l| matches!(l, Layer::Tmux | Layer::Mosh));
         let settings = ViaSettings {
             layers: layers.to_vec(),
             rtt_ms: shaped.map_or(0.0, |l| l.rtt.as_secs_f64() * 1e3),
@@ -143,11 +146,19 @@ impl Wire {
     /// The executables the wire runs (sshd, the ssh client, tmux and what starts it), as
     /// `/proc` names them: wrap's descendants that are not CMD.
     pub fn programs(&self) -> Vec<PathBuf> {
-        ["/usr/sbin/sshd", "ssh", "tmux", "setpriv", "unshare", "env"]
-            .iter()
-            .filter_map(|p| crate::files::find_program(p.as_ref()))
-            .filter_map(|p| std::fs::canonicalize(p).ok())
-            .collect()
+        [
+            "/usr/sbin/sshd",
+            "ssh",
+            "tmux",
+            "mosh-client",
+            "setpriv",
+            "unshare",
+            "env",
+        ]
+        .iter()
+        .filter_map(|p| crate::files::find_program(p.as_ref()))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect()
     }
 
     /// The link, where a layer crosses one.
@@ -192,7 +203,8 @@ impl Wire {
         socket: &Path,
         program: &Path,
         words: &[OsString],
-    ) -> std::io::Result<(PathBuf, Vec<OsString>)> {
+    ) -> std::io::Result<NearCommand> {
+        let mut environment = Vec::new();
         let mut command: Vec<OsString> = vec![
             std::env::current_exe()?.into_os_string(),
             far_root::SUBCOMMAND.into(),
@@ -210,8 +222,16 @@ impl Wire {
                 (Layer::Ssh, _, Some(sshd)) => {
                     let far: Vec<OsString> =
                         std::iter::once("exec".into()).chain(command).collect();
-                    let (ssh, words) = sshd.client_command(&far)?;
+                    let (ssh, words) = sshd.client_command(&far, true)?;
                     std::iter::once(ssh.into_os_string()).chain(words).collect()
+                }
+                (Layer::Mosh, _, Some(sshd)) => {
+                    let link = self.link.as_ref().ok_or_else(|| {
+                        std::io::Error::other("wrap --via mosh: the link was not started")
+                    })?;
+                    let client = mosh::start(sshd, link, &command)?;
+                    environment.extend(client.environment);
+                    client.words
                 }
                 _ => {
                     return Err(std::io::Error::other(format!(
@@ -254,8 +274,20 @@ impl Wire {
                 first.to_string_lossy()
             ))
         })?;
-        Ok((program, words.collect()))
+        Ok(NearCommand {
+            program,
+            words: words.collect(),
+            environment,
+        })
     }
+}
+
+/// What the near end runs: a program, its words, and what its environment adds (mosh's key).
+#[derive(Clone, Debug)]
+pub struct NearCommand {
+    pub program: PathBuf,
+    pub words: Vec<OsString>,
+    pub environment: Vec<(OsString, OsString)>,
 }
 
 /// Matching by time: the longest pause within one frame's pieces at the near end. tmux
