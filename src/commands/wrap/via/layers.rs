@@ -209,7 +209,7 @@ mod tests {
     #[test]
     fn only_the_chains_this_build_runs_are_taken() {
         for chain in [
-            &[Layer::Mosh][..],
+            &[Layer::Ssh, Layer::Mosh][..],
             &[Layer::Ssh, Layer::Ssh],
             &[Layer::Tmux, Layer::Ssh],
         ] {
