@@ -2,7 +2,7 @@
 # What one write a frame buys over a wire: unbuffered against one write a frame, through
 # `flushlab wrap --via LAYERS` at several round trips and at 125,000 B/s. Prints one line a row
 # (the run's own "wrap via" line); docs/wrap.md quotes it. Needs root (the layers' namespaces),
-# openssh-server and tmux.
+# openssh-server, tmux and mosh.
 #
 #   scripts/via-table.sh [KEYS]                  --via ssh: examples/keyed_ratatui, stderr
 #                                                against bufwriter
@@ -11,6 +11,7 @@
 #                                                against one a frame (keyed_ratatui will not
 #                                                start in tmux 3.3a, which answers its DA1 and
 #                                                not its OSC 11)
+#   LAYERS=mosh scripts/via-table.sh             --via mosh at each link, stages.c as for tmux
 #   PROGRAM=stages scripts/via-table.sh          --via ssh with stages.c, to set beside tmux
 #
 # PROFILE=dev uses the debug build (release by default).
@@ -42,8 +43,8 @@ case "$program_name" in
     *) echo "via-table.sh: PROGRAM '$program_name' is not one of keyed_ratatui, stages" >&2; exit 2 ;;
 esac
 case "$layers" in
-    ssh | tmux | ssh,tmux) ;;
-    *) echo "via-table.sh: LAYERS '$layers' is not one of ssh, tmux, ssh,tmux" >&2; exit 2 ;;
+    ssh | tmux | ssh,tmux | mosh | mosh,tmux) ;;
+    *) echo "via-table.sh: LAYERS '$layers' is not one of ssh, tmux, ssh,tmux, mosh, mosh,tmux" >&2; exit 2 ;;
 esac
 for link in "${links[@]}"; do
     for writer in "${writers[@]}"; do

@@ -203,6 +203,11 @@ pub struct WrapArgs {
     #[arg(long, value_name = "SHARE", value_parser = crate::commands::wrap::via::parse_loss, default_value = "0", requires = "via")]
     pub loss: f64,
 
+    /// `--via`: no relay: ssh (or mosh) over the loopback of one network namespace of wrap's
+    /// own, to set beside `--rtt 0` (what the relay itself adds)
+    #[arg(long, requires = "via", conflicts_with_all = ["rate"])]
+    pub loopback: bool,
+
     /// End (as on SIGTERM, CMD's whole tree with it) when this process is no longer our
     /// parent: a bench's `--command` row must not outlive a bench that was killed.
     #[arg(long, hide = true, value_name = "PID")]

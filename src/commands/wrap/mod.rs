@@ -74,6 +74,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
                 rtt: args.rtt,
                 rate: args.rate,
                 loss: args.loss,
+                loopback: args.loopback,
             },
         )?),
     };

@@ -156,8 +156,8 @@ pub fn check(
     }
     if link_asked && !layers.iter().any(|l| matches!(l, Layer::Ssh | Layer::Mosh)) {
         return Err(format!(
-            "wrap --via {}: --rtt, --rate and --loss shape the link, which only ssh and mosh \
-             cross",
+            "wrap --via {}: --rtt, --rate, --loss and --loopback shape the link, which only ssh \
+             and mosh cross",
             named(layers)
         ));
     }

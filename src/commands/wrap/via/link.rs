@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The near end's address, on its TUN device.
-pub const NEAR: &str = "10.77.0.1";
-/// The far end's address, where sshd listens.
-pub const FAR: &str = "10.77.0.2";
+const NEAR: &str = "10.77.0.1";
+/// The far end's address, where sshd listens (but over `--loopback`).
+const FAR: &str = "10.77.0.2";
 
 /// Deliveries kept a direction (16 B each: 64 MiB at most, ten minutes of a saturated link).
 const MAX_DELIVERIES: usize = 1 << 22;
@@ -28,12 +28,14 @@ const MAX_DELIVERIES: usize = 1 << 22;
 /// a bulk transfer at a low rate fills it and TCP backs off, as it would at a real bottleneck.
 pub const QUEUE_BYTES: u64 = 64 * 1024;
 
-/// The link's settings: `--rtt`, `--rate`, `--loss`.
+/// The link's settings: `--rtt`, `--rate`, `--loss`, `--loopback`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LinkSettings {
     pub rtt: Duration,
     pub rate: Option<u64>,
     pub loss: f64,
+    /// No relay: both ends in one namespace, over its loopback.
+    pub loopback: bool,
 }
 
 /// What crossed the link one way, as the relay delivered it: each packet's delivery time
@@ -60,6 +62,9 @@ pub struct Link {
 
 impl Link {
     pub fn start(settings: LinkSettings) -> std::io::Result<Link> {
+        if settings.loopback {
+            return Link::loopback(settings);
+        }
         // A thread of its own makes the namespaces: unshare moves the calling thread alone,
         // and this one ends once both devices exist.
         let made = std::thread::Builder::new()
@@ -124,8 +129,48 @@ impl Link {
         })
     }
 
+    /// No relay: one namespace of wrap's own, its loopback up, both ends in it.
+    fn loopback(settings: LinkSettings) -> std::io::Result<Link> {
+        let namespace = std::thread::Builder::new()
+            .name("wrap-link-setup".into())
+            .spawn(|| -> std::io::Result<OwnedFd> {
+                nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).map_err(|e| {
+                    std::io::Error::other(format!("a network namespace (unshare): {e}"))
+                })?;
+                let up = std::process::Command::new("ip")
+                    .args(["link", "set", "lo", "up"])
+                    .status()?;
+                if !up.success() {
+                    return Err(std::io::Error::other(format!(
+                        "wrap --loopback: ip link set lo up failed ({up})"
+                    )));
+                }
+                crate::sys::process::thread_net_namespace()
+            })?
+            .join()
+            .map_err(|_| std::io::Error::other("the link's setup panicked"))??;
+        Ok(Link {
+            settings,
+            far: namespace.try_clone()?,
+            near: namespace,
+            down: Arc::default(),
+            up: Arc::default(),
+            stop: Arc::default(),
+            threads: Vec::new(),
+        })
+    }
+
     pub fn settings(&self) -> LinkSettings {
         self.settings
+    }
+
+    /// Where the far end listens, as the near end reaches it.
+    pub fn far_address(&self) -> &'static str {
+        if self.settings.loopback {
+            "127.0.0.1"
+        } else {
+            FAR
+        }
     }
 
     /// Runs `f` on this thread in the near end's namespace (what it spawns stays there), then

@@ -13,7 +13,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::link::{FAR, Link};
+use super::link::Link;
 use super::sshd::Sshd;
 
 /// The UDP port mosh-server listens on, in the far namespace (wrap's own: nothing else is there).
@@ -33,7 +33,7 @@ pub struct MoshClient {
 pub fn start(sshd: &Sshd, link: &Link, far: &[OsString]) -> std::io::Result<MoshClient> {
     let mut server: Vec<OsString> = ["exec", "env", "LC_ALL=C.UTF-8", "mosh-server", "new"]
         .into_iter()
-        .chain(["-i", FAR, "-p", PORT, "--"])
+        .chain(["-i", link.far_address(), "-p", PORT, "--"])
         .map(OsString::from)
         .collect();
     server.extend(far.iter().cloned());
@@ -89,7 +89,9 @@ pub fn start(sshd: &Sshd, link: &Link, far: &[OsString]) -> std::io::Result<Mosh
             ))
         })?;
     Ok(MoshClient {
-        words: ["mosh-client", FAR, PORT].map(OsString::from).to_vec(),
+        words: ["mosh-client", link.far_address(), PORT]
+            .map(OsString::from)
+            .to_vec(),
         environment: vec![
             ("MOSH_KEY".into(), key.into()),
             ("LC_ALL".into(), "C.UTF-8".into()),

@@ -87,11 +87,16 @@ impl ViaReport {
         });
         let stages = keys.stages_ms;
         format!(
-            "wrap via {} (rtt {} ms, rate {rate}, loss {}; frames matched by {}, pieces from \
+            "wrap via {}{} (rtt {} ms, rate {rate}, loss {}; frames matched by {}, pieces from \
              {}), p50 / p95 / max: key→last byte {} · uplink {} · downlink {} · pieces a frame \
              {} · tear {} · on the wire a frame {} packets; dropped {} up, {} down; the \
              layers' own {own}; {} frames carried by a later one",
             layers.join(","),
+            if self.settings.loopback {
+                " over loopback, no relay"
+            } else {
+                ""
+            },
             self.settings.rtt_ms,
             self.settings.loss,
             self.settings.matching,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::link::{FAR, Link};
+use super::link::Link;
 
 /// How long sshd may take to listen.
 const LISTENING: Duration = Duration::from_secs(10);
@@ -46,14 +46,21 @@ impl Sshd {
         user.owns(&authorized)?;
         let user = &user.name;
         let server_config = scratch.join("sshd_config");
-        write_private(&server_config, &server_text(&host_key, &authorized, user))?;
+        write_private(
+            &server_config,
+            &server_text(&host_key, &authorized, (user, link.far_address())),
+        )?;
         let host_public = std::fs::read_to_string(host_key.with_extension("pub"))?;
         let known_hosts = scratch.join("known_hosts");
-        write_private(&known_hosts, &format!("{FAR} {}", host_public.trim()))?;
+        let far_address = link.far_address();
+        write_private(
+            &known_hosts,
+            &format!("{far_address} {}", host_public.trim()),
+        )?;
         let client_config = scratch.join("ssh_config");
         write_private(
             &client_config,
-            &client_text(&client_key, &known_hosts, user),
+            &client_text(&client_key, &known_hosts, (user, link.far_address())),
         )?;
         let log = std::fs::File::create(scratch.join("sshd.log"))?;
         let child = link.in_far(|| {
@@ -111,8 +118,9 @@ impl Sshd {
     /// or it ended, said with its own words.
     fn wait_listening(&mut self, link: &Link, log: &Path) -> std::io::Result<()> {
         let started = Instant::now();
-        let address: std::net::SocketAddr =
-            format!("{FAR}:22").parse().map_err(std::io::Error::other)?;
+        let address: std::net::SocketAddr = format!("{}:22", link.far_address())
+            .parse()
+            .map_err(std::io::Error::other)?;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 let said = std::fs::read_to_string(log).unwrap_or_default();
@@ -180,9 +188,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// sshd's configuration: the far namespace's address, this key, this user, nothing else.
-fn server_text(host_key: &Path, authorized: &Path, user: &str) -> String {
+fn server_text(host_key: &Path, authorized: &Path, (user, far_address): (&str, &str)) -> String {
     [
-        format!("ListenAddress {FAR}"),
+        format!("ListenAddress {far_address}"),
         "Port 22".to_owned(),
         format!("HostKey {}", host_key.display()),
         "PidFile none".to_owned(),
@@ -209,10 +217,10 @@ fn server_text(host_key: &Path, authorized: &Path, user: &str) -> String {
 }
 
 /// The client's configuration: the one host `far`, this key and these known hosts alone.
-fn client_text(key: &Path, known_hosts: &Path, user: &str) -> String {
+fn client_text(key: &Path, known_hosts: &Path, (user, far_address): (&str, &str)) -> String {
     [
         "Host far".to_owned(),
-        format!("  HostName {FAR}"),
+        format!("  HostName {far_address}"),
         "  Port 22".to_owned(),
         format!("  User {user}"),
         format!("  IdentityFile {}", key.display()),

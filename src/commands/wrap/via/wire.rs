@@ -20,6 +20,8 @@ pub struct ViaSettings {
     pub rtt_ms: f64,
     pub rate_bytes_per_s: Option<u64>,
     pub loss: f64,
+    /// `--loopback`: the ends over one namespace's loopback, no relay between them.
+    pub loopback: bool,
     /// How near-end pieces were matched to CMD's frames: `bytes` (ssh forwards a byte stream:
     /// a frame's bytes are its share of what reached the near end, in order) or `time` (tmux
     /// redraws: a frame's pieces follow its first write, [`Redrawn`](crate::detect::timeline::Redrawn)).
@@ -128,6 +130,7 @@ impl Wire {
             rtt_ms: shaped.map_or(0.0, |l| l.rtt.as_secs_f64() * 1e3),
             rate_bytes_per_s: shaped.and_then(|l| l.rate),
             loss: shaped.map_or(0.0, |l| l.loss),
+            loopback: shaped.is_some_and(|l| l.loopback),
             matching: if redraws { "time" } else { "bytes" },
             quiet_ms: redraws.then(|| quiet(shaped.and_then(|l| l.rate)).as_secs_f64() * 1e3),
             queue_bytes: link::QUEUE_BYTES,
