@@ -92,14 +92,13 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
     let ssh_before = ssh_dir.as_ref().map(|d| d.exists());
     let program = stages_c();
     let program = program.to_str().unwrap();
-    for rtt in ["0", "40"] {
-        let (code, report, said, own) = via(
-            &["--rtt", rtt],
-            "j*12@150ms q",
-            &[program, "poll", "1000", "raw"],
-        );
+    // `--loopback`: the same ssh with no relay between its ends.
+    for (rtt, link) in [("0", "--rtt=0"), ("40", "--rtt=40"), ("0", "--loopback")] {
+        let (code, report, said, own) =
+            via(&[link], "j*12@150ms q", &[program, "poll", "1000", "raw"]);
         assert_eq!(code, Some(0), "{said}");
-        let what = format!("via ssh, rtt {rtt}");
+        let what = format!("via ssh, {link}");
+        assert_eq!(report["via"]["loopback"], link == "--loopback", "{what}");
         assert_eq!(report["keys"]["unanswered"], 0, "{what}: {said}");
         assert_eq!(report["keys"]["frames"]["answering"], 12, "{what}: {said}");
         assert_eq!(report["keys"]["frames"]["unprompted"], 0, "{what}: {said}");
@@ -543,6 +542,14 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
         (
             &["--via", "tmux", "--rtt", "40", "--keys", "q"][..],
             "only ssh and mosh cross",
+        ),
+        (
+            &["--via", "tmux", "--loopback", "--keys", "q"][..],
+            "only ssh",
+        ),
+        (
+            &["--via", "ssh", "--loopback", "--rtt", "40", "--keys", "q"][..],
+            "no relay",
         ),
         (&["--rtt", "40"][..], "--via"),
         (

@@ -220,6 +220,16 @@ pub struct WrapArgs {
 }
 
 impl WrapArgs {
+    /// `--via`'s link, as the flags ask it.
+    pub fn link_settings(&self) -> crate::commands::wrap::via::LinkSettings {
+        crate::commands::wrap::via::LinkSettings {
+            rtt: self.rtt,
+            rate: self.rate,
+            loss: self.loss,
+            loopback: self.loopback,
+        }
+    }
+
     /// The files (or stdout) wrap writes, each with its flag.
     pub(super) fn outputs(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
         [

@@ -68,15 +68,7 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     // The wire is started once, before the run, and ends as `run` returns.
     let wire = match args.via.is_empty() {
         true => None,
-        false => Some(via::Wire::start(
-            &args.via,
-            via::LinkSettings {
-                rtt: args.rtt,
-                rate: args.rate,
-                loss: args.loss,
-                loopback: args.loopback,
-            },
-        )?),
+        false => Some(via::Wire::start(&args.via, args.link_settings())?),
     };
     let how = How {
         keys: keys.as_ref(),

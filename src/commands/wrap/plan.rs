@@ -66,14 +66,7 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         (None, None) => None,
     };
     let kernel = matches!(args.observer, ObserverArg::Auto | ObserverArg::Kernel);
-    let link_asked = !args.rtt.is_zero() || args.rate.is_some() || args.loss > 0.0 || args.loopback;
-    if args.loopback && (!args.rtt.is_zero() || args.loss > 0.0) {
-        return Err(Refusal::bad_input(
-            "wrap --loopback: there is no relay to delay or drop (no --rtt or --loss with it)"
-                .to_owned(),
-        ));
-    }
-    super::via::check(&args.via, link_asked, script.is_some(), kernel)
+    super::via::check(&args.via, args.link_settings(), script.is_some(), kernel)
         .map_err(Refusal::bad_input)?;
     super::in_terminal::check(args, script.is_some())?;
     super::inside::check(args, &resolved)?;

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::link::LinkSettings;
+
 /// A layer between the near end (wrap's pty) and CMD.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -125,7 +127,7 @@ const CHAINS: &[&[Layer]] = &[
 /// root for the namespaces, and keys to type.
 pub fn check(
     layers: &[Layer],
-    link_asked: bool,
+    link: LinkSettings,
     has_keys: bool,
     kernel: bool,
 ) -> Result<(), String> {
@@ -154,6 +156,13 @@ pub fn check(
             chains.join(", ")
         ));
     }
+    if link.loopback && (!link.rtt.is_zero() || link.loss > 0.0) {
+        return Err(
+            "wrap --loopback: there is no relay to delay or drop (no --rtt or --loss with it)"
+                .to_owned(),
+        );
+    }
+    let link_asked = !link.rtt.is_zero() || link.rate.is_some() || link.loss > 0.0 || link.loopback;
     if link_asked && !layers.iter().any(|l| matches!(l, Layer::Ssh | Layer::Mosh)) {
         return Err(format!(
             "wrap --via {}: --rtt, --rate, --loss and --loopback shape the link, which only ssh \
@@ -206,6 +215,15 @@ mod tests {
         assert!(parse_rtt("4\u{1b}[2J").unwrap_err().contains("\\u{1b}"));
     }
 
+    fn link(rtt_ms: u64) -> LinkSettings {
+        LinkSettings {
+            rtt: Duration::from_millis(rtt_ms),
+            rate: None,
+            loss: 0.0,
+            loopback: false,
+        }
+    }
+
     #[test]
     fn only_the_chains_this_build_runs_are_taken() {
         for chain in [
@@ -213,13 +231,19 @@ mod tests {
             &[Layer::Ssh, Layer::Ssh],
             &[Layer::Tmux, Layer::Ssh],
         ] {
-            let refused = check(chain, false, true, true).unwrap_err();
+            let refused = check(chain, link(0), true, true).unwrap_err();
             assert!(refused.contains("not a chain"), "{refused}");
             assert!(refused.contains("ssh,tmux"), "{refused}");
         }
-        let refused = check(&[Layer::Tmux], true, true, true).unwrap_err();
+        let refused = check(&[Layer::Tmux], link(40), true, true).unwrap_err();
         assert!(refused.contains("--rtt"), "{refused}");
-        let refused = check(&[Layer::Ssh], false, true, false).unwrap_err();
+        let loopback = LinkSettings {
+            loopback: true,
+            ..link(40)
+        };
+        let refused = check(&[Layer::Ssh], loopback, true, true).unwrap_err();
+        assert!(refused.contains("no relay"), "{refused}");
+        let refused = check(&[Layer::Ssh], link(0), true, false).unwrap_err();
         assert!(refused.contains("kernel"), "{refused}");
     }
 }
