@@ -283,6 +283,58 @@ fn over_mosh_its_predictive_echo_is_its_own_and_the_programs_echo_answers() {
     );
 }
 
+/// `--against` over a wire: both builds through the same sshd, round after round (a run's end
+/// spares the wire's processes), and the verdict on key→last byte at the near end, every round's
+/// figure known for both builds.
+#[test]
+fn against_over_ssh_judges_key_to_last_byte_round_after_round() {
+    if !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    let report = common::scratch("against-via.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--via",
+            "ssh",
+            "--size",
+            "80x24",
+            "--keys",
+            "j*4@200ms q",
+        ])
+        .args([
+            "--rounds",
+            "2",
+            "--against",
+            &format!("{program} poll 0 raw"),
+        ])
+        .arg("--export-json")
+        .arg(&report)
+        .args(["--", program, "poll", "0", "frame"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = common::read_json(&report);
+    assert_eq!(report["against"]["measure"], "key-to-last-byte", "{said}");
+    let rounds = report["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{said}");
+    for round in rounds {
+        for build in ["old", "new"] {
+            assert!(
+                round[build]["key_to_frame_p50_ms"]
+                    .as_f64()
+                    .is_some_and(|ms| ms > 0.0),
+                "{build}: {round}: {said}"
+            );
+        }
+    }
+    assert!(said.contains("key→last byte p50, NEW over OLD"), "{said}");
+}
+
 /// The link's round trip as TCP itself measures it: the ssh connection's RTT estimate in the
 /// kernel (`ss -ti` in the near namespace, mid-run) at `--rtt 40`. Its least sample (`minrtt`)
 /// is at least the 40 ms the relay holds each round trip, and within 10% of it; the smoothed
@@ -557,8 +609,8 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
             "kernel observer",
         ),
         (
-            &["--via", "ssh", "--against", "old", "--keys", "q"][..],
-            "--against",
+            &["--via", "ssh", "--against", "/no/such/old", "--keys", "q"][..],
+            "/no/such/old",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))

@@ -187,7 +187,7 @@ pub struct WrapArgs {
     /// ssh client), and each key is timed end to end on one clock: uplink, CMD's own stages,
     /// downlink, and the pieces its frame reaches the near end in. The link runs between two
     /// network namespaces of wrap's own (root)
-    #[arg(long, value_name = "LAYERS", value_enum, value_delimiter = ',', conflicts_with_all = ["terminal", "compare", "try_fix", "profile", "no_observer", "against"])]
+    #[arg(long, value_name = "LAYERS", value_enum, value_delimiter = ',', conflicts_with_all = ["terminal", "compare", "try_fix", "profile", "no_observer"])]
     pub via: Vec<crate::commands::wrap::via::Layer>,
 
     /// `--via`: the link's round-trip time, in milliseconds (half each way, as TCP itself sees it)

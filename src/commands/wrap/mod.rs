@@ -59,17 +59,17 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     if let Some(fix) = args.compare {
         return compare::run(&args, &resolved, fix, keys.as_ref(), &signal);
     }
-    if let (Some(old), Some(keys)) = (&args.against, &keys) {
-        return against::run(&args, (&old.0, &resolved), keys, &signal);
-    }
-    if let (Some(terminal), Some(keys)) = (args.terminal, &keys) {
-        return one_run::in_a_terminal(&args, &resolved, terminal, keys, &signal);
-    }
     // The wire is started once, before the run, and ends as `run` returns.
     let wire = match args.via.is_empty() {
         true => None,
         false => Some(via::Wire::start(&args.via, args.link_settings())?),
     };
+    if let (Some(old), Some(keys)) = (&args.against, &keys) {
+        return against::run(&args, (&old.0, &resolved), (keys, wire.as_ref()), &signal);
+    }
+    if let (Some(terminal), Some(keys)) = (args.terminal, &keys) {
+        return one_run::in_a_terminal(&args, &resolved, terminal, keys, &signal);
+    }
     let how = How {
         keys: keys.as_ref(),
         interactive,

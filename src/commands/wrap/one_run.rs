@@ -29,21 +29,9 @@ pub(super) fn here(
         stalled,
         recorded,
     } = super::side::run(args, program, side, signal)?;
-    let RunReport::Headless(mut report) = report else {
+    let RunReport::Headless(report) = report else {
         anyhow::bail!("a run here gave a terminal's report");
     };
-    if let (Some(wire), Some(keys)) = (how.via, report.keys.as_mut()) {
-        report.via = Some(super::via::ViaReport::of(
-            wire,
-            &timeline,
-            &mut keys.latencies,
-        ));
-        // Over a wire, a key's input delay is its uplink and its drain the downlink: neither
-        // the program nor a slow terminal keeps it waiting, the wire does.
-        report
-            .diagnoses
-            .retain(|d| d.code != "keys-wait-to-be-read" && d.code != "keys-drain");
-    }
     write_report_and_trace(
         args,
         &report,
@@ -86,7 +74,7 @@ pub(super) fn in_a_terminal(
     keys: &Keys,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let side = Side::of_rounds(args, Some(keys), args.try_fix, Some(terminal));
+    let side = Side::of_rounds(args, Some(keys), (args.try_fix, Some(terminal)), None);
     let SideRun {
         report, timeline, ..
     } = super::side::run(args, program, side, signal)?;

@@ -74,7 +74,7 @@ pub fn run(
         &plan,
         &mut |i| {
             let (terminal, fix) = sides[i];
-            let side = Side::of_rounds(args, Some(keys), fix, terminal);
+            let side = Side::of_rounds(args, Some(keys), (fix, terminal), None);
             Ok((
                 super::side::run(args, program, side, signal)?.report,
                 None::<()>,

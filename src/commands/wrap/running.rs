@@ -262,7 +262,8 @@ impl Running {
         let pid = child.id() as i32;
         let traced = inside.as_ref().is_some_and(|i| i.way().traces());
         traced.then(|| tree.is_the_tracer(pid));
-        how.via.inspect(|wire| tree.is_the_wire(wire.programs()));
+        how.via
+            .inspect(|wire| tree.is_the_wire((wire.programs(), wire.lasting())));
         if interactive {
             // A terminal that stopped reading (Ctrl-S, a stalled ssh) holds wrap's copy in
             // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's

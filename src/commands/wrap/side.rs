@@ -31,8 +31,8 @@ impl<'a> Side<'a> {
     pub(super) fn of_rounds(
         args: &WrapArgs,
         keys: Option<&'a super::typing::Keys>,
-        fix: Option<Fix>,
-        terminal: Option<Terminal>,
+        (fix, terminal): (Option<Fix>, Option<Terminal>),
+        via: Option<&'a super::via::Wire>,
     ) -> Side<'a> {
         Side {
             how: How {
@@ -41,7 +41,7 @@ impl<'a> Side<'a> {
                 fix,
                 duration: args.duration,
                 profile: None,
-                via: None,
+                via,
             },
             terminal,
         }
@@ -114,7 +114,19 @@ pub(super) fn run(
     let stalled = measured.terminal_stalled;
     let timeline = std::mem::take(&mut measured.timeline);
     let recorded = measured.recorded.take();
-    let report = WrapReport::of(args, measured, &timeline);
+    let mut report = WrapReport::of(args, measured, &timeline);
+    if let (Some(wire), Some(keys)) = (side.how.via, report.keys.as_mut()) {
+        report.via = Some(super::via::ViaReport::of(
+            wire,
+            &timeline,
+            &mut keys.latencies,
+        ));
+        // Over a wire, a key's input delay is its uplink and its drain the downlink: neither
+        // the program nor a slow terminal keeps it waiting, the wire does.
+        report
+            .diagnoses
+            .retain(|d| d.code != "keys-wait-to-be-read" && d.code != "keys-drain");
+    }
     Ok(SideRun {
         report: RunReport::Headless(Box::new(report)),
         timeline,

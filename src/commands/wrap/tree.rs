@@ -82,6 +82,8 @@ pub struct Tree {
     /// `wrap --via`: the wire's own programs (sshd, the ssh client), wrap's descendants that
     /// carry CMD's output but are not CMD: never the writer either.
     wire: Vec<PathBuf>,
+    /// `wrap --via`: the wire's processes that outlive a run (sshd, the sweeper).
+    lasting: Vec<i32>,
 }
 
 impl Tree {
@@ -97,12 +99,15 @@ impl Tree {
             last_survey: None,
             tracer: None,
             wire: Vec::new(),
+            lasting: Vec::new(),
         })
     }
 
-    /// `wrap --via`: these executables are the wire's, not CMD's.
-    pub fn is_the_wire(&mut self, executables: Vec<PathBuf>) {
+    /// `wrap --via`: these executables are the wire's, not CMD's, and these processes (with
+    /// theirs) outlive a run: the wire serves every run of a wrap.
+    pub fn is_the_wire(&mut self, (executables, lasting): (Vec<PathBuf>, Vec<i32>)) {
         self.wire = executables;
+        self.lasting = lasting;
     }
 
     /// The tracer's pid: a process of the tree that is wrap's, not CMD's.
@@ -112,12 +117,19 @@ impl Tree {
 
     /// Every live descendant of wrap, CMD first.
     fn descendants() -> Vec<i32> {
+        Tree::descendants_sparing(&[])
+    }
+
+    /// wrap's descendants but `spared` and theirs.
+    fn descendants_sparing(spared: &[i32]) -> Vec<i32> {
         let mut found = Vec::new();
         let mut next = vec![std::process::id() as i32];
         while let Some(pid) = next.pop() {
             for child in crate::sys::process::children(pid) {
-                found.push(child);
-                next.push(child);
+                if !spared.contains(&child) {
+                    found.push(child);
+                    next.push(child);
+                }
             }
         }
         found
@@ -260,14 +272,19 @@ impl Tree {
     /// Ends what is left of the tree (SIGTERM, SIGKILL after `grace`) and reaps every process
     /// re-parented to wrap. CMD itself must have been reaped already.
     pub fn end_the_rest(&mut self, grace: Duration) {
-        Tree::end_descendants(grace);
+        Tree::end_descendants_sparing(grace, &self.lasting);
     }
 
     /// Ends every descendant of wrap (SIGTERM, SIGKILL after `grace`) and reaps them.
     pub fn end_descendants(grace: Duration) {
+        Tree::end_descendants_sparing(grace, &[]);
+    }
+
+    /// The same, but `spared` and their descendants.
+    fn end_descendants_sparing(grace: Duration, spared: &[i32]) {
         use crate::sys::signals::{Signal, signal_process};
         let signal_all = |signal| {
-            let pids = Tree::descendants();
+            let pids = Tree::descendants_sparing(spared);
             for &pid in &pids {
                 let _ = signal_process(pid, signal);
             }
@@ -276,7 +293,7 @@ impl Tree {
         crate::sys::process::reap_exited();
         if signal_all(Signal::TERM) {
             let until = Instant::now() + grace;
-            while Instant::now() < until && !Tree::descendants().is_empty() {
+            while Instant::now() < until && !Tree::descendants_sparing(spared).is_empty() {
                 std::thread::sleep(Duration::from_millis(5));
                 crate::sys::process::reap_exited();
             }

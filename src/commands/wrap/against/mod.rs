@@ -81,10 +81,16 @@ type Last = Vec<Drawn>;
 pub(super) fn run(
     args: &WrapArgs,
     (old, new_program): (&[String], &Path),
-    keys: &Keys,
+    (keys, via): (&Keys, Option<&super::via::Wire>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     if let Some(path) = stored_run(old) {
+        anyhow::ensure!(
+            via.is_none(),
+            "wrap --against '{}' --via: a stored run is not compared over a wire yet; give the \
+             old build's command",
+            printable(&old[0])
+        );
         let baseline = Baseline::load(path)
             .map_err(|why| anyhow::anyhow!("wrap --against '{}': {why}", printable(&old[0])))?;
         return against_stored(args, (baseline, new_program), keys, signal);
@@ -95,10 +101,7 @@ pub(super) fn run(
         command: old.iter().map(Into::into).collect(),
         ..args.clone()
     };
-    let measure = match args.terminal {
-        Some(_) => Measure::KeyToLastPixel,
-        None => Measure::KeyToFrame,
-    };
+    let measure = Measure::of(args.terminal.is_some(), via.is_some());
     let until = args.until();
     let looks = until.looks();
     announce(&until);
@@ -114,8 +117,8 @@ pub(super) fn run(
         &mut |i| {
             let build = [Build::Old, Build::New][i];
             match build {
-                Build::Old => one(&old_args, &old_program, (build, measure, keys), signal),
-                Build::New => one(args, new_program, (build, measure, keys), signal),
+                Build::Old => one(&old_args, &old_program, (build, measure, keys, via), signal),
+                Build::New => one(args, new_program, (build, measure, keys, via), signal),
             }
         },
         &|rounds| {
@@ -165,10 +168,10 @@ pub(super) fn run(
 fn one(
     args: &WrapArgs,
     program: &Path,
-    (build, measure, keys): (Build, Measure, &Keys),
+    (build, measure, keys, via): (Build, Measure, &Keys, Option<&super::via::Wire>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Ran<(RunFigures, RunReport), Drawn>> {
-    let side = Side::of_rounds(args, Some(keys), None, args.terminal);
+    let side = Side::of_rounds(args, Some(keys), (None, args.terminal), via);
     let ran = super::side::run(args, program, side, signal)?;
     let figures = RunFigures::of(&ran.report, measure);
     // A terminal's runs keep no timeline of wrap's reads to draw.
@@ -221,7 +224,7 @@ fn against_stored(
         warm_up: false,
         until: until.clone(),
     };
-    let side = Side::of_rounds(args, Some(keys), None, None);
+    let side = Side::of_rounds(args, Some(keys), (None, None), None);
     let played = play(
         &plan,
         &mut |_| {

@@ -35,13 +35,26 @@ pub enum Measure {
     KeyToFrame,
     /// In a real terminal (`--terminal`): from the key to the window's last change for it.
     KeyToLastPixel,
+    /// Over a wire (`--via`): from the key to its frame's last byte at the near end.
+    KeyToLastByte,
 }
 
 impl Measure {
+    /// What a verdict reads: a key's last pixel in a terminal, its last byte at a wire's near
+    /// end, else its frame.
+    pub fn of(in_a_terminal: bool, over_a_wire: bool) -> Measure {
+        match (in_a_terminal, over_a_wire) {
+            (true, _) => Measure::KeyToLastPixel,
+            (false, true) => Measure::KeyToLastByte,
+            (false, false) => Measure::KeyToFrame,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Measure::KeyToFrame => "key→frame",
             Measure::KeyToLastPixel => "key→last pixel",
+            Measure::KeyToLastByte => "key→last byte",
         }
     }
 }
@@ -76,6 +89,7 @@ impl RunFigures {
         let k2f = keys.and_then(|k| match measure {
             Measure::KeyToFrame => k.key_to_frame_ms,
             Measure::KeyToLastPixel => k.pixels_ms.map(|p| p.last),
+            Measure::KeyToLastByte => k.key_to_last_byte_ms,
         });
         RunFigures {
             key_to_frame_p50_ms: k2f.map(|p| p.p50),
@@ -163,11 +177,11 @@ pub struct StageRatio {
     #[serde(flatten)]
     pub change: StageChange,
 }
-/// The stages a verdict on `measure` looks at: drain headless, paint in a terminal (there the
-/// terminal reads the pty, and wrap never sees the drain).
+/// The stages a verdict on `measure` looks at: drain headless (over a wire, the downlink),
+/// paint in a terminal (there the terminal reads the pty, and wrap never sees the drain).
 pub fn stages(measure: Measure) -> impl Iterator<Item = Stage> {
     Stage::ALL.into_iter().filter(move |&s| match measure {
-        Measure::KeyToFrame => s != Stage::Paint,
+        Measure::KeyToFrame | Measure::KeyToLastByte => s != Stage::Paint,
         Measure::KeyToLastPixel => s != Stage::Drain,
     })
 }

@@ -92,6 +92,11 @@ impl Sshd {
         Ok(sshd)
     }
 
+    /// The process that runs sshd (its pid namespace's parent).
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
     /// The ssh client's program and words for a far command (each word quoted for the far
     /// shell, which sshd hands the command to as one line), with a far pty (`tty`) or none.
     pub fn client_command(

@@ -44,7 +44,7 @@ pub struct Wire {
     far_user: FarUser,
     scratch: crate::files::Scratch,
     /// Removes the scratch directory where wrap could not (SIGKILL): declared after it.
-    _sweeper: Sweeper,
+    sweeper: Sweeper,
     settings: ViaSettings,
 }
 
@@ -141,7 +141,7 @@ impl Wire {
             tmux,
             far_user,
             scratch,
-            _sweeper: sweeper,
+            sweeper,
             settings,
         })
     }
@@ -167,6 +167,15 @@ impl Wire {
     /// The link, where a layer crosses one.
     pub fn link(&self) -> Option<&Link> {
         self.link.as_ref()
+    }
+
+    /// The wire's processes that outlive a run (sshd, the sweeper): a run's end spares them.
+    pub fn lasting(&self) -> Vec<i32> {
+        self.sshd
+            .iter()
+            .map(sshd::Sshd::pid)
+            .chain([self.sweeper.child.id() as i32])
+            .collect()
     }
 
     pub fn settings(&self) -> &ViaSettings {
