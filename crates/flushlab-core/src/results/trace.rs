@@ -12,7 +12,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::detect::keyed::{KeyAnswer, KeyLatencies};
+use crate::detect::keyed::{KeyAnswer, KeyLatencies, Stage};
 use crate::detect::timeline::{Burst, Inside, Timeline};
 
 /// Made-up tids for tracks that are no thread of the kernel's: above any pid the kernel hands
@@ -313,13 +313,23 @@ fn key_events(keys: &[KeyAnswer], wrap: u32) -> Vec<Event> {
             continue;
         };
         events.push(Event::slice(k.key.clone(), "key", track, (sent, end)).with(args));
+        // Over a wire the input delay is the uplink and the drain the downlink, and the frame's
+        // last byte at the near end is a mark with its pieces.
+        let wire = k.near.last_byte_ms.is_some();
         for (stage, from, to) in spans {
-            events.push(Event::slice(
-                stage.name().to_owned(),
-                "stage",
-                track,
-                (from, to),
-            ));
+            let name = match (stage, wire) {
+                (Stage::InputDelay, true) => "uplink",
+                (Stage::Drain, true) => "downlink",
+                _ => stage.name(),
+            };
+            events.push(Event::slice(name.to_owned(), "stage", track, (from, to)));
+        }
+        if let (Some(last), Some(pieces)) = (k.near.last_byte_ms, k.near.pieces) {
+            let at = sent + (last * 1e6).round() as u64;
+            events.push(
+                Event::instant(format!("last byte ({pieces} pieces)"), "wire", track, at)
+                    .with(json!({ "pieces": pieces, "tear_ms": k.near.tear_ms })),
+            );
         }
     }
     events
@@ -442,6 +452,31 @@ mod tests {
                 .iter()
                 .all(|e| e.dur == Some(1000.0))
         );
+    }
+
+    #[test]
+    fn over_a_wire_the_stages_are_the_links_and_the_last_byte_is_marked() {
+        let timeline = run();
+        let mut keys = key_latencies(&timeline);
+        keys.each[0].near = crate::detect::keyed::AtNearEnd {
+            last_byte_ms: Some(12.0),
+            pieces: Some(3),
+            tear_ms: Some(0.5),
+        };
+        let events = events(&TraceRun {
+            timeline: &timeline,
+            keys: Some(&keys),
+            command: "prog",
+            wrap_pid: 1,
+        });
+        // The first key's input delay and drain are its uplink and downlink; the others'
+        // (no figures at a near end) keep their names.
+        assert_eq!(named(&events, "uplink").len(), 1);
+        assert_eq!(named(&events, "downlink").len(), 1);
+        assert_eq!(named(&events, "drain").len(), 2);
+        let mark = named(&events, "last byte (3 pieces)");
+        let sent = keys.each[0].sent_ns as f64 / 1e3;
+        assert_eq!((mark.len(), mark[0].ts), (1, sent + 12_000.0));
     }
 
     #[test]
