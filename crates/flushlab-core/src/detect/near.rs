@@ -2,7 +2,7 @@
 //! what reached it that no frame explains. Two rules, as the layer between them does:
 //!
 //! - **bytes** (ssh forwards a byte stream): a frame's bytes are its share of the near end's
-//!   stream, in order, where [`keyed::offsets`](super::keyed::offsets) places them; its pieces
+//!   stream, in order, where `keyed::offsets` places them; its pieces
 //!   are those that carried any of them;
 //! - **time** (tmux and mosh redraw what changed): a frame's pieces are the near end's pieces
 //!   done in its window ([`Redrawn`](super::timeline::Redrawn)): the first, and those that follow it with no longer pause.
