@@ -69,6 +69,19 @@ fn via_layers(
     (out.status.code(), json, said, own)
 }
 
+/// No process's command line matches `pattern` (pgrep's): nothing left behind.
+fn nothing_runs(pattern: &str) {
+    let left = Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left behind: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
 /// A key figure's p50: `keys.NAME`, or a stage's (`keys.stages_ms.NAME`).
 fn p50(report: &Value, name: &str) -> f64 {
     let keys = &report["keys"];
@@ -123,15 +136,7 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
             }
         }
     }
-    let left = Command::new("pgrep")
-        .args(["-f", "flushlab-via"])
-        .output()
-        .unwrap();
-    assert!(
-        left.stdout.is_empty(),
-        "left behind: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    nothing_runs("flushlab-via");
     assert_eq!(
         wire_dirs(),
         [] as [std::path::PathBuf; 0],
@@ -205,15 +210,7 @@ fn a_key_through_tmux_is_its_own_frame_and_tmuxs_drawing_is_counted_apart() {
             }
         }
     }
-    let left = Command::new("pgrep")
-        .args(["-f", "flushlab-via|tmux -L flushlab-"])
-        .output()
-        .unwrap();
-    assert!(
-        left.stdout.is_empty(),
-        "left behind: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    nothing_runs("flushlab-via|tmux -L flushlab-");
     assert_eq!(wire_dirs(), [] as [std::path::PathBuf; 0]);
     assert_eq!(
         std::fs::metadata("/var/log/wtmp").map(|m| m.len()).ok(),

@@ -82,10 +82,11 @@ pub fn parse_loss(text: &str) -> Result<f64, String> {
         .ok_or_else(refused)
 }
 
-/// The programs each layer needs, with the Debian package that brings it.
-fn needs(layer: Layer) -> &'static [(&'static str, &'static str)] {
+/// The programs each layer needs, with the Debian package that brings it (mosh starts its
+/// server through ssh: ssh's too).
+fn needs(layer: Layer) -> Vec<(&'static str, &'static str)> {
     match layer {
-        Layer::Ssh => &[
+        Layer::Ssh => vec![
             ("/usr/sbin/sshd", "openssh-server"),
             ("ssh", "openssh-client"),
             ("ssh-keygen", "openssh-client"),
@@ -93,22 +94,17 @@ fn needs(layer: Layer) -> &'static [(&'static str, &'static str)] {
             ("setpriv", "util-linux"),
             ("mount", "mount"),
         ],
-        Layer::Tmux => &[
+        Layer::Tmux => vec![
             ("tmux", "tmux"),
             ("env", "coreutils"),
             ("unshare", "util-linux"),
             ("setpriv", "util-linux"),
         ],
-        Layer::Mosh => &[
-            ("/usr/sbin/sshd", "openssh-server"),
-            ("ssh", "openssh-client"),
-            ("ssh-keygen", "openssh-client"),
-            ("unshare", "util-linux"),
-            ("setpriv", "util-linux"),
-            ("mount", "mount"),
-            ("mosh-server", "mosh"),
-            ("mosh-client", "mosh"),
-        ],
+        Layer::Mosh => [
+            needs(Layer::Ssh),
+            vec![("mosh-server", "mosh"), ("mosh-client", "mosh")],
+        ]
+        .concat(),
     }
 }
 
