@@ -8,6 +8,8 @@
  *   2. the work a key costs before its frame, in microseconds of busy CPU.
  *   3. how the frame goes to stderr: `raw` (or nothing) one write(2) a cell (thousands a
  *      frame), `rows` one a row, `frame` one a frame.
+ *   4. `sync`: each frame in a synchronized-output block (DEC 2026), its begin in the frame's
+ *      first write and its end in its last.
  *
  * `q` ends it. KEYS_LOG receives, at the end, one line a read that took keys: when the read
  * returned, when the frame's first write began and when its last write (and, under `wrap --try
@@ -53,6 +55,7 @@ int main(int argc, char **argv) {
         writes_per = ROW;
     if (argc > 3 && strcmp(argv[3], "frame") == 0)
         writes_per = FRAME;
+    int sync = argc > 4 && strcmp(argv[4], "sync") == 0;
     struct sigaction sa = {0};
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
@@ -98,6 +101,8 @@ int main(int argc, char **argv) {
         uint64_t first = now_ns();
         static char frame[1 << 20];
         size_t held = 0;
+        if (sync)
+            held = (size_t)snprintf(frame, 32, "\033[?2026h");
         for (int r = 0; r < rows; r++) {
             for (int c = 0; c < cols; c++) {
                 int k = snprintf(frame + held, 32, "\033[%d;%dH\033[38;5;%dm%c", r + 1, c + 1,
@@ -113,6 +118,8 @@ int main(int argc, char **argv) {
                 held = 0;
             }
         }
+        if (sync)
+            held += (size_t)snprintf(frame + held, 32, "\033[?2026l");
         if (held > 0)
             write(2, frame, held);
         write(release[1], "", 0);

@@ -332,6 +332,46 @@ fn against_over_ssh_judges_key_to_last_byte_round_after_round() {
     assert!(said.contains("key→last byte p50, NEW over OLD"), "{said}");
 }
 
+/// Synchronized output (DEC 2026) through the layers, stages.c drawing each frame in a block:
+/// through ssh, which forwards bytes, every block the program drew (its own count of frames)
+/// reaches the near end, and no more of them whole than arrived; through tmux 3.3a, which does
+/// not pass 2026 on from a pane, none arrives, and what CMD sent is not said (not seen).
+#[test]
+fn synchronized_blocks_all_cross_ssh_and_none_crosses_tmux() {
+    if !via_allowed() || !common::has_programs(&["tmux"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = stages_c();
+    let program = program.to_str().unwrap();
+    for layers in ["ssh", "tmux"] {
+        let (code, report, said, own) = via_layers(
+            layers,
+            &[],
+            "j*6@200ms q",
+            &[program, "poll", "0", "frame", "sync"],
+        );
+        assert_eq!(code, Some(0), "{layers}: {said}");
+        let drawn = own.lines().filter(|l| !l.starts_with("clock")).count() as u64;
+        assert_eq!(drawn, 7, "{layers}: the program's own frames: {own}");
+        let blocks = &report["via"]["sync_blocks"];
+        let (arrived, whole) = (
+            blocks["arrived"].as_u64().unwrap(),
+            blocks["whole"].as_u64().unwrap(),
+        );
+        assert!(whole <= arrived, "{layers}: {blocks}");
+        if layers == "ssh" {
+            assert_eq!(
+                (blocks["sent"].as_u64(), arrived),
+                (Some(drawn), drawn),
+                "{said}"
+            );
+        } else {
+            assert_eq!((&blocks["sent"], arrived), (&Value::Null, 0), "{said}");
+        }
+    }
+}
+
 /// The link's round trip as TCP itself measures it: the ssh connection's RTT estimate in the
 /// kernel (`ss -ti` in the near namespace, mid-run) at `--rtt 40`. Its least sample (`minrtt`)
 /// is at least the 40 ms the relay holds each round trip, and within 10% of it; the smoothed

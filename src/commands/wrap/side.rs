@@ -114,11 +114,12 @@ pub(super) fn run(
     let stalled = measured.terminal_stalled;
     let timeline = std::mem::take(&mut measured.timeline);
     let recorded = measured.recorded.take();
+    let blocks = measured.finder.sync().blocks().to_vec();
     let mut report = WrapReport::of(args, measured, &timeline);
     if let (Some(wire), Some(keys)) = (side.how.via, report.keys.as_mut()) {
         report.via = Some(super::via::ViaReport::of(
             wire,
-            &timeline,
+            (&timeline, &blocks),
             &mut keys.latencies,
         ));
         // Over a wire, a key's input delay is its uplink and its drain the downlink: neither

@@ -122,6 +122,31 @@ pub fn near_end(timeline: &Timeline, offsets: &[Option<u64>]) -> NearEnd {
     }
 }
 
+/// Synchronized-output blocks (DEC 2026) at the near end: how many arrived, and how many
+/// whole, their begin and their end in one of the near end's pieces (a terminal shows such a
+/// block at once; one torn across pieces it may show half drawn, or hold).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SyncArrived {
+    pub arrived: u64,
+    pub whole: u64,
+}
+
+/// `blocks` (each one's begin and end offset in the near end's stream) against the near end's
+/// pieces; `None` where no pieces were kept.
+pub fn sync_arrived(timeline: &Timeline, blocks: &[(u64, u64)]) -> Option<SyncArrived> {
+    let (pieces, _) = timeline.chunks.near_pieces()?;
+    let carrying = |offset: u64| pieces.partition_point(|p| p.upto <= offset);
+    Some(SyncArrived {
+        arrived: blocks.len() as u64,
+        whole: blocks
+            .iter()
+            .filter(|(begin, end)| {
+                carrying(*begin) == carrying(*end) && carrying(*end) < pieces.len()
+            })
+            .count() as u64,
+    })
+}
+
 /// The pieces that carried any of the bytes `from..to` of the near end's stream, as indices;
 /// `None` where they were not all kept.
 fn carrying(pieces: &[Piece], from: u64, to: u64) -> Option<(usize, usize)> {
@@ -227,6 +252,27 @@ mod tests {
             }
         );
         assert_eq!(astray.frames[1].pieces, None);
+    }
+
+    #[test]
+    fn a_synchronized_block_is_whole_where_one_piece_carries_its_begin_and_its_end() {
+        let mut timeline = Timeline::default();
+        timeline.chunks.each_read();
+        assert_eq!(sync_arrived(&timeline, &[(0, 10)]).unwrap().arrived, 1);
+        for i in 1..=3 {
+            timeline.chunks.note(i * MS, 100);
+        }
+        // Bytes 0..100, 100..200 and 200..300 in three pieces: the first block in the first,
+        // the second torn across two, the third past what arrived.
+        let at = sync_arrived(&timeline, &[(10, 90), (150, 250), (290, 400)]).unwrap();
+        assert_eq!(
+            at,
+            SyncArrived {
+                arrived: 3,
+                whole: 1
+            }
+        );
+        assert_eq!(sync_arrived(&Timeline::default(), &[(0, 10)]), None);
     }
 
     #[test]

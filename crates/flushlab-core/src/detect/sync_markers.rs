@@ -16,7 +16,14 @@ pub struct SyncMarkers {
     pairs: u64,
     first_begin: Option<(u64, Instant)>,
     last_end: Option<(u64, Instant)>,
+    /// Each outermost block's begin and end, as offsets in the stream (at most [`MAX_BLOCKS`]).
+    blocks: Vec<(u64, u64)>,
+    /// The open block's outermost begin.
+    open_at: Option<u64>,
 }
+
+/// Blocks kept at most (1 MiB): a program that draws 60 blocks a second, for five hours.
+const MAX_BLOCKS: usize = 1 << 16;
 
 impl SyncMarkers {
     pub fn begins(&self) -> u64 {
@@ -35,6 +42,11 @@ impl SyncMarkers {
     pub fn pairs(&self) -> u64 {
         self.pairs
     }
+
+    /// Each outermost begin … end block, where its begin and its end are in the stream.
+    pub fn blocks(&self) -> &[(u64, u64)] {
+        &self.blocks
+    }
 }
 
 impl FrameDetector for SyncMarkers {
@@ -44,6 +56,7 @@ impl FrameDetector for SyncMarkers {
                 self.begins += 1;
                 if self.depth == 0 {
                     self.first_begin.get_or_insert((offset, at));
+                    self.open_at = Some(offset);
                 }
                 self.depth = self.depth.saturating_add(1);
             }
@@ -55,6 +68,11 @@ impl FrameDetector for SyncMarkers {
                     if self.depth == 0 {
                         self.pairs += 1;
                         self.last_end = Some((offset, at));
+                        if let Some(begin) = self.open_at.take()
+                            && self.blocks.len() < MAX_BLOCKS
+                        {
+                            self.blocks.push((begin, offset));
+                        }
                     }
                 }
             }

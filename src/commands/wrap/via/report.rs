@@ -15,6 +15,19 @@ pub struct ViaReport {
     #[serde(flatten)]
     pub near: crate::detect::wire::NearEndRun,
     pub wire: WireFigures,
+    /// Synchronized-output blocks through the layers; `None` where the near end's pieces were
+    /// not kept.
+    pub sync_blocks: Option<SyncBlocks>,
+}
+
+/// Synchronized-output blocks (DEC 2026): how many CMD wrote (`None` where a layer redraws:
+/// what CMD wrote to the far pty is the layer's to read, and only ssh forwards it as it is),
+/// how many reached the near end, and how many whole (begin and end in one piece).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SyncBlocks {
+    pub sent: Option<u64>,
+    pub arrived: u64,
+    pub whole: u64,
 }
 
 /// What crossed the link towards the near end while each answered key's frame did (from the
@@ -31,9 +44,11 @@ pub struct WireFigures {
 impl ViaReport {
     /// The run's keys followed through `wire`: each key's figures at the near end set on
     /// `keys`, and what the run says of its wire.
+    /// `blocks`: the synchronized-output blocks at the near end, where each began and ended in
+    /// its stream.
     pub fn of(
         wire: &Wire,
-        timeline: &crate::detect::timeline::Timeline,
+        (timeline, blocks): (&crate::detect::timeline::Timeline, &[(u64, u64)]),
         keys: &mut crate::detect::keyed::KeyLatencies,
     ) -> ViaReport {
         use crate::detect::keyed::Percentiles;
@@ -60,10 +75,18 @@ impl ViaReport {
                 dropped_down,
             }
         });
+        let forwarded = wire.settings().matching == "bytes";
+        let sync_blocks =
+            crate::detect::near::sync_arrived(timeline, blocks).map(|arrived| SyncBlocks {
+                sent: forwarded.then_some(arrived.arrived),
+                arrived: arrived.arrived,
+                whole: arrived.whole,
+            });
         ViaReport {
             settings: wire.settings().clone(),
             near,
             wire: figures.unwrap_or_default(),
+            sync_blocks,
         }
     }
 
