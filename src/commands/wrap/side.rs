@@ -114,7 +114,11 @@ pub(super) fn run(
     let stalled = measured.terminal_stalled;
     let timeline = std::mem::take(&mut measured.timeline);
     let recorded = measured.recorded.take();
-    let blocks = measured.finder.sync().blocks().to_vec();
+    // Only a wire reads where each synchronized block was (up to 64 K of them).
+    let blocks = match side.how.via {
+        Some(_) => measured.finder.sync().blocks().to_vec(),
+        None => Vec::new(),
+    };
     let mut report = WrapReport::of(args, measured, &timeline);
     if let (Some(wire), Some(keys)) = (side.how.via, report.keys.as_mut()) {
         report.via = Some(super::via::ViaReport::of(
