@@ -1,7 +1,8 @@
 /*
  * flushlab's kernel observer: eBPF programs `flushlab wrap --observer kernel` attaches to the
- * raw system-call tracepoints (sys_enter, sys_exit) and the scheduler's (sched_process_fork,
- * sched_process_exec, sched_process_exit). They see what the preload sees (observer.c), for
+ * watched system calls (fentry and fexit on each call's own function where the kernel takes
+ * trampolines, else the raw tracepoints sys_enter and sys_exit) and to the scheduler's
+ * tracepoints (sched_process_fork, sched_process_exec, sched_process_exit). They see what the preload sees (observer.c), for
  * every program of CMD's tree whatever it is made of — glibc's stdio, Go, static, musl, raw
  * system calls, a launcher's exec — and never stop it: what a frame needs is kept in the kernel
  * and goes to wrap as one record, the preload's own 64-byte `struct record`, through a ring
@@ -10,8 +11,8 @@
  * The tree is a map of CMD's processes (their thread-group ids, as the kernel's initial pid
  * namespace numbers them): a fork by a process in it, or by the thread wrap spawns CMD from
  * (`spawners`, set only while it spawns), adds the child; a thread group's end removes it. A
- * program outside the tree costs one switch on the call's number at entry and one failed hash
- * lookup at exit.
+ * program outside the tree pays, on a watched call, a failed lookup at entry and at exit; under
+ * the tracepoints, every call of it also takes the slow path and a switch on its number.
  *
  * The terminal is decided from the open file, not the fd's number: its device is the pty's
  * slave (config TTY_RDEV, the kernel's dev_t), or it is /dev/tty (5:0) whose tty is that slave
@@ -371,13 +372,12 @@ static __always_inline int fd_changes(long id, struct pt_regs *regs) {
     return 0;
 }
 
-SEC("raw_tracepoint/sys_enter")
-int flushlab_enter(struct bpf_raw_tracepoint_args *ctx) {
+/* A watched call's entry, by its number (a constant where a call's own function is hooked: the
+ * switch folds away). */
+static __always_inline int on_enter(long id, struct pt_regs *regs) {
 #ifdef FLUSHLAB_FLOOR
     return 0; /* the floor: what an empty program on this hook costs every call */
 #endif
-    long id = (long)ctx->args[1];
-    struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
     __u32 pending = P_WAIT, how = 0;
     switch (id) {
     case S_WRITE: case S_WRITEV: case S_PWRITE64: case S_PWRITEV: case S_PWRITEV2:
@@ -450,15 +450,14 @@ int flushlab_enter(struct bpf_raw_tracepoint_args *ctx) {
     return 0;
 }
 
-SEC("raw_tracepoint/sys_exit")
-int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
+/* A watched call's return, with its result. */
+static __always_inline int on_exit(long result) {
 #ifdef FLUSHLAB_FLOOR
     return 0;
 #endif
     struct thread *t = bpf_task_storage_get(&flushlab_thread, bpf_get_current_task_btf(), 0, 0);
     if (!t || t->pending == P_NONE)
         return 0;
-    long result = (long)ctx->args[1];
     __u64 now = bpf_ktime_get_ns();
     __u32 pending = t->pending, how = t->how, blocks = t->blocks;
     __u64 start = t->start_ns;
@@ -506,6 +505,56 @@ int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
     t->said = 0;
     return 0;
 }
+
+/* The hooks, two ways (kernel.rs `Hooks`). Where the kernel has BPF trampolines, each watched
+ * call's own function gets an fentry and an fexit program, and a call nobody watches (getppid,
+ * mmap, …) runs as if nothing were attached. Elsewhere, the raw system-call tracepoints: every
+ * call of every process on the machine then takes the kernel's slow path in and out, and pays
+ * the switch on its number (measured: scripts/outside-cost.sh). */
+SEC("raw_tracepoint/sys_enter")
+int flushlab_enter(struct bpf_raw_tracepoint_args *ctx) {
+    return on_enter((long)ctx->args[1], (struct pt_regs *)ctx->args[0]);
+}
+
+SEC("raw_tracepoint/sys_exit")
+int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
+    return on_exit((long)ctx->args[1]);
+}
+
+/* `__x64_sys_NAME(const struct pt_regs *regs)`: fentry's context is its arguments, fexit's its
+ * arguments then its result. The names are kernel.rs's `WATCHED` and `FD_CALLS`. */
+#define WATCH(name, number)                                                                   \
+    SEC("fentry/__x64_sys_" #name)                                                            \
+    int flushlab_in_##name(__u64 *ctx) { return on_enter(number, (struct pt_regs *)ctx[0]); } \
+    SEC("fexit/__x64_sys_" #name)                                                             \
+    int flushlab_out_##name(__u64 *ctx) { return on_exit((long)ctx[1]); }
+#define WATCH_ENTRY(name, number)                                                             \
+    SEC("fentry/__x64_sys_" #name)                                                            \
+    int flushlab_in_##name(__u64 *ctx) { return on_enter(number, (struct pt_regs *)ctx[0]); }
+
+WATCH(read, S_READ)
+WATCH(write, S_WRITE)
+WATCH(poll, S_POLL)
+WATCH(pwrite64, S_PWRITE64)
+WATCH(readv, S_READV)
+WATCH(writev, S_WRITEV)
+WATCH(select, S_SELECT)
+WATCH(pause, S_PAUSE)
+WATCH(nanosleep, S_NANOSLEEP)
+WATCH(rt_sigsuspend, S_RT_SIGSUSPEND)
+WATCH(futex, S_FUTEX)
+WATCH(clock_nanosleep, S_CLOCK_NANOSLEEP)
+WATCH(epoll_wait, S_EPOLL_WAIT)
+WATCH(pselect6, S_PSELECT6)
+WATCH(epoll_pwait, S_EPOLL_PWAIT)
+WATCH(ppoll, S_PPOLL)
+WATCH(pwritev, S_PWRITEV)
+WATCH(pwritev2, S_PWRITEV2)
+WATCH(epoll_pwait2, S_EPOLL_PWAIT2)
+WATCH_ENTRY(close, S_CLOSE)
+WATCH_ENTRY(dup2, S_DUP2)
+WATCH_ENTRY(dup3, S_DUP3)
+WATCH_ENTRY(close_range, S_CLOSE_RANGE)
 
 /* The writes the current thread made after its last wait, as it ends, execs (`gone`: its
  * entry goes) or starts a process. */

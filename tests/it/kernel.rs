@@ -677,3 +677,59 @@ fn a_pid_reused_outside_the_tree_is_not_the_trees() {
     assert_eq!(json["inside"]["terminal_writes"], 1, "{said}");
     assert!(json["bytes"].as_u64().unwrap() >= 54, "{said}");
 }
+
+/// The run says how its programs hook the system calls: trampolines where the kernel takes
+/// them, else the raw tracepoints with the kernel's reason; `FLUSHLAB_KERNEL_HOOKS=tracepoints`
+/// asks for the tracepoints, and a value that is neither choice is refused in one line.
+#[test]
+fn the_hooks_are_said_and_can_be_chosen() {
+    if !kernel_allowed() {
+        return;
+    }
+    let why = |hooks: Option<&str>| {
+        let dir = common::scratch_dir("hooks");
+        let json = dir.join("r.json");
+        let mut wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"));
+        wrap.args(["wrap", "--observer", "kernel", "--export-json"])
+            .arg(&json)
+            .args(["--", "printf", "x"])
+            .stdin(Stdio::null());
+        if let Some(hooks) = hooks {
+            wrap.env("FLUSHLAB_KERNEL_HOOKS", hooks);
+        }
+        let out = wrap.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        report["inside"]["observer_why"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let chosen = why(None);
+    assert!(
+        chosen.contains(
+            "5 programs attached: the raw tracepoints of every system call (the kernel refused f"
+        ) || chosen.contains("45 programs attached: fentry and fexit on 23 system calls"),
+        "{chosen}"
+    );
+    let asked = why(Some("tracepoints"));
+    assert!(
+        asked.contains(
+            "5 programs attached: the raw tracepoints of every system call \
+             (FLUSHLAB_KERNEL_HOOKS=tracepoints)"
+        ),
+        "{asked}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--observer", "kernel", "--", "true"])
+        .env("FLUSHLAB_KERNEL_HOOKS", "fentry")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "FLUSHLAB_KERNEL_HOOKS=fentry");
+    assert!(
+        said.contains("FLUSHLAB_KERNEL_HOOKS 'fentry': auto or tracepoints"),
+        "{said}"
+    );
+}

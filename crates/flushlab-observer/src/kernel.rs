@@ -45,14 +45,94 @@ const RING_BYTES: u32 = 1 << 20;
 /// The prefix every program and map of the observer is named with.
 pub const PREFIX: &str = "flushlab_";
 
-/// The programs, each on its tracepoint.
-const PROGRAMS: [(&str, &str); 5] = [
-    ("flushlab_enter", "sys_enter"),
-    ("flushlab_exit", "sys_exit"),
+/// `FLUSHLAB_KERNEL_HOOKS=tracepoints`: the raw system-call tracepoints even where the kernel has
+/// trampolines, for measuring what each way costs a process outside the tree
+/// (`scripts/outside-cost.sh`).
+pub const HOOKS: &str = "FLUSHLAB_KERNEL_HOOKS";
+
+/// The scheduler's programs, each on its tracepoint.
+const SCHEDULER: [(&str, &str); 3] = [
     ("flushlab_fork", "sched_process_fork"),
     ("flushlab_exec", "sched_process_exec"),
     ("flushlab_gone", "sched_process_exit"),
 ];
+
+/// The system calls watched at their entry and return (kernel.bpf.c's `WATCH`): the tracer's
+/// filter's list (src/tracer/filter.rs).
+const WATCHED: [&str; 19] = [
+    "read",
+    "write",
+    "poll",
+    "pwrite64",
+    "readv",
+    "writev",
+    "select",
+    "pause",
+    "nanosleep",
+    "rt_sigsuspend",
+    "futex",
+    "clock_nanosleep",
+    "epoll_wait",
+    "pselect6",
+    "epoll_pwait",
+    "ppoll",
+    "pwritev",
+    "pwritev2",
+    "epoll_pwait2",
+];
+
+/// The calls that change which file an fd is, watched at their entry (`WATCH_ENTRY`).
+const FD_CALLS: [&str; 4] = ["close", "dup2", "dup3", "close_range"];
+
+/// The hooks asked for through [`HOOKS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HooksAsked {
+    /// Trampolines where the kernel takes them, else the tracepoints (unset, or `auto`).
+    Auto,
+    /// The tracepoints (`tracepoints`).
+    Tracepoints,
+}
+
+/// [`HOOKS`]'s value; anything else refused, named (wrap checks it before anything starts).
+pub fn hooks_asked() -> Result<HooksAsked, Refused> {
+    let Some(value) = std::env::var_os(HOOKS) else {
+        return Ok(HooksAsked::Auto);
+    };
+    match value.to_str() {
+        Some("auto") => Ok(HooksAsked::Auto),
+        Some("tracepoints") => Ok(HooksAsked::Tracepoints),
+        _ => Err(Refused(format!(
+            "{HOOKS} '{}': auto or tracepoints",
+            value.to_string_lossy().escape_debug()
+        ))),
+    }
+}
+
+/// How the programs hook the system calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Hooks {
+    /// fentry and fexit on each watched call's own function: a call nobody watches costs
+    /// nothing.
+    Trampolines,
+    /// The raw `sys_enter` and `sys_exit` tracepoints, and why: every system call of every
+    /// process on the machine passes through them.
+    Tracepoints(String),
+}
+
+impl fmt::Display for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Hooks::Trampolines => write!(
+                f,
+                "fentry and fexit on {} system calls' own functions",
+                WATCHED.len() + FD_CALLS.len()
+            ),
+            Hooks::Tracepoints(why) => {
+                write!(f, "the raw tracepoints of every system call ({why})")
+            }
+        }
+    }
+}
 
 /// Why the kernel observer is not looking: one line, for the run's summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +147,8 @@ impl fmt::Display for Refused {
 /// The programs attached for one run, and their forwarder.
 pub struct Attached {
     ebpf: aya::Ebpf,
+    hooks: Hooks,
+    programs: usize,
     spawn: aya::maps::HashMap<aya::maps::MapData, u32, u32>,
     /// CMD's processes (kernel.bpf.c's `flushlab_tree`: tgid → its `struct process`, two u64).
     tree: aya::maps::HashMap<aya::maps::MapData, u32, [u64; 2]>,
@@ -99,7 +181,8 @@ impl Attached {
         let tty_rdev = rustix::fs::fstat(tty)
             .map_err(|e| Refused(format!("the pty's device: {e}")))?
             .st_rdev;
-        let mut ebpf = load(kernel_dev(tty_rdev))?;
+        let btf = kernel_btf()?;
+        let mut ebpf = load(&btf, kernel_dev(tty_rdev))?;
         let take = |ebpf: &mut aya::Ebpf, name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| Refused(format!("the kernel observer has no map {name}")))
@@ -124,17 +207,10 @@ impl Attached {
         } else {
             None
         };
-        for (name, tracepoint) in PROGRAMS {
-            let program: &mut aya::programs::RawTracePoint = ebpf
-                .program_mut(name)
-                .ok_or_else(|| Refused(format!("the kernel observer has no program {name}")))?
-                .try_into()
-                .map_err(|e| Refused(format!("{name}: {e}")))?;
-            program.load().map_err(|e| refused_by_kernel(name, &e))?;
-            program
-                .attach(tracepoint)
-                .map_err(|e| refused_by_kernel(name, &e))?;
+        for (name, tracepoint) in SCHEDULER {
+            raw_tracepoint(&mut ebpf, name, tracepoint)?;
         }
+        let (hooks, programs) = hook_the_calls(&mut ebpf, &btf)?;
         let stop = Arc::new(AtomicBool::new(false));
         let forwarder = {
             let stop = Arc::clone(&stop);
@@ -145,6 +221,8 @@ impl Attached {
         };
         Ok(Attached {
             ebpf,
+            hooks,
+            programs,
             spawn,
             tree,
             far_tty,
@@ -157,7 +235,12 @@ impl Attached {
 
     /// How many programs are attached.
     pub fn programs(&self) -> usize {
-        PROGRAMS.len()
+        self.programs
+    }
+
+    /// How they hook the system calls.
+    pub fn hooks(&self) -> &Hooks {
+        &self.hooks
     }
 
     /// Runs `spawn` (which starts CMD) with this thread marked: the process it forks is CMD,
@@ -221,7 +304,7 @@ impl Attached {
             run_ns: (run_ns != u64::MAX).then_some(run_ns),
             runs: (runs != u64::MAX).then_some(runs),
             reader_cpu_ns: forwarded.cpu_ns,
-            programs: PROGRAMS.len() as u32,
+            programs: self.programs as u32,
         };
         forwarded.sightings.add(Record::Kernel(cost));
         forwarded.sightings.close(crate::now_ns());
@@ -229,20 +312,132 @@ impl Attached {
     }
 }
 
-/// The object parsed, its setting set (the pty's device as the kernel encodes it), its BTF
-/// relocations made against the kernel's.
-fn load(tty: u64) -> Result<aya::Ebpf, Refused> {
+/// The kernel's BTF: the structures' layout, and the functions the trampolines go on.
+fn kernel_btf() -> Result<aya::Btf, Refused> {
     let path = std::env::var_os(BTF).unwrap_or_else(|| "/sys/kernel/btf/vmlinux".into());
-    let btf = aya::Btf::parse_file(&path, aya::Endianness::default()).map_err(|e| {
+    aya::Btf::parse_file(&path, aya::Endianness::default()).map_err(|e| {
         Refused(format!(
             "no BTF at {} ({e}): the kernel observer reads the kernel's structures through it \
              (CONFIG_DEBUG_INFO_BTF)",
             std::path::Path::new(&path).display()
         ))
-    })?;
+    })
+}
+
+/// One program on its raw tracepoint.
+fn raw_tracepoint(ebpf: &mut aya::Ebpf, name: &str, tracepoint: &str) -> Result<(), Refused> {
+    let program: &mut aya::programs::RawTracePoint = ebpf
+        .program_mut(name)
+        .ok_or_else(|| Refused(format!("the kernel observer has no program {name}")))?
+        .try_into()
+        .map_err(|e| Refused(format!("{name}: {e}")))?;
+    program.load().map_err(|e| refused_by_kernel(name, &e))?;
+    program
+        .attach(tracepoint)
+        .map_err(|e| refused_by_kernel(name, &e))?;
+    Ok(())
+}
+
+/// The watched calls hooked, trampolines first (said why not where the kernel refuses them),
+/// and how many programs are attached in all.
+fn hook_the_calls(ebpf: &mut aya::Ebpf, btf: &aya::Btf) -> Result<(Hooks, usize), Refused> {
+    let hooks = if hooks_asked()? == HooksAsked::Tracepoints {
+        Hooks::Tracepoints(format!("{HOOKS}=tracepoints"))
+    } else {
+        match trampolines(ebpf, btf) {
+            Ok(()) => Hooks::Trampolines,
+            Err(refused) => {
+                // What was attached goes: the calls are hooked one way, never both.
+                for hooked in hooked_calls() {
+                    let Some(program) = ebpf.program_mut(&hooked.name) else {
+                        continue;
+                    };
+                    // Unloading one never loaded is a no-op.
+                    let _ = if hooked.at_return {
+                        <&mut aya::programs::FExit>::try_from(program).map(|p| p.unload().is_ok())
+                    } else {
+                        <&mut aya::programs::FEntry>::try_from(program).map(|p| p.unload().is_ok())
+                    };
+                }
+                Hooks::Tracepoints(refused.0)
+            }
+        }
+    };
+    let mut programs = SCHEDULER.len();
+    match hooks {
+        Hooks::Trampolines => programs += hooked_calls().count(),
+        Hooks::Tracepoints(_) => {
+            raw_tracepoint(ebpf, "flushlab_enter", "sys_enter")?;
+            raw_tracepoint(ebpf, "flushlab_exit", "sys_exit")?;
+            programs += 2;
+        }
+    }
+    Ok((hooks, programs))
+}
+
+/// A program on a system call's own function.
+struct Hooked {
+    name: String,
+    function: String,
+    at_return: bool,
+}
+
+/// Every trampoline program: an entry and a return for each watched call, an entry for each
+/// call that changes an fd.
+fn hooked_calls() -> impl Iterator<Item = Hooked> {
+    let hooked = |call: &str, at_return: bool| Hooked {
+        name: format!("flushlab_{}_{call}", if at_return { "out" } else { "in" }),
+        function: format!("__x64_sys_{call}"),
+        at_return,
+    };
+    WATCHED
+        .iter()
+        .flat_map(move |call| [hooked(call, false), hooked(call, true)])
+        .chain(FD_CALLS.iter().map(move |call| hooked(call, false)))
+}
+
+/// The calls hooked through trampolines; the first refusal ends it (the caller then unloads
+/// what was attached).
+fn trampolines(ebpf: &mut aya::Ebpf, btf: &aya::Btf) -> Result<(), Refused> {
+    for hooked in hooked_calls() {
+        let Hooked {
+            name,
+            function,
+            at_return,
+        } = &hooked;
+        let program = ebpf
+            .program_mut(name)
+            .ok_or_else(|| Refused(format!("the kernel observer has no program {name}")))?;
+        // The scheduler's programs loaded: a refusal here is the kernel's of trampolines
+        // (lockdown, no ftrace direct calls, a function left out of its BTF), not privilege.
+        let how = if *at_return { "fexit" } else { "fentry" };
+        let refused = |e: &aya::programs::ProgramError| {
+            let said = match e {
+                aya::programs::ProgramError::LoadError { io_error, .. } => io_error.to_string(),
+                other => other.to_string(),
+            };
+            Refused(format!("the kernel refused {how} on {function}: {said}"))
+        };
+        if *at_return {
+            let program: &mut aya::programs::FExit = program.try_into().map_err(|e| refused(&e))?;
+            program.load(function, btf).map_err(|e| refused(&e))?;
+            program.attach().map_err(|e| refused(&e))?;
+        } else {
+            let program: &mut aya::programs::FEntry =
+                program.try_into().map_err(|e| refused(&e))?;
+            program.load(function, btf).map_err(|e| refused(&e))?;
+            program.attach().map_err(|e| refused(&e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The object parsed, its setting set (the pty's device as the kernel encodes it), its BTF
+/// relocations made against the kernel's.
+fn load(btf: &aya::Btf, tty: u64) -> Result<aya::Ebpf, Refused> {
     let ring = ring_bytes()?;
     aya::EbpfLoader::new()
-        .btf(Some(&btf))
+        .btf(Some(btf))
         .set_max_entries("flushlab_events", ring)
         // The threads' map is task storage, which aya creates but has no type for.
         .allow_unsupported_maps()

@@ -22,6 +22,7 @@ use crate::sys::pty::Pty;
 pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), String> {
     if matches!(args.observer, ObserverArg::Kernel | ObserverArg::Auto) {
         flushlab_observer::kernel::ring_bytes().map_err(|refused| format!("wrap: {refused}"))?;
+        flushlab_observer::kernel::hooks_asked().map_err(|refused| format!("wrap: {refused}"))?;
     }
     if args.observer == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
         return Err(
@@ -144,9 +145,10 @@ impl Observation {
                 match attached {
                     Ok(attached) => {
                         let why = format!(
-                            "kernel: eBPF, {} programs attached on the system calls and the \
-                             scheduler's fork, exec and exit",
-                            attached.programs()
+                            "kernel: eBPF, {} programs attached: {}, and the scheduler's fork, \
+                             exec and exit",
+                            attached.programs(),
+                            attached.hooks()
                         );
                         (Way::Kernel, Some(attached), why)
                     }
