@@ -109,7 +109,8 @@ _Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
 #define QUIET_WAIT_EVERY_NS 1000000ull
 
 /* What wrap sets before loading (lib.rs `kernel::load`): a constant to the verifier, read
- * without a map lookup: the pty's slave as the kernel encodes a dev_t. */
+ * without a map lookup: the pty's slave as the kernel encodes a dev_t; 0 where the terminal is
+ * known only once a root names itself (`--terminal`: the emulator makes the pty). */
 volatile const __u64 flushlab_tty = 0;
 
 /* A second terminal, set by wrap while the programs run (`Attached::far_terminal`): the pty at
@@ -275,7 +276,7 @@ static __always_inline int open_on_terminal(unsigned long fd) {
     __u32 zero = 0;
     __u64 *far = bpf_map_lookup_elem(&flushlab_far_tty, &zero);
     __u32 far_rdev = far ? (__u32)*far : 0;
-    if (rdev == tty_rdev || (far_rdev && rdev == far_rdev))
+    if ((tty_rdev && rdev == tty_rdev) || (far_rdev && rdev == far_rdev))
         return 1;
     if (rdev != ((5u << 20) | 0u))
         return 0;
@@ -288,7 +289,7 @@ static __always_inline int open_on_terminal(unsigned long fd) {
     __u32 major = (__u32)BPF_CORE_READ(tty, driver, major);
     __u32 minor = (__u32)(BPF_CORE_READ(tty, driver, minor_start) + BPF_CORE_READ(tty, index));
     __u32 own = (major << 20) | minor;
-    return own == tty_rdev || (far_rdev && own == far_rdev);
+    return (tty_rdev && own == tty_rdev) || (far_rdev && own == far_rdev);
 }
 
 /* Whether fd is the terminal, remembered for the process below 64. */

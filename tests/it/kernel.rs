@@ -700,7 +700,6 @@ fn the_hooks_are_said_and_can_be_chosen() {
         let out = wrap.output().unwrap();
         assert!(out.status.success(), "{out:?}");
         let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         report["inside"]["observer_why"]
             .as_str()
             .unwrap()
@@ -731,5 +730,186 @@ fn the_hooks_are_said_and_can_be_chosen() {
     assert!(
         said.contains("FLUSHLAB_KERNEL_HOOKS 'fentry': auto or tracepoints"),
         "{said}"
+    );
+}
+
+/// Runs a shell script under the kernel observer at 120x70, and its JSON report.
+fn wrapped_script(dir: &std::path::Path, script: &str) -> Value {
+    let json = dir.join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "120x70",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "bash", "-c", script])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+/// A field of `/proc/PID/io` as a script saved it: the kernel's own count for one process.
+fn io_field(path: &std::path::Path, field: &str) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}: ")))
+        .unwrap_or_else(|| panic!("no {field} in {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// A shell that draws each row with a `/usr/bin/printf` child and sleeps between frames (as
+/// shell programs that call `tput` or `printf` a line draw): a frame a sleep, not one a child's
+/// exit; 1 + 12 write(2)s a frame, and no diagnosis it does not have.
+#[test]
+fn a_shell_drawing_rows_with_children_draws_a_frame_a_sleep() {
+    if !kernel_allowed() {
+        return;
+    }
+    let dir = common::scratch_dir("children");
+    let report = wrapped_script(
+        &dir,
+        "for f in $(seq 1 8); do printf '\\033[H'; \
+         for r in $(seq 1 12); do /usr/bin/printf 'row %d frame %d\\n' $r $f; done; \
+         sleep 0.1; done",
+    );
+    assert_eq!(report["frame_method"], "waits", "{report}");
+    assert_eq!(report["figures"]["frames"], 8, "{report}");
+    assert_eq!(report["terminal_write_calls"], 8 * 13, "{report}");
+    let per_frame = report["figures"]["writes_per_frame"].as_f64().unwrap();
+    assert!((per_frame - 13.0).abs() <= 13.0 * 0.05, "{report}");
+    let codes: Vec<&str> = report["diagnoses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap())
+        .collect();
+    // Unbuffered it is (a short run may not say it); nothing else.
+    assert!(codes.iter().all(|c| *c == "unbuffered"), "{report}");
+}
+
+/// `loop | tee FILE > /dev/tty`: the terminal's write(2)s are tee's, half of those the kernel
+/// counted for it (`/proc/PID/io` syscw: one to the terminal and one to the file a read). strace
+/// is no truth here: stopping tee at each call changes how much each of its reads finds.
+#[test]
+fn a_loop_through_tee_counts_tees_own_writes() {
+    if !kernel_allowed() {
+        return;
+    }
+    let dir = common::scratch_dir("tee");
+    let io = dir.join("tee.io");
+    let report = wrapped_script(
+        &dir,
+        &format!(
+            "loop() {{ for f in $(seq 1 10); do printf '\\033[H'; \
+             for r in $(seq 1 23); do printf 'row %d frame %d\\n' $r $f; done; sleep 0.05; done; \
+             cat /proc/$(pgrep -nx tee)/io > {io}; }}; \
+             loop | tee {file} > /dev/tty",
+            io = io.display(),
+            file = dir.join("tee.out").display()
+        ),
+    );
+    let tee = io_field(&io, "syscw");
+    assert_eq!(
+        report["terminal_write_calls"],
+        tee / 2,
+        "tee's syscw {tee}: {report}"
+    );
+}
+
+/// `seq | cat` for a second: the terminal's write(2)s are cat's, as many as the kernel counted
+/// for it (`/proc/PID/io` syscw, read once cat has drained the pipe and waits on it).
+#[test]
+fn seq_into_cat_counts_cats_own_writes() {
+    if !kernel_allowed() {
+        return;
+    }
+    let dir = common::scratch_dir("seqcat");
+    let io = dir.join("cat.io");
+    let report = wrapped_script(
+        &dir,
+        &format!(
+            "{{ timeout 1 seq 1 100000000; sleep 0.5; cat /proc/$(pgrep -nx cat)/io > {io}; }} \
+             | cat",
+            io = io.display()
+        ),
+    );
+    let cat = io_field(&io, "syscw");
+    assert!(cat > 10, "{cat}");
+    assert_eq!(report["terminal_write_calls"], cat, "{report}");
+    assert_eq!(
+        report["terminal_bytes_written"],
+        io_field(&io, "wchar"),
+        "{report}"
+    );
+}
+
+/// `--terminal xterm --observer kernel`: the emulator makes the pty and starts CMD, through
+/// wrap's shim, which names its pid and that pty; the kernel observer follows it from there.
+/// w3m (glibc stdio, which the preload under `auto` stages no key of) gets every stage for
+/// ≥ 90% of its answered keys, each frame's writes its own.
+#[test]
+fn w3m_in_xterm_is_staged_by_the_kernel_observer() {
+    if !kernel_allowed() || !common::has_programs(&["Xvfb", "xterm", "w3m"]) {
+        return;
+    }
+    let dir = common::scratch_dir("w3m");
+    let page = dir.join("page.html");
+    let mut html = String::from("<html><body>");
+    for i in 1..=300 {
+        html += &format!("<p>line {i}</p>");
+    }
+    std::fs::write(&page, html + "</body></html>").unwrap();
+    let json = dir.join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--terminal",
+            "xterm",
+            "--observer",
+            "kernel",
+            "--size",
+            "100x30",
+            "--keys",
+            "j*12@100ms",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "w3m"])
+        .arg(&page)
+        .env("HOME", &*dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["inside"]["observer"], "kernel", "{report}");
+    let why = report["inside"]["observer_why"].as_str().unwrap();
+    assert!(why.contains("rooted at CMD's shim"), "{why}");
+    let answered: Vec<&Value> = report["keys"]["each"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["frame_ms"].is_number())
+        .collect();
+    assert!(answered.len() >= 11, "{report}");
+    let staged = answered
+        .iter()
+        .filter(|k| {
+            ["input_delay", "processing", "emit"]
+                .iter()
+                .all(|s| k["stages_ms"][s].is_number())
+        })
+        .count();
+    assert!(
+        staged * 10 >= answered.len() * 9,
+        "{staged} of {}: {report}",
+        answered.len()
     );
 }

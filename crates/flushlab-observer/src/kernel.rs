@@ -171,6 +171,21 @@ impl Attached {
     /// Loads and attaches the programs for a run on the pty `tty` (its slave), and starts
     /// reading what they say. Refused, said why, where the kernel or this build cannot.
     pub fn attach(tty: impl AsFd) -> Result<Attached, Refused> {
+        let tty_rdev = rustix::fs::fstat(tty)
+            .map_err(|e| Refused(format!("the pty's device: {e}")))?
+            .st_rdev;
+        Attached::attach_on(kernel_dev(tty_rdev))
+    }
+
+    /// Loads and attaches the programs with no terminal and no tree yet: both come when a
+    /// process names itself ([`Attached::far_terminal`], [`Attached::root`]), as CMD's shim
+    /// does in a terminal emulator that wrap did not give a pty (`--terminal`).
+    pub fn attach_for_a_root() -> Result<Attached, Refused> {
+        Attached::attach_on(0)
+    }
+
+    /// [`Attached::attach`] on the terminal `tty` (a kernel dev_t; 0: none yet).
+    fn attach_on(tty: u64) -> Result<Attached, Refused> {
         if !BUILT {
             return Err(Refused(
                 "the kernel observer was not built (clang and libbpf-dev were missing when \
@@ -178,11 +193,8 @@ impl Attached {
                     .to_owned(),
             ));
         }
-        let tty_rdev = rustix::fs::fstat(tty)
-            .map_err(|e| Refused(format!("the pty's device: {e}")))?
-            .st_rdev;
         let btf = kernel_btf()?;
-        let mut ebpf = load(&btf, kernel_dev(tty_rdev))?;
+        let mut ebpf = load(&btf, tty)?;
         let take = |ebpf: &mut aya::Ebpf, name: &str| {
             ebpf.take_map(name)
                 .ok_or_else(|| Refused(format!("the kernel observer has no map {name}")))

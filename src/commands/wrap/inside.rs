@@ -208,12 +208,15 @@ impl Observation {
             recording.redrawn(redrawn);
         }
         let (kernel, why) = match Attached::attach(pty.open_slave()?) {
-            Ok(attached) => (
-                Some(Arc::new(std::sync::Mutex::new(attached))),
-                "kernel: eBPF, 5 programs following the near end's writer and, once its shim \
-                 named its pid and its pty, CMD on the far side"
-                    .to_owned(),
-            ),
+            Ok(attached) => {
+                let why = format!(
+                    "kernel: eBPF, {} programs ({}) following the near end's writer and, once \
+                     its shim named its pid and its pty, CMD on the far side",
+                    attached.programs(),
+                    attached.hooks()
+                );
+                (Some(Arc::new(std::sync::Mutex::new(attached))), why)
+            }
             Err(refused) => (
                 None,
                 format!("none: eBPF refused ({refused}): CMD on the far side is not seen"),
@@ -235,7 +238,70 @@ impl Observation {
             way: Way::Kernel,
             why,
             kernel: None,
-            both_ends: Some(super::via::both_ends::BothEnds::new(far, kernel, recording)),
+            both_ends: Some(super::via::both_ends::BothEnds::new(
+                far,
+                kernel,
+                Some(recording),
+            )),
+            near_command: Some(near_command),
+            injection,
+            listening,
+            stop,
+            base: clock_pair(),
+            fix: None,
+            markers: None,
+        })
+    }
+
+    /// `--terminal --observer kernel`: the emulator starts CMD through wrap's shim, which names
+    /// its pid and its pty (the emulator's) at a socket in `scratch`; the kernel observer,
+    /// attached with neither, then follows the shim's tree on that pty. Refused eBPF is an
+    /// error (it was asked for).
+    pub(super) fn at_a_root(
+        scratch: &std::path::Path,
+        (program, args): (&std::path::Path, &[OsString]),
+    ) -> std::io::Result<Observation> {
+        let attached = Attached::attach_for_a_root().map_err(|refused| {
+            std::io::Error::other(format!(
+                "wrap --terminal --observer kernel: {refused}; --observer auto looks with the \
+                 preload or the tracer"
+            ))
+        })?;
+        let why = format!(
+            "kernel: eBPF, {} programs attached: {}, and the scheduler's fork, exec and exit; \
+             rooted at CMD's shim, on the pty the terminal made",
+            attached.programs(),
+            attached.hooks()
+        );
+        let kernel = Arc::new(std::sync::Mutex::new(attached));
+        let far = super::via::far_root::FarRoot::listen(scratch, None, Some(Arc::clone(&kernel)))?;
+        let mut words: Vec<OsString> = vec![
+            super::via::far_root::SUBCOMMAND.into(),
+            "--socket".into(),
+            far.path().into(),
+            "--cwd".into(),
+            std::env::current_dir()?.into(),
+            "--".into(),
+            program.into(),
+        ];
+        words.extend(args.iter().cloned());
+        let near_command = super::via::NearCommand {
+            program: std::env::current_exe()?,
+            words,
+            environment: Vec::new(),
+        };
+        let mut injection = Injection::on_the_programs_terminal(Mode::Observe)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let listening = injection.listen(Arc::clone(&stop), None)?;
+        Ok(Observation {
+            way: Way::Kernel,
+            why,
+            kernel: None,
+            both_ends: Some(super::via::both_ends::BothEnds::new(
+                far,
+                Some(kernel),
+                None,
+            )),
             near_command: Some(near_command),
             injection,
             listening,
@@ -385,11 +451,70 @@ fn clock_pair() -> (Instant, u64) {
     }
     (best.0, best.1)
 }
+/// The frames' bursts: each wait's writes before it, and the writes of processes that never
+/// waited, which end with them (or their exec, or their fork). Those tails are one frame until
+/// the tree waits: a shell's child that answers a line and exits (`/bin/echo`) draws one, and a
+/// shell that draws each row with a `printf` child and then sleeps draws one a sleep, not one
+/// a child (the shell's wait for each child is no wait for the world). Tails with no wait
+/// between them and a wait's writes are that wait's frame. A program that waited keeps its last
+/// writes as it quits (a teardown) out of its frames.
+fn bursts(
+    sightings: &Sightings,
+    waited: &std::collections::HashSet<u32>,
+) -> Vec<crate::detect::timeline::Burst> {
+    use crate::detect::timeline::Burst;
+    let burst = |w: &flushlab_observer::Wait| Burst {
+        pid: w.pid,
+        tid: w.tid,
+        first_write_ns: w.first_write_ns.min(w.start_ns),
+        end_ns: w.start_ns,
+        writes: w.writes,
+        bytes: w.bytes,
+        continues: false,
+    };
+    let mut events: Vec<(&flushlab_observer::Wait, bool)> = sightings
+        .waits
+        .iter()
+        .map(|w| (w, false))
+        .chain(
+            sightings
+                .tails
+                .iter()
+                .filter(|t| t.writes > 0 && !waited.contains(&t.pid))
+                .map(|t| (t, true)),
+        )
+        .collect();
+    events.sort_by_key(|(w, _)| w.start_ns);
+    let mut bursts = Vec::new();
+    let mut pending: Option<Burst> = None;
+    for (w, tail) in events {
+        let joined = pending.take().map(|mut run| {
+            if w.writes > 0 {
+                run.pid = w.pid;
+                run.tid = w.tid;
+                run.first_write_ns = run.first_write_ns.min(w.first_write_ns.min(w.start_ns));
+                run.end_ns = w.start_ns;
+                run.writes += w.writes;
+                run.bytes += w.bytes;
+            }
+            run
+        });
+        match (tail, joined) {
+            (true, run) => pending = Some(run.unwrap_or_else(|| burst(w))),
+            (false, Some(run)) => bursts.push(run),
+            (false, None) if w.writes > 0 => bursts.push(burst(w)),
+            (false, None) => {}
+        }
+    }
+    bursts.extend(pending);
+    bursts
+}
+
 /// What the observer said, as the run's timeline holds it: each thread's bursts of terminal
 /// writes (a wait after writes ends one; the writes after a thread's last wait are its tail),
 /// its reads of the terminal, its waits, the bound's releases; times stay on CLOCK_MONOTONIC.
 pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
-    use crate::detect::timeline::{Burst, Inside, Release, TerminalRead, WaitKind, WaitSpan};
+    use crate::detect::timeline::{Inside, Release, TerminalRead, WaitKind, WaitSpan};
     let waited: std::collections::HashSet<u32> = sightings.waits.iter().map(|w| w.pid).collect();
     Inside {
         reads: sightings
@@ -402,24 +527,7 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
                 bytes: r.bytes,
             })
             .collect(),
-        // The writes of a process that never waited end with it (or its exec): a frame too — a
-        // shell's child that answers a line and exits (`/bin/echo`). A program that waited
-        // keeps its last writes as it quits (a teardown) out of its frames.
-        bursts: sightings
-            .waits
-            .iter()
-            .chain(sightings.tails.iter().filter(|t| !waited.contains(&t.pid)))
-            .filter(|w| w.writes > 0)
-            .map(|w| Burst {
-                pid: w.pid,
-                tid: w.tid,
-                first_write_ns: w.first_write_ns.min(w.start_ns),
-                end_ns: w.start_ns,
-                writes: w.writes,
-                bytes: w.bytes,
-                continues: false,
-            })
-            .collect(),
+        bursts: bursts(sightings, &waited),
         waits: sightings
             .waits
             .iter()

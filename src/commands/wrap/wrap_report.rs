@@ -139,13 +139,20 @@ pub fn figures(
 ) -> Option<Figures> {
     let (count, fps, per_frame) = (frames.frames?, frames.fps?, frames.bytes_per_frame?);
     let trusted = writes.filter(|_| scope == WriteScope::Terminal);
+    // A frame's bytes and the whole in one unit: the observer's bursts (frames from waits, every
+    // write seen) count bytes as written, the terminal's arrivals with the `\r` its ONLCR adds
+    // before each `\n` (a row a write read 57 write(2)s a frame where the program made 60).
+    let whole = |io: &IoCounters| match frames.method {
+        FrameMethod::Waits => io.bytes,
+        _ => received,
+    };
     let cpu_seconds = (cpu.user + cpu.kernel).as_secs_f64();
     Some(Figures {
         frames: count,
         seconds,
         fps,
         writes_per_frame: trusted
-            .map(|io| io.write_calls as f64 * per_frame / received.max(1) as f64),
+            .map(|io| io.write_calls as f64 * per_frame / whole(&io).max(1) as f64),
         bytes_per_frame: Some(per_frame),
         bytes_per_write: trusted
             .filter(|io| io.write_calls > 0)

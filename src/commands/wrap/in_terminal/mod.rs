@@ -53,11 +53,17 @@ pub(super) struct PixelRun {
 
 /// The observer for CMD in a terminal (`--observer none` is refused by [`check`]): on the pty
 /// the terminal makes, which CMD names itself.
+/// `--observer kernel`: attached with no pty, and rooted at CMD's shim once it names itself and
+/// the emulator's pty (its socket in `scratch`).
 fn start_inside(
     args: &super::args::WrapArgs,
     program: &Path,
     fix: Option<Fix>,
+    scratch: &Path,
 ) -> std::io::Result<Observation> {
+    if args.observer == super::args::ObserverArg::Kernel {
+        return Observation::at_a_root(scratch, (program, &args.command[1..]));
+    }
     Observation::start(
         (args.observer(program).unwrap_or(Way::Preload), false),
         None,
@@ -103,7 +109,9 @@ fn on<D: Desk>(
     signal: &AtomicUsize,
 ) -> anyhow::Result<PixelRun> {
     let (before, strokes) = strokes(&mut desk, keys)?;
-    let inside = start_inside(args, program, fix)?;
+    // The shim's socket, where the kernel observer roots CMD; gone with the run.
+    let scratch = crate::files::Scratch::new("flushlab-terminal")?;
+    let inside = start_inside(args, program, fix, scratch.path())?;
     let command = through_env(&inside, program, &args.command[1..])?;
     let started = Instant::now();
     let (window_holder, window, cmd) = start_terminal(
@@ -193,12 +201,6 @@ pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), 
     if !has_keys {
         return Err(format!(
             "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
-        ));
-    }
-    if args.observer == super::args::ObserverArg::Kernel {
-        return Err(format!(
-            "wrap --terminal {name} --observer kernel: not together yet (the terminal starts CMD, \
-             not wrap: --observer auto looks with the preload or the tracer)"
         ));
     }
     if args.no_observer || args.observer == super::args::ObserverArg::None {

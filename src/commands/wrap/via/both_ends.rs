@@ -20,20 +20,21 @@ pub struct BothEnds {
     far: FarRoot,
     /// `None` where eBPF was refused.
     kernel: Option<Arc<Mutex<Attached>>>,
-    /// Where the near end's writes go.
-    recording: Arc<Recording>,
+    /// Where the near end's writes go; `None` where there is no near end (`--terminal`: the
+    /// emulator started the root).
+    recording: Option<Arc<Recording>>,
 }
 
 impl BothEnds {
     pub fn new(
         far: FarRoot,
         kernel: Option<Arc<Mutex<Attached>>>,
-        recording: &Arc<Recording>,
+        recording: Option<&Arc<Recording>>,
     ) -> BothEnds {
         BothEnds {
             far,
             kernel,
-            recording: Arc::clone(recording),
+            recording: recording.map(Arc::clone),
         }
     }
 
@@ -53,10 +54,14 @@ impl BothEnds {
             .far
             .rooted()
             .inspect_err(|why| {
-                crate::outcome::complain(&format!(
-                    "wrap --via: the observer did not look at the far end ({why}); the near \
-                     end's figures stand alone"
-                ));
+                crate::outcome::complain(&if self.recording.is_some() {
+                    format!(
+                        "wrap --via: the observer did not look at the far end ({why}); the \
+                         near end's figures stand alone"
+                    )
+                } else {
+                    format!("wrap --terminal: the kernel observer did not look at CMD ({why})")
+                });
             })
             .ok();
         let kernel = Arc::into_inner(self.kernel?)?
@@ -64,8 +69,9 @@ impl BothEnds {
             .unwrap_or_else(PoisonError::into_inner);
         let mut sightings = kernel.finish().unwrap_or_default();
         let far = far_end(root, &sightings.forks);
-        self.recording
-            .near_writes(&near_writes(&sightings, |pid| !far.contains(&pid)));
+        if let Some(recording) = &self.recording {
+            recording.near_writes(&near_writes(&sightings, |pid| !far.contains(&pid)));
+        }
         sightings.hellos.retain(|(pid, _)| far.contains(pid));
         for records in [
             &mut sightings.waits,
