@@ -14,6 +14,7 @@ pub mod diagnose;
 mod in_terminal;
 pub mod inside;
 pub mod inside_report;
+pub mod inside_timeline;
 mod one_run;
 mod outputs;
 mod own_writes;

@@ -85,7 +85,7 @@ impl Preparing {
             // before the keys could start: nothing to mark).
             if let Some(recording) = &w.recording {
                 let timeline = recording.so_far(
-                    Some(super::inside::timeline(sightings)),
+                    Some(super::inside_timeline::timeline(sightings)),
                     crate::sys::monotonic_ns(),
                 );
                 let latencies = key_latencies(&timeline);

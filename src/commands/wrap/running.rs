@@ -434,7 +434,7 @@ impl Running {
             );
             if report.frames_from_waits() {
                 finder.set_waits(&sightings.boundaries(), base);
-                let mut events = super::inside::timeline(&sightings);
+                let mut events = super::inside_timeline::timeline(&sightings);
                 // Where the observer saw every terminal write, its bursts are the frames: the
                 // count the keys' frames add up to. (A shell whose builtin draws while its
                 // child sleeps waits in no call the observer sees: its output is all a tail,

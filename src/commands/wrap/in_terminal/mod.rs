@@ -182,7 +182,7 @@ fn on<D: Desk>(
         timeline: recording.timeline(
             report
                 .frames_from_waits()
-                .then(|| super::inside::timeline(&sightings)),
+                .then(|| super::inside_timeline::timeline(&sightings)),
             end_ns,
         ),
         watcher_cpu_share,

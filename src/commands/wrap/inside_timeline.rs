@@ -1,0 +1,112 @@
+//! What the observer said, as a run's timeline holds it: the sightings (preload, tracer or
+//! kernel, one shape) turned into the core's `Inside` — each thread's bursts of terminal writes,
+//! its reads of the terminal, its waits — on CLOCK_MONOTONIC.
+
+use flushlab_observer::Sightings;
+
+/// The frames' bursts: each wait's writes before it, and the writes of processes that never
+/// waited, which end with them (or their exec, or their fork). Those tails are one frame until
+/// the tree waits: a shell's child that answers a line and exits (`/bin/echo`) draws one, and a
+/// shell that draws each row with a `printf` child and then sleeps draws one a sleep, not one
+/// a child (the shell's wait for each child is no wait for the world). Tails with no wait
+/// between them and a wait's writes are that wait's frame. A program that waited keeps its last
+/// writes as it quits (a teardown) out of its frames.
+fn bursts(
+    sightings: &Sightings,
+    waited: &std::collections::HashSet<u32>,
+) -> Vec<crate::detect::timeline::Burst> {
+    use crate::detect::timeline::Burst;
+    let burst = |w: &flushlab_observer::Wait| Burst {
+        pid: w.pid,
+        tid: w.tid,
+        first_write_ns: w.first_write_ns.min(w.start_ns),
+        end_ns: w.start_ns,
+        writes: w.writes,
+        bytes: w.bytes,
+        continues: false,
+    };
+    let mut events: Vec<(&flushlab_observer::Wait, bool)> = sightings
+        .waits
+        .iter()
+        .map(|w| (w, false))
+        .chain(
+            sightings
+                .tails
+                .iter()
+                .filter(|t| t.writes > 0 && !waited.contains(&t.pid))
+                .map(|t| (t, true)),
+        )
+        .collect();
+    events.sort_by_key(|(w, _)| w.start_ns);
+    let mut bursts = Vec::new();
+    let mut pending: Option<Burst> = None;
+    for (w, tail) in events {
+        let joined = pending.take().map(|mut run| {
+            if w.writes > 0 {
+                run.pid = w.pid;
+                run.tid = w.tid;
+                run.first_write_ns = run.first_write_ns.min(w.first_write_ns.min(w.start_ns));
+                run.end_ns = w.start_ns;
+                run.writes += w.writes;
+                run.bytes += w.bytes;
+            }
+            run
+        });
+        match (tail, joined) {
+            (true, run) => pending = Some(run.unwrap_or_else(|| burst(w))),
+            (false, Some(run)) => bursts.push(run),
+            (false, None) if w.writes > 0 => bursts.push(burst(w)),
+            (false, None) => {}
+        }
+    }
+    bursts.extend(pending);
+    bursts
+}
+
+/// What the observer said, as the run's timeline holds it: each thread's bursts of terminal
+/// writes (a wait after writes ends one; the writes after a thread's last wait are its tail),
+/// its reads of the terminal, its waits, the bound's releases; times stay on CLOCK_MONOTONIC.
+pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
+    use crate::detect::timeline::{Inside, Release, TerminalRead, WaitKind, WaitSpan};
+    let waited: std::collections::HashSet<u32> = sightings.waits.iter().map(|w| w.pid).collect();
+    Inside {
+        reads: sightings
+            .reads
+            .iter()
+            .map(|r| TerminalRead {
+                pid: r.pid,
+                tid: r.tid,
+                end_ns: r.end_ns,
+                bytes: r.bytes,
+            })
+            .collect(),
+        bursts: bursts(sightings, &waited),
+        waits: sightings
+            .waits
+            .iter()
+            .map(|w| WaitSpan {
+                pid: w.pid,
+                tid: w.tid,
+                kind: WaitKind::from_wire(w.how),
+                start_ns: w.start_ns,
+                end_ns: w.end_ns.max(w.start_ns),
+                timed_out: w.timed_out,
+            })
+            .collect(),
+        releases: sightings
+            .releases
+            .iter()
+            .map(|r| Release {
+                at_ns: r.start_ns,
+                bytes: r.bytes,
+            })
+            .collect(),
+        tail_bytes: sightings
+            .tails
+            .iter()
+            .filter(|t| waited.contains(&t.pid))
+            .map(|t| t.bytes)
+            .sum(),
+    }
+    .sorted()
+}
