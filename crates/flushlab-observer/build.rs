@@ -31,6 +31,7 @@ fn main() {
         .unwrap_or_else(|e| panic!("running the C compiler {:?}: {e}", compiler.path()));
     assert!(status.success(), "compiling observer.c failed: {status}");
     println!("cargo:rerun-if-changed=observer.c");
+    println!("cargo:rerun-if-changed=record.h");
     println!("cargo:rerun-if-env-changed=CC");
     build_kernel_observer(&out, &compiler);
 }

@@ -81,27 +81,8 @@ struct tty_file_private {
     struct tty_struct *tty;
 } __attribute__((preserve_access_index));
 
-/* The wire format: crates/flushlab-observer/src/lib.rs, observer.c's struct record. */
-enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, READ = 6, WAITING = 9 };
-enum wait_kind { W_POLL = 1, W_SELECT = 2, W_EPOLL = 3, W_SLEEP = 4, W_SIGNAL = 5, W_FUTEX = 6,
-                 W_READ = 7 };
-#define TIMED_OUT (1u << 15)
-/* Said by the kernel observer (lib.rs `KERNEL`). */
-#define KERNEL (1u << 13)
-struct record {
-    __u32 kind;
-    __u32 pid;
-    __u32 tid;
-    __u32 lost;
-    __u64 writes;
-    __u64 bytes;
-    __u64 first_ns;
-    __u64 start_ns;
-    __u64 end_ns;
-    __u32 flushed_writes;
-    __u32 flushed_bytes;
-};
-_Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
+/* The wire format, the one definition the preload shares. */
+#include "record.h"
 
 /* The preload's rules (observer.c): a futex wait shorter than this is a lock; a wait with no
  * terminal write before it is said at most this often a process. */

@@ -79,29 +79,9 @@
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* The wire format, read by crates/flushlab-observer/src/lib.rs: 64 bytes, native endian. A
- * WAIT's kind of wait rides in the high 16 bits of `kind`. READ: a read of the terminal that
- * took `bytes` (a key, an answer), begun at start_ns and returned at end_ns. WAITING: a blocking
- * wait began (start_ns) with terminal writes before it not yet said; its WAIT says them again
- * when it returns, but a program ended while it waits (wrap's end, a kill) never returns, and
- * without this its last frame would be lost. */
-enum kind { HELLO = 1, WAIT = 2, TAIL = 3, FORK = 4, RELEASE = 5, READ = 6, WAITING = 9 };
-enum wait_kind { W_POLL = 1, W_SELECT = 2, W_EPOLL = 3, W_SLEEP = 4, W_SIGNAL = 5, W_FUTEX = 6,
-                 W_READ = 7 };
-struct record {
-    uint32_t kind;
-    uint32_t pid;
-    uint32_t tid;
-    uint32_t lost; /* records this process could not send before this one */
-    uint64_t writes; /* HELLO: the program's name, 24 bytes, in writes..first_ns */
-    uint64_t bytes;
-    uint64_t first_ns; /* CLOCK_MONOTONIC of the frame's first terminal write */
-    uint64_t start_ns; /* the wait began (WAIT), or now */
-    uint64_t end_ns; /* the wait ended (WAIT), or now */
-    uint32_t flushed_writes; /* --try: write(2) calls the held bytes took since the last record */
-    uint32_t flushed_bytes;
-};
-_Static_assert(sizeof(struct record) == 64, "the wire format is 64 bytes");
+/* The wire format, read by crates/flushlab-observer/src/lib.rs: record.h, the one definition
+ * the kernel observer shares. */
+#include "record.h"
 
 /* ---- the real functions ------------------------------------------------------------------ */
 
@@ -729,9 +709,6 @@ static _Atomic uint64_t last_quiet_wait_ns;
 
 /* After a blocking wait returned: when it began and ended, and the terminal writes this thread
  * made before it, go to wrap. */
-/* In a WAIT's kind (its high half), beside the wait's kind: it returned because its time was up
- * (a tick, a timer), not because something came (lib.rs's TIMED_OUT). */
-#define TIMED_OUT (1u << 15)
 
 static void after_wait(uint64_t start, int blocking, enum wait_kind how, int keep, int timed_out) {
     if (!active || !blocking)

@@ -8,6 +8,7 @@
 //! that cannot block (a zero timeout: Go's netpoller asks one every scheduling round) and futex
 //! calls that wake rather than wait are let through in the filter itself, without a stop.
 
+use flushlab_observer::wire::{W_EPOLL, W_FUTEX, W_POLL, W_SELECT, W_SIGNAL, W_SLEEP};
 use seccompiler::sock_filter;
 
 /// The system calls, by what the tracer does with them.
@@ -15,16 +16,9 @@ use seccompiler::sock_filter;
 pub enum Call {
     Write,
     Read,
-    /// A wait, with the kind the wire says (`observer.c`'s `enum wait_kind`).
+    /// A wait, with the kind the wire says (record.h's `enum wait_kind`).
     Wait(u16),
 }
-
-const WAIT_POLL: u16 = 1;
-const WAIT_SELECT: u16 = 2;
-const WAIT_EPOLL: u16 = 3;
-const WAIT_SLEEP: u16 = 4;
-const WAIT_SIGNAL: u16 = 5;
-const WAIT_FUTEX: u16 = 6;
 
 /// What the filter looks at beyond the number: the low half of one argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,18 +69,18 @@ fn rules(stops: Stops) -> Vec<(i64, Call, Only)> {
     let mut rules = vec![
         (SYS_read, Call::Read, Only::Always),
         (SYS_readv, Call::Read, Only::Always),
-        (SYS_poll, Call::Wait(WAIT_POLL), Only::Nonzero(2)),
-        (SYS_ppoll, Call::Wait(WAIT_POLL), Only::Always),
-        (SYS_select, Call::Wait(WAIT_SELECT), Only::Always),
-        (SYS_pselect6, Call::Wait(WAIT_SELECT), Only::Always),
-        (SYS_epoll_wait, Call::Wait(WAIT_EPOLL), Only::Nonzero(3)),
-        (SYS_epoll_pwait, Call::Wait(WAIT_EPOLL), Only::Nonzero(3)),
-        (SYS_epoll_pwait2, Call::Wait(WAIT_EPOLL), Only::Always),
-        (SYS_nanosleep, Call::Wait(WAIT_SLEEP), Only::Always),
-        (SYS_clock_nanosleep, Call::Wait(WAIT_SLEEP), Only::Always),
-        (SYS_pause, Call::Wait(WAIT_SIGNAL), Only::Always),
-        (SYS_rt_sigsuspend, Call::Wait(WAIT_SIGNAL), Only::Always),
-        (SYS_futex, Call::Wait(WAIT_FUTEX), Only::FutexWaits),
+        (SYS_poll, Call::Wait(W_POLL), Only::Nonzero(2)),
+        (SYS_ppoll, Call::Wait(W_POLL), Only::Always),
+        (SYS_select, Call::Wait(W_SELECT), Only::Always),
+        (SYS_pselect6, Call::Wait(W_SELECT), Only::Always),
+        (SYS_epoll_wait, Call::Wait(W_EPOLL), Only::Nonzero(3)),
+        (SYS_epoll_pwait, Call::Wait(W_EPOLL), Only::Nonzero(3)),
+        (SYS_epoll_pwait2, Call::Wait(W_EPOLL), Only::Always),
+        (SYS_nanosleep, Call::Wait(W_SLEEP), Only::Always),
+        (SYS_clock_nanosleep, Call::Wait(W_SLEEP), Only::Always),
+        (SYS_pause, Call::Wait(W_SIGNAL), Only::Always),
+        (SYS_rt_sigsuspend, Call::Wait(W_SIGNAL), Only::Always),
+        (SYS_futex, Call::Wait(W_FUTEX), Only::FutexWaits),
     ];
     if writes {
         rules.extend([

@@ -62,8 +62,6 @@ const FUTEX_BLOCKED_NS: u64 = 500_000;
 /// A wait with no terminal write before it is said at most this often a process (the preload's
 /// `QUIET_WAIT_EVERY_NS`).
 const QUIET_WAIT_EVERY_NS: u64 = 1_000_000;
-/// The wire's kind of a sleep (`observer.c`'s `W_SLEEP`).
-const WAIT_SLEEP: u16 = 4;
 /// How long the traced process waits to be seized before it gives up.
 const SEIZED_WITHIN: Duration = Duration::from_secs(5);
 
@@ -430,7 +428,8 @@ impl Tracer {
                 }
             }
             Some(Pending::Wait { how, start, blocks }) => {
-                let blocks = blocks || (how == 6 && now - start >= FUTEX_BLOCKED_NS);
+                let blocks = blocks
+                    || (how == flushlab_observer::wire::W_FUTEX && now - start >= FUTEX_BLOCKED_NS);
                 let timed_out = match how {
                     6 => result == -i64::from(nix::libc::ETIMEDOUT),
                     5 => false,
@@ -459,7 +458,7 @@ impl Tracer {
         // A runtime's wait for its timer that came (Go's netpoller, a condition variable with
         // a deadline) may be where a key waits for the program's tick: always said. Sleeps
         // (Go's monitor sleeps every few ms) and waits that something ended are counted.
-        let a_tick = timed_out && how != WAIT_SLEEP;
+        let a_tick = timed_out && how != flushlab_observer::wire::W_SLEEP;
         if thread.writes == 0 && !a_tick {
             let last = self.quiet.entry(tgid).or_insert(0);
             if end.saturating_sub(*last) < QUIET_WAIT_EVERY_NS {

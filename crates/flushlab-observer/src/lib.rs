@@ -264,8 +264,50 @@ fn collect(
     }
 }
 
-/// The size of one record on the wire (`struct record` in observer.c).
+/// The size of one record on the wire (`struct record` in record.h).
 pub const RECORD: usize = 64;
+
+/// The wire format's names, as record.h defines them (held to it by a test that reads it):
+/// the kinds, the kinds of wait, the flags of a kind's high half, and each field's offset.
+pub mod wire {
+    pub const HELLO: u32 = 1;
+    pub const WAIT: u32 = 2;
+    pub const TAIL: u32 = 3;
+    pub const FORK: u32 = 4;
+    pub const RELEASE: u32 = 5;
+    pub const READ: u32 = 6;
+    pub const COST: u32 = 7;
+    pub const UNTRACED: u32 = 8;
+    pub const WAITING: u32 = 9;
+    pub const KERNEL_COST: u32 = 10;
+
+    pub const W_POLL: u16 = 1;
+    pub const W_SELECT: u16 = 2;
+    pub const W_EPOLL: u16 = 3;
+    pub const W_SLEEP: u16 = 4;
+    pub const W_SIGNAL: u16 = 5;
+    pub const W_FUTEX: u16 = 6;
+    pub const W_READ: u16 = 7;
+
+    /// The wait returned because its time was up (a tick, a timer).
+    pub const TIMED_OUT: u32 = 1 << 15;
+    /// The tracer sent it.
+    pub const TRACED: u32 = 1 << 14;
+    /// The kernel observer sent it.
+    pub const KERNEL: u32 = 1 << 13;
+
+    pub const KIND: usize = 0;
+    pub const PID: usize = 4;
+    pub const TID: usize = 8;
+    pub const LOST: usize = 12;
+    pub const WRITES: usize = 16;
+    pub const BYTES: usize = 24;
+    pub const FIRST_NS: usize = 32;
+    pub const START_NS: usize = 40;
+    pub const END_NS: usize = 48;
+    pub const FLUSHED_WRITES: usize = 56;
+    pub const FLUSHED_BYTES: usize = 60;
+}
 
 /// One thing an observer said.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -363,13 +405,7 @@ pub struct Wait {
     pub traced: bool,
 }
 
-/// On the wire, the bit of a wait's kind (the kind's high half) that says it timed out.
-pub const TIMED_OUT: u32 = 1 << 15;
-/// On the wire, the bit of a record's kind (its high half) that says the tracer sent it.
-pub const TRACED: u32 = 1 << 14;
-/// On the wire, the bit of a record's kind (its high half) that says the kernel observer sent
-/// it (`kernel.bpf.c`'s `KERNEL`).
-pub const KERNEL: u32 = 1 << 13;
+pub use wire::{KERNEL, TIMED_OUT, TRACED};
 
 impl Record {
     /// One record from its 64 bytes; an unknown kind is `None`.
@@ -380,68 +416,68 @@ impl Record {
             return None;
         }
         let wait = Wait {
-            pid: u32_at(4),
-            tid: u32_at(8),
-            lost: u32_at(12),
-            writes: u64_at(16),
-            bytes: u64_at(24),
-            first_write_ns: u64_at(32),
-            start_ns: u64_at(40),
-            end_ns: u64_at(48),
-            flushed_writes: u32_at(56),
-            flushed_bytes: u32_at(60),
+            pid: u32_at(wire::PID),
+            tid: u32_at(wire::TID),
+            lost: u32_at(wire::LOST),
+            writes: u64_at(wire::WRITES),
+            bytes: u64_at(wire::BYTES),
+            first_write_ns: u64_at(wire::FIRST_NS),
+            start_ns: u64_at(wire::START_NS),
+            end_ns: u64_at(wire::END_NS),
+            flushed_writes: u32_at(wire::FLUSHED_WRITES),
+            flushed_bytes: u32_at(wire::FLUSHED_BYTES),
             how: 0,
             timed_out: false,
-            traced: (u32_at(0) >> 16) & TRACED != 0,
+            traced: (u32_at(wire::KIND) >> 16) & TRACED != 0,
         };
-        let kind = u32_at(0);
+        let kind = u32_at(wire::KIND);
         match kind & 0xffff {
-            1 => {
-                let name = &bytes[16..40];
+            wire::HELLO => {
+                let name = &bytes[wire::WRITES..wire::START_NS];
                 let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
                 Some(Record::Hello {
                     pid: wait.pid,
                     name: String::from_utf8_lossy(&name[..end]).into_owned(),
                 })
             }
-            2 => Some(Record::Wait(Wait {
+            wire::WAIT => Some(Record::Wait(Wait {
                 how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL)) as u16,
                 timed_out: (kind >> 16) & TIMED_OUT != 0,
                 ..wait
             })),
-            3 => Some(Record::Tail(wait)),
-            9 => Some(Record::Waiting(Wait {
+            wire::TAIL => Some(Record::Tail(wait)),
+            wire::WAITING => Some(Record::Waiting(Wait {
                 how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL)) as u16,
                 ..wait
             })),
-            4 => Some(Record::Fork {
+            wire::FORK => Some(Record::Fork {
                 pid: wait.pid,
-                parent: u64_at(16) as u32,
+                parent: u64_at(wire::WRITES) as u32,
             }),
-            5 => Some(Record::Release(wait)),
-            6 => Some(Record::Read(wait)),
-            7 => Some(Record::Cost(TracerCost {
+            wire::RELEASE => Some(Record::Release(wait)),
+            wire::READ => Some(Record::Read(wait)),
+            wire::COST => Some(Record::Cost(TracerCost {
                 pid: wait.pid,
-                stops: u64_at(16),
-                write_stops: u64_at(24),
-                cpu_ns: u64_at(32),
-                images: u32_at(40),
-                left: u32_at(44),
+                stops: u64_at(wire::WRITES),
+                write_stops: u64_at(wire::BYTES),
+                cpu_ns: u64_at(wire::FIRST_NS),
+                images: u32_at(wire::START_NS),
+                left: u32_at(wire::START_NS + 4),
             })),
-            8 => Some(Record::Untraced {
+            wire::UNTRACED => Some(Record::Untraced {
                 pid: wait.pid,
-                errno: u32_at(16) as i32,
+                errno: u32_at(wire::WRITES) as i32,
             }),
-            10 => {
+            wire::KERNEL_COST => {
                 let counted = |v: u64| (v != u64::MAX).then_some(v);
                 Some(Record::Kernel(KernelCost {
                     pid: wait.pid,
-                    sent: u64_at(16),
-                    lost: u64_at(24),
-                    run_ns: counted(u64_at(32)),
-                    runs: counted(u64_at(40)),
-                    reader_cpu_ns: u64_at(48),
-                    programs: u32_at(56),
+                    sent: u64_at(wire::WRITES),
+                    lost: u64_at(wire::BYTES),
+                    run_ns: counted(u64_at(wire::FIRST_NS)),
+                    runs: counted(u64_at(wire::START_NS)),
+                    reader_cpu_ns: u64_at(wire::END_NS),
+                    programs: u32_at(wire::FLUSHED_WRITES),
                 }))
             }
             _ => None,
@@ -455,62 +491,62 @@ impl Record {
         let mut b = [0u8; RECORD];
         let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
         let wait = |kind: u32, w: &Wait, put: &mut dyn FnMut(usize, &[u8])| {
-            put(0, &kind.to_ne_bytes());
-            put(4, &w.pid.to_ne_bytes());
-            put(8, &w.tid.to_ne_bytes());
-            put(12, &w.lost.to_ne_bytes());
-            put(16, &w.writes.to_ne_bytes());
-            put(24, &w.bytes.to_ne_bytes());
-            put(32, &w.first_write_ns.to_ne_bytes());
-            put(40, &w.start_ns.to_ne_bytes());
-            put(48, &w.end_ns.to_ne_bytes());
-            put(56, &w.flushed_writes.to_ne_bytes());
-            put(60, &w.flushed_bytes.to_ne_bytes());
+            put(wire::KIND, &kind.to_ne_bytes());
+            put(wire::PID, &w.pid.to_ne_bytes());
+            put(wire::TID, &w.tid.to_ne_bytes());
+            put(wire::LOST, &w.lost.to_ne_bytes());
+            put(wire::WRITES, &w.writes.to_ne_bytes());
+            put(wire::BYTES, &w.bytes.to_ne_bytes());
+            put(wire::FIRST_NS, &w.first_write_ns.to_ne_bytes());
+            put(wire::START_NS, &w.start_ns.to_ne_bytes());
+            put(wire::END_NS, &w.end_ns.to_ne_bytes());
+            put(wire::FLUSHED_WRITES, &w.flushed_writes.to_ne_bytes());
+            put(wire::FLUSHED_BYTES, &w.flushed_bytes.to_ne_bytes());
         };
         match self {
             Record::Hello { pid, name } => {
-                put(0, &1u32.to_ne_bytes());
-                put(4, &pid.to_ne_bytes());
-                put(8, &pid.to_ne_bytes());
+                put(wire::KIND, &wire::HELLO.to_ne_bytes());
+                put(wire::PID, &pid.to_ne_bytes());
+                put(wire::TID, &pid.to_ne_bytes());
                 let name = name.as_bytes();
-                put(16, &name[..name.len().min(23)]);
+                put(wire::WRITES, &name[..name.len().min(23)]);
             }
             Record::Wait(w) => {
                 let how = u32::from(w.how) | if w.timed_out { TIMED_OUT } else { 0 };
-                wait(2 | (how | traced(w)) << 16, w, &mut put);
+                wait(wire::WAIT | (how | traced(w)) << 16, w, &mut put);
             }
-            Record::Tail(w) => wait(3 | traced(w) << 16, w, &mut put),
-            Record::Waiting(w) => wait(9 | u32::from(w.how) << 16, w, &mut put),
+            Record::Tail(w) => wait(wire::TAIL | traced(w) << 16, w, &mut put),
+            Record::Waiting(w) => wait(wire::WAITING | u32::from(w.how) << 16, w, &mut put),
             Record::Fork { pid, parent } => {
-                put(0, &4u32.to_ne_bytes());
-                put(4, &pid.to_ne_bytes());
-                put(16, &u64::from(*parent).to_ne_bytes());
+                put(wire::KIND, &wire::FORK.to_ne_bytes());
+                put(wire::PID, &pid.to_ne_bytes());
+                put(wire::WRITES, &u64::from(*parent).to_ne_bytes());
             }
-            Record::Release(w) => wait(5, w, &mut put),
-            Record::Read(w) => wait(6 | traced(w) << 16, w, &mut put),
+            Record::Release(w) => wait(wire::RELEASE, w, &mut put),
+            Record::Read(w) => wait(wire::READ | traced(w) << 16, w, &mut put),
             Record::Cost(c) => {
-                put(0, &7u32.to_ne_bytes());
-                put(4, &c.pid.to_ne_bytes());
-                put(16, &c.stops.to_ne_bytes());
-                put(24, &c.write_stops.to_ne_bytes());
-                put(32, &c.cpu_ns.to_ne_bytes());
-                put(40, &c.images.to_ne_bytes());
-                put(44, &c.left.to_ne_bytes());
+                put(wire::KIND, &wire::COST.to_ne_bytes());
+                put(wire::PID, &c.pid.to_ne_bytes());
+                put(wire::WRITES, &c.stops.to_ne_bytes());
+                put(wire::BYTES, &c.write_stops.to_ne_bytes());
+                put(wire::FIRST_NS, &c.cpu_ns.to_ne_bytes());
+                put(wire::START_NS, &c.images.to_ne_bytes());
+                put(wire::START_NS + 4, &c.left.to_ne_bytes());
             }
             Record::Untraced { pid, errno } => {
-                put(0, &8u32.to_ne_bytes());
-                put(4, &pid.to_ne_bytes());
-                put(16, &errno.to_ne_bytes());
+                put(wire::KIND, &wire::UNTRACED.to_ne_bytes());
+                put(wire::PID, &pid.to_ne_bytes());
+                put(wire::WRITES, &errno.to_ne_bytes());
             }
             Record::Kernel(k) => {
-                put(0, &10u32.to_ne_bytes());
-                put(4, &k.pid.to_ne_bytes());
-                put(16, &k.sent.to_ne_bytes());
-                put(24, &k.lost.to_ne_bytes());
-                put(32, &k.run_ns.unwrap_or(u64::MAX).to_ne_bytes());
-                put(40, &k.runs.unwrap_or(u64::MAX).to_ne_bytes());
-                put(48, &k.reader_cpu_ns.to_ne_bytes());
-                put(56, &k.programs.to_ne_bytes());
+                put(wire::KIND, &wire::KERNEL_COST.to_ne_bytes());
+                put(wire::PID, &k.pid.to_ne_bytes());
+                put(wire::WRITES, &k.sent.to_ne_bytes());
+                put(wire::BYTES, &k.lost.to_ne_bytes());
+                put(wire::FIRST_NS, &k.run_ns.unwrap_or(u64::MAX).to_ne_bytes());
+                put(wire::START_NS, &k.runs.unwrap_or(u64::MAX).to_ne_bytes());
+                put(wire::END_NS, &k.reader_cpu_ns.to_ne_bytes());
+                put(wire::FLUSHED_WRITES, &k.programs.to_ne_bytes());
             }
         }
         b
@@ -704,6 +740,95 @@ pub fn now_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// record.h is the one definition: every kind, kind of wait and flag it names has its value
+    /// in [`wire`], and every field of `struct record` its offset (laid out as C lays it out) and
+    /// size, and nothing is named on one side only.
+    #[test]
+    fn wire_matches_record_h() {
+        let header = include_str!("../record.h");
+        let code = |line: &str| line.split("/*").next().unwrap_or("").trim().to_owned();
+        let mut values: Vec<(String, u64)> = Vec::new();
+        for line in header.lines().map(code) {
+            let line = line.trim_end_matches(',');
+            if let Some((name, value)) = line.split_once(" = ")
+                && let Ok(value) = value.parse()
+            {
+                values.push((name.to_owned(), value));
+            } else if let Some(rest) = line.strip_prefix("#define ")
+                && let Some((name, shift)) = rest.split_once(" (1u << ")
+            {
+                let shift: u32 = shift.trim_end_matches(')').parse().unwrap();
+                values.push((name.to_owned(), 1 << shift));
+            }
+        }
+        let rust: [(&str, u64); 20] = [
+            ("HELLO", wire::HELLO.into()),
+            ("WAIT", wire::WAIT.into()),
+            ("TAIL", wire::TAIL.into()),
+            ("FORK", wire::FORK.into()),
+            ("RELEASE", wire::RELEASE.into()),
+            ("READ", wire::READ.into()),
+            ("COST", wire::COST.into()),
+            ("UNTRACED", wire::UNTRACED.into()),
+            ("WAITING", wire::WAITING.into()),
+            ("KERNEL_COST", wire::KERNEL_COST.into()),
+            ("W_POLL", wire::W_POLL.into()),
+            ("W_SELECT", wire::W_SELECT.into()),
+            ("W_EPOLL", wire::W_EPOLL.into()),
+            ("W_SLEEP", wire::W_SLEEP.into()),
+            ("W_SIGNAL", wire::W_SIGNAL.into()),
+            ("W_FUTEX", wire::W_FUTEX.into()),
+            ("W_READ", wire::W_READ.into()),
+            ("TIMED_OUT", wire::TIMED_OUT.into()),
+            ("TRACED", wire::TRACED.into()),
+            ("KERNEL", wire::KERNEL.into()),
+        ];
+        let rust: Vec<(String, u64)> = rust.iter().map(|&(n, v)| (n.to_owned(), v)).collect();
+        assert_eq!(
+            values, rust,
+            "record.h's names and values against lib.rs's `wire`"
+        );
+        let body = header
+            .split_once("struct record {")
+            .and_then(|(_, rest)| rest.split_once("};"))
+            .unwrap()
+            .0;
+        let mut offset = 0usize;
+        let mut fields: Vec<(String, usize, usize)> = Vec::new();
+        for line in body.lines().map(code).filter(|l| !l.is_empty()) {
+            let (ty, name) = line.trim_end_matches(';').split_once(' ').unwrap();
+            let size = match ty {
+                "record_u32" => 4,
+                "record_u64" => 8,
+                other => panic!("record.h: a field of type {other}"),
+            };
+            offset = offset.next_multiple_of(size);
+            fields.push((name.to_owned(), offset, size));
+            offset += size;
+        }
+        // Each field with its offset and the size `Record::parse` reads it at.
+        let rust = [
+            ("kind", wire::KIND, 4),
+            ("pid", wire::PID, 4),
+            ("tid", wire::TID, 4),
+            ("lost", wire::LOST, 4),
+            ("writes", wire::WRITES, 8),
+            ("bytes", wire::BYTES, 8),
+            ("first_ns", wire::FIRST_NS, 8),
+            ("start_ns", wire::START_NS, 8),
+            ("end_ns", wire::END_NS, 8),
+            ("flushed_writes", wire::FLUSHED_WRITES, 4),
+            ("flushed_bytes", wire::FLUSHED_BYTES, 4),
+        ];
+        let rust: Vec<(String, usize, usize)> =
+            rust.iter().map(|&(n, o, s)| (n.to_owned(), o, s)).collect();
+        assert_eq!(
+            fields, rust,
+            "struct record's fields against lib.rs's `wire`"
+        );
+        assert_eq!(offset, RECORD);
+    }
 
     fn wire(kind: u32, pid: u32, tid: u32, writes: u64, start: u64, end: u64) -> Vec<u8> {
         let mut r = vec![0u8; RECORD];

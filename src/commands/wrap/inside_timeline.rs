@@ -110,3 +110,27 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
     }
     .sorted()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::detect::timeline::WaitKind;
+    use flushlab_observer::wire;
+
+    /// The core reads a wait's kind by record.h's numbers (the core does not depend on the
+    /// observer crate: held here, where both are seen).
+    #[test]
+    fn the_cores_kinds_of_wait_are_record_hs() {
+        for (code, kind) in [
+            (wire::W_POLL, WaitKind::Poll),
+            (wire::W_SELECT, WaitKind::Select),
+            (wire::W_EPOLL, WaitKind::Epoll),
+            (wire::W_SLEEP, WaitKind::Sleep),
+            (wire::W_SIGNAL, WaitKind::Signal),
+            (wire::W_FUTEX, WaitKind::Futex),
+            (wire::W_READ, WaitKind::Read),
+        ] {
+            assert_eq!(WaitKind::from_wire(code), Some(kind), "{code}");
+        }
+        assert_eq!(WaitKind::from_wire(0), None);
+    }
+}
