@@ -64,6 +64,20 @@ pub fn scratch_dir(name: &str) -> Scratch {
     Scratch(dir)
 }
 
+/// A scratch directory another user can reach and write (for a test that runs something as
+/// them: under sudo, wrap writes as the person who ran it): in the system's temporary directory,
+/// since cargo's target directory may be private (a checkout under a 0700 home, a
+/// `CARGO_TARGET_DIR` under a 0700 directory); mode 0777, removed when dropped.
+pub fn scratch_dir_for_anyone(name: &str) -> Scratch {
+    use std::os::unix::fs::PermissionsExt;
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("flushlab-test-{}-{name}-{n}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    Scratch(dir)
+}
+
 /// See [`scratch_dir`].
 #[derive(Debug)]
 pub struct Scratch(PathBuf);
@@ -340,22 +354,16 @@ pub fn table_lines(output: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Whether this test runs as root and `nobody` can run the built flushlab through util-linux's
-/// runuser (the build may sit under a directory `nobody` cannot enter, a root's home).
-pub fn nobody_can_run_flushlab() -> bool {
-    rustix::process::geteuid().is_root()
-        && Path::new("/usr/sbin/runuser").exists()
-        && std::process::Command::new("/usr/sbin/runuser")
-            .args([
-                "-u",
-                "nobody",
-                "--",
-                "test",
-                "-x",
-                env!("CARGO_BIN_EXE_flushlab"),
-            ])
-            .status()
-            .is_ok_and(|s| s.success())
+/// This build of flushlab where another user can run it (a test runs it as nobody): a copy in
+/// a [`scratch_dir_for_anyone`], since cargo's target directory may be private. Gone with the
+/// scratch directory.
+pub fn flushlab_for_anyone() -> (Scratch, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir_for_anyone("flushlab");
+    let copy = dir.join("flushlab");
+    std::fs::copy(env!("CARGO_BIN_EXE_flushlab"), &copy).unwrap();
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, copy)
 }
 
 /// tests/corpus/NAME.c, built for this test: gone when the value is dropped.

@@ -388,6 +388,7 @@ fn refused_for_an_unprivileged_user_auto_falls_back_and_says_why() {
     if !kernel_allowed() || !common::has_programs(&["setpriv"]) {
         return;
     }
+    let (_dir, flushlab) = common::flushlab_for_anyone();
     let out = Command::new("setpriv")
         .args([
             "--reuid=nobody",
@@ -396,7 +397,7 @@ fn refused_for_an_unprivileged_user_auto_falls_back_and_says_why() {
             "--inh-caps=-all",
             "--",
         ])
-        .arg(env!("CARGO_BIN_EXE_flushlab"))
+        .arg(&flushlab)
         .args(["wrap", "--size", "80x24", "--", "sh", "-c", "echo hello"])
         .current_dir("/")
         .stdin(Stdio::null())
@@ -416,13 +417,11 @@ fn refused_for_an_unprivileged_user_auto_falls_back_and_says_why() {
 /// attached (CMD reads its parent's uid a moment after it starts).
 #[test]
 fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
-    use std::os::unix::fs::PermissionsExt;
     if !kernel_allowed() || !common::has_programs(&["setpriv"]) {
         return;
     }
-    // wrap writes its report as nobody, once it has become them.
-    let dir = common::scratch_dir("sudo");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // wrap writes its report as nobody, once it has become them: somewhere nobody can reach.
+    let dir = common::scratch_dir_for_anyone("sudo");
     let report = dir.join("r.json");
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args(["wrap", "--size", "80x24", "--export-json"])
@@ -912,4 +911,35 @@ fn w3m_in_xterm_is_staged_by_the_kernel_observer() {
         "{staged} of {}: {report}",
         answered.len()
     );
+}
+
+/// Under sudo wrap writes as the person who ran it: an output in a directory only root may
+/// write is refused in one line before CMD starts (exit 2), not after the run is measured.
+#[test]
+fn under_sudo_an_output_they_cannot_write_is_refused_before_cmd_starts() {
+    use std::os::unix::fs::PermissionsExt;
+    if !common::has_programs(&["setpriv"]) || !rustix::process::geteuid().is_root() {
+        return;
+    }
+    let dir = common::scratch_dir_for_anyone("sudo-refused");
+    let roots = dir.join("roots");
+    std::fs::create_dir(&roots).unwrap();
+    std::fs::set_permissions(&roots, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let started = dir.join("started");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--size", "80x24", "--export-json"])
+        .arg(roots.join("r.json"))
+        .args(["--", "touch"])
+        .arg(&started)
+        .env("SUDO_UID", "65534")
+        .env("SUDO_GID", "65534")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "an output nobody may write, under sudo");
+    assert!(
+        said.contains("--export-json") && said.contains("r.json") && said.contains("as nobody"),
+        "{said}"
+    );
+    assert!(!started.exists(), "CMD started: {said}");
 }

@@ -45,11 +45,7 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             ),
         });
     };
-    for (flag, destination) in args.outputs() {
-        destination
-            .check()
-            .map_err(|e| format!("wrap: {flag} '{destination}': {e}"))?;
-    }
+    check_outputs(args)?;
     if let Some(plot) = &args.plot {
         plot.check_named_for("svg")
             .map_err(|e| format!("wrap: --plot {e}"))?;
@@ -101,6 +97,26 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
         keys,
         profile,
     })
+}
+
+/// Every output writable, checked before anything runs as the identity that will write it:
+/// under sudo wrap becomes the person who ran it before it writes (running.rs), so their outputs
+/// are checked as them, or a run would be measured only to be lost.
+fn check_outputs(args: &WrapArgs) -> Result<(), Refusal> {
+    let writer = (!args.as_root && args.via.is_empty() && args.terminal.is_none())
+        .then(crate::sys::user::sudo_invoker)
+        .flatten();
+    for (flag, destination) in args.outputs() {
+        let checked = match &writer {
+            Some(them) => them
+                .as_them(|| destination.check())
+                .and_then(|checked| checked)
+                .map_err(|e| format!("{e} (as {}, whom wrap writes as under sudo)", them.name)),
+            None => destination.check().map_err(|e| e.to_string()),
+        };
+        checked.map_err(|e| format!("wrap: {flag} '{destination}': {e}"))?;
+    }
+    Ok(())
 }
 
 /// `--profile FILE`: a file that can be written (refused before anything starts), and samply

@@ -69,6 +69,33 @@ impl Invoker {
         .collect()
     }
 
+    /// `check` run as them, in a thread of its own that takes their groups, group and user:
+    /// what they may do, asked before root runs a whole measurement for them and then becomes
+    /// them to write it. The process keeps its identity.
+    pub fn as_them<T: Send>(&self, check: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+        use rustix::process::{Gid, Uid};
+        let name = CString::new(self.name.clone()).map_err(std::io::Error::other)?;
+        let groups: Vec<Gid> =
+            nix::unistd::getgrouplist(&name, nix::unistd::Gid::from_raw(self.gid))?
+                .into_iter()
+                .map(|g| Gid::from_raw(g.as_raw()))
+                .collect();
+        let (uid, gid) = (Uid::from_raw(self.uid), Gid::from_raw(self.gid));
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    // Raw system calls: this thread alone changes (glibc's wrappers would change
+                    // every thread of the process).
+                    rustix::thread::set_thread_groups(&groups)?;
+                    rustix::thread::set_thread_res_gid(gid, gid, gid)?;
+                    rustix::thread::set_thread_res_uid(uid, uid, uid)?;
+                    Ok(check())
+                })
+                .join()
+                .map_err(|_| std::io::Error::other("a check as the invoking user panicked"))?
+        })
+    }
+
     /// This process becomes them, every thread: their groups, their group, their user (real,
     /// effective and saved: root cannot be taken back).
     pub fn become_them(&self) -> std::io::Result<()> {
