@@ -170,9 +170,9 @@ fn run(
     ))
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+/// The p50 by the one percentile (`flushlab::statistics::rank`, the nearest rank).
+fn p50(values: Vec<f64>) -> f64 {
+    flushlab::statistics::median(values).unwrap_or(f64::NAN)
 }
 
 fn main() -> anyhow::Result<()> {
@@ -220,8 +220,8 @@ fn main() -> anyhow::Result<()> {
                 size.1,
                 frame.len() as f64 / 1e3,
                 wait.name(),
-                median(fps),
-                median(cpu),
+                p50(fps),
+                p50(cpu),
             );
         }
     }

@@ -8,8 +8,8 @@
 // and tests `flushlab::meters`; the CLI and the screens are this crate's own.
 pub use flushlab_core::{
     accounting, backend, condition, confirm, detect, embed, figures, files, frame_writer,
-    keyscript, latency, meters, outcome, results, scene, subject, sys, timing, units, wait,
-    writer_mode,
+    keyscript, latency, meters, outcome, results, scene, statistics, subject, sys, timing, units,
+    wait, writer_mode,
 };
 
 pub mod app;

@@ -19,5 +19,5 @@ pub fn rank(values: &mut [f64], q: f64) -> f64 {
     if values.is_empty() {
         return f64::NAN;
     }
-    flushlab_core::results::statistics::percentile(values, q)
+    flushlab_core::statistics::percentile(values, q)
 }

@@ -6,7 +6,7 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 use crate::results::painted::PaintRun;
-use crate::results::statistics::median;
+use crate::statistics::median;
 
 const ROW_HEIGHT: u32 = 30;
 const ACCEPTED: RGBColor = RGBColor(170, 200, 235);

@@ -639,9 +639,8 @@ fn paint_value(runs: &[PaintRun], spec: &str, field: PaintField) -> Result<Value
             ));
         }
     };
-    let spread =
-        flushlab_core::results::statistics::Spread::of(group.iter().filter_map(|r| field(r)))
-            .ok_or_else(|| format!("{spec} has no such figure"))?;
+    let spread = flushlab_core::statistics::Spread::of(group.iter().filter_map(|r| field(r)))
+        .ok_or_else(|| format!("{spec} has no such figure"))?;
     Ok(Value::Spread(spread.median, spread.min, spread.max))
 }
 

@@ -132,7 +132,7 @@ fn overhead(frames: u64, rounds: usize) -> io::Result<()> {
         let buffered = BufWriter::with_capacity(1 << 16, stdout_dup()?);
         off.push(frames as f64 / draw_frames(buffered, frames, None)?.as_secs_f64());
     }
-    let median = |v: &mut Vec<f64>| flushlab_core::results::statistics::median(v.drain(..));
+    let median = |v: &mut Vec<f64>| flushlab_core::statistics::median(v.drain(..));
     let (on, off) = (
         median(&mut on).unwrap_or_default(),
         median(&mut off).unwrap_or_default(),

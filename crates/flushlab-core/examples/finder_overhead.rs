@@ -151,7 +151,7 @@ fn main() {
             std::hint::black_box(finder(&bytes, at));
         }));
     }
-    let median = |v: Vec<f64>| flushlab_core::results::statistics::median(v).unwrap_or_default();
+    let median = |v: Vec<f64>| flushlab_core::statistics::median(v).unwrap_or_default();
     let (parse, direct, dynamic) = (median(parse), median(direct), median(dynamic));
     println!(
         "{} bytes, {FRAMES} frames at {}x{}, {events} events ({:.0} a frame); median of {rounds} rounds",

@@ -64,7 +64,7 @@ impl Histogram {
             return 0;
         }
         // The nearest rank, counted through the buckets.
-        let rank = crate::results::statistics::rank(quantile, self.total as usize) as u64;
+        let rank = crate::statistics::rank(quantile, self.total as usize) as u64;
         let mut seen = 0;
         for (bucket, &count) in self.counts.iter().enumerate() {
             seen += count;

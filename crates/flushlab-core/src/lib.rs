@@ -35,6 +35,7 @@ pub mod meters;
 pub mod outcome;
 pub mod results;
 pub mod scene;
+pub mod statistics;
 pub mod subject;
 pub mod sys;
 pub mod timing;

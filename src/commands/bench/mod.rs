@@ -2,7 +2,7 @@
 //! same way, with the two ceilings beside them.
 //!
 //! Split like hyperfine: this module schedules (sizes × subjects, warm-up, rounds of runs,
-//! exports after each run), [`executor`] runs one child, [`crate::results::statistics`]
+//! exports after each run), [`executor`] runs one child, [`crate::statistics`]
 //! summarises, [`crate::results`] is the plain data the [`crate::results::export`]ers and the
 //! [`crate::results::plot`] read.
 

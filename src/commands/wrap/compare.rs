@@ -21,8 +21,9 @@ use super::wrap_report::WrapReport;
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, complain};
-use crate::results::statistics::Spread;
+use crate::results::verdict::Ratio;
 use crate::results::waterfall::Panel;
+use crate::statistics::Spread;
 use crate::units::{bytes, count, thousands};
 
 /// A round's length when `--duration` is not given.
@@ -52,6 +53,11 @@ pub struct Comparison {
 pub struct KeySpeedup {
     pub key_to_frame_p50: Option<Spread>,
     pub key_to_frame_p95: Option<Spread>,
+    /// Key to frame p50, tried over as is (NEW over OLD), as `--against` answers it: the
+    /// rounds' trimmed geometric mean and its 95% bootstrap interval (`Ratio::of_rounds`, one
+    /// function for both); `null` under three rounds. The answer printed.
+    pub key_to_frame_p50_ratio: Option<Ratio>,
+    pub key_to_frame_p95_ratio: Option<Ratio>,
     pub stages_p50: StageSpeedup,
 }
 
@@ -152,9 +158,14 @@ pub fn run(
 fn key_speedup(as_is: &[WrapReport], tried: &[WrapReport]) -> KeySpeedup {
     let ratio =
         |figure: &dyn Fn(&WrapReport) -> Option<f64>| Spread::of_ratios(as_is, tried, figure);
+    let new_over_old = |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
+        new_over_old(&rounds_of(as_is, tried, figure))
+    };
     KeySpeedup {
         key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
         key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
+        key_to_frame_p50_ratio: new_over_old(&|r| Some(key_to_frame(r)?.p50)),
+        key_to_frame_p95_ratio: new_over_old(&|r| Some(key_to_frame(r)?.p95)),
         stages_p50: StageSpeedup {
             input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
             processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
@@ -189,6 +200,40 @@ fn draw_last_round(
         })
         .collect();
     draw_keys(destination, &plot_title(command, a), &panels)
+}
+
+/// Tried over as is from each round's (as is, tried) figures: `--against`'s answer to the same
+/// question (its verdict's ratio, looked at once), so the two never give two statistics of
+/// "how much faster".
+pub(super) fn new_over_old(rounds: &[(f64, f64)]) -> Option<Ratio> {
+    Ratio::of_rounds(rounds)
+}
+
+/// A tried-over-as-is ratio as the summary says it: the estimate, its interval and how many
+/// times faster; unknown under three rounds.
+pub(super) fn answered(ratio: Option<Ratio>) -> String {
+    ratio.map_or("unknown (an interval needs 3 rounds)".to_owned(), |r| {
+        format!(
+            "×{:.3} (×{:.3}–×{:.3}), {:.1} times faster",
+            r.estimate,
+            r.low,
+            r.high,
+            1.0 / r.estimate
+        )
+    })
+}
+
+/// Each round's (as is, tried) figure, where both have it: `--against`'s (OLD, NEW).
+pub(super) fn rounds_of(
+    as_is: &[WrapReport],
+    tried: &[WrapReport],
+    figure: &dyn Fn(&WrapReport) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    as_is
+        .iter()
+        .zip(tried)
+        .filter_map(|(a, t)| Some((figure(a)?, figure(t)?)))
+        .collect()
 }
 
 fn key_to_frame(report: &WrapReport) -> Option<Percentiles> {
@@ -295,15 +340,11 @@ impl Comparison {
     fn keys_and_bytes(&self) -> String {
         let mut out = String::new();
         if let Some(k) = self.key_speedup {
-            let spread = |s: Option<Spread>| {
-                s.map_or("unknown".to_owned(), |s| {
-                    format!("×{:.2} (×{:.2}–×{:.2})", s.median, s.min, s.max)
-                })
-            };
             out += &format!(
-                "\nkey to frame: p50 {} faster, p95 {} faster (as is over tried, round by round)",
-                spread(k.key_to_frame_p50),
-                spread(k.key_to_frame_p95)
+                "\nkey to frame, tried over as is (as --against answers: the rounds' trimmed \
+                 geometric mean, 95% bootstrap interval): p50 {}, p95 {}",
+                answered(k.key_to_frame_p50_ratio),
+                answered(k.key_to_frame_p95_ratio)
             );
             out += &self.stages_lines(k.stages_p50);
         }

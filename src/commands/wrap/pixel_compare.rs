@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::args::Fix;
 use super::args::WrapArgs;
+use super::compare::answered;
 use super::pixel_report::PixelReport;
 use super::rounds::{Plan, play};
 use super::side::{RunReport, Side};
@@ -19,7 +20,8 @@ use super::wrap_report::WrapReport;
 use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
 use crate::outcome::{Outcome, complain};
 use crate::painting::terminals::{Terminal, TerminalOption};
-use crate::results::statistics::Spread;
+use crate::results::verdict::Ratio;
+use crate::statistics::Spread;
 use crate::units::milliseconds;
 
 /// The `--export-json` of a comparison in a terminal: every run, and the ratios (as is over
@@ -40,6 +42,10 @@ pub struct PixelComparison {
     pub key_to_frame_p50: Option<Spread>,
     /// Key to frame headless, wrap reading the pty.
     pub headless_key_to_frame_p50: Option<Spread>,
+    /// Key to last pixel p50 and key to frame p50 headless, tried over as is, as `--against`
+    /// answers (`compare::new_over_old`): the answers printed.
+    pub last_pixel_p50_ratio: Option<Ratio>,
+    pub headless_key_to_frame_p50_ratio: Option<Ratio>,
 }
 
 pub fn run(
@@ -61,6 +67,8 @@ pub fn run(
         first_pixel_p50: None,
         key_to_frame_p50: None,
         headless_key_to_frame_p50: None,
+        last_pixel_p50_ratio: None,
+        headless_key_to_frame_p50_ratio: None,
     };
     // Each round: in the terminal as it is, then tried; then headless as it is, then tried.
     let sides = [
@@ -109,6 +117,13 @@ pub fn run(
     c.headless_key_to_frame_p50 = ratio(&c.headless_as_is, &c.headless_tried, headless, |k| {
         Some(k.key_to_frame_ms?.p50)
     });
+    c.last_pixel_p50_ratio = new_over_old(&c.as_is, &c.tried, in_terminal, |k| {
+        Some(k.pixels_ms?.last.p50)
+    });
+    c.headless_key_to_frame_p50_ratio =
+        new_over_old(&c.headless_as_is, &c.headless_tried, headless, |k| {
+            Some(k.key_to_frame_ms?.p50)
+        });
     complain(&c.table(&args.command_line()));
     if let Some(destination) = &args.report {
         destination
@@ -137,6 +152,21 @@ fn ratio<R>(
     figure: impl Fn(&KeyLatencies) -> Option<f64>,
 ) -> Option<Spread> {
     Spread::of_ratios(as_is, tried, |r| figure(keys(r)?))
+}
+
+/// `figure` tried over as is, as `--against` answers (`compare::new_over_old`).
+fn new_over_old<R>(
+    as_is: &[R],
+    tried: &[R],
+    keys: impl Fn(&R) -> Option<&KeyLatencies>,
+    figure: impl Fn(&KeyLatencies) -> Option<f64>,
+) -> Option<Ratio> {
+    let rounds: Vec<(f64, f64)> = as_is
+        .iter()
+        .zip(tried)
+        .filter_map(|(a, t)| Some((figure(keys(a)?)?, figure(keys(t)?)?)))
+        .collect();
+    super::compare::new_over_old(&rounds)
 }
 
 /// The median over runs of a figure of their keys.
@@ -200,8 +230,13 @@ impl PixelComparison {
         .collect();
         out += &crate::results::export::markdown_table(&header, &rows, 1);
         out += &format!(
-            "in {name}: key to last pixel p50 {} faster, p95 {}; first pixel p50 {}; key to frame p50 {}\n",
-            spread(self.last_pixel_p50),
+            "in {name}: key to last pixel p50, tried over as is (as --against answers: the \
+             rounds' trimmed geometric mean, 95% bootstrap interval) {}\n",
+            answered(self.last_pixel_p50_ratio)
+        );
+        out += &format!(
+            "in {name}, as is over tried, round by round: key to last pixel p95 {}; first pixel \
+             p50 {}; key to frame p50 {}\n",
             spread(self.last_pixel_p95),
             spread(self.first_pixel_p50),
             spread(self.key_to_frame_p50),
@@ -213,8 +248,8 @@ impl PixelComparison {
                 .map_or(&[][..], |r| &r.terminal_options[..]),
         );
         out += &format!(
-            "headless (wrap reading the pty): key to frame p50 {} faster (as is over tried, round by round)",
-            spread(self.headless_key_to_frame_p50)
+            "headless (wrap reading the pty): key to frame p50, tried over as is {}",
+            answered(self.headless_key_to_frame_p50_ratio)
         );
         for (side, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
             let cells: Vec<String> = [

@@ -27,7 +27,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::timeline::{Burst, TerminalRead, Timeline, WaitKind, WaitSpan};
-use crate::results::statistics::percentile;
+use crate::statistics::percentile;
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
 /// inside: far longer than the gaps between an unbuffered program's writes (microseconds),
@@ -302,7 +302,7 @@ pub struct PixelSummary {
     pub changes: u64,
 }
 
-/// p50, p95 and max of some milliseconds ([`rank`](crate::results::statistics::rank)).
+/// p50, p95 and max of some milliseconds ([`rank`](crate::statistics::rank)).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     pub p50: f64,

@@ -4,9 +4,9 @@
 
 use super::conditions::{Reader, Sink, Size};
 use super::row::Row;
-use super::statistics::Spread;
 use super::verdict::{Looks, Ratio, Verdict};
 use crate::backend::BackendKind;
+use crate::statistics::Spread;
 use crate::subject::Subject;
 
 /// Two backends' fastest modes compared round by round, at one size, sink and reader: the

@@ -11,7 +11,6 @@ pub mod painted;
 pub mod plot;
 mod row;
 mod sent;
-pub mod statistics;
 pub mod trace;
 pub mod verdict;
 pub mod waterfall;
@@ -22,9 +21,9 @@ pub use self::row::{FailedRun, Row, Run};
 pub use self::sent::from_sent_json;
 
 use self::conditions::{Reader, Sink, Size, Unit, Workload};
-use self::statistics::{NOISY, Spread};
 use crate::backend::BackendKind;
 use crate::scene::Scene;
+use crate::statistics::{NOISY, Spread};
 use crate::subject::{FloodWriter, Subject};
 use crate::units::format_capacity;
 use crate::wait::Wait;

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::conditions::{Reader, Sink, Size};
-use super::statistics::{Spread, median};
 use crate::backend::BackendKind;
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::figures::{Figures, PerSecond, TimeSplit, WriterSplit};
+use crate::statistics::{Spread, median};
 use crate::subject::Subject;
 
 /// One counted run of one subject at one size: the figures of the child's report (a frame's, or

@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::statistics::median;
+use crate::statistics::{median, percentile};
 
 /// Resamplings of the rounds for an interval.
 pub const RESAMPLES: usize = 4000;
@@ -200,7 +200,7 @@ impl Ratio {
             })
             .collect();
         means.sort_by(f64::total_cmp);
-        let at = |q: f64| means[((q * RESAMPLES as f64) as usize).min(RESAMPLES - 1)].exp();
+        let at = |q: f64| percentile(&means, q).exp();
         Some(Ratio {
             estimate,
             low: at(level / 2.0),

@@ -50,7 +50,7 @@ impl Against {
             ),
         };
         let median = |pick: &dyn Fn(&Round) -> Option<f64>| {
-            crate::results::statistics::Spread::of(self.rounds.iter().filter_map(pick))
+            crate::statistics::Spread::of(self.rounds.iter().filter_map(pick))
                 .map_or("unknown".to_owned(), |s| milliseconds(s.median))
         };
         let header: Vec<String> = ["build".to_owned(), format!("{} p50", v.measure.name())]

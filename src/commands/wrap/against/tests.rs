@@ -180,3 +180,30 @@ fn the_markdown_is_a_table_with_its_rule() {
     assert!(lines[header + 1].starts_with("|---"), "{md}");
     assert!(md.contains("stopped after 10 round(s)"), "{md}");
 }
+
+/// `--compare` answers "how much faster" with `--against`'s statistic: on the same recorded
+/// rounds the two give the same estimate and interval, bit for bit (the bootstrap's seed is
+/// fixed), at the p50 (the verdict's) and the p95.
+#[test]
+fn compare_and_against_give_one_answer_on_the_same_rounds() {
+    let pairs = [
+        ((5.0, 1.0), (4.1, 0.2)),
+        ((5.3, 1.1), (4.0, 0.2)),
+        ((4.9, 0.9), (4.4, 0.3)),
+        ((5.6, 1.2), (3.9, 0.2)),
+        ((5.2, 1.0), (4.2, 0.3)),
+    ];
+    let against = verdict(&rounds(&pairs));
+    let bits = |r: crate::results::verdict::Ratio| {
+        (r.estimate.to_bits(), r.low.to_bits(), r.high.to_bits())
+    };
+    let p50s: Vec<(f64, f64)> = pairs.iter().map(|&((o, _), (n, _))| (o, n)).collect();
+    let compare = super::super::compare::new_over_old(&p50s);
+    assert!(compare.is_some());
+    assert_eq!(against.ratio.map(bits), compare.map(bits));
+    let p95s: Vec<(f64, f64)> = p50s.iter().map(|&(o, n)| (o * 1.5, n * 1.5)).collect();
+    assert_eq!(
+        against.p95_ratio.map(bits),
+        super::super::compare::new_over_old(&p95s).map(bits)
+    );
+}

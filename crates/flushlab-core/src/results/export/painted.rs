@@ -3,7 +3,7 @@
 
 use super::csv_field;
 use crate::results::painted::{PaintRun, groups};
-use crate::results::statistics::Spread;
+use crate::statistics::Spread;
 use crate::units::{count, percent, printable};
 
 /// The results as a Markdown table: a row per terminal × mode × sync × size, each figure the
