@@ -186,6 +186,24 @@ fn spread(s: Option<Spread>) -> String {
 }
 
 impl PixelComparison {
+    /// The answer (key to last pixel p50, as `--against` gives it) and the rest, round by round.
+    fn ratios_said(&self, name: &str) -> String {
+        let mut out = String::new();
+        out += &format!(
+            "in {name}: key to last pixel p50, tried over as is (as --against answers: the \
+             rounds' trimmed geometric mean, 95% bootstrap interval) {}\n",
+            answered(self.last_pixel_p50_ratio)
+        );
+        out += &format!(
+            "in {name}, as is over tried, round by round: key to last pixel p95 {}; first pixel \
+             p50 {}; key to frame p50 {}\n",
+            spread(self.last_pixel_p95),
+            spread(self.first_pixel_p50),
+            spread(self.key_to_frame_p50),
+        );
+        out
+    }
+
     /// The table printed after the rounds.
     pub fn table(&self, command: &str) -> String {
         let name = self.terminal.name();
@@ -229,18 +247,7 @@ impl PixelComparison {
         })
         .collect();
         out += &crate::results::export::markdown_table(&header, &rows, 1);
-        out += &format!(
-            "in {name}: key to last pixel p50, tried over as is (as --against answers: the \
-             rounds' trimmed geometric mean, 95% bootstrap interval) {}\n",
-            answered(self.last_pixel_p50_ratio)
-        );
-        out += &format!(
-            "in {name}, as is over tried, round by round: key to last pixel p95 {}; first pixel \
-             p50 {}; key to frame p50 {}\n",
-            spread(self.last_pixel_p95),
-            spread(self.first_pixel_p50),
-            spread(self.key_to_frame_p50),
-        );
+        out += &self.ratios_said(name);
         out += &render_delays_said(
             self.terminal,
             self.as_is
