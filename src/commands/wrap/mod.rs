@@ -15,6 +15,7 @@ mod in_terminal;
 pub mod inside;
 pub mod inside_report;
 pub mod inside_timeline;
+mod launch;
 mod one_run;
 mod outputs;
 mod own_writes;

@@ -149,10 +149,83 @@ struct Running {
     program: String,
 }
 
+/// The threads that watch CMD as it runs, and what they share: the reader of its output (and
+/// the frame finder it feeds), the forwarder of the user's keys and resizes when interactive,
+/// the sender of `--keys` when headless.
+struct Watchers {
+    reader: ReaderModel,
+    finder: Arc<Mutex<FrameFinder>>,
+    own: Arc<OwnWrites>,
+    child_gone: Arc<AtomicBool>,
+    reading: Reading,
+    forwarding: Option<std::thread::JoinHandle<()>>,
+    sending: Option<Sending>,
+}
+
+impl Watchers {
+    fn start(
+        args: &WrapArgs,
+        how: &How<'_>,
+        (pty, size, started): (&Pty, (u16, u16), Instant),
+        recording: &Arc<Recording>,
+    ) -> anyhow::Result<Watchers> {
+        let interactive = how.interactive;
+        let reader = if interactive {
+            ReaderModel::Drain
+        } else {
+            args.reader
+        };
+        let finder = Arc::new(Mutex::new(FrameFinder::new(
+            size,
+            args.frame_gap,
+            !matches!(reader, ReaderModel::Throttle { .. }),
+        )));
+        let own = Arc::new(OwnWrites::default());
+        let child_gone = Arc::new(AtomicBool::new(false));
+        let modes = Arc::new(SharedModes::default());
+        let reading = read_output(
+            pty,
+            (reader, size, interactive, started),
+            (recording, &finder),
+            &own,
+            &child_gone,
+            &modes,
+        )?;
+        let forwarding = if interactive {
+            Some(forward_keys_and_resizes(
+                pty,
+                &child_gone,
+                &finder,
+                &own,
+                recording,
+            )?)
+        } else {
+            None
+        };
+        let sending = match how.keys {
+            Some(keys) if !interactive => Some(super::typing::send(
+                pty.master.try_clone()?,
+                keys,
+                recording,
+                (&child_gone, &modes, &own),
+            )?),
+            _ => None,
+        };
+        Ok(Watchers {
+            reader,
+            finder,
+            own,
+            child_gone,
+            reading,
+            forwarding,
+            sending,
+        })
+    }
+}
+
 impl Running {
-    // One run's start, in the order it must happen (observer, tree, child, threads); the
-    // keys and the answering terminal grew it past the lint's length.
-    #[allow(clippy::too_many_lines)]
+    /// One run's start, in the order it must happen: the pty and the user's terminal, the
+    /// observer and the command, the tree, the child, the threads that watch it.
     fn start(args: &WrapArgs, program: &Path, how: How<'_>) -> anyhow::Result<Running> {
         let interactive = how.interactive;
         let size = if interactive {
@@ -172,93 +245,15 @@ impl Running {
             None
         };
         // Before the tree's counters start: writing the observer into memory is wrap's write.
-        // --profile: the marker files, which only the observer can map (it is off with
-        // --no-observer: samply records without markers then).
-        // (The tracer maps no marker files: samply records without markers then.)
-        let way = args.observer(program);
-        let markers = match how.profile {
-            Some(_) if way.is_some_and(super::args::Way::preloads) => {
-                Some(super::profiling::Preparing::new()?)
-            }
-            _ => None,
-        };
         let recording = Arc::new(Recording::default());
-        let mut inside = match (way, how.via) {
-            (None, _) => None,
-            (Some(_), Some(wire)) => Some(Observation::at_far_root(
-                &pty,
-                wire,
-                (program, &args.command),
-                &recording,
-            )?),
-            (Some(way), None) => {
-                let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-                let kernel_first = args.kernel_first(how.fix);
-                Some(Observation::start(
-                    (way, kernel_first),
-                    Some(&pty),
-                    how.fix,
-                    asks,
-                )?)
-            }
-        };
-        let (program, words) = match &inside {
-            Some(inside) => inside.command(program, &args.command[1..])?,
-            None => (program.to_owned(), args.command[1..].to_vec()),
-        };
-        // Under sudo, CMD runs as the person who ran it (through util-linux's setpriv, beside
-        // the setsid the pty uses), on a pty that is theirs; `--via`: sshd's login makes them
-        // the far user, and wrap keeps root to attach at the far root once CMD's shim calls.
-        let invoker = (!args.as_root && how.via.is_none())
-            .then(crate::sys::user::sudo_invoker)
-            .flatten();
-        let (program, words) = match &invoker {
-            Some(invoker) => {
-                rustix::fs::fchown(
-                    pty.open_slave()?,
-                    Some(rustix::fs::Uid::from_raw(invoker.uid)),
-                    Some(rustix::fs::Gid::from_raw(invoker.gid)),
-                )?;
-                let setpriv = crate::files::find_program("setpriv".as_ref()).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "wrap: under sudo CMD runs as {} through setpriv (util-linux), which is \
-                         not installed: apt-get install util-linux, or --as-root",
-                        invoker.name
-                    )
-                })?;
-                let mut all = invoker.setpriv_words();
-                all.push(program.into_os_string());
-                all.extend(words);
-                (setpriv, all)
-            }
-            None => (program, words),
-        };
+        let (mut inside, markers) =
+            super::launch::observer(args, program, &how, (&pty, &recording))?;
+        let (program, words, invoker) =
+            super::launch::command(args, program, &how, &pty, inside.as_ref())?;
         let mut tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
-        let environment = inside.as_ref().map(Observation::environment);
-        let spawn = || {
-            pty.spawn(&program, |command| {
-                command.args(&words);
-                if let Some(environment) = environment {
-                    command.envs(environment);
-                }
-                if let Some(invoker) = &invoker {
-                    command.envs(invoker.environment());
-                }
-            })
-        };
-        let child = match (&mut inside, how.via) {
-            (Some(inside), Some(wire)) => inside.spawning(|| wire.in_near(spawn))?,
-            (Some(inside), None) => inside.spawning(spawn),
-            (None, _) => spawn(),
-        }?;
-        // The observer is attached and CMD started: root is needed no more.
-        if let Some(invoker) = &invoker {
-            invoker
-                .become_them()
-                .map_err(|e| anyhow::anyhow!("wrap: becoming {} after sudo: {e}", invoker.name))?;
-        }
+        let child = super::launch::spawn(&pty, (&program, &words, invoker), &mut inside, &how)?;
         let pid = child.id() as i32;
         let traced = inside.as_ref().is_some_and(|i| i.way().traces());
         traced.then(|| tree.is_the_tracer(pid));
@@ -277,47 +272,15 @@ impl Running {
                 },
             )?;
         }
-        let reader = if interactive {
-            ReaderModel::Drain
-        } else {
-            args.reader
-        };
-        let finder = Arc::new(Mutex::new(FrameFinder::new(
-            size,
-            args.frame_gap,
-            !matches!(reader, ReaderModel::Throttle { .. }),
-        )));
-        let own = Arc::new(OwnWrites::default());
-        let child_gone = Arc::new(AtomicBool::new(false));
-        let modes = Arc::new(SharedModes::default());
-        let reading = read_output(
-            &pty,
-            (reader, size, interactive, started),
-            (&recording, &finder),
-            &own,
-            &child_gone,
-            &modes,
-        )?;
-        let forwarding = if interactive {
-            Some(forward_keys_and_resizes(
-                &pty,
-                &child_gone,
-                &finder,
-                &own,
-                &recording,
-            )?)
-        } else {
-            None
-        };
-        let sending = match how.keys {
-            Some(keys) if !interactive => Some(super::typing::send(
-                pty.master.try_clone()?,
-                keys,
-                &recording,
-                (&child_gone, &modes, &own),
-            )?),
-            _ => None,
-        };
+        let Watchers {
+            reader,
+            finder,
+            own,
+            child_gone,
+            reading,
+            forwarding,
+            sending,
+        } = Watchers::start(args, &how, (&pty, size, started), &recording)?;
         // Before the keys can start (they wait for the watcher), so that they are recorded.
         let profiling = match (how.profile, markers) {
             (Some((samply, output)), Some(markers)) => {
