@@ -2,7 +2,55 @@
 //! kernel, one shape) turned into the core's `Inside` — each thread's bursts of terminal writes,
 //! its reads of the terminal, its waits — on CLOCK_MONOTONIC.
 
+use std::sync::Mutex;
+
 use flushlab_observer::Sightings;
+
+use super::inside::Observation;
+use super::inside_report::InsideReport;
+use crate::detect::finder::FrameFinder;
+
+/// After CMD's tree is gone: what the observer saw, as the report says it, and, where the frames
+/// are CMD's waits, the timeline's events; the frame finder is told the waits (and, where every
+/// terminal write was seen, the bursts: the count the keys' frames add up to). `program` is
+/// CMD's name, `writer` the tree's writer's executable.
+pub(super) fn seen_from_inside(
+    inside: Observation,
+    finder: &Mutex<FrameFinder>,
+    (program, writer): (&str, &str),
+) -> (InsideReport, Option<crate::detect::timeline::Inside>) {
+    let (base, fix, way) = (inside.base(), inside.fix, inside.way());
+    let why = inside.why().to_owned();
+    let sightings = inside.finish();
+    let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
+    let report = InsideReport::of(
+        &sightings,
+        finder.bytes,
+        finder.newlines,
+        program,
+        (way, fix, &why, writer),
+    );
+    if !report.frames_from_waits() {
+        return (report, None);
+    }
+    finder.set_waits(&sightings.boundaries(), base);
+    let mut events = timeline(&sightings);
+    // (A shell whose builtin draws while its child sleeps waits in no call the observer sees:
+    // its output is all a tail, no burst, and its frames are told by when the child's waits
+    // were.)
+    if report.saw_every_write() && !events.bursts.is_empty() {
+        let bursts: Vec<(u64, u64)> = events.bursts.iter().map(|b| (b.end_ns, b.bytes)).collect();
+        finder.set_bursts(&bursts, base);
+        for (burst, continues) in events
+            .bursts
+            .iter_mut()
+            .zip(finder.continuing_bursts().unwrap_or_default())
+        {
+            burst.continues = continues;
+        }
+    }
+    (report, Some(events))
+}
 
 /// The frames' bursts: each wait's writes before it, and the writes of processes that never
 /// waited, which end with them (or their exec, or their fork). Those tails are one frame until

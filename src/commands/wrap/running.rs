@@ -311,10 +311,26 @@ impl Running {
         })
     }
 
+    /// Keys stop going to CMD (within one poll tick): what the terminal answers next is wrap's.
+    /// Keys CMD never read may have filled the pty's input queue, holding the forwarder in
+    /// write(2) for good (it hung wrap for 40 s and more): they are discarded until it is out.
+    /// A forwarder still stuck after that is left to the exit.
+    fn forwarder_done(&mut self) {
+        if let Some(forwarding) = self.forwarding.take() {
+            let until = Instant::now() + Duration::from_secs(1);
+            while !forwarding.is_finished() && Instant::now() < until {
+                let _ = self.pty.discard_input();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if forwarding.is_finished() {
+                let _ = forwarding.join();
+            }
+        }
+    }
+
     /// After CMD ended (or was ended): the rest of its tree ended, the threads done, the user's
     /// terminal given back, and what was measured.
     // The end in its order (tree, keys, forwarder, reader, parser, observer, terminal).
-    #[allow(clippy::too_many_lines)]
     fn finish(
         mut self,
         ended_by_wrap: bool,
@@ -334,42 +350,10 @@ impl Running {
         let seconds = (ended - self.started).as_secs_f64();
         self.child_gone.store(true, Ordering::Relaxed);
         let keys = KeysRun::of(self.sending.take(), keys, script, self.started);
-        // Keys stop going to CMD (within one poll tick): what the terminal answers next is
-        // wrap's. Keys CMD never read may have filled the pty's input queue, holding the
-        // forwarder in write(2) for good (it hung wrap for 40 s and more): they are discarded
-        // until it is out. A forwarder still stuck after that is left to the exit.
-        if let Some(forwarding) = self.forwarding.take() {
-            let until = Instant::now() + Duration::from_secs(1);
-            while !forwarding.is_finished() && Instant::now() < until {
-                let _ = self.pty.discard_input();
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if forwarding.is_finished() {
-                let _ = forwarding.join();
-            }
-        }
+        self.forwarder_done();
         let keys = keys.or_else(|| KeysRun::typed(&self.recording.keys_sent(), self.started));
-        // The reader ends when every holder of the pty's slave is gone, which the end of the
-        // tree makes sure of; a process that escaped it may keep it: then what was read is the
-        // answer.
         drop(self.pty);
-        let read = &self.reading.read;
-        let until = Instant::now() + Duration::from_secs(1);
-        while !read.load(Ordering::Relaxed) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // Interactive and not all read: the reader waits in write(2) on a terminal that stopped
-        // reading (Ctrl-S, a stalled ssh), and any write of ours would wait with it.
-        let terminal_stalled = self.session.is_some() && !read.load(Ordering::Relaxed);
-        // What was read is parsed whole, however busy the machine: the parse queue holds 4 MiB
-        // at most (a busy test machine took over a second for it, and the counts came short).
-        let until = Instant::now() + Duration::from_secs(30);
-        while read.load(Ordering::Relaxed)
-            && !self.reading.thread.is_finished()
-            && Instant::now() < until
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let terminal_stalled = reader_done(&self.reading, self.session.is_some());
         // samply's profile is no write of CMD's tree.
         let samply = recorded.as_ref().and_then(|r| r.io).unwrap_or_default();
         let own = self.own.total();
@@ -382,42 +366,18 @@ impl Running {
             user: cpu.user.saturating_sub(self.cpu_before.user),
             kernel: cpu.kernel.saturating_sub(self.cpu_before.kernel),
         };
-        let mut inside_events = None;
-        let inside = self.inside.take().map(|inside| {
-            let (base, fix, way) = (inside.base(), inside.fix, inside.way());
-            let why = inside.why().to_owned();
-            let sightings = inside.finish();
-            let mut finder = self.finder.lock().unwrap_or_else(|e| e.into_inner());
-            let report = InsideReport::of(
-                &sightings,
-                finder.bytes,
-                finder.newlines,
-                &self.program,
-                (way, fix, &why, &self.tree.writer().executable),
-            );
-            if report.frames_from_waits() {
-                finder.set_waits(&sightings.boundaries(), base);
-                let mut events = super::inside_timeline::timeline(&sightings);
-                // Where the observer saw every terminal write, its bursts are the frames: the
-                // count the keys' frames add up to. (A shell whose builtin draws while its
-                // child sleeps waits in no call the observer sees: its output is all a tail,
-                // no burst, and its frames are told by when the child's waits were.)
-                if report.saw_every_write() && !events.bursts.is_empty() {
-                    let bursts: Vec<(u64, u64)> =
-                        events.bursts.iter().map(|b| (b.end_ns, b.bytes)).collect();
-                    finder.set_bursts(&bursts, base);
-                    for (burst, continues) in events
-                        .bursts
-                        .iter_mut()
-                        .zip(finder.continuing_bursts().unwrap_or_default())
-                    {
-                        burst.continues = continues;
-                    }
-                }
-                inside_events = Some(events);
+        let (inside, inside_events) = match self.inside.take() {
+            Some(inside) => {
+                let writer = self.tree.writer().executable;
+                let (report, events) = super::inside_timeline::seen_from_inside(
+                    inside,
+                    &self.finder,
+                    (&self.program, &writer),
+                );
+                (Some(report), events)
             }
-            report
-        });
+            None => (None, None),
+        };
         let finder = self
             .finder
             .lock()
@@ -460,4 +420,25 @@ impl Running {
             recorded,
         })
     }
+}
+
+/// The reader ends when every holder of the pty's slave is gone (dropped before this), which
+/// the end of the tree makes sure of (a process that escaped it may keep it: then what was
+/// read is the answer), and what it read is parsed whole. Whether the user's terminal
+/// (`interactive`) stalled: not all read, the reader waits in write(2) on a terminal that
+/// stopped reading (Ctrl-S, a stalled ssh), and any write of ours would wait with it.
+fn reader_done(reading: &Reading, interactive: bool) -> bool {
+    let read = &reading.read;
+    let until = Instant::now() + Duration::from_secs(1);
+    while !read.load(Ordering::Relaxed) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let terminal_stalled = interactive && !read.load(Ordering::Relaxed);
+    // The parse queue holds 4 MiB at most (a busy test machine took over a second for it, and
+    // the counts came short).
+    let until = Instant::now() + Duration::from_secs(30);
+    while read.load(Ordering::Relaxed) && !reading.thread.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    terminal_stalled
 }
