@@ -205,7 +205,6 @@ pub fn last_line(tail: &[u8]) -> Option<String> {
 
 impl WrapReport {
     /// Every field of the report from what was measured, in one place.
-    #[allow(clippy::too_many_lines)]
     pub(super) fn of(args: &WrapArgs, m: Measured, timeline: &Timeline) -> WrapReport {
         let frames = m.finder.frames();
         // What the kernel counted for CMD's tree, without the observers' own records.
@@ -216,7 +215,7 @@ impl WrapReport {
             }),
             (_, io) => io,
         };
-        let m = Measured { io, ..m };
+        let mut m = Measured { io, ..m };
         // The observer's counts, where it saw every terminal write, are the terminal's alone; the
         // kernel's are the whole tree's, pipes and files included.
         let inside_io = m.inside.as_ref().and_then(InsideReport::terminal_io);
@@ -232,30 +231,16 @@ impl WrapReport {
             writer.executable = m.program.clone();
         }
         let trusted = counted.filter(|_| scope == WriteScope::Terminal);
-        let keys = m.keys.map(|k| {
+        let keys = m.keys.take().map(|k| {
             let latencies = crate::detect::keyed::key_latencies(timeline);
             KeysReport::of(k, timeline, latencies)
         });
-        let diagnoses = diagnose(&Evidence {
-            writes: trusted,
-            frames: &frames,
-            writes_per_frame: figures.and_then(|f| f.writes_per_frame),
-            writes_per_second: trusted.map(|io| io.write_calls as f64 / m.seconds.max(1e-9)),
-            bytes: m.finder.bytes,
-            sync_begins: m.finder.sync().begins(),
-            sync_pairs: m.finder.sync().pairs(),
-            sync_open: m.finder.sync().open(),
-            exited_by_itself: m.exit_code.is_some(),
-            blocked_share: m.tree.blocked_share(),
-            terminal_syncs: m.terminal_syncs,
-            writer: &writer,
-            // Over a wire, the CPU is all wrap started (the ssh client, sshd, CMD): not CMD's.
-            cpu_ms_per_frame: figures
-                .and_then(|f| f.cpu_ms_per_frame())
-                .filter(|_| args.via.is_empty()),
-            cells: u64::from(m.size.0) * u64::from(m.size.1),
-            keys: keys.as_ref().map(|k| &k.latencies),
-        });
+        let diagnoses = diagnoses_of(
+            args,
+            &m,
+            (&frames, figures),
+            (trusted, &writer, keys.as_ref()),
+        );
         let per = |x: u64| x as f64 / m.seconds.max(1e-9);
         let tree_io = m.io.filter(|_| args.via.is_empty());
         WrapReport {
@@ -297,6 +282,36 @@ impl WrapReport {
             received_digest: format!("{:016x}", m.finder.digest),
         }
     }
+}
+
+/// What the run says of itself to the diagnoses: its counts (`trusted`: the terminal's alone),
+/// frames, figures, writer and keys.
+fn diagnoses_of(
+    args: &WrapArgs,
+    m: &Measured,
+    (frames, figures): (&Frames, Option<Figures>),
+    (trusted, writer, keys): (Option<IoCounters>, &Writer, Option<&KeysReport>),
+) -> Vec<Diagnosis> {
+    diagnose(&Evidence {
+        writes: trusted,
+        frames,
+        writes_per_frame: figures.and_then(|f| f.writes_per_frame),
+        writes_per_second: trusted.map(|io| io.write_calls as f64 / m.seconds.max(1e-9)),
+        bytes: m.finder.bytes,
+        sync_begins: m.finder.sync().begins(),
+        sync_pairs: m.finder.sync().pairs(),
+        sync_open: m.finder.sync().open(),
+        exited_by_itself: m.exit_code.is_some(),
+        blocked_share: m.tree.blocked_share(),
+        terminal_syncs: m.terminal_syncs,
+        writer,
+        // Over a wire, the CPU is all wrap started (the ssh client, sshd, CMD): not CMD's.
+        cpu_ms_per_frame: figures
+            .and_then(|f| f.cpu_ms_per_frame())
+            .filter(|_| args.via.is_empty()),
+        cells: u64::from(m.size.0) * u64::from(m.size.1),
+        keys: keys.map(|k| &k.latencies),
+    })
 }
 
 impl KeysReport {

@@ -148,55 +148,21 @@ pub(crate) mod fixture {
     }
 
     /// Fixed results: two ceilings, three modes (one with a failed run), one size.
-    #[allow(clippy::too_many_lines)] // a table of data
     pub fn results() -> BenchResults {
-        let mut rows = vec![
-            Row::new(
-                Subject::Ceiling(Ceiling::Cpu),
-                Size {
-                    cols: 200,
-                    rows: 60,
-                },
-                Reader::Model(ReaderModel::Drain),
-                Sink::Pty,
-            ),
-            Row::new(
-                Subject::Ceiling(Ceiling::Transport),
-                Size {
-                    cols: 200,
-                    rows: 60,
-                },
-                Reader::Model(ReaderModel::Drain),
-                Sink::Pty,
-            ),
-            Row::new(
-                Subject::Mode(Stream::Stderr, Buffering::Raw),
-                Size {
-                    cols: 200,
-                    rows: 60,
-                },
-                Reader::Model(ReaderModel::Drain),
-                Sink::Pty,
-            ),
-            Row::new(
-                Subject::Mode(Stream::Stdout, Buffering::Frame),
-                Size {
-                    cols: 200,
-                    rows: 60,
-                },
-                Reader::Model(ReaderModel::Drain),
-                Sink::Pty,
-            ),
-            Row::new(
-                Subject::Mode(Stream::Stdout, Buffering::Thread),
-                Size {
-                    cols: 200,
-                    rows: 60,
-                },
-                Reader::Model(ReaderModel::Drain),
-                Sink::Pty,
-            ),
-        ];
+        let size = Size {
+            cols: 200,
+            rows: 60,
+        };
+        let mut rows: Vec<Row> = [
+            Subject::Ceiling(Ceiling::Cpu),
+            Subject::Ceiling(Ceiling::Transport),
+            Subject::Mode(Stream::Stderr, Buffering::Raw),
+            Subject::Mode(Stream::Stdout, Buffering::Frame),
+            Subject::Mode(Stream::Stdout, Buffering::Thread),
+        ]
+        .into_iter()
+        .map(|subject| Row::new(subject, size, Reader::Model(ReaderModel::Drain), Sink::Pty))
+        .collect();
         rows[0].runs = vec![run(260.0, 0.0), run(250.0, 0.0), run(270.0, 0.0)];
         rows[1].runs = vec![run(410.0, 1.0), run(400.0, 1.0), run(420.0, 1.0)];
         rows[2].runs = vec![run(1.5, 198_000.0), run(1.4, 198_100.0)];
@@ -236,10 +202,7 @@ pub(crate) mod fixture {
             settings: Settings {
                 workload: Workload::Tui,
                 unit: Unit::Frame,
-                sizes: vec![Size {
-                    cols: 200,
-                    rows: 60,
-                }],
+                sizes: vec![size],
                 readers: vec![Reader::Model(ReaderModel::Drain)],
                 sinks: vec![Sink::Pty],
                 runs: 3,
