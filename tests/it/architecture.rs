@@ -407,6 +407,7 @@ fn the_leaves_import_only_leaves() {
         ("units.rs", &[][..]),
         ("outcome.rs", &[]),
         ("figures.rs", &[]),
+        ("statistics.rs", &[]),
         ("files.rs", &["outcome", "units"]),
     ] {
         let code = std::fs::read_to_string(core.join(leaf)).unwrap();

@@ -7,28 +7,28 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::args::WrapArgs;
+use super::args::{Fix, WrapArgs};
 use super::inside::Observation;
 use super::profiling::Preparing;
-use super::running::How;
+use super::via::Wire;
 use crate::detect::recording::Recording;
 use crate::sys::pty::Pty;
 use crate::sys::user::Invoker;
 
 /// The observer for CMD on `pty` (none under `--no-observer`), and `--profile`'s marker files,
-/// which only the preload can map (samply records without markers otherwise).
+/// which only the preload can map (samply records without markers otherwise); `fix`: the one
+/// tried, `via`: the wire CMD runs at the far end of.
 pub(super) fn observer(
     args: &WrapArgs,
     program: &Path,
-    how: &How<'_>,
+    (fix, via, profiled): (Option<Fix>, Option<&Wire>, bool),
     (pty, recording): (&Pty, &Arc<Recording>),
 ) -> anyhow::Result<(Option<Observation>, Option<Preparing>)> {
     let way = args.observer(program);
-    let markers = match how.profile {
-        Some(_) if way.is_some_and(super::args::Way::preloads) => Some(Preparing::new()?),
-        _ => None,
-    };
-    let inside = match (way, how.via) {
+    let markers = (profiled && way.is_some_and(super::args::Way::preloads))
+        .then(Preparing::new)
+        .transpose()?;
+    let inside = match (way, via) {
         (None, _) => None,
         (Some(_), Some(wire)) => Some(Observation::at_far_root(
             pty,
@@ -38,11 +38,11 @@ pub(super) fn observer(
         )?),
         (Some(way), None) => {
             let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-            let kernel_first = args.kernel_first(how.fix);
+            let kernel_first = args.kernel_first(fix);
             Some(Observation::start(
                 (way, kernel_first),
                 Some(pty),
-                how.fix,
+                fix,
                 asks,
             )?)
         }
@@ -57,7 +57,7 @@ pub(super) fn observer(
 pub(super) fn command(
     args: &WrapArgs,
     program: &Path,
-    how: &How<'_>,
+    via: Option<&Wire>,
     pty: &Pty,
     inside: Option<&Observation>,
 ) -> anyhow::Result<(PathBuf, Vec<OsString>, Option<Invoker>)> {
@@ -65,7 +65,7 @@ pub(super) fn command(
         Some(inside) => inside.command(program, &args.command[1..])?,
         None => (program.to_owned(), args.command[1..].to_vec()),
     };
-    let invoker = (!args.as_root && how.via.is_none())
+    let invoker = (!args.as_root && via.is_none())
         .then(crate::sys::user::sudo_invoker)
         .flatten();
     let Some(invoker) = invoker else {
@@ -96,7 +96,7 @@ pub(super) fn spawn(
     pty: &Pty,
     (program, words, invoker): (&Path, &[OsString], Option<Invoker>),
     inside: &mut Option<Observation>,
-    how: &How<'_>,
+    via: Option<&Wire>,
 ) -> anyhow::Result<std::process::Child> {
     let environment = inside.as_ref().map(Observation::environment);
     let spawn = || {
@@ -110,7 +110,7 @@ pub(super) fn spawn(
             }
         })
     };
-    let child = match (inside, how.via) {
+    let child = match (inside, via) {
         (Some(inside), Some(wire)) => inside.spawning(|| wire.in_near(spawn))?,
         (Some(inside), None) => inside.spawning(spawn),
         (None, _) => spawn(),

@@ -246,14 +246,18 @@ impl Running {
         };
         // Before the tree's counters start: writing the observer into memory is wrap's write.
         let recording = Arc::new(Recording::default());
-        let (mut inside, markers) =
-            super::launch::observer(args, program, &how, (&pty, &recording))?;
+        let (mut inside, markers) = super::launch::observer(
+            args,
+            program,
+            (how.fix, how.via, how.profile.is_some()),
+            (&pty, &recording),
+        )?;
         let (program, words, invoker) =
-            super::launch::command(args, program, &how, &pty, inside.as_ref())?;
+            super::launch::command(args, program, how.via, &pty, inside.as_ref())?;
         let mut tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
-        let child = super::launch::spawn(&pty, (&program, &words, invoker), &mut inside, &how)?;
+        let child = super::launch::spawn(&pty, (&program, &words, invoker), &mut inside, how.via)?;
         let pid = child.id() as i32;
         let traced = inside.as_ref().is_some_and(|i| i.way().traces());
         traced.then(|| tree.is_the_tracer(pid));
