@@ -20,7 +20,7 @@ use super::near::{LayerOwn, near_end};
 use super::timeline::{PiecesFrom, Timeline};
 
 /// What a run's near end says of itself, beside each key's figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct NearEndRun {
     /// What the pieces were counted from (`None`: no key's frame was followed).
     pub pieces_from: Option<PiecesFrom>,
@@ -29,6 +29,17 @@ pub struct NearEndRun {
     /// The far program's frames no near-end piece was matched to (by time: a later redraw
     /// carried them), in the whole run.
     pub superseded_frames: u64,
+    /// Every far frame that reached the near end, asked for by a key or not (a program that
+    /// draws on its own clock, the explorer's tour): how many, and their pieces and tear.
+    pub every_frame: Option<EveryFrame>,
+}
+
+/// Every far frame that reached the near end.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct EveryFrame {
+    pub frames: u64,
+    pub pieces_per_frame: Percentiles,
+    pub tear_ms: Percentiles,
 }
 
 /// Each answered key's frame followed to the near end: its last byte, pieces and tear set on
@@ -58,7 +69,18 @@ pub fn follow_over_the_wire(timeline: &Timeline, latencies: &mut KeyLatencies) -
         stages.uplink = stages.input_delay;
         stages.downlink = stages.drain;
     }
+    let arrived: Vec<super::near::Pieces> = near.frames.iter().filter_map(|f| f.pieces).collect();
+    let every_frame = Percentiles::of(arrived.iter().map(|p| p.count as f64))
+        .zip(Percentiles::of(
+            arrived.iter().map(|p| ms(p.last_ns.saturating_sub(p.first_ns))),
+        ))
+        .map(|(pieces_per_frame, tear_ms)| EveryFrame {
+            frames: arrived.len() as u64,
+            pieces_per_frame,
+            tear_ms,
+        });
     NearEndRun {
+        every_frame,
         pieces_from: each
             .iter()
             .any(|k| k.near.pieces.is_some())
