@@ -528,7 +528,8 @@ fn wire_dirs() -> Vec<std::path::PathBuf> {
 /// A SIGKILL of wrap mid-run leaves nothing, through each chain: sshd, its sessions and CMD
 /// end with it (its pid namespace), as do a tmux server and mosh-server (daemons, in the near
 /// end's pid namespace or sshd's), and the scratch directory goes (the sweeper reads wrap's end off a
-/// pipe).
+/// pipe). A SIGTERM through tmux and mosh, the two with daemons of their own: wrap ends the
+/// layers itself and exits 143 (128 + 15), leaving nothing either.
 #[test]
 fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_mosh_no_cmd_and_no_scratch() {
     if !via_allowed() || !common::has_programs(&["tmux", "mosh-server", "mosh-client"]) {
@@ -550,7 +551,14 @@ fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_mosh_no_cmd_and_no_scratch() {
             .unwrap();
         !out.stdout.is_empty()
     };
-    for layers in ["ssh", "tmux", "ssh,tmux", "mosh"] {
+    for (layers, signal) in [
+        ("ssh", "KILL"),
+        ("tmux", "KILL"),
+        ("ssh,tmux", "KILL"),
+        ("mosh", "KILL"),
+        ("ssh,tmux", "TERM"),
+        ("mosh", "TERM"),
+    ] {
         let before = wire_dirs();
         let wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
             .args(["wrap", "--via", layers, "--size", "80x24"])
@@ -575,9 +583,20 @@ fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_mosh_no_cmd_and_no_scratch() {
                 "{layers}: no tmux server named its socket"
             );
         }
-        eprintln!("--via {layers}: CMD running at the far end; wrap killed");
-        wrap.0.kill().unwrap();
-        wrap.0.wait().unwrap();
+        eprintln!("--via {layers}: CMD running at the far end; SIG{signal} to wrap");
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &wrap.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = common::wait_for(
+            std::time::Duration::from_secs(15),
+            &format!("wrap --via {layers} to end on SIG{signal}"),
+            || wrap.0.try_wait().unwrap(),
+        );
+        if signal == "TERM" {
+            assert_eq!(status.code(), Some(143), "--via {layers}: {status:?}");
+        }
         common::wait_for(
             std::time::Duration::from_secs(10),
             &format!("everything of --via {layers} gone"),
