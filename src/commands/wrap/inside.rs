@@ -110,6 +110,9 @@ pub struct Observation {
     pub fix: Option<Fix>,
     /// `--profile`: the variable that asks for marker files.
     markers: Option<(OsString, OsString)>,
+    /// `--via` a layer that redraws (tmux, mosh): the near end's bytes are its redraws, not
+    /// CMD's, and say nothing of what the observer saw CMD write.
+    redrawn: bool,
 }
 
 impl Observation {
@@ -188,6 +191,7 @@ impl Observation {
             base: clock_pair(),
             fix,
             markers,
+            redrawn: false,
         })
     }
 
@@ -250,6 +254,7 @@ impl Observation {
             base: clock_pair(),
             fix: None,
             markers: None,
+            redrawn: wire.redrawn().is_some(),
         })
     }
 
@@ -309,6 +314,7 @@ impl Observation {
             base: clock_pair(),
             fix: None,
             markers: None,
+            redrawn: false,
         })
     }
 
@@ -329,6 +335,11 @@ impl Observation {
     /// `--via`: when CMD's shim on the far side was told go (the keys wait for it).
     pub(super) fn far_went(&self) -> Option<Arc<std::sync::OnceLock<Instant>>> {
         self.both_ends.as_ref().map(|b| b.went())
+    }
+
+    /// Over a wire whose layer redraws: the near end's bytes are not CMD's.
+    pub fn redrawn(&self) -> bool {
+        self.redrawn
     }
 
     /// Which observer looked and why, in one line.

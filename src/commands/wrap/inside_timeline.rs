@@ -21,12 +21,20 @@ pub(super) fn seen_from_inside(
 ) -> (InsideReport, Option<crate::detect::timeline::Inside>) {
     let (base, fix, way) = (inside.base(), inside.fix, inside.way());
     let why = inside.why().to_owned();
+    let redrawn = inside.redrawn();
     let sightings = inside.finish();
     let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
+    // Through a layer that redraws, the near end's bytes are its redraws: what CMD wrote is
+    // what the observer saw at the far end, with nothing to hold it to.
+    let (received, newlines) = if redrawn {
+        (sightings.writes().1, 0)
+    } else {
+        (finder.bytes, finder.newlines)
+    };
     let report = InsideReport::of(
         &sightings,
-        finder.bytes,
-        finder.newlines,
+        received,
+        newlines,
         program,
         (way, fix, &why, writer),
     );

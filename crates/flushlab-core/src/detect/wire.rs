@@ -72,7 +72,9 @@ pub fn follow_over_the_wire(timeline: &Timeline, latencies: &mut KeyLatencies) -
     let arrived: Vec<super::near::Pieces> = near.frames.iter().filter_map(|f| f.pieces).collect();
     let every_frame = Percentiles::of(arrived.iter().map(|p| p.count as f64))
         .zip(Percentiles::of(
-            arrived.iter().map(|p| ms(p.last_ns.saturating_sub(p.first_ns))),
+            arrived
+                .iter()
+                .map(|p| ms(p.last_ns.saturating_sub(p.first_ns))),
         ))
         .map(|(pieces_per_frame, tear_ms)| EveryFrame {
             frames: arrived.len() as u64,
