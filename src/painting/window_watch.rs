@@ -197,6 +197,7 @@ impl X11Watcher {
             window,
             damage: id,
             rearm: level == damage::ReportLevel::NON_EMPTY,
+            server: std::cell::Cell::new(None),
         })
     }
 }
@@ -239,6 +240,12 @@ pub trait Changes {
     /// The two markers' frame numbers in the picture of the change just seen; `None` once the
     /// window is gone.
     fn markers(&mut self, strips: &Strips) -> anyhow::Result<Option<(Option<u32>, Option<u32>)>>;
+
+    /// The display server's own stamps of the change just seen (the first and the last of the
+    /// reports read in one go), CLOCK_MONOTONIC ns; `None` where it stamps nothing.
+    fn server_stamps(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// Records when the window changed as each change comes, until `done` says to stop. Once
@@ -256,6 +263,12 @@ pub fn record_changes(
         recording.window_changed(first);
         if last > first {
             recording.window_changed(last);
+        }
+        if let Some((server_first, server_last)) = watched.server_stamps() {
+            recording.window_stamped(first, server_first);
+            if last > first {
+                recording.window_stamped(last, server_last);
+            }
         }
         if let Some(strips) = strips.get() {
             let Some((top, bottom)) = watched.markers(strips)? else {
@@ -282,6 +295,10 @@ impl Changes for Watch<'_> {
     fn markers(&mut self, strips: &Strips) -> anyhow::Result<Option<(Option<u32>, Option<u32>)>> {
         self.read_strips(strips)
     }
+
+    fn server_stamps(&self) -> Option<(u64, u64)> {
+        self.server.get()
+    }
 }
 
 /// What an observer thread saw, and the share of a core it took.
@@ -298,6 +315,8 @@ pub struct Watch<'a> {
     damage: damage::Damage,
     /// Reports come once until re-armed (`watch`), or for every change (`watch_every_change`).
     rearm: bool,
+    /// The server's stamps of the last change seen (its first and last report).
+    server: std::cell::Cell<Option<(u64, u64)>>,
 }
 
 impl Watch<'_> {
@@ -357,14 +376,18 @@ impl Watch<'_> {
         let conn = &self.observer.conn;
         while !done() {
             let mut damaged: Option<(u64, u64)> = None;
+            let mut stamped: Option<(u64, u64)> = None;
             while let Some(event) = conn.poll_for_event()? {
                 if let Event::DamageNotify(notify) = event
                     && notify.damage == self.damage
                 {
                     let now = crate::sys::monotonic_ns();
                     damaged = Some((damaged.map_or(now, |d| d.0), now));
+                    let server = server_ns(notify.timestamp, now);
+                    stamped = Some((stamped.map_or(server, |s| s.0), server));
                 }
             }
+            self.server.set(stamped);
             if let Some(at_ns) = damaged {
                 if self.rearm {
                     // Sent with what the caller asks next (reads flush it with their requests).
@@ -377,6 +400,15 @@ impl Watch<'_> {
         }
         Ok(None)
     }
+}
+
+/// An X server's timestamp (`GetTimeInMillis`: CLOCK_MONOTONIC in whole milliseconds, kept in
+/// 32 bits) as CLOCK_MONOTONIC ns, read at `now_ns`, not after it: the stamp's wrap (every 49.7
+/// days) undone by its distance from now.
+fn server_ns(timestamp: u32, now_ns: u64) -> u64 {
+    let now_ms = now_ns / 1_000_000;
+    let behind = u64::from((now_ms as u32).wrapping_sub(timestamp));
+    now_ms.saturating_sub(behind) * 1_000_000
 }
 
 impl Drop for Watch<'_> {
@@ -401,4 +433,25 @@ pub fn wait_for<T>(
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod server_stamp_tests {
+    /// A stamp from before now, whole milliseconds; one from before the 32-bit wrap.
+    #[test]
+    fn a_server_stamp_is_now_less_its_distance() {
+        let now = 5_000_123_456_789u64; // 5,000,123 ms
+        let now_ms = now / 1_000_000;
+        assert_eq!(
+            super::server_ns((now_ms - 4) as u32, now),
+            (now_ms - 4) * 1_000_000
+        );
+        assert_eq!(super::server_ns(now_ms as u32, now), now_ms * 1_000_000);
+        let wrapped = (1u64 << 32) + 3; // 3 ms after the wrap
+        let stamp = ((1u64 << 32) - 2) as u32; // 5 ms before
+        assert_eq!(
+            super::server_ns(stamp, wrapped * 1_000_000),
+            (wrapped - 5) * 1_000_000
+        );
+    }
 }

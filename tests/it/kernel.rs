@@ -852,7 +852,8 @@ fn seq_into_cat_counts_cats_own_writes() {
 /// `--terminal xterm --observer kernel`: the emulator makes the pty and starts CMD, through
 /// wrap's shim, which names its pid and that pty; the kernel observer follows it from there.
 /// w3m (glibc stdio, which the preload under `auto` stages no key of) gets every stage for
-/// ≥ 90% of its answered keys, each frame's writes its own.
+/// ≥ 90% of its answered keys, each frame's writes its own; and the X server's own stamps of
+/// their last pixels (`pixels_ms.last_server`).
 #[test]
 fn w3m_in_xterm_is_staged_by_the_kernel_observer() {
     if !kernel_allowed() || !common::has_programs(&["Xvfb", "xterm", "w3m"]) {
@@ -910,6 +911,23 @@ fn w3m_in_xterm_is_staged_by_the_kernel_observer() {
         staged * 10 >= answered.len() * 9,
         "{staged} of {}: {report}",
         answered.len()
+    );
+    // The X server's own stamp of each key's last pixel (whole ms, taken as it drew) is never
+    // after the report reached wrap.
+    let mut stamped = 0;
+    for key in &answered {
+        let pixels = &key["pixels_ms"];
+        if let (Some(arrived), Some(server)) =
+            (pixels["last"].as_f64(), pixels["last_server"].as_f64())
+        {
+            assert!(server <= arrived + 1.0, "{pixels}");
+            stamped += 1;
+        }
+    }
+    assert!(stamped * 10 >= answered.len() * 9, "{report}");
+    assert!(
+        report["keys"]["pixels_ms"]["last_server"]["p50"].is_number(),
+        "{report}"
     );
 }
 

@@ -104,7 +104,16 @@ fn pixels_line(p: &crate::detect::keyed::PixelSummary) -> String {
             0 => String::new(),
             n => format!("; {} keys' frames changed no pixel", thousands(n)),
         }
-    )
+    ) + &p.last_server.map_or(String::new(), |s| {
+        format!(
+            "
+  key to last pixel by the X server's own stamps (taken as it drew, whole ms) p50 {} p95 {} \
+             max {}: the rest is the report's way to wrap",
+            milliseconds(s.p50),
+            milliseconds(s.p95),
+            milliseconds(s.max)
+        )
+    })
 }
 
 /// The stages' line: each stage's p50 / p95 / max, and the one that dominates.

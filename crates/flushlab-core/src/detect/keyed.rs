@@ -287,6 +287,10 @@ impl KeyAnswer {
 pub struct KeyPixels {
     pub first: f64,
     pub last: f64,
+    /// The last pixel as the display server stamped it (X11: its DamageNotify's own time, taken
+    /// as the rectangle was drawn, in whole milliseconds; `last` is when wrap read the report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_server: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame_shown: Option<u32>,
 }
@@ -296,6 +300,9 @@ pub struct KeyPixels {
 pub struct PixelSummary {
     pub first: Percentiles,
     pub last: Percentiles,
+    /// Key→last pixel by the display server's own stamps, where it stamps (X11).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_server: Option<Percentiles>,
     /// Keys with a frame whose window never changed for it.
     pub unpainted: u64,
     /// The window's changes seen in the whole run.

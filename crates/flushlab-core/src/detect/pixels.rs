@@ -64,9 +64,11 @@ pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline) {
         let ms = |at: u64| at.saturating_sub(key.sent_ns) as f64 / 1e6;
         // Read back after the change it follows, stamped with that change's time.
         let shown = markers.partition_point(|m| m.0 < last);
+        let stamped = timeline.windows.server.binary_search_by_key(&last, |s| s.0);
         key.pixels_ms = Some(KeyPixels {
             first: ms(first),
             last: ms(last),
+            last_server: stamped.ok().map(|i| ms(timeline.windows.server[i].1)),
             frame_shown: markers.get(shown).filter(|m| m.0 < limit).and_then(|m| m.1),
         });
         if let Some(stages) = key.stages_ms.as_mut() {
@@ -79,6 +81,7 @@ pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline) {
         .map(|(first, last)| PixelSummary {
             first,
             last,
+            last_server: Percentiles::of(painted.iter().filter_map(|p| p.last_server)),
             unpainted: frames.iter().flatten().count() as u64 - painted.len() as u64,
             changes: changes.len() as u64,
         });
@@ -212,6 +215,7 @@ mod tests {
 
     fn pixels(first: f64, last: f64) -> Option<KeyPixels> {
         Some(KeyPixels {
+            last_server: None,
             first,
             last,
             frame_shown: None,

@@ -79,6 +79,12 @@ impl Recording {
         self.last_window_change.fetch_max(at_ns, Ordering::Relaxed);
     }
 
+    /// The display server stamped the change that arrived at `at_ns` with `server_ns` (its own
+    /// clock, CLOCK_MONOTONIC, as the server keeps it: whole milliseconds on X11).
+    pub fn window_stamped(&self, at_ns: u64, server_ns: u64) {
+        lock(&self.windows).server.push((at_ns, server_ns));
+    }
+
     /// The window's markers, read back after its change at `at_ns`, showed `frame`.
     pub fn window_showed(&self, at_ns: u64, frame: Option<u32>) {
         lock(&self.windows).shown.push((at_ns, frame));
@@ -95,6 +101,7 @@ impl Recording {
     pub fn so_far(&self, inside: Option<Inside>, end_ns: u64) -> Timeline {
         let mut windows = lock(&self.windows).clone();
         windows.changes.sort_unstable();
+        windows.server.sort_unstable();
         Timeline {
             keys: lock(&self.keys).clone(),
             inside,

@@ -357,6 +357,10 @@ pub struct Windows {
     /// When the markers were read (after the change stamped so), and the frame both showed
     /// (`None`: they disagreed, or showed none). Empty when the program draws no markers.
     pub shown: Vec<(u64, Option<u32>)>,
+    /// A change's arrival and the display server's own stamp of it (X11's DamageNotify
+    /// `timestamp`, whole milliseconds of CLOCK_MONOTONIC, as ns), sorted by arrival. Empty
+    /// where the server stamps nothing (Wayland's screencopy).
+    pub server: Vec<(u64, u64)>,
 }
 
 /// What the observer inside the program said, sorted by time.
