@@ -587,6 +587,17 @@ fn children_named(parent: u32, comm: &str) -> bool {
         })
 }
 
+/// `wrap --observer kernel -- true` with `name=value`, refused in one line (exit 2): what it said.
+fn refused_with(name: &str, value: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--observer", "kernel", "--", "true"])
+        .env(name, value)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    common::assert_refused(&out, &format!("{name}={value}"))
+}
+
 /// A size of ring buffer that is not a power of two is refused in one line naming it, before
 /// anything starts (bad input: exit 2).
 #[test]
@@ -594,13 +605,7 @@ fn a_ring_buffer_size_not_a_power_of_two_is_refused() {
     if !kernel_allowed() {
         return;
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--observer", "kernel", "--", "true"])
-        .env("FLUSHLAB_KERNEL_RING", "5000")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let said = common::assert_refused(&out, "FLUSHLAB_KERNEL_RING=5000");
+    let said = refused_with("FLUSHLAB_KERNEL_RING", "5000");
     assert!(
         said.contains("FLUSHLAB_KERNEL_RING '5000': a power of two"),
         "{said}"
@@ -719,13 +724,7 @@ fn the_hooks_are_said_and_can_be_chosen() {
         ),
         "{asked}"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--observer", "kernel", "--", "true"])
-        .env("FLUSHLAB_KERNEL_HOOKS", "fentry")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let said = common::assert_refused(&out, "FLUSHLAB_KERNEL_HOOKS=fentry");
+    let said = refused_with("FLUSHLAB_KERNEL_HOOKS", "fentry");
     assert!(
         said.contains("FLUSHLAB_KERNEL_HOOKS 'fentry': auto or tracepoints"),
         "{said}"

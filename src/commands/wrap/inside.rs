@@ -233,28 +233,42 @@ impl Observation {
             kernel.clone(),
         )?;
         let near_command = wire.near_command(far.path(), program, &command[1..])?;
-        // The preload's channel, which an observation always holds, is opened and never
-        // written: nothing of the preload's runs at either end.
-        let mut injection = Injection::new(pty.open_slave()?, Mode::Observe)?;
+        Observation::rooted(
+            Injection::new(pty.open_slave()?, Mode::Observe)?,
+            why,
+            (
+                super::via::both_ends::BothEnds::new(far, kernel, Some(recording)),
+                near_command,
+            ),
+            wire.redrawn().is_some(),
+        )
+    }
+
+    /// An observation whose programs are in the kernel, rooted where a shim names itself
+    /// (`both_ends`: the far root, and the near end where there is one), CMD run as `near`
+    /// says. The preload's channel, which an observation always holds, is opened and never
+    /// written: nothing of the preload's runs at either end.
+    fn rooted(
+        mut injection: Injection,
+        why: String,
+        (both_ends, near): (super::via::both_ends::BothEnds, super::via::NearCommand),
+        redrawn: bool,
+    ) -> std::io::Result<Observation> {
         let stop = Arc::new(AtomicBool::new(false));
         let listening = injection.listen(Arc::clone(&stop), None)?;
         Ok(Observation {
             way: Way::Kernel,
             why,
             kernel: None,
-            both_ends: Some(super::via::both_ends::BothEnds::new(
-                far,
-                kernel,
-                Some(recording),
-            )),
-            near_command: Some(near_command),
+            both_ends: Some(both_ends),
+            near_command: Some(near),
             injection,
             listening,
             stop,
             base: clock_pair(),
             fix: None,
             markers: None,
-            redrawn: wire.redrawn().is_some(),
+            redrawn,
         })
     }
 
@@ -295,27 +309,15 @@ impl Observation {
             words,
             environment: Vec::new(),
         };
-        let mut injection = Injection::on_the_programs_terminal(Mode::Observe)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let listening = injection.listen(Arc::clone(&stop), None)?;
-        Ok(Observation {
-            way: Way::Kernel,
+        Observation::rooted(
+            Injection::on_the_programs_terminal(Mode::Observe)?,
             why,
-            kernel: None,
-            both_ends: Some(super::via::both_ends::BothEnds::new(
-                far,
-                Some(kernel),
-                None,
-            )),
-            near_command: Some(near_command),
-            injection,
-            listening,
-            stop,
-            base: clock_pair(),
-            fix: None,
-            markers: None,
-            redrawn: false,
-        })
+            (
+                super::via::both_ends::BothEnds::new(far, Some(kernel), None),
+                near_command,
+            ),
+            false,
+        )
     }
 
     /// Runs `spawn`, which starts CMD: under the kernel observer, the process it forks is the
