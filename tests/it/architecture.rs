@@ -525,10 +525,11 @@ fn exit_codes_are_decided_from_an_outcome() {
     assert!(
         places
             .iter()
-            .all(|f| ["src/main.rs", "src/terminal_session.rs"].contains(f)),
+            .all(|f| ["src/main.rs", "src/plumbing/terminal_session.rs"].contains(f)),
         "{exits:?}"
     );
-    let session = std::fs::read_to_string(Path::new(ROOT).join("src/terminal_session.rs")).unwrap();
+    let session =
+        std::fs::read_to_string(Path::new(ROOT).join("src/plumbing/terminal_session.rs")).unwrap();
     assert_eq!(session.matches("process::exit(").count(), 1);
     assert!(session.contains("Outcome::Signal(signal as usize).exit_code()"));
 }
@@ -601,4 +602,17 @@ fn no_function_is_let_past_its_length() {
         .map(|f| relative(f))
         .collect();
     assert!(allowed.is_empty(), "{allowed:?}");
+}
+
+/// The top of src/ holds main.rs, lib.rs and folders: every other room lives with its concern.
+#[test]
+fn the_top_of_src_is_main_lib_and_folders() {
+    let loose: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("src"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != "main.rs" && name != "lib.rs")
+        .collect();
+    assert!(loose.is_empty(), "{loose:?}");
 }
