@@ -31,10 +31,10 @@ use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use flushlab::app::App;
 use flushlab::backend::BackendKind;
-use flushlab::ceiling::encode_steady_frame;
-use flushlab::hud::Hud;
+use flushlab::explorer::app::App;
+use flushlab::explorer::hud::Hud;
+use flushlab::plumbing::ceiling::encode_steady_frame;
 use flushlab::scene::Scene;
 use flushlab::sys::pty::{Pty, read_to_end};
 use flushlab::wait::Waiting;
@@ -198,7 +198,7 @@ fn main() -> anyhow::Result<()> {
             false,
         );
         app.backend = BackendKind::Lean;
-        let condition = flushlab::hud::fit(&mut app, size.0, size.1);
+        let condition = flushlab::explorer::hud::fit(&mut app, size.0, size.1);
         let frame = encode_steady_frame(&app, &Hud::default(), condition);
         let mut results = vec![(Vec::new(), Vec::new()); Wait::ALL.len()];
         for round in 0..rounds {

@@ -18,8 +18,3 @@ pub mod explorer;
 pub mod painting;
 pub mod plumbing;
 pub mod tracer;
-
-// The explorer's rooms and the run's plumbing, where they were named before they had folders
-// of their own: `flushlab::app`, `crate::measured`, … keep working.
-pub use explorer::{app, big_digits, bindings, hud, keyboard, lesson};
-pub use plumbing::{ceiling, children, frame_args, measured, reader, renderer, terminal_session};

@@ -130,7 +130,7 @@ fn enough_address_space() -> Result<(), String> {
 /// `flushlab lesson`: the explorer, at a step of the lesson, in this terminal.
 fn lesson(args: flushlab::cli::LessonArgs) -> anyhow::Result<Outcome> {
     if args.steps {
-        flushlab::outcome::print(flushlab::lesson::list().as_bytes())?;
+        flushlab::outcome::print(flushlab::explorer::lesson::list().as_bytes())?;
         return Ok(Outcome::Finished);
     }
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {

@@ -668,9 +668,9 @@ fn a_lesson_goes_through_every_step_and_back() {
             .unwrap();
         });
         let screen = || parser.lock().unwrap().screen().contents();
-        let steps = flushlab::lesson::STEPS.len();
+        let steps = flushlab::explorer::lesson::STEPS.len();
         let mut seen = Vec::new();
-        for (i, step) in flushlab::lesson::STEPS.iter().enumerate() {
+        for (i, step) in flushlab::explorer::lesson::STEPS.iter().enumerate() {
             let title = format!("Step {} of {steps} · {}", i + 1, step.title);
             // Compared with stdout()'s row where one was measured under the same condition;
             // the sync step says why there is none.

@@ -46,7 +46,7 @@ impl Drop for Server {
 
 #[test]
 fn a_class_goes_through_the_lesson_in_tmux_and_back() {
-    let steps = flushlab::lesson::STEPS;
+    let steps = flushlab::explorer::lesson::STEPS;
     for (cols, rows) in [(80u16, 24u16), (200, 60)] {
         // A server of its own, its socket in the test's scratch space (removed at the end).
         let socket = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))

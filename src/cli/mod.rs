@@ -335,6 +335,6 @@ mod tests {
     }
 }
 
-/// What a bench hands each child (`crate::children`) is what the child's command reads.
+/// What a bench hands each child (`crate::plumbing::children`) is what the child's command reads.
 #[cfg(test)]
 mod read_back;

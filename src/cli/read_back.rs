@@ -1,4 +1,4 @@
-//! What a bench hands each child (`crate::children`) is what the child's command reads,
+//! What a bench hands each child (`crate::plumbing::children`) is what the child's command reads,
 //! through the same clap definitions: tested here, above every command, where all of them are
 //! in reach (a command never names another, nor the command line).
 
@@ -10,10 +10,10 @@ use clap::Parser;
 use super::{Cli, Command};
 use crate::accounting::Accounting;
 use crate::backend::BackendKind;
-use crate::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
 use crate::commands::run::RunArgs;
 use crate::files::Destination;
-use crate::frame_args::ChildOf;
+use crate::plumbing::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
+use crate::plumbing::frame_args::ChildOf;
 use crate::results::conditions::ReaderModel;
 use crate::scene::Scene;
 use crate::subject::{Ceiling, FloodWriter};

@@ -14,22 +14,22 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::app::{Action, App};
 use crate::condition::{Condition, HudLayout};
 use crate::confirm::{CursorAnswers, FrameConfirmer, Shown};
+use crate::explorer::app::{Action, App};
+use crate::explorer::hud::Hud;
+use crate::explorer::keyboard::{Input, Keyboard};
 use crate::files::Destination;
-use crate::frame_args::FrameArgs;
-use crate::hud::Hud;
-use crate::keyboard::{Input, Keyboard};
-use crate::measured::MeasuredOutput;
 use crate::meters::Totals;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::painting::own::OwnWindow;
+use crate::plumbing::frame_args::FrameArgs;
+use crate::plumbing::measured::MeasuredOutput;
+use crate::plumbing::terminal_session::TerminalSession;
 use crate::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
 use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use crate::subject::{Subject, parse_subjects};
-use crate::terminal_session::TerminalSession;
 use crate::units::parse_duration;
 use crate::writer_mode::{Mode, Stream};
 
@@ -48,7 +48,7 @@ Examples:
 #[command(after_help = TOURARGS_EXAMPLES)]
 pub struct TourArgs {
     #[command(flatten)]
-    pub accounting: crate::frame_args::AccountingArg,
+    pub accounting: crate::plumbing::frame_args::AccountingArg,
 
     /// Seconds per mode (`--tour-seconds`, as the explorer's key t takes it, is the same).
     #[arg(long, alias = "tour-seconds", value_parser = parse_duration, default_value = "2", allow_negative_numbers = true)]
@@ -230,15 +230,15 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         .transpose()?;
     let TourPlan { modes, exports, .. } = plan;
     let (cols, rows) = crate::sys::window_size(std::io::stdout())?;
-    let signal = crate::terminal_session::watch_termination_signals()?;
-    crate::terminal_session::end_stuck_runs()?;
+    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
+    crate::plumbing::terminal_session::end_stuck_runs()?;
 
     let session = TerminalSession::enter(Stream::Stdout)?;
     let mut keyboard = Keyboard::open()?;
     let mut app = App::new(modes[0], args.frame.scene, args.frame.sync);
     app.backend = args.frame.backend.first().copied().unwrap_or_default();
     app.hud_wanted = args.hud.unwrap_or(HudLayout::Full);
-    let condition = crate::hud::fit(&mut app, cols, rows);
+    let condition = crate::explorer::hud::fit(&mut app, cols, rows);
     let mut out = MeasuredOutput::open(modes[0], condition)?;
     // Identify the terminal: answered up to DA1's answer, or within the timeout.
     let (identity, stop) = identify(&mut out, &mut keyboard, &args, (cols, rows), &signal)?;

@@ -358,7 +358,7 @@ mod tests {
         // Once whole, an arrow is no Esc.
         assert!(!parse_keys(b"\x1b[A").iter().any(|k| k.code == KeyCode::Esc));
     }
-    use crate::app::Action;
+    use crate::explorer::app::Action;
 
     fn actions(bytes: &[u8]) -> Vec<Action> {
         parse_keys(bytes).into_iter().map(Action::from).collect()
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn the_plain_arrows_step_a_lesson_and_backspace_goes_back() {
-        use crate::bindings::Action;
+        use crate::explorer::bindings::Action;
         assert_eq!(
             actions(b"\x1b[C\x1b[D\x7f"),
             [Action::NextStep, Action::PreviousStep, Action::PreviousStep]

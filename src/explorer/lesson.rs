@@ -127,7 +127,7 @@ pub const STEPS: [Step; 10] = [
 
 /// Lines the caption panel takes at any width: title, text, the gauge (three rows: its figure
 /// in big digits, for the back of the room), figures, keys.
-pub const PANEL_LINES: u16 = 1 + TEXT_LINES as u16 + crate::big_digits::ROWS as u16 + 2;
+pub const PANEL_LINES: u16 = 1 + TEXT_LINES as u16 + crate::explorer::big_digits::ROWS as u16 + 2;
 /// Lines of the step's text.
 const TEXT_LINES: usize = 4;
 
@@ -343,8 +343,8 @@ mod tests {
     /// the lean one.
     #[test]
     fn the_encoders_step_compares_the_two_backends() {
-        use crate::app::{Action, App};
         use crate::condition::HudLayout;
+        use crate::explorer::app::{Action, App};
         use crate::meters::{ModeRow, Totals};
         use crate::scene::Scene;
 

@@ -19,13 +19,13 @@ use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
 
-use crate::app::App;
 use crate::condition::Condition;
-use crate::hud::Hud;
-use crate::measured::MeasuredOutput;
+use crate::explorer::app::App;
+use crate::explorer::hud::Hud;
 use crate::meters::Meters;
 use crate::outcome::Outcome;
-use crate::renderer::Renderer;
+use crate::plumbing::measured::MeasuredOutput;
+use crate::plumbing::renderer::Renderer;
 use crate::writer_mode::{Buffering, Mode};
 
 #[derive(Clone, Default)]

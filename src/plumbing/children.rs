@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::accounting::Accounting;
 use crate::backend::BackendKind;
-use crate::frame_args::ChildOf;
+use crate::plumbing::frame_args::ChildOf;
 use crate::results::conditions::ReaderModel;
 use crate::scene::Scene;
 use crate::subject::{Ceiling, FloodWriter};

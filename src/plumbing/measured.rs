@@ -14,7 +14,7 @@ use ratatui::layout::Rect;
 
 use crate::condition::Condition;
 use crate::meters::{Meters, Phases};
-use crate::renderer::{BoxedWriter, Renderer};
+use crate::plumbing::renderer::{BoxedWriter, Renderer};
 use crate::writer_mode::{self, Mode};
 
 /// Builds the writer for a mode: the real stack, or a fixed one for the ceilings.
@@ -95,15 +95,15 @@ impl MeasuredOutput {
     /// Suspends the process (Ctrl-Z): the current row is closed first (its writer flushed),
     /// the time spent stopped is counted to nothing, and the next frame redraws every cell.
     /// Returns `false`, changing nothing, where no shell could resume it
-    /// ([`crate::terminal_session::resumable`]).
+    /// ([`crate::plumbing::terminal_session::resumable`]).
     pub fn suspend(&mut self) -> io::Result<bool> {
-        if !crate::terminal_session::resumable() {
+        if !crate::plumbing::terminal_session::resumable() {
             return Ok(false);
         }
         self.renderer
             .set_writer((self.open)(self.mode)?, self.condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
-        let suspended = crate::terminal_session::suspend()?;
+        let suspended = crate::plumbing::terminal_session::suspend()?;
         self.meters.skip_pause();
         self.renderer.resize(area(self.condition));
         Ok(suspended)

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use flushlab::app::App;
-use flushlab::hud::Hud;
-use flushlab::keyboard::parse_keys;
+use flushlab::explorer::app::App;
+use flushlab::explorer::hud::Hud;
+use flushlab::explorer::keyboard::parse_keys;
 use flushlab::meters::Meters;
 use flushlab::scene::Scene;
 use flushlab::units::{MAX_CAPACITY, MIN_CAPACITY};

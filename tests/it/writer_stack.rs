@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use flushlab::backend::BackendKind;
-use flushlab::renderer::Renderer;
+use flushlab::plumbing::renderer::Renderer;
 use flushlab::scene::Scene;
 use flushlab::wait::Wait;
 use flushlab::writer_mode::{Buffering, wrap};

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
 use crate::detect::keyed::WrapKeysRun;
 use crate::figures::WrapRun;
-use crate::frame_args::ChildOf;
-use crate::reader::{Tail, consume};
+use crate::plumbing::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
+use crate::plumbing::frame_args::ChildOf;
+use crate::plumbing::reader::{Tail, consume};
 use crate::results::conditions::{ReaderModel, Sink};
 use crate::results::{FailedRun, Run};
 use crate::subject::Subject;

@@ -20,8 +20,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use self::executor::{RunSpec, run_once};
 use crate::backend::BackendKind;
 use crate::files::Destination;
-use crate::frame_args::FrameArgs;
 use crate::outcome::{Outcome, Refusal, complain};
+use crate::plumbing::frame_args::FrameArgs;
 use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
 use crate::results::plot;
@@ -44,7 +44,7 @@ Examples:
 #[command(after_help = BENCHARGS_EXAMPLES)]
 pub struct BenchArgs {
     #[command(flatten)]
-    pub accounting: crate::frame_args::AccountingArg,
+    pub accounting: crate::plumbing::frame_args::AccountingArg,
 
     /// What to measure: `tui` frames (the writer modes) or `flood` log lines (the flood
     /// writers).
@@ -398,7 +398,7 @@ impl BenchPlan {
         };
         // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current
         // child; what was measured is kept, printed and exported.
-        let interrupt = crate::terminal_session::watch_termination_signals()
+        let interrupt = crate::plumbing::terminal_session::watch_termination_signals()
             .context("installing the signal handlers")?;
         self.measure(&mut results, &interrupt)?;
         crate::results::export::deliver(&results, &self.exports)?;

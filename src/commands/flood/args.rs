@@ -30,7 +30,7 @@ Examples:
 #[command(after_help = FLOODARGS_EXAMPLES)]
 pub struct FloodArgs {
     #[command(flatten)]
-    pub accounting: crate::frame_args::AccountingArg,
+    pub accounting: crate::plumbing::frame_args::AccountingArg,
 
     /// How each log line is written (println!, a locked stdout, a BufWriter, raw, per byte, a
     /// writer thread, …).

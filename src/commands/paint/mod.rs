@@ -201,7 +201,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         Err(refusal) => return Ok(refusal.of("paint").tell()),
     };
     let stdout_taken = plan.stdout_taken;
-    let signal = crate::terminal_session::watch_termination_signals()?;
+    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
     let results = match plan.measure(&signal) {
         Ok(results) => results,
         // Whatever was under way when the signal came stopped with it (its drops).

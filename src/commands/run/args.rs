@@ -17,7 +17,7 @@ use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub accounting: crate::frame_args::AccountingArg,
+    pub accounting: crate::plumbing::frame_args::AccountingArg,
 
     /// The stream the frames are written to.
     #[arg(long, env = "STREAM", value_enum, default_value_t = Stream::Stdout)]

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use super::args::RunArgs;
 use crate::accounting::Counted;
-use crate::app::{Action, App, verdict};
-use crate::ceiling;
-use crate::hud::Hud;
-use crate::keyboard::{KeyClock, Keyboard};
-use crate::measured::{MeasuredOutput, OpenWriter};
+use crate::explorer::app::{Action, App, verdict};
+use crate::explorer::hud::Hud;
+use crate::explorer::keyboard::{KeyClock, Keyboard};
 use crate::meters::Phases;
 use crate::outcome::Outcome;
+use crate::plumbing::ceiling;
+use crate::plumbing::measured::{MeasuredOutput, OpenWriter};
 use crate::wait::{Wait, Waiting};
 use crate::writer_mode::Stream;
 
@@ -29,7 +29,7 @@ pub(super) struct LoopSettings {
     /// Set by SIGWINCH, and the stream whose terminal size to ask then.
     pub(super) resize: Option<(Arc<AtomicBool>, Stream)>,
     pub(super) panic_at_frame: Option<u64>,
-    /// Set by SIGTSTP (see [`crate::terminal_session::watch_suspend`]).
+    /// Set by SIGTSTP (see [`crate::plumbing::terminal_session::watch_suspend`]).
     pub(super) stop: Option<Arc<AtomicBool>>,
     /// The parent that must stay alive (see [`RunArgs::exit_with_parent`]).
     pub(super) parent: Option<i32>,
@@ -84,7 +84,7 @@ pub(super) fn transport_ceiling(
 }
 
 /// The transport ceiling's writer: it chooses its write sizes itself ([`ceiling::write_sizes`]).
-fn spinning(stream: Stream) -> io::Result<crate::renderer::BoxedWriter> {
+fn spinning(stream: Stream) -> io::Result<crate::plumbing::renderer::BoxedWriter> {
     Ok(Box::new(Counted::new(Waiting::unchunked(
         stream.raw()?,
         Wait::Spin,
@@ -119,7 +119,7 @@ pub(super) fn frame_loop(
     // Without its clock a key's time is not shown; the keys work as before.
     let clock = keyboard
         .as_ref()
-        .and_then(|k| crate::keyboard::KeyClock::start(k).ok());
+        .and_then(|k| crate::explorer::keyboard::KeyClock::start(k).ok());
     // A key read and not yet answered: when it arrived, when the loop read it, and the mode it
     // was typed in.
     let mut unanswered: Option<(Instant, Instant, crate::writer_mode::Mode)> = None;
@@ -159,7 +159,7 @@ pub(super) fn frame_loop(
         }
         app.expire_status(frame_start);
         let tour_over = app.tick(frame_start);
-        out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
+        out.switch(app.mode, crate::explorer::hud::fit(app, cols, rows))?;
         out.pause(app.show_help || app.show_table)?;
         if tour_over {
             app.status = Some(verdict(out.meters(), out.condition()));
@@ -204,12 +204,12 @@ pub(super) fn frame_loop(
 
 /// The key that arrived at `arrived` and was read at `read`, answered by the frame whose
 /// presenting began at `presenting` (with the loop's CPU times then) and ended now: its stages
-/// ([`KeyFrame`](crate::app::KeyFrame) says how they are taken).
+/// ([`KeyFrame`](crate::explorer::app::KeyFrame) says how they are taken).
 fn key_frame(
     mode: crate::writer_mode::Mode,
     (arrived, read): (Instant, Instant),
     (presenting, cpu): (Instant, crate::meters::CpuTimes),
-) -> crate::app::KeyFrame {
+) -> crate::explorer::app::KeyFrame {
     let now = Instant::now();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let present = now.saturating_duration_since(presenting);
@@ -217,7 +217,7 @@ fn key_frame(
         .user
         .saturating_sub(cpu.user)
         .min(present);
-    crate::app::KeyFrame {
+    crate::explorer::app::KeyFrame {
         mode,
         took: now.saturating_duration_since(arrived),
         stages: crate::detect::keyed::Stages {
@@ -258,7 +258,7 @@ fn apply_keys(
         Ok(keys) => {
             for key in &keys {
                 app.apply((*key).into(), now);
-                out.switch(app.mode, crate::hud::fit(app, cols, rows))?;
+                out.switch(app.mode, crate::explorer::hud::fit(app, cols, rows))?;
             }
             Ok(!keys.is_empty())
         }

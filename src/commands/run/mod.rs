@@ -13,14 +13,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Context;
 
-use crate::app::App;
 use crate::condition::{Condition, HudLayout};
-use crate::hud::Hud;
-use crate::measured::MeasuredOutput;
+use crate::explorer::app::App;
+use crate::explorer::hud::Hud;
 use crate::meters::{Meters, ModeRow};
 use crate::outcome::{Outcome, Refusal, reader_gone};
+use crate::plumbing::measured::MeasuredOutput;
+use crate::plumbing::terminal_session::TerminalSession;
 use crate::subject::Ceiling;
-use crate::terminal_session::TerminalSession;
 use crate::units::DEFAULT_SIZE;
 use crate::wait::Wait;
 use crate::writer_mode::{Mode, Stream};
@@ -40,10 +40,10 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
-    let signal = crate::terminal_session::watch_termination_signals()?;
-    crate::terminal_session::end_stuck_runs()?;
+    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
+    crate::plumbing::terminal_session::end_stuck_runs()?;
     let stop = if terminal {
-        Some(crate::terminal_session::watch_suspend()?)
+        Some(crate::plumbing::terminal_session::watch_suspend()?)
     } else {
         None
     };
@@ -57,7 +57,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     let mut app = start_app(&cli, terminal, (cols, rows))?;
     let settings = loop_settings(&cli, terminal, stop)?;
     crate::timing::time_split(!cli.no_time_split);
-    let condition = crate::hud::fit(&mut app, cols, rows);
+    let condition = crate::explorer::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
     let (outcome, meters) = match cli.ceiling {
         Some(Ceiling::Transport) => {

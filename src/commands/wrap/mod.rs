@@ -51,9 +51,9 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         Ok(plan) => plan,
         Err(refusal) => return Ok(refusal.tell()),
     };
-    let signal = crate::terminal_session::watch_termination_signals()?;
+    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
     if let Some(parent) = args.exit_with_parent {
-        crate::terminal_session::end_with_parent(parent)?;
+        crate::plumbing::terminal_session::end_with_parent(parent)?;
     }
     if let (Some(fix), Some(terminal), Some(keys)) = (args.compare, args.terminal, &keys) {
         return pixel_compare::run(&args, &resolved, (fix, terminal, keys), &signal);

@@ -11,7 +11,7 @@ use super::own_writes::OwnWrites;
 use super::terminal::{Answerer, Exchange, SharedModes};
 use crate::detect::finder::FrameFinder;
 use crate::detect::recording::Recording;
-use crate::reader::consume;
+use crate::plumbing::reader::consume;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
 

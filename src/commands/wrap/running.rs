@@ -85,7 +85,7 @@ pub(super) fn measure(
     // while wrap is stopped, and taken again when it continues. Watched before the terminal is
     // taken: a SIGTSTP in between would stop wrap with the terminal still raw.
     let suspend = if how.interactive {
-        Some(crate::terminal_session::watch_suspend()?)
+        Some(crate::plumbing::terminal_session::watch_suspend()?)
     } else {
         None
     };
@@ -124,7 +124,7 @@ struct Running {
     pty: Pty,
     size: (u16, u16),
     reader: ReaderModel,
-    session: Option<crate::terminal_session::TerminalSession>,
+    session: Option<crate::plumbing::terminal_session::TerminalSession>,
     tree: Tree,
     cpu_before: CpuTimes,
     started: Instant,
@@ -238,9 +238,11 @@ impl Running {
         // Interactive: the keys go to CMD, the user's terminal is raw until CMD is done. Nothing
         // is written to it before CMD's own output: keys typed ahead reach CMD.
         let session = if interactive {
-            Some(crate::terminal_session::TerminalSession::raw_only(
-                crate::writer_mode::Stream::Stdout,
-            )?)
+            Some(
+                crate::plumbing::terminal_session::TerminalSession::raw_only(
+                    crate::writer_mode::Stream::Stdout,
+                )?,
+            )
         } else {
             None
         };
@@ -268,7 +270,7 @@ impl Running {
             // write(2), where the signal flag is never looked at: after CMD's own grace, CMD's
             // group is killed and wrap exits 128+N with the terminal's mode restored, within
             // 3 s of the signal however CMD answers it.
-            crate::terminal_session::end_stuck_runs_after(
+            crate::plumbing::terminal_session::end_stuck_runs_after(
                 GRACE + Duration::from_millis(500),
                 move || {
                     let _ =

@@ -16,7 +16,7 @@ use crate::sys::pty::Pty;
 /// the report starts below CMD's output. Returns the terminal's answer. A terminal that stopped
 /// reading gets its mode back (that waits for nothing) and no bytes.
 pub(super) fn give_back(
-    session: crate::terminal_session::TerminalSession,
+    session: crate::plumbing::terminal_session::TerminalSession,
     finder: &FrameFinder,
     stalled: bool,
 ) -> bool {
@@ -42,7 +42,7 @@ pub(super) fn give_back(
 /// Asks the terminal (DECRQM ?2026) whether it supports synchronized output; waits at most
 /// 200 ms for the answer (a terminal that does not know the query says nothing).
 fn terminal_supports_sync() -> bool {
-    let Ok(mut keyboard) = crate::keyboard::Keyboard::open() else {
+    let Ok(mut keyboard) = crate::explorer::keyboard::Keyboard::open() else {
         return false;
     };
     if io::stdout()
@@ -55,7 +55,7 @@ fn terminal_supports_sync() -> bool {
     let until = Instant::now() + Duration::from_millis(200);
     while Instant::now() < until {
         for input in keyboard.pending_input().unwrap_or_default() {
-            if let crate::keyboard::Input::PrivateMode { mode: 2026, status } = input {
+            if let crate::explorer::keyboard::Input::PrivateMode { mode: 2026, status } = input {
                 // 1 set, 2 reset: known; 0 not recognized, 4 permanently reset.
                 return matches!(status, 1 | 2);
             }

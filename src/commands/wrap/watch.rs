@@ -34,7 +34,7 @@ pub(super) fn wait_for_end(
             return false;
         }
         if suspend.is_some_and(|s| s.swap(false, Ordering::Relaxed)) {
-            let _ = crate::terminal_session::suspend();
+            let _ = crate::plumbing::terminal_session::suspend();
         }
         let sig = signal.load(Ordering::Relaxed);
         let now = Instant::now();

@@ -9,7 +9,7 @@ use crate::scene::Scene;
 use crate::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
 use crate::writer_mode::{Buffering, Mode, Stream};
 
-pub use crate::bindings::Action;
+pub use crate::explorer::bindings::Action;
 
 /// Every mode in turn for a fixed time, then back to where the user was.
 #[derive(Clone, Debug)]
@@ -33,7 +33,7 @@ pub struct App {
     pub show_table: bool,
     pub tour: Option<Tour>,
     pub tour_step: Duration,
-    /// The HUD drawn: [`Self::hud_wanted`] where it fits ([`crate::hud::fit`]).
+    /// The HUD drawn: [`Self::hud_wanted`] where it fits ([`crate::explorer::hud::fit`]).
     pub hud: HudLayout,
     /// The HUD the user chose (`v`, `--hud`).
     pub hud_wanted: HudLayout,
@@ -127,12 +127,12 @@ impl App {
 
     /// Shows a lesson's step `step`: its mode and sync, and the table at the last step.
     pub fn go_to_step(&mut self, step: usize) {
-        let at = step.min(crate::lesson::STEPS.len() - 1);
+        let at = step.min(crate::explorer::lesson::STEPS.len() - 1);
         self.lesson = Some(at);
-        self.mode = crate::lesson::mode(at, self.mode.capacity);
-        self.sync = crate::lesson::STEPS[at].sync;
-        self.backend = crate::lesson::STEPS[at].backend;
-        self.show_table = at == crate::lesson::STEPS.len() - 1;
+        self.mode = crate::explorer::lesson::mode(at, self.mode.capacity);
+        self.sync = crate::explorer::lesson::STEPS[at].sync;
+        self.backend = crate::explorer::lesson::STEPS[at].backend;
+        self.show_table = at == crate::explorer::lesson::STEPS.len() - 1;
     }
 
     fn can_reach(&self, stream: Stream) -> bool {
@@ -155,10 +155,14 @@ impl App {
         }
         match action {
             Action::NextMode | Action::NextStep if self.lesson.is_some() => {
-                self.go_to_step(crate::lesson::next(self.lesson.unwrap_or_default()));
+                self.go_to_step(crate::explorer::lesson::next(
+                    self.lesson.unwrap_or_default(),
+                ));
             }
             Action::PreviousStep if self.lesson.is_some() => {
-                self.go_to_step(crate::lesson::previous(self.lesson.unwrap_or_default()));
+                self.go_to_step(crate::explorer::lesson::previous(
+                    self.lesson.unwrap_or_default(),
+                ));
             }
             Action::NextStep | Action::PreviousStep => {}
             Action::NextMode => {

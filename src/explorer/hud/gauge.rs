@@ -60,7 +60,7 @@ pub(super) fn render_big_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
     };
     let fps = window.fps();
     let figure = count(fps);
-    let big = crate::big_digits::rows(&figure);
+    let big = crate::explorer::big_digits::rows(&figure);
     let big_width = big[0].chars().count() as u16;
     let label_width = big_width + " fps".len() as u16;
     if area.width < label_width + 12 {
@@ -85,7 +85,7 @@ pub(super) fn render_big_gauge(meters: &Meters, area: Rect, buf: &mut Buffer) {
     }
     buf.set_string(
         x + big_width,
-        area.y + crate::big_digits::ROWS as u16 - 1,
+        area.y + crate::explorer::big_digits::ROWS as u16 - 1,
         " fps",
         Style::new().bold(),
     );

@@ -12,7 +12,7 @@ use super::text::centered;
 pub(super) fn key_lines(width: u16) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    for key in crate::bindings::footer() {
+    for key in crate::explorer::bindings::footer() {
         let joined = if line.is_empty() {
             key.to_string()
         } else {
@@ -29,7 +29,9 @@ pub(super) fn key_lines(width: u16) -> Vec<String> {
 }
 
 pub(super) fn render_help(area: Rect, buf: &mut Buffer) {
-    let keys = crate::bindings::BINDINGS.iter().map(|b| (b.shown, b.help));
+    let keys = crate::explorer::bindings::BINDINGS
+        .iter()
+        .map(|b| (b.shown, b.help));
     let figures = [
         (
             "fps",

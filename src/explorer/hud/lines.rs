@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 
 use super::text::{fit_groups, shown};
 use crate::accounting::Accounting;
-use crate::app::App;
+use crate::explorer::app::App;
 use crate::meters::Meters;
 use crate::units::{bytes, count, percent, thousands};
 use crate::writer_mode::{Buffering, Mode};

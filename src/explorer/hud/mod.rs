@@ -14,8 +14,8 @@ use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
 
-use crate::app::App;
 use crate::condition::HudLayout;
+use crate::explorer::app::App;
 use crate::meters::Meters;
 use crate::scene::Scene;
 use crate::units::{bytes, count, percent};
@@ -119,7 +119,9 @@ impl Hud {
                 let render = |cells: &mut Buffer| render_lesson(app, meters, step, area, cells);
                 self.lesson.paint(key, panel, render, buf);
                 Rect {
-                    height: area.height.saturating_sub(crate::lesson::PANEL_LINES),
+                    height: area
+                        .height
+                        .saturating_sub(crate::explorer::lesson::PANEL_LINES),
                     ..area
                 }
             }
@@ -393,7 +395,7 @@ fn render_compact(app: &App, meters: &Meters, _area: Rect, buf: &mut Buffer) {
 /// Where a lesson's caption goes on the `area` screen: its bottom lines, or nowhere on a
 /// screen too small for it.
 fn lesson_area(area: Rect) -> Rect {
-    let height = crate::lesson::PANEL_LINES;
+    let height = crate::explorer::lesson::PANEL_LINES;
     if area.height < height || area.width < 20 {
         return Rect { height: 0, ..area };
     }
@@ -416,7 +418,8 @@ fn render_lesson(app: &App, meters: &Meters, step: usize, area: Rect, buf: &mut 
         Style::new().fg(Color::White).bg(Color::Rgb(16, 24, 48)),
     );
     let condition = app.condition(area.width, area.height);
-    let (head, tail) = crate::lesson::caption(step, app.mode, meters, condition, area.width);
+    let (head, tail) =
+        crate::explorer::lesson::caption(step, app.mode, meters, condition, area.width);
     let row = |i: u16| Rect {
         y: panel.y + i,
         height: 1,
@@ -433,12 +436,12 @@ fn render_lesson(app: &App, meters: &Meters, step: usize, area: Rect, buf: &mut 
         Rect {
             x: gauge.x + 1,
             width: gauge.width.saturating_sub(2),
-            height: crate::big_digits::ROWS as u16,
+            height: crate::explorer::big_digits::ROWS as u16,
             ..gauge
         },
         buf,
     );
-    y += crate::big_digits::ROWS as u16;
+    y += crate::explorer::big_digits::ROWS as u16;
     for line in tail {
         line.render(row(y), buf);
         y += 1;

@@ -7,7 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Row, Table, Widget};
 
 use super::text::{centered, fitted};
-use crate::app::App;
+use crate::explorer::app::App;
 use crate::meters::{Meters, ModeRow, Totals};
 use crate::units::{bytes, count, percent, thousands};
 

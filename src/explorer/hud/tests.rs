@@ -235,7 +235,10 @@ fn the_full_hud_is_drawn_only_where_it_leaves_two_thirds_to_the_scene() {
     }
     // Asked for (`v`) where it does not fit: compact, and the user is told why.
     let mut app = app(Buffering::Line, HudLayout::Compact);
-    app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
+    app.apply(
+        crate::explorer::app::Action::ToggleHud,
+        std::time::Instant::now(),
+    );
     assert_eq!(fit(&mut app, 80, 24).hud, HudLayout::Compact);
     assert!(
         app.status
@@ -246,8 +249,14 @@ fn the_full_hud_is_drawn_only_where_it_leaves_two_thirds_to_the_scene() {
     // Asked again where it does not fit: told again.
     app.status = None;
     fit(&mut app, 80, 24);
-    app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
-    app.apply(crate::app::Action::ToggleHud, std::time::Instant::now());
+    app.apply(
+        crate::explorer::app::Action::ToggleHud,
+        std::time::Instant::now(),
+    );
+    app.apply(
+        crate::explorer::app::Action::ToggleHud,
+        std::time::Instant::now(),
+    );
     assert_eq!(fit(&mut app, 80, 24).hud, HudLayout::Compact);
     assert!(app.status.is_some());
 }
@@ -333,7 +342,7 @@ fn the_whole_expression_shows_at_every_width() {
 fn the_legend_never_breaks_a_binding() {
     for width in [20, 30, 50, 78, 98] {
         let lines = key_lines(width);
-        for key in crate::bindings::footer() {
+        for key in crate::explorer::bindings::footer() {
             assert!(
                 lines.iter().any(|l| l.contains(key)),
                 "{key} broken at {width}: {lines:?}"
@@ -461,7 +470,7 @@ fn the_hud_says_how_long_the_last_key_took_to_show() {
         let mut app = app(Buffering::Raw, layout);
         let meters = meters(app.condition(width, height));
         assert!(!text(&render(&app, &meters, width, height)).contains("key→frame"));
-        app.key_to_frame = Some(crate::app::KeyFrame {
+        app.key_to_frame = Some(crate::explorer::app::KeyFrame {
             mode: Mode::new(Stream::Stderr, Buffering::Raw, 8192),
             took: Duration::from_millis(480),
             stages: crate::detect::keyed::Stages {

@@ -110,7 +110,11 @@ pub fn why(mode: Mode, meters: &Meters, vcpus_halt: bool) -> String {
 
 /// [`why`] in at most [`WHY_LINES`] lines of `width`, broken between words; what does not fit
 /// ends in `…`.
-pub(super) fn why_text(app: &crate::app::App, meters: &Meters, width: u16) -> Vec<Line<'static>> {
+pub(super) fn why_text(
+    app: &crate::explorer::app::App,
+    meters: &Meters,
+    width: u16,
+) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
