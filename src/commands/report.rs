@@ -10,9 +10,9 @@ use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal, print};
 use crate::painting::PaintResults;
 use crate::results::conditions::Reader;
+use crate::results::drawings::plot;
 use crate::results::export::{markdown_cell, or_dash};
 use crate::results::painted::PaintRun;
-use crate::results::plot;
 use crate::results::{BenchResults, TerminalIdentity};
 use crate::subject::Subject;
 

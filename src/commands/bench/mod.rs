@@ -4,7 +4,7 @@
 //! Split like hyperfine: this module schedules (sizes × subjects, warm-up, rounds of runs,
 //! exports after each run), [`executor`] runs one child, [`crate::statistics`]
 //! summarises, [`crate::results`] is the plain data the [`crate::results::export`]ers and the
-//! [`crate::results::plot`] read.
+//! [`crate::results::drawings::plot`] read.
 
 pub mod executor;
 
@@ -23,8 +23,8 @@ use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal, complain};
 use crate::plumbing::frame_args::FrameArgs;
 use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
+use crate::results::drawings::plot;
 use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
-use crate::results::plot;
 use crate::results::{BenchResults, Machine, Row, Run, Settings};
 use crate::subject::{Subject, parse_subjects};
 use crate::units::{parse_duration, parse_size};

@@ -281,7 +281,7 @@ impl WrapArgs {
         match self.rounds {
             Some(n) => Until::Rounds(n as usize),
             None => Until::Decisive {
-                looks: crate::results::verdict::Looks::until_decisive(self.max_rounds as usize),
+                looks: crate::statistics::verdict::Looks::until_decisive(self.max_rounds as usize),
                 max_time: self.max_time,
             },
         }

@@ -21,9 +21,9 @@ use super::wrap_report::WrapReport;
 use crate::detect::keyed::{Percentiles, Stage, StageSummary};
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, complain};
-use crate::results::verdict::Ratio;
-use crate::results::waterfall::Panel;
+use crate::results::drawings::waterfall::Panel;
 use crate::statistics::Spread;
+use crate::statistics::verdict::Ratio;
 use crate::units::{bytes, count, thousands};
 
 /// A round's length when `--duration` is not given.

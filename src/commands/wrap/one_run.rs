@@ -9,7 +9,7 @@ use super::running::How;
 use super::side::{RunReport, Side, SideRun};
 use super::typing::Keys;
 use crate::outcome::{Outcome, complain};
-use crate::results::waterfall::Panel;
+use crate::results::drawings::waterfall::Panel;
 
 /// One run headless or on the user's terminal, as `how` says.
 pub(super) fn here(

@@ -8,7 +8,7 @@ use super::wrap_report::WrapReport;
 use crate::detect::timeline::Timeline;
 use crate::files::Destination;
 use crate::outcome::complain;
-use crate::results::waterfall::{Panel, waterfall_svg};
+use crate::results::drawings::waterfall::{Panel, waterfall_svg};
 
 /// `--export-json`, then `--trace`: the run's report, and its timeline (with a terminal's
 /// window changes) as trace-event JSON. Before the summary: a summary written to a terminal
@@ -27,12 +27,13 @@ pub(super) fn write_report_and_trace(
     let Some(destination) = &args.trace else {
         return Ok(());
     };
-    let trace = crate::results::trace::trace_json(&crate::results::trace::TraceRun {
-        timeline,
-        keys,
-        command: &args.command_line(),
-        wrap_pid: std::process::id(),
-    })?;
+    let trace =
+        crate::results::drawings::trace::trace_json(&crate::results::drawings::trace::TraceRun {
+            timeline,
+            keys,
+            command: &args.command_line(),
+            wrap_pid: std::process::id(),
+        })?;
     destination
         .write(&trace)
         .with_context(|| format!("writing the trace to {destination}"))

@@ -20,8 +20,8 @@ use super::wrap_report::WrapReport;
 use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
 use crate::outcome::{Outcome, complain};
 use crate::painting::terminals::{Terminal, TerminalOption};
-use crate::results::verdict::Ratio;
 use crate::statistics::Spread;
+use crate::statistics::verdict::Ratio;
 use crate::units::milliseconds;
 
 /// The `--export-json` of a comparison in a terminal: every run, and the ratios (as is over

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::results::verdict::Looks;
+use crate::statistics::verdict::Looks;
 
 /// The order of a round's sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 
 use super::conditions::{Reader, Sink, Size};
 use super::row::Row;
-use super::verdict::{Looks, Ratio, Verdict};
 use crate::backend::BackendKind;
 use crate::statistics::Spread;
+use crate::statistics::verdict::{Looks, Ratio, Verdict};
 use crate::subject::Subject;
 
 /// Two backends' fastest modes compared round by round, at one size, sink and reader: the
@@ -31,7 +31,7 @@ pub struct BackendRounds {
 
 /// Two programs driven by the same keys (`bench --command … --keys`), compared round by round:
 /// key→frame p50 of `subject` over `base`'s, run against run of the same round, with the
-/// interval and verdict of `wrap --against` ([`super::verdict`]).
+/// interval and verdict of `wrap --against` ([`crate::statistics::verdict`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeyedRounds {
     pub size: Size,

@@ -5,15 +5,12 @@ use serde::{Deserialize, Serialize};
 
 mod by_round;
 pub mod conditions;
+pub mod drawings;
 pub mod export;
 mod machine;
 pub mod painted;
-pub mod plot;
 mod row;
 mod sent;
-pub mod trace;
-pub mod verdict;
-pub mod waterfall;
 
 pub use self::by_round::{BackendRounds, KEYED_THRESHOLD, KeyedRounds};
 pub use self::machine::{Idle, Machine, TerminalIdentity};
@@ -287,7 +284,10 @@ mod tests {
         let compared = results.keyed_by_round();
         assert_eq!(compared.len(), 1, "{compared:?}");
         let k = &compared[0];
-        assert_eq!((k.rounds, k.verdict), (6, super::verdict::Verdict::Slower));
+        assert_eq!(
+            (k.rounds, k.verdict),
+            (6, crate::statistics::verdict::Verdict::Slower)
+        );
         assert!((k.ratio.unwrap().estimate - 1.5).abs() < 0.02, "{k:?}");
         let md = String::from_utf8(
             crate::results::export::Exporter::serialize(

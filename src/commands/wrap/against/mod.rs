@@ -4,9 +4,9 @@
 //! warm-up round that is dropped, with the same size, keys, readiness rule, observer and reader
 //! (the rounds engine, `rounds.rs`). Each round gives one ratio of key→frame p50, NEW over OLD; the
 //! verdict is the rounds' ratio with an interval from resampling them
-//! ([`crate::results::verdict`]) against `--threshold`: slower, faster, the same, or
+//! ([`crate::statistics::verdict`]) against `--threshold`: slower, faster, the same, or
 //! inconclusive — and an exit code a CI job can gate on. The rounds run until a scheduled look
-//! decides, within a budget ([`Looks`](crate::results::verdict::Looks)), or `--rounds N`.
+//! decides, within a budget ([`Looks`](crate::statistics::verdict::Looks)), or `--rounds N`.
 
 mod report;
 mod stored;
@@ -27,7 +27,7 @@ use super::typing::Keys;
 use crate::detect::keyed::KeyLatencies;
 use crate::detect::timeline::Timeline;
 use crate::outcome::{Outcome, Refusal, complain};
-use crate::results::waterfall::Panel;
+use crate::results::drawings::waterfall::Panel;
 use crate::units::printable;
 
 pub use self::report::{Against, Stored};

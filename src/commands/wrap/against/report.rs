@@ -9,7 +9,7 @@ use super::super::side::RunReport;
 use super::stored::Baseline;
 use super::verdict::{AgainstVerdict, Build, Round, RunFigures, StageRatio, stages};
 use crate::results::export::markdown_table;
-use crate::results::verdict::{DECISIVE_ROUNDS, Ratio, Verdict};
+use crate::statistics::verdict::{DECISIVE_ROUNDS, Ratio, Verdict};
 use crate::units::milliseconds;
 
 /// The `--export-json` of `--against`.

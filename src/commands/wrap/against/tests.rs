@@ -3,8 +3,8 @@
 use super::super::rounds::{Stopped, Until};
 use super::*;
 use crate::detect::keyed::Stage;
-use crate::results::verdict::Looks;
-use crate::results::verdict::{DECISIVE_ROUNDS, Verdict};
+use crate::statistics::verdict::Looks;
+use crate::statistics::verdict::{DECISIVE_ROUNDS, Verdict};
 
 fn figures(p50: f64, emit: f64) -> RunFigures {
     RunFigures {
@@ -194,7 +194,7 @@ fn compare_and_against_give_one_answer_on_the_same_rounds() {
         ((5.2, 1.0), (4.2, 0.3)),
     ];
     let against = verdict(&rounds(&pairs));
-    let bits = |r: crate::results::verdict::Ratio| {
+    let bits = |r: crate::statistics::verdict::Ratio| {
         (r.estimate.to_bits(), r.low.to_bits(), r.high.to_bits())
     };
     let p50s: Vec<(f64, f64)> = pairs.iter().map(|&((o, _), (n, _))| (o, n)).collect();

@@ -8,7 +8,7 @@ use super::super::rounds::Stopped;
 use super::super::side::RunReport;
 use crate::detect::keyed::{KeyLatencies, Stage};
 use crate::outcome::Outcome;
-use crate::results::verdict::{Looks, Ratio, StageChange, Verdict, moved};
+use crate::statistics::verdict::{Looks, Ratio, StageChange, Verdict, moved};
 
 /// Which build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -4,8 +4,8 @@
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-use super::BenchResults;
-use super::conditions::{Unit, Workload};
+use crate::results::BenchResults;
+use crate::results::conditions::{Unit, Workload};
 use crate::subject::Subject;
 
 const ROW_HEIGHT: u32 = 26;
@@ -16,7 +16,7 @@ const STDERR: RGBColor = RGBColor(220, 110, 40);
 /// The chart as an exporter, so that it goes where any export goes.
 pub struct SvgPlot;
 
-impl super::export::Exporter for SvgPlot {
+impl crate::results::export::Exporter for SvgPlot {
     fn serialize(&self, results: &BenchResults) -> anyhow::Result<Vec<u8>> {
         Ok(svg(results)?.into_bytes())
     }
@@ -65,7 +65,7 @@ fn draw(results: &BenchResults, out: &mut String) -> anyhow::Result<()> {
     let (right, split_area) = right.split_horizontally(600);
     // Every row named by all that tells it apart: its size, sink and reader where they vary.
     let first = rows.first();
-    let varies = |differ: fn(&super::Row, &super::Row) -> bool| {
+    let varies = |differ: fn(&crate::results::Row, &crate::results::Row) -> bool| {
         first.is_some_and(|f| rows.iter().any(|r| differ(r, f)))
     };
     let (sizes, readers, sinks) = (
@@ -120,7 +120,7 @@ fn from_top(i: usize, n: usize) -> usize {
 
 /// The fps axis: from below the slowest row's minimum (a decade at least) to room on the
 /// right of the fastest's maximum for the labels and the legend.
-fn fps_axis(rows: &[super::Row]) -> (f64, f64) {
+fn fps_axis(rows: &[crate::results::Row]) -> (f64, f64) {
     let spreads = || rows.iter().filter_map(|r| r.fps);
     let max = spreads().map(|f| f.max).fold(1.0, f64::max) * 12.0;
     let min = spreads()
@@ -132,7 +132,7 @@ fn fps_axis(rows: &[super::Row]) -> (f64, f64) {
 }
 
 /// The kinds of row there are (modes, ceilings, floods, commands), in the rows' order.
-fn families(rows: &[super::Row]) -> Vec<&'static str> {
+fn families(rows: &[crate::results::Row]) -> Vec<&'static str> {
     let mut families = Vec::new();
     for row in rows {
         if !families.contains(&row.subject.family()) {

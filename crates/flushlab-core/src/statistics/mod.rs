@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod verdict;
+
 /// Median, minimum and maximum of a set of runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
