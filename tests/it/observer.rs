@@ -283,8 +283,10 @@ fn frames_and_writes_seen_from_inside_match_the_programs_own_and_straces() {
         &[("FRAMES", "5")],
     );
     let held = tried["inside"]["held_writes"].as_f64().unwrap();
+    // At least one a frame (a frame's bytes go out when it waits: its writes were once lost
+    // with the waiting record that carried them, 2 read for 10 frames), at most a few.
     assert!(
-        held <= 3.0 * truth as f64,
+        held >= truth as f64 && held <= 3.0 * truth as f64,
         "{held} writes for {truth} frames: {said}"
     );
     std::fs::remove_dir_all(dir).unwrap();
