@@ -731,6 +731,13 @@ fn the_hooks_are_said_and_can_be_chosen() {
     );
 }
 
+/// A shell function for the scripts: `settled NAME` prints `/proc/PID/io` of the newest process
+/// NAME once its write count has stopped moving (it has forwarded all it had, however busy the
+/// machine: a single read after a fixed sleep raced it), as it waits on its empty pipe.
+const SETTLED: &str = "settled() { p=$(pgrep -nx $1); a=; b=x; \
+    while [ \"$a\" != \"$b\" ]; do a=$b; sleep 0.3; b=$(grep syscw /proc/$p/io); done; \
+    cat /proc/$p/io; }; ";
+
 /// Runs a shell script under the kernel observer at 120x70, and its JSON report.
 fn wrapped_script(dir: &std::path::Path, script: &str) -> Value {
     let json = dir.join("r.json");
@@ -744,7 +751,7 @@ fn wrapped_script(dir: &std::path::Path, script: &str) -> Value {
             "--export-json",
         ])
         .arg(&json)
-        .args(["--", "bash", "-c", script])
+        .args(["--", "bash", "-c", &format!("{SETTLED}{script}")])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -807,7 +814,7 @@ fn a_loop_through_tee_counts_tees_own_writes() {
         &format!(
             "loop() {{ for f in $(seq 1 10); do printf '\\033[H'; \
              for r in $(seq 1 23); do printf 'row %d frame %d\\n' $r $f; done; sleep 0.05; done; \
-             cat /proc/$(pgrep -nx tee)/io > {io}; }}; \
+             settled tee > {io}; }}; \
              loop | tee {file} > /dev/tty",
             io = io.display(),
             file = dir.join("tee.out").display()
@@ -822,7 +829,7 @@ fn a_loop_through_tee_counts_tees_own_writes() {
 }
 
 /// `seq | cat` for a second: the terminal's write(2)s are cat's, as many as the kernel counted
-/// for it (`/proc/PID/io` syscw, read once cat has drained the pipe and waits on it).
+/// for it (`/proc/PID/io` syscw, read once its count stopped moving).
 #[test]
 fn seq_into_cat_counts_cats_own_writes() {
     if !kernel_allowed() {
@@ -833,8 +840,7 @@ fn seq_into_cat_counts_cats_own_writes() {
     let report = wrapped_script(
         &dir,
         &format!(
-            "{{ timeout 1 seq 1 100000000; sleep 0.5; cat /proc/$(pgrep -nx cat)/io > {io}; }} \
-             | cat",
+            "{{ timeout 1 seq 1 100000000; settled cat > {io}; }} | cat",
             io = io.display()
         ),
     );
