@@ -17,4 +17,3 @@ pub mod commands;
 pub mod explorer;
 pub mod painting;
 pub mod plumbing;
-pub mod tracer;

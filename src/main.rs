@@ -20,7 +20,8 @@ extern "C" fn note_closed_standard_fds() {
     flushlab::outcome::note_closed_standard_fds();
 }
 
-/// `PTRACE_LISTEN` for wrap's tracer (`flushlab::tracer::Listen`): the library forbids
+/// `PTRACE_LISTEN` for wrap's tracer (its `Listen`, in
+/// `flushlab::commands::wrap::observers::tracer`): the library forbids
 /// `unsafe`, and nix has no safe call for this request.
 #[allow(unsafe_code)]
 fn ptrace_listen(pid: i32) {
@@ -67,7 +68,9 @@ fn main() -> ExitCode {
         Some(Command::Report(args)) => flushlab::commands::report::run(args),
         Some(Command::Wrap(args)) => flushlab::commands::wrap::run(args),
         Some(Command::Lesson(args)) => lesson(args),
-        Some(Command::TraceExec(args)) => flushlab::tracer::run(args, ptrace_listen),
+        Some(Command::TraceExec(args)) => {
+            flushlab::commands::wrap::observers::tracer::run(args, ptrace_listen)
+        }
         Some(Command::FarRoot(args)) => {
             match flushlab::commands::wrap::via::far_root::shim(&args) {
                 Err(e) => {

@@ -74,7 +74,7 @@ fn a_capped_writer_is_painted_at_its_rate_in_xterm() {
         assert!(f("latency_p50_ms") >= 0.0 && f("latency_p99_ms") >= f("latency_p50_ms"));
         assert!(f("reads") >= f("painted_frames"));
         // The table went to stdout (its figures are the JSON's, checked above).
-        let table = String::from_utf8_lossy(&out.stdout);
+        let table = common::unpadded_tables(&String::from_utf8_lossy(&out.stdout));
         let row = format!("| xterm | stdout/frame | off | {size} | 1 | ");
         assert!(table.contains(&row), "{row} in {table}");
     }

@@ -308,7 +308,8 @@ static __always_inline int timeout_waits(unsigned long ptr) {
     return words[0] != 0 || words[1] != 0;
 }
 
-/* The x86_64 numbers of the calls watched (the tracer's filter's list: src/tracer/filter.rs). */
+/* The x86_64 numbers of the calls watched (the tracer's filter's list:
+ * src/commands/wrap/observers/tracer/filter.rs). */
 enum sys {
     S_READ = 0, S_WRITE = 1, S_POLL = 7, S_PWRITE64 = 18, S_READV = 19, S_WRITEV = 20,
     S_SELECT = 23, S_PAUSE = 34, S_NANOSLEEP = 35, S_RT_SIGSUSPEND = 130, S_FUTEX = 202,

@@ -102,7 +102,7 @@ pub enum Command {
     /// wrap's tracer, started by `flushlab wrap --observer ptrace` in CMD's place (not for
     /// people).
     #[command(name = "trace-exec", hide = true)]
-    TraceExec(crate::tracer::TraceArgs),
+    TraceExec(crate::commands::wrap::observers::tracer::TraceArgs),
     /// `wrap --via`'s shim on the far side: names itself to wrap, then becomes CMD (not for
     /// people).
     #[command(name = "far-root", hide = true)]

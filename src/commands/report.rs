@@ -69,13 +69,12 @@ pub fn pivot(all: &[BenchResults]) -> String {
             }
         }
     }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| terminal | size | sync output | {} |",
-        names.join(" | ")
-    );
-    let _ = writeln!(out, "|---|---|---|{}", "---:|".repeat(modes.len()));
+    let header: Vec<String> = ["terminal", "size", "sync output"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(names.iter().map(|n| markdown_cell(n)))
+        .collect();
+    let mut rows = Vec::new();
     for results in all {
         let cells: Vec<String> = modes
             .iter()
@@ -101,15 +100,14 @@ pub fn pivot(all: &[BenchResults]) -> String {
             .terminal
             .as_ref()
             .map_or("–", |t| t.sync_output.name());
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
+        let named = [
             markdown_cell(&terminal_name(results)),
             markdown_cell(&size),
             markdown_cell(sync),
-            cells.join(" | ")
-        );
+        ];
+        rows.push(named.into_iter().chain(cells).collect::<Vec<String>>());
     }
+    let mut out = crate::results::export::markdown_table(&header, &rows, 3);
     let _ = writeln!(
         out,
         "\nCells: accepted fps / shown fps (confirmed by cursor-position round trips; – unknown)."

@@ -354,6 +354,19 @@ pub fn table_lines(output: &str) -> Vec<&str> {
         .collect()
 }
 
+/// `text` with each Markdown table's padding taken out (`| st       | 3 |` → `| st | 3 |`): the
+/// one table writer pads each column to its widest cell, which a test of a row's cells does not
+/// care about.
+pub fn unpadded_tables(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.trim_start().starts_with('|') {
+            true => line.split_whitespace().collect::<Vec<_>>().join(" "),
+            false => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// This build of flushlab where another user can run it (a test runs it as nobody): a copy in
 /// a [`scratch_dir_for_anyone`], since cargo's target directory may be private. Gone with the
 /// scratch directory.

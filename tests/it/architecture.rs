@@ -153,7 +153,7 @@ fn os_calls_live_in_sys() {
     let sys = Path::new(ROOT).join("crates/flushlab-core/src/sys");
     // The tracer is a program of its own, run in CMD's place: ptrace, seccomp, its signals and
     // the traced threads' /proc are what it is made of (ARCHITECTURE.md says so).
-    let tracer = Path::new(ROOT).join("src/tracer");
+    let tracer = Path::new(ROOT).join("src/commands/wrap/observers/tracer");
     let mut files = Vec::new();
     for root in SOURCE_ROOTS {
         rust_files(&Path::new(ROOT).join(root), &mut files);
@@ -616,4 +616,91 @@ fn the_top_of_src_is_main_lib_and_folders() {
         .filter(|name| name != "main.rs" && name != "lib.rs")
         .collect();
     assert!(loose.is_empty(), "{loose:?}");
+}
+
+/// wrap's flags are read in one place: `WrapArgs` is named only where clap defines and parses
+/// it (cli, args.rs), where it is resolved (plan.rs) and where the plan is asked for (mod.rs).
+#[test]
+fn wrap_args_are_read_only_by_the_plan() {
+    let allowed = [
+        "src/cli/mod.rs",
+        "src/commands/wrap/args.rs",
+        "src/commands/wrap/plan.rs",
+        "src/commands/wrap/mod.rs",
+    ];
+    let named: Vec<String> = sources()
+        .iter()
+        .map(|(f, _)| (relative(f), std::fs::read_to_string(f).unwrap()))
+        .filter(|(f, text)| !allowed.contains(&f.as_str()) && text.contains("WrapArgs"))
+        .map(|(f, _)| f)
+        .collect();
+    assert!(named.is_empty(), "WrapArgs named in {named:?}");
+}
+
+/// The plan's types, from `struct Plan` to the function that builds them, as plan.rs defines
+/// them; and the struct types among them.
+fn plan_types() -> (String, Vec<String>) {
+    let plan = std::fs::read_to_string(Path::new(ROOT).join("src/commands/wrap/plan.rs")).unwrap();
+    let start = plan
+        .find("pub(super) struct Plan {")
+        .expect("plan.rs defines Plan");
+    let end = plan
+        .find("pub(super) fn plan(")
+        .expect("plan.rs builds the plan");
+    let types = plan[start..end].to_owned();
+    let structs = types
+        .split("pub(super) struct ")
+        .skip(1)
+        .filter_map(|rest| rest.split([' ', '{', '(']).next().map(str::to_owned))
+        .collect();
+    (types, structs)
+}
+
+/// The plan holds no type of clap's: what runs never sees how a flag was spelt.
+#[test]
+fn the_plan_holds_no_clap_type() {
+    let (types, structs) = plan_types();
+    assert!(structs.len() >= 5, "{structs:?}");
+    for word in ["clap", "WrapArgs", "ArgMatches", "Args"] {
+        let found = types
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .any(|l| {
+                l.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                    .any(|w| w == word || w.starts_with(&format!("{word}::")))
+            });
+        assert!(!found, "the plan's types name {word}");
+    }
+}
+
+/// The plan is built in plan.rs alone: no struct of it is written out anywhere else in wrap
+/// (a destructuring pattern, which ends in `..`, only reads one).
+#[test]
+fn the_plan_is_built_only_in_plan_rs() {
+    let (_, structs) = plan_types();
+    let wrap = Path::new(ROOT).join("src/commands/wrap");
+    let mut files = Vec::new();
+    rust_files(&wrap, &mut files);
+    let mut built = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("plan.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for name in &structs {
+            let literal = format!("{name} {{");
+            for (at, _) in text.match_indices(&literal) {
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let body = &text[at + literal.len()..];
+                let body = &body[..body.find('}').unwrap_or(body.len())];
+                if !body.trim_end().ends_with("..") {
+                    built.push(format!("{}: {name}", relative(file)));
+                }
+            }
+        }
+    }
+    assert!(
+        built.is_empty(),
+        "the plan built outside plan.rs: {built:?}"
+    );
 }

@@ -1092,7 +1092,7 @@ mod the_checker {
         let good = format!("<!--table paint-80x24-->\n{table}\nafter\n");
         let (problems, rewritten) = check_tables(&good, &mut sources);
         assert_eq!((problems, rewritten.as_str()), (vec![], good.as_str()));
-        let bad = good.replacen("| xterm |", "| xtern |", 1);
+        let bad = good.replacen("| xterm ", "| xtern ", 1);
         let (problems, rewritten) = check_tables(&bad, &mut sources);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(rewritten, good, "the rewrite puts the file's table back");

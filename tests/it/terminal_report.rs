@@ -330,7 +330,7 @@ fn paint_results_merge_into_a_painted_table() {
         "docs/results/paint-80x24.json",
         "docs/results/paint-200x60.json",
     ]);
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = common::unpadded_tables(&String::from_utf8_lossy(&out.stdout));
     assert!(
         out.status.success(),
         "{}",

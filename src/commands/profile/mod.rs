@@ -222,34 +222,45 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
 pub fn render_table(digests: &[Digest]) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| profile | mode | samples | CPU s | frames | samples/frame | write(2) | writer | ratatui | scene | other |"
-    );
-    let _ = writeln!(
-        out,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
-    for d in digests {
-        let file = Path::new(&d.file)
-            .file_name()
-            .map_or(d.file.clone(), |f| f.to_string_lossy().into_owned());
-        let _ = writeln!(
-            out,
-            "| {file} | {} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} |",
-            d.mode.as_deref().unwrap_or("?"),
-            d.samples,
-            d.cpu_seconds,
-            d.frames.map_or("?".into(), |f| f.to_string()),
-            d.samples_per_frame
-                .map_or("?".into(), |s| format!("{s:.0}")),
-            percent(d.write_share),
-            percent(d.writer_share),
-            percent(d.ratatui_share),
-            percent(d.scene_share),
-            percent(d.other_share),
-        );
-    }
+    let header: Vec<String> = [
+        "profile",
+        "mode",
+        "samples",
+        "CPU s",
+        "frames",
+        "samples/frame",
+        "write(2)",
+        "writer",
+        "ratatui",
+        "scene",
+        "other",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let rows: Vec<Vec<String>> = digests
+        .iter()
+        .map(|d| {
+            let file = Path::new(&d.file)
+                .file_name()
+                .map_or(d.file.clone(), |f| f.to_string_lossy().into_owned());
+            let text = |t: &str| crate::results::export::markdown_cell(&crate::units::printable(t));
+            vec![
+                text(&file),
+                text(d.mode.as_deref().unwrap_or("?")),
+                d.samples.to_string(),
+                format!("{:.2}", d.cpu_seconds),
+                d.frames.map_or("?".into(), |f| f.to_string()),
+                d.samples_per_frame
+                    .map_or("?".into(), |s| format!("{s:.0}")),
+                percent(d.write_share),
+                percent(d.writer_share),
+                percent(d.ratatui_share),
+                percent(d.scene_share),
+                percent(d.other_share),
+            ]
+        })
+        .collect();
+    out.push_str(&crate::results::export::markdown_table(&header, &rows, 2));
     for d in digests {
         if let Some(keys) = &d.keys {
             out.push_str(&keys.render(&d.file));

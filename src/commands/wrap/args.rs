@@ -1,5 +1,5 @@
-//! wrap's flags as clap parses them, and what each means once read (`WrapArgs`): the one
-//! struct every part of wrap takes its settings from.
+//! wrap's flags as clap parses them (`WrapArgs`), and the flags' own types. Only plan.rs reads
+//! them: it resolves them once into the plan every part of wrap takes its settings from.
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -219,110 +219,6 @@ pub struct WrapArgs {
     pub command: Vec<OsString>,
 }
 
-impl WrapArgs {
-    /// `--via`'s link, as the flags ask it.
-    pub fn link_settings(&self) -> crate::commands::wrap::via::LinkSettings {
-        crate::commands::wrap::via::LinkSettings {
-            rtt: self.rtt,
-            rate: self.rate,
-            loss: self.loss,
-            loopback: self.loopback,
-        }
-    }
-
-    /// The files (or stdout) wrap writes, each with its flag.
-    pub(super) fn outputs(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
-        [
-            ("--export-json", &self.report),
-            ("--trace", &self.trace),
-            ("--plot", &self.plot),
-            ("--export-markdown", &self.export_markdown),
-        ]
-        .into_iter()
-        .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
-    }
-
-    /// CMD as the user gave it, word by word (for the JSON).
-    pub fn command_words(&self) -> Vec<String> {
-        self.command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
-    }
-
-    /// CMD as the user gave it, for one line.
-    pub fn command_line(&self) -> String {
-        crate::units::one_line(&self.command_words().join(" "))
-    }
-
-    /// With `--terminal`, the Wayland display the terminal runs on: a running session's
-    /// (`--wayland-display`), or flushlab's own compositor at `--refresh` (`--wayland`, or a
-    /// terminal that has only Wayland); `None` on X11.
-    pub fn wayland_session(&self) -> Option<crate::painting::wayland::Session> {
-        use crate::painting::wayland::Session;
-        if let Some(name) = &self.wayland_display {
-            return Some(Session::Running(name.clone()));
-        }
-        let wayland = self.wayland || self.terminal.is_some_and(|t| t.wayland_only());
-        wayland.then(|| Session::Own {
-            refresh_hz: self.refresh.unwrap_or(60),
-        })
-    }
-
-    /// `--compare`'s rounds, as `--rounds` says [default: 3].
-    pub fn rounds(&self) -> u32 {
-        self.rounds.unwrap_or(3)
-    }
-
-    /// When `--against`'s rounds end: `--rounds N`, else at the first decisive look within
-    /// the budget.
-    pub fn until(&self) -> super::rounds::Until {
-        use super::rounds::Until;
-        match self.rounds {
-            Some(n) => Until::Rounds(n as usize),
-            None => Until::Decisive {
-                looks: crate::statistics::verdict::Looks::until_decisive(self.max_rounds as usize),
-                max_time: self.max_time,
-            },
-        }
-    }
-
-    /// How this run looks inside CMD (`program`, found on PATH), decided from the flags and
-    /// the executable's kind: `None`, from outside only.
-    pub fn observer(&self, program: &std::path::Path) -> Option<Way> {
-        if self.no_observer {
-            return None;
-        }
-        // A setuid program is never traced by choice: under the filter it would lose its
-        // privilege (auto takes the preload, which its loader refuses: seen from outside, said).
-        if self.observer == ObserverArg::Auto && crate::tracer::image::is_setuid(program) {
-            return Some(Way::Preload);
-        }
-        // samply attaches to the process wrap starts: with the tracer in CMD's place it would
-        // record the tracer. A profile keeps the preload (auto) where it loads.
-        let image = crate::tracer::image::image_of(program);
-        if self.profile.is_some() && self.observer == ObserverArg::Auto && image.preload_sees() {
-            return Some(Way::Preload);
-        }
-        Way::choose(self.observer, image, || {
-            crate::tracer::image::reads_keys_raw(program)
-        })
-    }
-
-    /// Whether `auto` tries the kernel observer first (falling back to [`WrapArgs::observer`]'s
-    /// way where eBPF is refused): not where a frame's writes are to be held (`fix`: only code
-    /// inside CMD can), nor on the as-is side of `--compare` (both sides looked at by the same
-    /// observer, the preload, so that the speedup is the fix's, not the observers'), nor for
-    /// `--profile`'s markers (the preload maps them).
-    pub fn kernel_first(&self, fix: Option<Fix>) -> bool {
-        self.observer == ObserverArg::Auto
-            && !self.no_observer
-            && fix.is_none()
-            && self.compare.is_none()
-            && self.profile.is_none()
-    }
-}
-
 /// `--display`: an X display name (`[host]:N[.S]`), refused with the form it takes.
 fn parse_display(text: &str) -> Result<String, String> {
     let (_, number) = text.rsplit_once(':').ok_or_else(|| {
@@ -366,73 +262,6 @@ pub enum ObserverArg {
     Both,
     None,
 }
-
-/// The way a run looks inside CMD, decided once from `--observer` and CMD's executable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Way {
-    /// The shared object the loader preloads (`flushlab_observer`).
-    Preload,
-    /// The tracer (`crate::tracer`): ptrace with a seccomp filter.
-    Ptrace,
-    /// The preload, and the tracer stopping only at reads of the standard descriptors: the keys
-    /// a program reads with raw system calls (crossterm over rustix), a stop or two a key.
-    Both,
-    /// eBPF programs in the kernel, on the system calls of CMD's whole tree: nothing injected,
-    /// nothing stopped (`flushlab_observer::kernel`).
-    Kernel,
-}
-
-impl Way {
-    /// `auto`: the preload where it sees the program's calls, the tracer where it cannot.
-    /// `raw_reads`: whether the program reads its keys with raw system calls (asked only of a
-    /// dynamic one, where it matters).
-    pub fn choose(
-        arg: ObserverArg,
-        image: crate::tracer::image::Image,
-        raw_reads: impl FnOnce() -> bool,
-    ) -> Option<Way> {
-        match arg {
-            ObserverArg::None => None,
-            ObserverArg::Kernel => Some(Way::Kernel),
-            ObserverArg::Preload => Some(Way::Preload),
-            ObserverArg::Ptrace => Some(Way::Ptrace),
-            ObserverArg::Both => Some(Way::Both),
-            ObserverArg::Auto if !TRACER_BUILT => Some(Way::Preload),
-            ObserverArg::Auto if image.preload_sees() && raw_reads() => Some(Way::Both),
-            ObserverArg::Auto if image.preload_sees() => Some(Way::Preload),
-            ObserverArg::Auto => Some(Way::Ptrace),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Way::Preload => "preload",
-            Way::Ptrace => "ptrace",
-            Way::Both => "preload, and ptrace for key reads",
-            Way::Kernel => "kernel",
-        }
-    }
-
-    /// Whether the tracer runs in CMD's place.
-    pub fn traces(self) -> bool {
-        matches!(self, Way::Ptrace | Way::Both)
-    }
-
-    /// Whether the preload is in CMD.
-    pub fn preloads(self) -> bool {
-        matches!(self, Way::Preload | Way::Both)
-    }
-
-    /// Whether every write CMD's tree makes to the terminal is seen, whatever makes it (the
-    /// tracer stops at each; the kernel sees each system call).
-    pub fn sees_every_call(self) -> bool {
-        matches!(self, Way::Ptrace | Way::Kernel)
-    }
-}
-
-/// The tracer reads x86_64's registers: elsewhere `--observer ptrace` is refused.
-pub(super) const TRACER_BUILT: bool = cfg!(all(target_os = "linux", target_arch = "x86_64"));
 
 /// `--against`: the old build's command, its words as a shell splits them.
 #[derive(Clone, Debug, PartialEq, Eq)]

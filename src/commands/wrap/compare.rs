@@ -3,7 +3,6 @@
 //! rounds of equal duration and size, so that a machine that slows down meanwhile slows both;
 //! one table, the speedup with its spread, and the permanent fix in CMD's language.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -11,9 +10,9 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::args::Fix;
-use super::args::WrapArgs;
 use super::outputs::{draw_keys, plot_title};
-use super::rounds::{Plan, play};
+use super::plan::Plan;
+use super::rounds::{Schedule, play};
 use super::running::How;
 use super::side::{RunReport, Side};
 use super::typing::Keys;
@@ -70,22 +69,21 @@ pub struct StageSpeedup {
     pub drain: Option<Spread>,
 }
 
-pub fn run(
-    args: &WrapArgs,
-    program: &Path,
-    fix: Fix,
+pub(super) fn run(
+    plan: &Plan,
+    (fix, rounds): (Fix, u32),
     keys: Option<&Keys>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     // With keys, a round lasts as long as its keys (and CMD's settling) unless a duration is given.
     let duration = match keys {
-        Some(_) => args.duration,
-        None => Some(args.duration.unwrap_or(DEFAULT_ROUND)),
+        Some(_) => plan.duration,
+        None => Some(plan.duration.unwrap_or(DEFAULT_ROUND)),
     };
     let sides = [None, Some(fix)];
-    let plan = Plan::alternating(sides.len(), args.rounds() as usize);
+    let schedule = Schedule::alternating(sides.len(), rounds as usize);
     let played = play(
-        &plan,
+        &schedule,
         &mut |i| {
             let side = Side {
                 how: How {
@@ -98,7 +96,7 @@ pub fn run(
                 },
                 terminal: None,
             };
-            let ran = super::side::run(args, program, side, signal)?;
+            let ran = super::side::run(plan, side, signal)?;
             match ran.report {
                 RunReport::Headless(report) => Ok((*report, Some(ran.timeline))),
                 RunReport::Terminal(_) => anyhow::bail!("a headless run gave a terminal's report"),
@@ -126,7 +124,7 @@ pub fn run(
         .unwrap_or_default();
     let comparison = Comparison {
         fix,
-        rounds: args.rounds(),
+        rounds,
         seconds_each: match duration {
             Some(d) => d.as_secs_f64(),
             None => {
@@ -139,14 +137,14 @@ pub fn run(
         key_speedup,
         permanent_fix,
     };
-    complain(&comparison.table(&args.command_line()));
-    if let Some(destination) = &args.report {
+    complain(&comparison.table(&plan.cmd.line()));
+    if let Some(destination) = &plan.outputs.report {
         destination
             .write_json(&comparison)
             .with_context(|| format!("writing the comparison to {destination}"))?;
     }
-    if let Some(destination) = &args.plot {
-        draw_last_round(destination, &args.command_line(), &comparison, &last)?;
+    if let Some(destination) = &plan.outputs.plot {
+        draw_last_round(destination, &plan.cmd.line(), &comparison, &last)?;
     }
     Ok(match signal.load(Ordering::Relaxed) {
         0 => Outcome::Finished,

@@ -5,7 +5,8 @@
 use flushlab_observer::Sightings;
 use serde::Serialize;
 
-use super::args::{Fix, Way};
+use super::args::Fix;
+use super::observers::choice::Way;
 use crate::accounting::IoCounters;
 
 /// Where a figure came from: the observer inside CMD, or outside it (and why).

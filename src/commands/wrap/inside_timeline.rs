@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use flushlab_observer::Sightings;
 
-use super::inside::Observation;
 use super::inside_report::InsideReport;
+use super::observers::Observation;
 use crate::detect::finder::FrameFinder;
 
 /// After CMD's tree is gone: what the observer saw, as the report says it, and, where the frames

@@ -7,8 +7,9 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::args::{Fix, WrapArgs};
-use super::inside::Observation;
+use super::args::Fix;
+use super::observers::Observation;
+use super::plan::Plan;
 use super::profiling::Preparing;
 use super::via::Wire;
 use crate::detect::recording::Recording;
@@ -19,13 +20,12 @@ use crate::sys::user::Invoker;
 /// which only the preload can map (samply records without markers otherwise); `fix`: the one
 /// tried, `via`: the wire CMD runs at the far end of.
 pub(super) fn observer(
-    args: &WrapArgs,
-    program: &Path,
+    plan: &Plan,
     (fix, via, profiled): (Option<Fix>, Option<&Wire>, bool),
     (pty, recording): (&Pty, &Arc<Recording>),
 ) -> anyhow::Result<(Option<Observation>, Option<Preparing>)> {
-    let way = args.observer(program);
-    let markers = (profiled && way.is_some_and(super::args::Way::preloads))
+    let way = plan.looking.way;
+    let markers = (profiled && way.is_some_and(super::observers::choice::Way::preloads))
         .then(Preparing::new)
         .transpose()?;
     let inside = match (way, via) {
@@ -33,12 +33,12 @@ pub(super) fn observer(
         (Some(_), Some(wire)) => Some(Observation::at_far_root(
             pty,
             wire,
-            (program, &args.command),
+            (&plan.cmd.program, &plan.cmd.words),
             recording,
         )?),
         (Some(way), None) => {
             let asks = markers.as_ref().map(|m| (m.environment(), m.on_exit()));
-            let kernel_first = args.kernel_first(fix);
+            let kernel_first = plan.looking.kernel_first(fix.is_some());
             Some(Observation::start(
                 (way, kernel_first),
                 Some(pty),
@@ -55,17 +55,17 @@ pub(super) fn observer(
 /// login makes them the far user, and wrap keeps root to attach at the far root once CMD's
 /// shim calls.
 pub(super) fn command(
-    args: &WrapArgs,
-    program: &Path,
+    plan: &Plan,
     via: Option<&Wire>,
     pty: &Pty,
     inside: Option<&Observation>,
 ) -> anyhow::Result<(PathBuf, Vec<OsString>, Option<Invoker>)> {
+    let program = &plan.cmd.program;
     let (program, words) = match inside {
-        Some(inside) => inside.command(program, &args.command[1..])?,
-        None => (program.to_owned(), args.command[1..].to_vec()),
+        Some(inside) => inside.command(program, plan.cmd.arguments())?,
+        None => (program.to_owned(), plan.cmd.arguments().to_vec()),
     };
-    let invoker = (!args.as_root && via.is_none())
+    let invoker = (!plan.as_root && via.is_none())
         .then(crate::sys::user::sudo_invoker)
         .flatten();
     let Some(invoker) = invoker else {

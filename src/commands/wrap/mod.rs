@@ -12,10 +12,10 @@ mod args;
 pub mod compare;
 pub mod diagnose;
 mod in_terminal;
-pub mod inside;
 pub mod inside_report;
 pub mod inside_timeline;
 mod launch;
+pub mod observers;
 mod one_run;
 mod outputs;
 mod own_writes;
@@ -25,8 +25,10 @@ mod plan;
 mod profiling;
 mod reading;
 mod rounds;
+pub mod run_figures;
 mod running;
 mod side;
+pub mod stored_run;
 mod summary;
 mod terminal;
 pub mod tree;
@@ -37,48 +39,59 @@ mod watch;
 pub mod wrap_report;
 
 pub use self::args::WrapArgs;
-use self::plan::{WrapPlan, plan};
+use self::plan::{AgainstPlan, Mode, Plan, plan};
 use self::running::How;
 use crate::outcome::Outcome;
 
 pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
-    let WrapPlan {
-        program: resolved,
-        interactive,
-        keys,
-        profile,
-    } = match plan(&args) {
+    let plan = match plan(&args) {
         Ok(plan) => plan,
         Err(refusal) => return Ok(refusal.tell()),
     };
     let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
-    if let Some(parent) = args.exit_with_parent {
+    if let Some(parent) = plan.exit_with_parent {
         crate::plumbing::terminal_session::end_with_parent(parent)?;
     }
-    if let (Some(fix), Some(terminal), Some(keys)) = (args.compare, args.terminal, &keys) {
-        return pixel_compare::run(&args, &resolved, (fix, terminal, keys), &signal);
-    }
-    if let Some(fix) = args.compare {
-        return compare::run(&args, &resolved, fix, keys.as_ref(), &signal);
+    let Plan {
+        mode,
+        terminal,
+        keys,
+        ..
+    } = &plan;
+    match (mode, terminal, keys) {
+        (Mode::Compare { fix, rounds }, Some(terminal), Some(keys)) => {
+            return pixel_compare::run(&plan, (*fix, *rounds, terminal.terminal, keys), &signal);
+        }
+        (Mode::Compare { fix, rounds }, _, _) => {
+            return compare::run(&plan, (*fix, *rounds), keys.as_ref(), &signal);
+        }
+        _ => {}
     }
     // The wire is started once, before the run, and ends as `run` returns.
-    let wire = match args.via.is_empty() {
-        true => None,
-        false => Some(via::Wire::start(&args.via, args.link_settings())?),
+    let wire = match &plan.via {
+        None => None,
+        Some(via) => Some(via::Wire::start(&via.layers, via.link)?),
     };
-    if let (Some(old), Some(keys)) = (&args.against, &keys) {
-        return against::run(&args, (&old.0, &resolved), (keys, wire.as_ref()), &signal);
+    match (mode, terminal, keys) {
+        (Mode::Against(against), _, Some(keys)) => {
+            against::run(&plan, against, (keys, wire.as_ref()), &signal)
+        }
+        (Mode::Once { fix }, Some(terminal), Some(keys)) => {
+            one_run::in_a_terminal(&plan, (terminal.terminal, keys, *fix), &signal)
+        }
+        (Mode::Once { fix }, _, _) => {
+            let how = How {
+                keys: keys.as_ref(),
+                interactive: plan.interactive,
+                fix: *fix,
+                duration: plan.duration,
+                profile: plan.profile.as_ref(),
+                via: wire.as_ref(),
+            };
+            one_run::here(&plan, how, &signal)
+        }
+        (Mode::Against(AgainstPlan { .. }), _, None) | (Mode::Compare { .. }, _, _) => {
+            anyhow::bail!("wrap: a plan without the keys its mode needs")
+        }
     }
-    if let (Some(terminal), Some(keys)) = (args.terminal, &keys) {
-        return one_run::in_a_terminal(&args, &resolved, terminal, keys, &signal);
-    }
-    let how = How {
-        keys: keys.as_ref(),
-        interactive,
-        fix: args.try_fix,
-        duration: args.duration,
-        profile: profile.as_ref(),
-        via: wire.as_ref(),
-    };
-    one_run::here(&args, &resolved, how, &signal)
 }

@@ -3,8 +3,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::args::WrapArgs;
 use super::outputs::{draw_keys, plot_title, profile_line, write_report_and_trace};
+use super::plan::Plan;
 use super::running::How;
 use super::side::{RunReport, Side, SideRun};
 use super::typing::Keys;
@@ -12,12 +12,7 @@ use crate::outcome::{Outcome, complain};
 use crate::results::drawings::waterfall::Panel;
 
 /// One run headless or on the user's terminal, as `how` says.
-pub(super) fn here(
-    args: &WrapArgs,
-    program: &std::path::Path,
-    how: How<'_>,
-    signal: &AtomicUsize,
-) -> anyhow::Result<Outcome> {
+pub(super) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::Result<Outcome> {
     let side = Side {
         how,
         terminal: None,
@@ -28,21 +23,21 @@ pub(super) fn here(
         ended_by_wrap,
         stalled,
         recorded,
-    } = super::side::run(args, program, side, signal)?;
+    } = super::side::run(plan, side, signal)?;
     let RunReport::Headless(report) = report else {
         anyhow::bail!("a run here gave a terminal's report");
     };
     write_report_and_trace(
-        args,
+        plan,
         &report,
         &timeline,
         report.keys.as_ref().map(|k| &k.latencies),
     )?;
-    if let (Some(destination), Some(keys)) = (&args.plot, &report.keys) {
+    if let (Some(destination), Some(keys)) = (&plan.outputs.plot, &report.keys) {
         let panel = Panel::of(String::new(), &timeline, &keys.latencies);
         draw_keys(
             destination,
-            &plot_title(&args.command_line(), &report),
+            &plot_title(&plan.cmd.line(), &report),
             &[panel],
         )?;
     }
@@ -53,7 +48,7 @@ pub(super) fn here(
         }
         if let Some(line) = recorded
             .as_ref()
-            .and_then(|r| profile_line(r, args.profile.as_deref()))
+            .and_then(|r| profile_line(r, plan.profile.as_ref().map(|p| p.file.as_path())))
         {
             complain(&line);
         }
@@ -68,21 +63,23 @@ pub(super) fn here(
 
 /// `wrap --terminal NAME`: one run in that terminal, reported, its trace and plot written.
 pub(super) fn in_a_terminal(
-    args: &WrapArgs,
-    program: &std::path::Path,
-    terminal: crate::painting::terminals::Terminal,
-    keys: &Keys,
+    plan: &Plan,
+    (terminal, keys, fix): (
+        crate::painting::terminals::Terminal,
+        &Keys,
+        Option<super::args::Fix>,
+    ),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let side = Side::of_rounds(args, Some(keys), (args.try_fix, Some(terminal)), None);
+    let side = Side::of_rounds(plan, Some(keys), (fix, Some(terminal)), None);
     let SideRun {
         report, timeline, ..
-    } = super::side::run(args, program, side, signal)?;
+    } = super::side::run(plan, side, signal)?;
     let RunReport::Terminal(report) = report else {
         anyhow::bail!("a run in {} gave a headless report", terminal.name());
     };
-    write_report_and_trace(args, &report, &timeline, Some(&report.keys.latencies))?;
-    if let Some(destination) = &args.plot {
+    write_report_and_trace(plan, &report, &timeline, Some(&report.keys.latencies))?;
+    if let Some(destination) = &plan.outputs.plot {
         let panel = Panel::of(
             terminal.name().to_owned(),
             &timeline,
@@ -91,7 +88,7 @@ pub(super) fn in_a_terminal(
         let title = format!(
             "flushlab wrap --terminal {} · {} · {}x{} · {} keys",
             terminal.name(),
-            args.command_line(),
+            plan.cmd.line(),
             report.cols,
             report.rows,
             report.keys.sent

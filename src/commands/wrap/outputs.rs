@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 
-use super::args::WrapArgs;
+use super::plan::Plan;
 use super::wrap_report::WrapReport;
 use crate::detect::timeline::Timeline;
 use crate::files::Destination;
@@ -14,24 +14,24 @@ use crate::results::drawings::waterfall::{Panel, waterfall_svg};
 /// window changes) as trace-event JSON. Before the summary: a summary written to a terminal
 /// that stopped reading would wait forever.
 pub(super) fn write_report_and_trace(
-    args: &WrapArgs,
+    plan: &Plan,
     report: &impl serde::Serialize,
     timeline: &Timeline,
     keys: Option<&crate::detect::keyed::KeyLatencies>,
 ) -> anyhow::Result<()> {
-    if let Some(destination) = &args.report {
+    if let Some(destination) = &plan.outputs.report {
         destination
             .write_json(report)
             .with_context(|| format!("writing the report to {destination}"))?;
     }
-    let Some(destination) = &args.trace else {
+    let Some(destination) = &plan.outputs.trace else {
         return Ok(());
     };
     let trace =
         crate::results::drawings::trace::trace_json(&crate::results::drawings::trace::TraceRun {
             timeline,
             keys,
-            command: &args.command_line(),
+            command: &plan.cmd.line(),
             wrap_pid: std::process::id(),
         })?;
     destination

@@ -3,17 +3,16 @@
 //! tried headless (wrap's own reader of the pty), alternating, so that a machine that slows
 //! down meanwhile slows every side; one table, each ratio with its spread over the rounds.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 use serde::Serialize;
 
 use super::args::Fix;
-use super::args::WrapArgs;
 use super::compare::answered;
 use super::pixel_report::PixelReport;
-use super::rounds::{Plan, play};
+use super::plan::Plan;
+use super::rounds::{Schedule, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
 use super::wrap_report::WrapReport;
@@ -48,16 +47,15 @@ pub struct PixelComparison {
     pub headless_key_to_frame_p50_ratio: Option<Ratio>,
 }
 
-pub fn run(
-    args: &WrapArgs,
-    program: &Path,
-    (fix, terminal, keys): (Fix, Terminal, &Keys),
+pub(super) fn run(
+    plan: &Plan,
+    (fix, rounds, terminal, keys): (Fix, u32, Terminal, &Keys),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let mut c = PixelComparison {
         fix,
         terminal,
-        rounds: args.rounds(),
+        rounds,
         as_is: Vec::new(),
         tried: Vec::new(),
         headless_as_is: Vec::new(),
@@ -77,16 +75,13 @@ pub fn run(
         (None, None),
         (None, Some(fix)),
     ];
-    let plan = Plan::alternating(sides.len(), args.rounds() as usize);
+    let schedule = Schedule::alternating(sides.len(), rounds as usize);
     let played = play(
-        &plan,
+        &schedule,
         &mut |i| {
             let (terminal, fix) = sides[i];
-            let side = Side::of_rounds(args, Some(keys), (fix, terminal), None);
-            Ok((
-                super::side::run(args, program, side, signal)?.report,
-                None::<()>,
-            ))
+            let side = Side::of_rounds(plan, Some(keys), (fix, terminal), None);
+            Ok((super::side::run(plan, side, signal)?.report, None::<()>))
         },
         &|_| false,
         signal,
@@ -124,8 +119,8 @@ pub fn run(
         new_over_old(&c.headless_as_is, &c.headless_tried, headless, |k| {
             Some(k.key_to_frame_ms?.p50)
         });
-    complain(&c.table(&args.command_line()));
-    if let Some(destination) = &args.report {
+    complain(&c.table(&plan.cmd.line()));
+    if let Some(destination) = &plan.outputs.report {
         destination
             .write_json(&c)
             .with_context(|| format!("writing the comparison to {destination}"))?;

@@ -50,7 +50,7 @@ pub struct PixelReport {
 }
 
 impl PixelReport {
-    pub(super) fn of(args: &super::args::WrapArgs, run: PixelRun, keys: &Keys) -> PixelReport {
+    pub(super) fn of(plan: &super::plan::Plan, run: PixelRun, keys: &Keys) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
         crate::detect::pixels::add_pixels(&mut latencies, &run.timeline);
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
@@ -58,9 +58,13 @@ impl PixelReport {
             .collect();
         PixelReport {
             version: env!("CARGO_PKG_VERSION"),
-            command: args.command_words(),
+            command: plan.cmd.words_text(),
             terminal: run.terminal,
-            terminal_options: args.terminal_options.clone(),
+            terminal_options: plan
+                .terminal
+                .as_ref()
+                .map(|t| t.options.clone())
+                .unwrap_or_default(),
             display: run.desktop.name().to_owned(),
             refresh_hz: run.desktop.refresh_hz(),
             desktop: run.desktop.clone(),

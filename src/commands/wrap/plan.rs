@@ -1,29 +1,257 @@
-//! wrap's flags checked before anything starts: CMD found, every output writable and distinct,
-//! the keys read, each feature's own checks asked (the observer, the terminal, `--against`),
-//! samply found for `--profile`. What passes is the plan the run follows.
+//! wrap's flags resolved once into a [`Plan`] (ripgrep's `LowArgs → HiArgs`): CMD found, the
+//! observer chosen, every output writable and distinct, the keys read, the terminal's display
+//! and the wire's layers decided, samply found for `--profile`. Every refusal of a flag
+//! combination is here, before anything starts; what can only fail at run time (eBPF refused,
+//! a terminal that will not open) stays at run time and is said there. Everything after this
+//! file takes the plan, or the part of it it needs, and never the flags.
 
-use super::args::{ObserverArg, WrapArgs};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::args::{Fix, ObserverArg, OldBuild, WrapArgs};
+use super::observers::choice::{Choice, Needs};
+use super::profiling::Profile;
+use super::rounds::Until;
+use super::stored_run::{Baseline, stored_run};
 use super::typing::Keys;
+use super::via::{Layer, LinkSettings};
 use crate::files::Destination;
-use crate::keyscript::KeyScript;
-use crate::outcome::{Outcome, Refusal, complain};
+use crate::outcome::{Outcome, Refusal};
+use crate::painting::terminals::{Terminal, TerminalOption};
+use crate::painting::wayland::Session;
+use crate::results::conditions::ReaderModel;
+use crate::units::printable;
 
-/// What a wrap does, its flags checked: CMD's program found on `PATH`, and whether CMD runs
-/// interactive (no duration, stdout a terminal) or headless.
-pub(super) struct WrapPlan {
-    pub(super) program: std::path::PathBuf,
+/// What a wrap does, every flag read and checked.
+#[derive(Clone, Debug)]
+pub(super) struct Plan {
+    pub(super) cmd: Invocation,
+    /// No duration, no keys, stdout a terminal: CMD runs on the user's terminal.
     pub(super) interactive: bool,
+    /// `--duration`: wrap ends CMD after it (`None`: when CMD exits, or its keys are done).
+    pub(super) duration: Option<Duration>,
+    /// The headless pty's size (a terminal's window's, with `--terminal`).
+    pub(super) size: (u16, u16),
+    pub(super) reader: ReaderModel,
+    pub(super) frame_gap: Duration,
+    pub(super) looking: Choice,
     pub(super) keys: Option<Keys>,
-    /// `--profile`: samply, and the file it writes.
-    pub(super) profile: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    pub(super) outputs: Outputs,
+    pub(super) profile: Option<Profile>,
+    pub(super) mode: Mode,
+    pub(super) terminal: Option<InTerminal>,
+    pub(super) via: Option<Via>,
+    /// Under sudo, CMD runs as root too (`--as-root`); else as the person who ran sudo.
+    pub(super) as_root: bool,
+    pub(super) exit_with_parent: Option<i32>,
+}
+
+/// CMD as the user invoked it: its words as given, and its program found on `PATH`.
+#[derive(Clone, Debug)]
+pub(super) struct Invocation {
+    pub(super) words: Vec<OsString>,
+    pub(super) program: PathBuf,
+}
+
+impl Invocation {
+    /// The words after the program's.
+    pub(super) fn arguments(&self) -> &[OsString] {
+        &self.words[1..]
+    }
+
+    /// Its words as text (for the JSON).
+    pub(super) fn words_text(&self) -> Vec<String> {
+        self.words
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The command line, for one line.
+    pub(super) fn line(&self) -> String {
+        crate::units::one_line(&self.words_text().join(" "))
+    }
+}
+
+/// The files (or stdout) wrap writes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Outputs {
+    /// `--export-json`.
+    pub(super) report: Option<Destination>,
+    pub(super) trace: Option<Destination>,
+    pub(super) plot: Option<Destination>,
+    /// `--export-markdown` (`--against`).
+    pub(super) markdown: Option<Destination>,
+}
+
+impl Outputs {
+    /// Each with its flag.
+    fn each(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
+        [
+            ("--export-json", &self.report),
+            ("--trace", &self.trace),
+            ("--plot", &self.plot),
+            ("--export-markdown", &self.markdown),
+        ]
+        .into_iter()
+        .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
+    }
+}
+
+/// What the run is.
+#[derive(Clone, Debug)]
+pub(super) enum Mode {
+    /// One run, with `--try`'s fix or as it is.
+    Once { fix: Option<Fix> },
+    /// `--compare`: as is and tried, alternating, for this many rounds.
+    Compare { fix: Fix, rounds: u32 },
+    /// `--against`: NEW (this plan) against OLD.
+    Against(AgainstPlan),
+}
+
+/// `--against`'s rounds and what they are judged against.
+#[derive(Clone, Debug)]
+pub(super) struct AgainstPlan {
+    pub(super) old: Old,
+    pub(super) until: Until,
+    /// A change within this share of OLD is no change.
+    pub(super) threshold: f64,
+}
+
+/// `--against`'s OLD.
+#[derive(Clone, Debug)]
+pub(super) enum Old {
+    /// Another build: its own plan, the same as NEW's but for its command and what follows
+    /// from it (its observer).
+    Build(Box<Plan>),
+    /// A run stored with `--export-json`.
+    Stored(Box<Baseline>),
+}
+
+/// `--terminal`: the emulator, its settings, and the display it opens on.
+#[derive(Clone, Debug)]
+pub(super) struct InTerminal {
+    pub(super) terminal: Terminal,
+    pub(super) options: Vec<TerminalOption>,
+    pub(super) display: Display,
+}
+
+/// Where `--terminal`'s window opens.
+#[derive(Clone, Debug)]
+pub(super) enum Display {
+    /// flushlab's own Xvfb (`None`) or `--display`.
+    X11(Option<String>),
+    Wayland(Session),
+}
+
+/// `--via`: the layers CMD runs at the far end of, and the link under them.
+#[derive(Clone, Debug)]
+pub(super) struct Via {
+    pub(super) layers: Vec<Layer>,
+    pub(super) link: LinkSettings,
 }
 
 /// The wrap's plan, or why its flags are refused (a CMD that is not a command, a report that
 /// cannot be written) before anything starts.
-pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
-    let program = &args.command[0];
-    let shown = crate::units::printable(&program.to_string_lossy());
-    let path = std::path::Path::new(program);
+pub(super) fn plan(args: &WrapArgs) -> Result<Plan, Refusal> {
+    let cmd = cmd(&args.command)?;
+    let outputs = outputs(args)?;
+    let script = match (&args.keys, &args.keys_file) {
+        (Some(script), _) => Some(script.clone()),
+        (None, Some(path)) => Some(super::typing::read_keys_file(path)?),
+        (None, None) => None,
+    };
+    let asked = match args.no_observer {
+        true => ObserverArg::None,
+        false => args.observer,
+    };
+    let via = via(args, asked, script.is_some())?;
+    let terminal = match args.terminal {
+        Some(terminal) => Some(in_terminal(args, terminal, asked, script.is_some())?),
+        None => None,
+    };
+    let looking = choice(args, asked, &cmd)?;
+    if args.keys_after.is_some() && script.is_none() {
+        return Err("wrap: --keys-after needs --keys or --keys-file"
+            .to_owned()
+            .into());
+    }
+    let interactive = args.duration.is_none()
+        && script.is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if outputs.plot.is_some() && script.is_none() && !interactive {
+        return Err(
+            "wrap: --plot draws keys: give --keys or --keys-file (or type them, interactive)"
+                .to_owned()
+                .into(),
+        );
+    }
+    let keys = script.map(|script| Keys {
+        script,
+        after: args.keys_after,
+    });
+    let mut plan = Plan {
+        cmd,
+        // Keys are typed by wrap, so a run with keys is headless.
+        interactive,
+        duration: args.duration,
+        size: args.size,
+        reader: args.reader,
+        frame_gap: args.frame_gap,
+        looking,
+        keys,
+        outputs,
+        profile: None,
+        mode: Mode::Once { fix: args.try_fix },
+        terminal,
+        via,
+        as_root: args.as_root,
+        exit_with_parent: args.exit_with_parent,
+    };
+    if let Some(fix) = args.compare {
+        plan.mode = Mode::Compare {
+            fix,
+            rounds: args.rounds.unwrap_or(3),
+        };
+    }
+    if let Some(old) = &args.against {
+        plan.mode = Mode::Against(against(args, old, &plan)?);
+    }
+    if let Some(file) = &args.profile {
+        plan.profile = super::profiling::samply_for(file)?.map(|samply| Profile {
+            samply,
+            file: file.clone(),
+        });
+    }
+    Ok(plan)
+}
+
+/// `--via`'s layers and link, where the layers can carry this run (`kernel`: the kernel
+/// observer may look, as it must at the far end).
+fn via(args: &WrapArgs, asked: ObserverArg, has_keys: bool) -> Result<Option<Via>, Refusal> {
+    if args.via.is_empty() {
+        return Ok(None);
+    }
+    let via = Via {
+        layers: args.via.clone(),
+        link: LinkSettings {
+            rtt: args.rtt,
+            rate: args.rate,
+            loss: args.loss,
+            loopback: args.loopback,
+        },
+    };
+    let kernel = matches!(asked, ObserverArg::Auto | ObserverArg::Kernel);
+    super::via::check(&via.layers, via.link, has_keys, kernel).map_err(Refusal::bad_input)?;
+    Ok(Some(via))
+}
+
+/// CMD's program found, or refused: not a command, or a file that cannot be run.
+fn cmd(words: &[OsString]) -> Result<Invocation, Refusal> {
+    let program = &words[0];
+    let shown = printable(&program.to_string_lossy());
+    let path = Path::new(program);
     if program.to_string_lossy().contains('/') && path.is_file() && !path.is_dir() {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path).map_or(0, |m| m.permissions().mode());
@@ -36,77 +264,50 @@ pub(super) fn plan(args: &WrapArgs) -> Result<WrapPlan, Refusal> {
             });
         }
     }
-    let Some(resolved) = crate::files::find_program(program) else {
+    let Some(program) = crate::files::find_program(program) else {
         return Err(Refusal {
             outcome: Outcome::NotFound,
-            why: format!(
-                "wrap: '{}' is not a command (not found, or not executable)",
-                crate::units::printable(&program.to_string_lossy())
-            ),
+            why: format!("wrap: '{shown}' is not a command (not found, or not executable)"),
         });
     };
-    check_outputs(args)?;
-    if let Some(plot) = &args.plot {
+    Ok(Invocation {
+        words: words.to_vec(),
+        program,
+    })
+}
+
+/// The outputs, each writable, distinct from the others and named for what it holds.
+fn outputs(args: &WrapArgs) -> Result<Outputs, Refusal> {
+    let outputs = Outputs {
+        report: args.report.clone(),
+        trace: args.trace.clone(),
+        plot: args.plot.clone(),
+        markdown: args.export_markdown.clone(),
+    };
+    check_outputs(
+        &outputs,
+        !args.as_root && args.via.is_empty() && args.terminal.is_none(),
+    )?;
+    if let Some(plot) = &outputs.plot {
         plot.check_named_for("svg")
             .map_err(|e| format!("wrap: --plot {e}"))?;
     }
-    let destinations: Vec<&Destination> = args.outputs().map(|(_, d)| d).collect();
+    let destinations: Vec<&Destination> = outputs.each().map(|(_, d)| d).collect();
     crate::results::export::distinct_destinations(
         &destinations,
         "--export-json, --trace, --plot, --export-markdown",
     )
     .map_err(|e| format!("wrap: {e}"))?;
-    let script = match (&args.keys, &args.keys_file) {
-        (Some(script), _) => Some(script.clone()),
-        (None, Some(path)) => Some(read_keys_file(path)?),
-        (None, None) => None,
-    };
-    let kernel = matches!(args.observer, ObserverArg::Auto | ObserverArg::Kernel);
-    super::via::check(&args.via, args.link_settings(), script.is_some(), kernel)
-        .map_err(Refusal::bad_input)?;
-    super::in_terminal::check(args, script.is_some())?;
-    super::inside::check(args, &resolved)?;
-    super::against::check(args, script.is_some())?;
-    if args.keys_after.is_some() && script.is_none() {
-        return Err("wrap: --keys-after needs --keys or --keys-file"
-            .to_owned()
-            .into());
-    }
-    let interactive = args.duration.is_none()
-        && script.is_none()
-        && std::io::IsTerminal::is_terminal(&std::io::stdout());
-    if args.plot.is_some() && script.is_none() && !interactive {
-        return Err(
-            "wrap: --plot draws keys: give --keys or --keys-file (or type them, interactive)"
-                .to_owned()
-                .into(),
-        );
-    }
-    let profile = match &args.profile {
-        Some(path) => profile_plan(path)?,
-        None => None,
-    };
-    let keys = script.map(|script| Keys {
-        script,
-        after: args.keys_after,
-    });
-    Ok(WrapPlan {
-        program: resolved,
-        // Keys are typed by wrap, so a run with keys is headless.
-        interactive,
-        keys,
-        profile,
-    })
+    Ok(outputs)
 }
 
 /// Every output writable, checked before anything runs as the identity that will write it:
-/// under sudo wrap becomes the person who ran it before it writes (running.rs), so their outputs
-/// are checked as them, or a run would be measured only to be lost.
-fn check_outputs(args: &WrapArgs) -> Result<(), Refusal> {
-    let writer = (!args.as_root && args.via.is_empty() && args.terminal.is_none())
-        .then(crate::sys::user::sudo_invoker)
-        .flatten();
-    for (flag, destination) in args.outputs() {
+/// under sudo wrap becomes the person who ran it before it writes (running.rs) unless it keeps
+/// root (`as_them` false: `--as-root`, a wire, a terminal), so their outputs are checked as
+/// them, or a run would be measured only to be lost.
+fn check_outputs(outputs: &Outputs, as_them: bool) -> Result<(), Refusal> {
+    let writer = as_them.then(crate::sys::user::sudo_invoker).flatten();
+    for (flag, destination) in outputs.each() {
         let checked = match &writer {
             Some(them) => them
                 .as_them(|| destination.check())
@@ -119,45 +320,160 @@ fn check_outputs(args: &WrapArgs) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// `--profile FILE`: a file that can be written (refused before anything starts), and samply
-/// ready to record; where samply or the kernel's perf events are missing, that is said in one
-/// line with the fix and the run goes on without a profile.
-fn profile_plan(
-    path: &std::path::Path,
-) -> Result<Option<(std::path::PathBuf, std::path::PathBuf)>, Refusal> {
-    let shown = crate::units::printable(&path.to_string_lossy());
-    if path.as_os_str() == "-" {
-        return Err("wrap: --profile '-': samply writes a file: name one"
-            .to_owned()
-            .into());
-    }
-    let symbols = crate::files::sibling(path, ".syms.json", true);
-    for file in [path, &symbols] {
-        crate::files::check_writable(file).map_err(|e| {
-            let file = crate::units::printable(&file.to_string_lossy());
-            format!("wrap: --profile '{shown}': cannot write '{file}': {e}")
-        })?;
-    }
-    match super::profiling::samply() {
-        Ok(samply) => Ok(Some((samply, path.to_owned()))),
-        Err(why) => {
-            complain(&format!(
-                "wrap: --profile '{shown}': {why}; measuring without a profile"
-            ));
-            Ok(None)
-        }
-    }
+/// How wrap looks inside `cmd`, as `asked` and what the run needs of it say.
+fn choice(args: &WrapArgs, asked: ObserverArg, cmd: &Invocation) -> Result<Choice, Refusal> {
+    let needs = Needs {
+        holds_frames: args.try_fix.is_some() || args.compare.is_some(),
+        compares: args.compare.is_some(),
+        profiled: args.profile.is_some(),
+    };
+    let shown = printable(&cmd.words[0].to_string_lossy());
+    Ok(Choice::of(asked, (&cmd.program, &shown), needs)?)
 }
 
-/// `--keys-file`: the script, or a refusal naming the file and what is wrong with it. Read as
-/// every file others send is (`files::read_input`): a FIFO or a device is refused at once, never
-/// waited on, and 1 MiB at most.
-fn read_keys_file(path: &std::path::Path) -> Result<KeyScript, Refusal> {
-    use crate::files::{InputKind, read_input};
-    let shown = crate::units::printable(&path.to_string_lossy());
-    let bytes = read_input(path, InputKind::KeyScript)
-        .map_err(|e| format!("wrap: --keys-file '{shown}': {e}"))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("wrap: --keys-file '{shown}': not UTF-8 text"))?;
-    KeyScript::parse(&text).map_err(|e| format!("wrap: --keys-file '{shown}': {e}").into())
+/// `--terminal`'s display, or why the flags cannot go with it: keys to type, an observer to
+/// see each frame, a terminal that takes the settings given, a display it draws on.
+fn in_terminal(
+    args: &WrapArgs,
+    terminal: Terminal,
+    asked: ObserverArg,
+    has_keys: bool,
+) -> Result<InTerminal, Refusal> {
+    let name = terminal.name();
+    if !has_keys {
+        return Err(format!(
+            "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
+        )
+        .into());
+    }
+    if asked == ObserverArg::None {
+        return Err(format!(
+            "wrap --terminal {name} --no-observer: a key's frame is seen from inside CMD only (wrap does not read the terminal's pty)"
+        ).into());
+    }
+    if !args.terminal_options.is_empty() && !terminal.takes_options() {
+        return Err(format!(
+            "wrap --terminal {name} --terminal-option: {name} takes no setting on its command line (xterm, urxvt, alacritty, kitty and foot do)"
+        ).into());
+    }
+    if args.profile.is_some() {
+        return Err(format!(
+            "wrap --terminal {name} --profile: not together yet (profile the keys headless)"
+        )
+        .into());
+    }
+    let display = match (
+        &args.wayland_display,
+        args.wayland || terminal.wayland_only(),
+    ) {
+        (Some(name), _) => Display::Wayland(Session::Running(name.clone())),
+        (None, true) => Display::Wayland(Session::Own {
+            refresh_hz: args.refresh.unwrap_or(60),
+        }),
+        (None, false) => Display::X11(args.display.clone()),
+    };
+    if args.refresh.is_some() && matches!(display, Display::X11(_)) {
+        return Err(format!(
+            "wrap --terminal {name} --refresh: the refresh rate is the Wayland output's: add --wayland (foot, kitty, alacritty)"
+        ).into());
+    }
+    if terminal.wayland_only() && args.display.is_some() {
+        return Err(format!(
+            "wrap --terminal {name} --display: {name} runs on Wayland only (flushlab's own compositor, or --wayland-display); --display names an X display (xterm, st, alacritty, kitty, urxvt, mlterm)"
+        ).into());
+    }
+    if (args.wayland || args.wayland_display.is_some())
+        && matches!(
+            terminal,
+            Terminal::Xterm | Terminal::St | Terminal::Urxvt | Terminal::Mlterm
+        )
+    {
+        return Err(format!(
+            "wrap --terminal {name} {}: {name} draws through X11 only; on Wayland: foot, kitty, alacritty",
+            if args.wayland {
+                "--wayland"
+            } else {
+                "--wayland-display"
+            }
+        ).into());
+    }
+    if let Some(name) = &args.wayland_display {
+        crate::painting::wayland::find_session(name)?;
+    }
+    if args.reader != ReaderModel::Drain {
+        return Err(format!(
+            "wrap --terminal {name} --reader {}: the terminal reads the pty, not a reader model",
+            args.reader
+        )
+        .into());
+    }
+    Ok(InTerminal {
+        terminal,
+        options: args.terminal_options.clone(),
+        display,
+    })
+}
+
+/// `--against`: OLD's plan (NEW's, with OLD's command and what follows from it) or its stored
+/// run, and when the rounds end; refused without keys to time, with an OLD that is not a
+/// command or a stored run that cannot be read, or a stored run where it cannot be compared.
+fn against(args: &WrapArgs, OldBuild(old): &OldBuild, new: &Plan) -> Result<AgainstPlan, Refusal> {
+    if new.keys.is_none() {
+        return Err(
+            "wrap --against: the verdict is on each key's time to its frame: give \
+                    --keys or --keys-file"
+                .to_owned()
+                .into(),
+        );
+    }
+    let shown = printable(&old[0]);
+    if let Some(path) = stored_run(old) {
+        if let Some(terminal) = &new.terminal {
+            return Err(format!(
+                "wrap --against '{shown}' --terminal {}: a stored run against a terminal's \
+                 pixels is not built: give the old build's command",
+                terminal.terminal.name()
+            )
+            .into());
+        }
+        if new.via.is_some() {
+            return Err(format!(
+                "wrap --against '{shown}' --via: a stored run is not compared over a wire yet; \
+                 give the old build's command"
+            )
+            .into());
+        }
+        let baseline =
+            Baseline::load(path).map_err(|why| format!("wrap --against '{shown}': {why}"))?;
+        // One stored run has no spread of its own: a fixed count of NEW's runs.
+        return Ok(AgainstPlan {
+            old: Old::Stored(Box::new(baseline)),
+            until: Until::Rounds(args.rounds.unwrap_or(10) as usize),
+            threshold: args.threshold,
+        });
+    }
+    let words: Vec<OsString> = old.iter().map(Into::into).collect();
+    let cmd = cmd(&words).map_err(|_| {
+        format!(
+            "wrap --against '{shown}': not a command (not found, or not executable): the old \
+             build's program and its arguments, as a shell splits them"
+        )
+    })?;
+    let old_plan = Plan {
+        looking: choice(args, new.looking.asked, &cmd)?,
+        cmd,
+        ..new.clone()
+    };
+    let until = match args.rounds {
+        Some(n) => Until::Rounds(n as usize),
+        None => Until::Decisive {
+            looks: crate::statistics::verdict::Looks::until_decisive(args.max_rounds as usize),
+            max_time: args.max_time,
+        },
+    };
+    Ok(AgainstPlan {
+        old: Old::Build(Box::new(old_plan)),
+        until,
+        threshold: args.threshold,
+    })
 }

@@ -20,8 +20,41 @@ use crate::detect::timeline::Timeline;
 use crate::files::Scratch;
 use crate::units::milliseconds;
 
+/// `--profile`: samply, and the file it writes.
+#[derive(Clone, Debug)]
+pub(super) struct Profile {
+    pub(super) samply: PathBuf,
+    pub(super) file: PathBuf,
+}
+
+/// `--profile FILE`: samply, once FILE and its symbols' file are known to be writable (refused
+/// before anything starts); `None` where samply or the kernel's perf events are missing, said
+/// in one line with the fix: the run goes on without a profile.
+pub(super) fn samply_for(path: &Path) -> Result<Option<PathBuf>, String> {
+    let shown = crate::units::printable(&path.to_string_lossy());
+    if path.as_os_str() == "-" {
+        return Err("wrap: --profile '-': samply writes a file: name one".to_owned());
+    }
+    let symbols = crate::files::sibling(path, ".syms.json", true);
+    for file in [path, &symbols] {
+        crate::files::check_writable(file).map_err(|e| {
+            let file = crate::units::printable(&file.to_string_lossy());
+            format!("wrap: --profile '{shown}': cannot write '{file}': {e}")
+        })?;
+    }
+    match samply() {
+        Ok(samply) => Ok(Some(samply)),
+        Err(why) => {
+            crate::outcome::complain(&format!(
+                "wrap: --profile '{shown}': {why}; measuring without a profile"
+            ));
+            Ok(None)
+        }
+    }
+}
+
 /// samply, or why it cannot record here: one line, with the fix.
-pub(super) fn samply() -> Result<PathBuf, String> {
+fn samply() -> Result<PathBuf, String> {
     let found = crate::files::find_program("samply".as_ref()).or_else(|| {
         let home = std::env::var_os("HOME")?;
         let cargo = PathBuf::from(home).join(".cargo/bin/samply");
@@ -95,15 +128,15 @@ impl Preparing {
         })
     }
 
-    /// samply attached to CMD (`pid`), writing `output`; returns once it records (its perf
-    /// events are open), so that the keys that follow are in the profile.
+    /// samply attached to CMD (`pid`), writing the profile's file; returns once it records (its
+    /// perf events are open), so that the keys that follow are in the profile.
     pub(super) fn attach(
         self,
-        samply: &Path,
+        profile: &Profile,
         pid: i32,
-        output: &Path,
         recording: &Arc<Recording>,
     ) -> std::io::Result<Profiling> {
+        let (samply, output) = (&profile.samply, &profile.file);
         lock(&self.writer).recording = Some(Arc::clone(recording));
         let log = std::fs::File::create(self.scratch.path().join("samply.log"))?;
         // Into wrap's own directory: the files reach `output` through the one place outputs

@@ -84,7 +84,7 @@ impl Stopped {
 
 /// How a mode's rounds run.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct Schedule {
     /// How many sides a round runs.
     pub sides: usize,
     pub order: Order,
@@ -94,11 +94,11 @@ pub struct Plan {
     pub until: Until,
 }
 
-impl Plan {
+impl Schedule {
     /// `sides` each round in their own order, no warm-up, `rounds` rounds: `--compare`'s, whose
     /// ratios are round by round and give no verdict.
-    pub fn alternating(sides: usize, rounds: usize) -> Plan {
-        Plan {
+    pub fn alternating(sides: usize, rounds: usize) -> Schedule {
+        Schedule {
             sides,
             order: Order::Same,
             warm_up: false,
@@ -131,10 +131,10 @@ pub struct Played<R, L> {
 /// the last round only.
 pub type Ran<R, L> = (R, Option<L>);
 
-/// Runs the rounds of `plan`: `run(side)` runs one side; `decides(rounds)` says whether the
+/// Runs the rounds of `schedule`: `run(side)` runs one side; `decides(rounds)` says whether the
 /// rounds so far decide, asked only at a look. A side's error ends the rounds with it.
 pub fn play<R, L>(
-    plan: &Plan,
+    schedule: &Schedule,
     run: &mut dyn FnMut(usize) -> anyhow::Result<Ran<R, L>>,
     decides: &dyn Fn(&[Round<R>]) -> bool,
     signal: &AtomicUsize,
@@ -145,8 +145,8 @@ pub fn play<R, L>(
         last: Vec::new(),
         stopped: Stopped::Signal,
     };
-    if plan.warm_up {
-        for side in 0..plan.sides {
+    if schedule.warm_up {
+        for side in 0..schedule.sides {
             if stopped() {
                 return Ok(played);
             }
@@ -154,14 +154,14 @@ pub fn play<R, L>(
         }
     }
     let started = Instant::now();
-    let looks = plan.until.looks();
+    let looks = schedule.until.looks();
     loop {
         let number = played.rounds.len() + 1;
-        let mut ran: Vec<usize> = (0..plan.sides).collect();
-        if plan.order == Order::Abba && number % 2 == 0 {
+        let mut ran: Vec<usize> = (0..schedule.sides).collect();
+        if schedule.order == Order::Abba && number % 2 == 0 {
             ran.reverse();
         }
-        let mut sides: Vec<Option<R>> = (0..plan.sides).map(|_| None).collect();
+        let mut sides: Vec<Option<R>> = (0..schedule.sides).map(|_| None).collect();
         let mut last = Vec::new();
         let round_started = Instant::now();
         for &side in &ran {
@@ -181,7 +181,7 @@ pub fn play<R, L>(
             sides: sides.into_iter().flatten().collect(),
         });
         played.last = last;
-        let why = match &plan.until {
+        let why = match &schedule.until {
             Until::Rounds(n) if number >= *n => Some(Stopped::Rounds),
             Until::Rounds(_) => None,
             Until::Decisive { max_time, .. } => {
@@ -212,8 +212,8 @@ mod tests {
 
     use super::*;
 
-    fn plan(until: Until) -> Plan {
-        Plan {
+    fn schedule(until: Until) -> Schedule {
+        Schedule {
             sides: 2,
             order: Order::Abba,
             warm_up: true,
@@ -221,12 +221,12 @@ mod tests {
         }
     }
 
-    /// The rounds after which `plan` looked, and what it played, asked to decide from
+    /// The rounds after which `schedule` looked, and what it played, asked to decide from
     /// `decided_at` rounds on.
-    fn looks_of(plan: &Plan, decided_at: usize) -> (Vec<usize>, Played<usize, ()>) {
+    fn looks_of(schedule: &Schedule, decided_at: usize) -> (Vec<usize>, Played<usize, ()>) {
         let looked = RefCell::new(Vec::new());
         let played = play(
-            plan,
+            schedule,
             &mut |side| Ok::<_, anyhow::Error>((side, None::<()>)),
             &|rounds: &[Round<usize>]| {
                 looked.borrow_mut().push(rounds.len());
@@ -249,7 +249,7 @@ mod tests {
     fn abba_after_a_dropped_warm_up_for_a_fixed_count() {
         let calls = RefCell::new(Vec::new());
         let played = play(
-            &plan(Until::Rounds(3)),
+            &schedule(Until::Rounds(3)),
             &mut |side| {
                 calls.borrow_mut().push(side);
                 Ok((side * 10, Some(side)))
@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn it_looks_only_on_the_schedule_and_stops_at_the_first_decisive_look() {
-        let (looked, played) = looks_of(&plan(decisive(60)), 16);
+        let (looked, played) = looks_of(&schedule(decisive(60)), 16);
         assert_eq!(looked, [6, 10, 16]);
         assert_eq!(played.rounds.len(), 16);
         assert_eq!(played.stopped, Stopped::Decided);
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn undecided_it_stops_at_the_rounds_budget() {
-        let (looked, played) = looks_of(&plan(decisive(20)), usize::MAX);
+        let (looked, played) = looks_of(&schedule(decisive(20)), usize::MAX);
         assert_eq!(looked, [6, 10, 16, 20]);
         assert_eq!(played.stopped, Stopped::MaxRounds);
     }
@@ -288,7 +288,7 @@ mod tests {
             looks: Looks::until_decisive(60),
             max_time: Duration::ZERO,
         };
-        let (looked, played) = looks_of(&plan(until), usize::MAX);
+        let (looked, played) = looks_of(&schedule(until), usize::MAX);
         assert_eq!(looked, [1]);
         assert_eq!(played.stopped, Stopped::MaxTime);
     }
@@ -298,7 +298,7 @@ mod tests {
         let signal = AtomicUsize::new(0);
         let calls = RefCell::new(0);
         let played = play(
-            &plan(Until::Rounds(10)),
+            &schedule(Until::Rounds(10)),
             &mut |side| {
                 *calls.borrow_mut() += 1;
                 // Warm-up (2 calls), round 1 (2), then round 2's first side asks to stop.
@@ -314,7 +314,7 @@ mod tests {
         assert_eq!(played.rounds.len(), 1);
         assert_eq!(played.stopped, Stopped::Signal);
         let failed = play(
-            &plan(Until::Rounds(10)),
+            &schedule(Until::Rounds(10)),
             &mut |side| match side {
                 1 => Err(anyhow::anyhow!("could not start")),
                 _ => Ok((side, None::<()>)),

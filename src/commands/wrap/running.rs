@@ -4,15 +4,14 @@
 //! signal) — what one run gives, [`Measured`], becomes a report in the parent module.
 
 use std::io;
-use std::path::Path;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::args::Fix;
-use super::inside::Observation;
 use super::inside_report::InsideReport;
+use super::observers::Observation;
 use super::own_writes::OwnWrites;
 use super::reading::{Reading, read_output};
 use super::terminal::{Exchange, SharedModes};
@@ -28,7 +27,7 @@ use crate::meters::CpuTimes;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
 
-use super::args::WrapArgs;
+use super::plan::Plan;
 
 /// What one wrapped run gave, before it becomes a report.
 pub(super) struct Measured {
@@ -68,7 +67,7 @@ pub(super) struct How<'a> {
     pub(super) fix: Option<Fix>,
     pub(super) duration: Option<Duration>,
     /// `--profile`: samply, and the file it writes.
-    pub(super) profile: Option<&'a (std::path::PathBuf, std::path::PathBuf)>,
+    pub(super) profile: Option<&'a super::profiling::Profile>,
     /// `--via`: the wire CMD runs at the far end of.
     pub(super) via: Option<&'a super::via::Wire>,
 }
@@ -76,8 +75,7 @@ pub(super) struct How<'a> {
 /// Runs CMD in its pty until it exits, the duration is over or a signal asks wrap to stop;
 /// returns what was measured and whether wrap ended CMD.
 pub(super) fn measure(
-    args: &WrapArgs,
-    program: &Path,
+    plan: &Plan,
     how: How<'_>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<(Measured, bool)> {
@@ -89,7 +87,7 @@ pub(super) fn measure(
     } else {
         None
     };
-    let mut running = Running::start(args, program, how)?;
+    let mut running = Running::start(plan, how)?;
     let mut watch = Watch {
         deadline: how.duration.map(|d| running.started + d),
         keys: running.sending.as_ref().map(|sending| KeyWatch {
@@ -164,7 +162,7 @@ struct Watchers {
 
 impl Watchers {
     fn start(
-        args: &WrapArgs,
+        plan: &Plan,
         how: &How<'_>,
         (pty, size, started): (&Pty, (u16, u16), Instant),
         recording: &Arc<Recording>,
@@ -173,11 +171,11 @@ impl Watchers {
         let reader = if interactive {
             ReaderModel::Drain
         } else {
-            args.reader
+            plan.reader
         };
         let finder = Arc::new(Mutex::new(FrameFinder::new(
             size,
-            args.frame_gap,
+            plan.frame_gap,
             !matches!(reader, ReaderModel::Throttle { .. }),
         )));
         let own = Arc::new(OwnWrites::default());
@@ -226,13 +224,13 @@ impl Watchers {
 impl Running {
     /// One run's start, in the order it must happen: the pty and the user's terminal, the
     /// observer and the command, the tree, the child, the threads that watch it.
-    fn start(args: &WrapArgs, program: &Path, how: How<'_>) -> anyhow::Result<Running> {
+    fn start(plan: &Plan, how: How<'_>) -> anyhow::Result<Running> {
         let interactive = how.interactive;
         let size = if interactive {
             let (cols, rows) = crate::sys::window_size(io::stdout())?;
             (cols.max(1), rows.max(1))
         } else {
-            args.size
+            plan.size
         };
         let pty = Pty::open(size.0, size.1)?;
         // Interactive: the keys go to CMD, the user's terminal is raw until CMD is done. Nothing
@@ -249,13 +247,12 @@ impl Running {
         // Before the tree's counters start: writing the observer into memory is wrap's write.
         let recording = Arc::new(Recording::default());
         let (mut inside, markers) = super::launch::observer(
-            args,
-            program,
+            plan,
             (how.fix, how.via, how.profile.is_some()),
             (&pty, &recording),
         )?;
         let (program, words, invoker) =
-            super::launch::command(args, program, how.via, &pty, inside.as_ref())?;
+            super::launch::command(plan, how.via, &pty, inside.as_ref())?;
         let mut tree = Tree::adopt_descendants(pty.slave_path())?;
         let cpu_before = CpuTimes::children();
         let started = Instant::now();
@@ -286,12 +283,10 @@ impl Running {
             reading,
             forwarding,
             sending,
-        } = Watchers::start(args, &how, (&pty, size, started), &recording)?;
+        } = Watchers::start(plan, &how, (&pty, size, started), &recording)?;
         // Before the keys can start (they wait for the watcher), so that they are recorded.
         let profiling = match (how.profile, markers) {
-            (Some((samply, output)), Some(markers)) => {
-                Some(markers.attach(samply, pid, output, &recording)?)
-            }
+            (Some(profile), Some(markers)) => Some(markers.attach(profile, pid, &recording)?),
             _ => None,
         };
         Ok(Running {
@@ -313,7 +308,7 @@ impl Running {
             sending,
             inside,
             profiling,
-            program: args.command[0].to_string_lossy().into_owned(),
+            program: plan.cmd.words[0].to_string_lossy().into_owned(),
         })
     }
 

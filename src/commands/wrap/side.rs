@@ -3,13 +3,13 @@
 //! tried, `--against`'s OLD and NEW. What differs between sides is said in [`Side`]; what a
 //! run gives is one [`SideRun`].
 
-use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 
 use serde::Serialize;
 
-use super::args::{Fix, WrapArgs};
+use super::args::Fix;
 use super::pixel_report::PixelReport;
+use super::plan::Plan;
 use super::profiling::Recorded;
 use super::running::{How, measure};
 use super::wrap_report::WrapReport;
@@ -29,7 +29,7 @@ impl<'a> Side<'a> {
     /// A side run with `keys` and `fix`, never interactive nor profiled: what every mode that
     /// runs rounds runs.
     pub(super) fn of_rounds(
-        args: &WrapArgs,
+        plan: &Plan,
         keys: Option<&'a super::typing::Keys>,
         (fix, terminal): (Option<Fix>, Option<Terminal>),
         via: Option<&'a super::via::Wire>,
@@ -39,7 +39,7 @@ impl<'a> Side<'a> {
                 keys,
                 interactive: false,
                 fix,
-                duration: args.duration,
+                duration: plan.duration,
                 profile: None,
                 via,
             },
@@ -87,30 +87,24 @@ pub(super) struct SideRun {
     pub(super) recorded: Option<Recorded>,
 }
 
-/// Runs `side` of `program` (with `args`' words) once; see the module's documentation.
-pub(super) fn run(
-    args: &WrapArgs,
-    program: &Path,
-    side: Side<'_>,
-    signal: &AtomicUsize,
-) -> anyhow::Result<SideRun> {
+/// Runs `side` of `plan`'s CMD once; see the module's documentation.
+pub(super) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::Result<SideRun> {
     if let Some(terminal) = side.terminal {
         let keys = side
             .how
             .keys
             .ok_or_else(|| anyhow::anyhow!("a run in {} needs keys", terminal.name()))?;
-        let run =
-            super::in_terminal::measure(args, program, (terminal, keys, side.how.fix), signal)?;
+        let run = super::in_terminal::measure(plan, (terminal, keys, side.how), signal)?;
         let timeline = run.timeline.clone();
         return Ok(SideRun {
-            report: RunReport::Terminal(Box::new(PixelReport::of(args, run, keys))),
+            report: RunReport::Terminal(Box::new(PixelReport::of(plan, run, keys))),
             timeline,
             ended_by_wrap: true,
             stalled: false,
             recorded: None,
         });
     }
-    let (mut measured, ended_by_wrap) = measure(args, program, side.how, signal)?;
+    let (mut measured, ended_by_wrap) = measure(plan, side.how, signal)?;
     let stalled = measured.terminal_stalled;
     let timeline = std::mem::take(&mut measured.timeline);
     let recorded = measured.recorded.take();
@@ -119,7 +113,7 @@ pub(super) fn run(
         Some(_) => measured.finder.sync().blocks().to_vec(),
         None => Vec::new(),
     };
-    let mut report = WrapReport::of(args, measured, &timeline);
+    let mut report = WrapReport::of(plan, measured, &timeline);
     if let (Some(wire), Some(keys)) = (side.how.via, report.keys.as_mut()) {
         report.via = Some(super::via::ViaReport::of(
             wire,

@@ -188,3 +188,16 @@ pub(super) struct KeysRun {
     /// The keys were done and CMD did not settle within [`SETTLE_AT_MOST`](super::watch::SETTLE_AT_MOST).
     pub(super) unsettled: bool,
 }
+
+/// `--keys-file`: the script, or a refusal naming the file and what is wrong with it. Read as
+/// every file others send is (`files::read_input`): a FIFO or a device is refused at once, never
+/// waited on, and 1 MiB at most.
+pub(super) fn read_keys_file(path: &std::path::Path) -> Result<KeyScript, String> {
+    use crate::files::{InputKind, read_input};
+    let shown = crate::units::printable(&path.to_string_lossy());
+    let bytes = read_input(path, InputKind::KeyScript)
+        .map_err(|e| format!("wrap: --keys-file '{shown}': {e}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("wrap: --keys-file '{shown}': not UTF-8 text"))?;
+    KeyScript::parse(&text).map_err(|e| format!("wrap: --keys-file '{shown}': {e}"))
+}

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::args::WrapArgs;
 use super::diagnose::{Diagnosis, Evidence, diagnose};
 use super::inside_report::InsideReport;
+use super::plan::Plan;
 use super::running::Measured;
 use super::tree::Writer;
 use super::typing::KeysRun;
@@ -205,7 +205,7 @@ pub fn last_line(tail: &[u8]) -> Option<String> {
 
 impl WrapReport {
     /// Every field of the report from what was measured, in one place.
-    pub(super) fn of(args: &WrapArgs, m: Measured, timeline: &Timeline) -> WrapReport {
+    pub(super) fn of(plan: &Plan, m: Measured, timeline: &Timeline) -> WrapReport {
         let frames = m.finder.frames();
         // What the kernel counted for CMD's tree, without the observers' own records.
         let io = match (&m.inside, m.io) {
@@ -235,18 +235,19 @@ impl WrapReport {
             let latencies = crate::detect::keyed::key_latencies(timeline);
             KeysReport::of(k, timeline, latencies)
         });
+        let over_a_wire = plan.via.is_some();
         let diagnoses = diagnoses_of(
-            args,
+            over_a_wire,
             &m,
             (&frames, figures),
             (trusted, &writer, keys.as_ref()),
         );
         let per = |x: u64| x as f64 / m.seconds.max(1e-9);
-        let tree_io = m.io.filter(|_| args.via.is_empty());
+        let tree_io = m.io.filter(|_| !over_a_wire);
         WrapReport {
             version: env!("CARGO_PKG_VERSION"),
             machine: crate::sys::process::cpu_model(),
-            command: args.command_words(),
+            command: plan.cmd.words_text(),
             cols: m.size.0,
             rows: m.size.1,
             reader: m.reader.to_string(),
@@ -285,9 +286,9 @@ impl WrapReport {
 }
 
 /// What the run says of itself to the diagnoses: its counts (`trusted`: the terminal's alone),
-/// frames, figures, writer and keys.
+/// frames, figures, writer and keys; `over_a_wire`, whether CMD ran at the far end of `--via`.
 fn diagnoses_of(
-    args: &WrapArgs,
+    over_a_wire: bool,
     m: &Measured,
     (frames, figures): (&Frames, Option<Figures>),
     (trusted, writer, keys): (Option<IoCounters>, &Writer, Option<&KeysReport>),
@@ -308,7 +309,7 @@ fn diagnoses_of(
         // Over a wire, the CPU is all wrap started (the ssh client, sshd, CMD): not CMD's.
         cpu_ms_per_frame: figures
             .and_then(|f| f.cpu_ms_per_frame())
-            .filter(|_| args.via.is_empty()),
+            .filter(|_| !over_a_wire),
         cells: u64::from(m.size.0) * u64::from(m.size.1),
         keys: keys.map(|k| &k.latencies),
     })

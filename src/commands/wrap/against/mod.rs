@@ -9,68 +9,28 @@
 //! decides, within a budget ([`Looks`](crate::statistics::verdict::Looks)), or `--rounds N`.
 
 mod report;
-mod stored;
 #[cfg(test)]
 mod tests;
 mod verdict;
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Context;
 
-use super::args::{OldBuild, WrapArgs};
 use super::outputs::{draw_keys, plot_title};
-use super::rounds::{Order, Plan, Ran, Stopped, Until, play};
+use super::plan::{AgainstPlan, Old, Plan};
+use super::rounds::{Order, Ran, Schedule, Stopped, Until, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
 use crate::detect::keyed::KeyLatencies;
 use crate::detect::timeline::Timeline;
-use crate::outcome::{Outcome, Refusal, complain};
+use crate::outcome::{Outcome, complain};
 use crate::results::drawings::waterfall::Panel;
-use crate::units::printable;
 
 pub use self::report::{Against, Stored};
-pub use self::stored::{Baseline, stored_run};
-pub use self::verdict::{AgainstVerdict, Build, Measure, Round, RunFigures, StageRatio};
-
-/// `--against`'s flags, checked before anything starts: keys to time, and OLD a command (one
-/// line naming it, NEW never started).
-pub(super) fn check(args: &WrapArgs, has_keys: bool) -> Result<(), Refusal> {
-    let Some(OldBuild(old)) = &args.against else {
-        return Ok(());
-    };
-    if !has_keys {
-        return Err(
-            "wrap --against: the verdict is on each key's time to its frame: give \
-                    --keys or --keys-file"
-                .to_owned()
-                .into(),
-        );
-    }
-    let shown = printable(&old[0]);
-    if let Some(path) = stored_run(old) {
-        if let Some(terminal) = args.terminal {
-            return Err(format!(
-                "wrap --against '{shown}' --terminal {}: a stored run against a terminal's \
-                 pixels is not built: give the old build's command",
-                terminal.name()
-            )
-            .into());
-        }
-        return Baseline::load(path)
-            .map(|_| ())
-            .map_err(|why| format!("wrap --against '{shown}': {why}").into());
-    }
-    if crate::files::find_program(old[0].as_ref()).is_none() {
-        return Err(format!(
-            "wrap --against '{shown}': not a command (not found, or not executable): the old \
-             build's program and its arguments, as a shell splits them"
-        )
-        .into());
-    }
-    Ok(())
-}
+pub use self::verdict::{AgainstVerdict, Build, Round, StageRatio};
+use super::run_figures::{Measure, RunFigures};
+use super::stored_run::Baseline;
 
 /// A build's run as `--plot` draws it: its timeline and its keys.
 type Drawn = (Build, Timeline, KeyLatencies);
@@ -79,36 +39,24 @@ type Drawn = (Build, Timeline, KeyLatencies);
 type Last = Vec<Drawn>;
 
 pub(super) fn run(
-    args: &WrapArgs,
-    (old, new_program): (&[String], &Path),
+    plan: &Plan,
+    against: &AgainstPlan,
     (keys, via): (&Keys, Option<&super::via::Wire>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    if let Some(path) = stored_run(old) {
-        anyhow::ensure!(
-            via.is_none(),
-            "wrap --against '{}' --via: a stored run is not compared over a wire yet; give the \
-             old build's command",
-            printable(&old[0])
-        );
-        let baseline = Baseline::load(path)
-            .map_err(|why| anyhow::anyhow!("wrap --against '{}': {why}", printable(&old[0])))?;
-        return against_stored(args, (baseline, new_program), keys, signal);
-    }
-    let old_program: PathBuf = crate::files::find_program(old[0].as_ref())
-        .with_context(|| format!("'{}' is not a command", printable(&old[0])))?;
-    let old_args = WrapArgs {
-        command: old.iter().map(Into::into).collect(),
-        ..args.clone()
+    let old_plan = match &against.old {
+        Old::Stored(baseline) => return against_stored(plan, (baseline, against), keys, signal),
+        Old::Build(old_plan) => old_plan,
     };
-    let measure = Measure::of(args.terminal.is_some(), via.is_some());
-    let until = args.until();
+    let measure = Measure::of(plan.terminal.is_some(), via.is_some());
+    let until = against.until.clone();
     let looks = until.looks();
     announce(&until);
-    let judged = (args.threshold, measure);
-    let new_words = args.command_words();
+    let judged = (against.threshold, measure);
+    let new_words = plan.cmd.words_text();
+    let old = &old_plan.cmd.words_text();
     let played = play(
-        &Plan {
+        &Schedule {
             sides: 2,
             order: Order::Abba,
             warm_up: true,
@@ -117,8 +65,8 @@ pub(super) fn run(
         &mut |i| {
             let build = [Build::Old, Build::New][i];
             match build {
-                Build::Old => one(&old_args, &old_program, (build, measure, keys, via), signal),
-                Build::New => one(args, new_program, (build, measure, keys, via), signal),
+                Build::Old => one(old_plan, (build, measure, keys, via), signal),
+                Build::New => one(plan, (build, measure, keys, via), signal),
             }
         },
         &|rounds| {
@@ -156,7 +104,7 @@ pub(super) fn run(
         new_runs,
         stored: None,
     };
-    tell(args, &against, &until, &played.last)?;
+    tell(plan, &against, &until, &played.last)?;
     Ok(match signal.load(Ordering::Relaxed) {
         0 => against.against.outcome(),
         sig => Outcome::Signal(sig),
@@ -166,14 +114,14 @@ pub(super) fn run(
 /// One build's run of a round: its figures and report, and (headless) its timeline and keys
 /// for `--plot`.
 fn one(
-    args: &WrapArgs,
-    program: &Path,
+    plan: &Plan,
     (build, measure, keys, via): (Build, Measure, &Keys, Option<&super::via::Wire>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Ran<(RunFigures, RunReport), Drawn>> {
-    let side = Side::of_rounds(args, Some(keys), (None, args.terminal), via);
-    let ran = super::side::run(args, program, side, signal)?;
-    let figures = RunFigures::of(&ran.report, measure);
+    let terminal = plan.terminal.as_ref().map(|t| t.terminal);
+    let side = Side::of_rounds(plan, Some(keys), (None, terminal), via);
+    let ran = super::side::run(plan, side, signal)?;
+    let figures = RunFigures::of_keys(ran.report.keys(), ran.report.exit_code(), measure);
     // A terminal's runs keep no timeline of wrap's reads to draw.
     let drawn = match &ran.report {
         RunReport::Headless(_) => ran.report.keys().map(|k| (build, ran.timeline, k.clone())),
@@ -206,29 +154,30 @@ fn announce(until: &Until) {
 /// run has no spread of its own (its machine may have been quieter or busier all along): the
 /// verdict is advice, and the exit 0 whatever it says. A fixed count of runs (`--rounds`, 10).
 fn against_stored(
-    args: &WrapArgs,
-    (baseline, new_program): (Baseline, &Path),
+    plan: &Plan,
+    (baseline, against): (&Baseline, &AgainstPlan),
     keys: &Keys,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let until = Until::Rounds(args.rounds.unwrap_or(10) as usize);
+    let baseline = baseline.clone();
+    let until = against.until.clone();
     let looks = until.looks();
     complain(&format!(
         "wrap --against {}: a stored run; {} runs of NEW…",
         baseline.path,
         looks.most()
     ));
-    let plan = Plan {
+    let schedule = Schedule {
         sides: 1,
         order: Order::Same,
         warm_up: false,
         until: until.clone(),
     };
-    let side = Side::of_rounds(args, Some(keys), (None, None), None);
+    let side = Side::of_rounds(plan, Some(keys), (None, None), None);
     let played = play(
-        &plan,
+        &schedule,
         &mut |_| {
-            let ran = super::side::run(args, new_program, side, signal)?;
+            let ran = super::side::run(plan, side, signal)?;
             let drawn = ran
                 .report
                 .keys()
@@ -245,17 +194,21 @@ fn against_stored(
             round: r.number as u32,
             order: [Build::Old, Build::New],
             old: baseline.figures.clone(),
-            new: RunFigures::of(&r.sides[0], Measure::KeyToFrame),
+            new: RunFigures::of_keys(
+                r.sides[0].keys(),
+                r.sides[0].exit_code(),
+                Measure::KeyToFrame,
+            ),
         })
         .collect();
     let new_runs = played.rounds.into_iter().flat_map(|r| r.sides).collect();
-    let differences = baseline.differences(args, &keys.script.source);
+    let differences = baseline.differences(plan.size, &keys.script.source);
     let against = Against {
         against: AgainstVerdict::of(
             &rounds,
-            (args.threshold, Measure::KeyToFrame),
+            (against.threshold, Measure::KeyToFrame),
             (&looks, played.stopped),
-            (&baseline.command, &args.command_words()),
+            (&baseline.command, &plan.cmd.words_text()),
         ),
         rounds,
         old_runs: Vec::new(),
@@ -265,7 +218,7 @@ fn against_stored(
             differences,
         }),
     };
-    tell(args, &against, &until, &played.last)?;
+    tell(plan, &against, &until, &played.last)?;
     Ok(match signal.load(Ordering::Relaxed) {
         0 => Outcome::Finished,
         sig => Outcome::Signal(sig),
@@ -273,21 +226,21 @@ fn against_stored(
 }
 
 /// The table on stderr, then the files asked for.
-fn tell(args: &WrapArgs, against: &Against, until: &Until, last: &Last) -> anyhow::Result<()> {
-    let table = against.table(&args.command_line(), args.size, until);
+fn tell(plan: &Plan, against: &Against, until: &Until, last: &Last) -> anyhow::Result<()> {
+    let table = against.table(&plan.cmd.line(), plan.size, until);
     complain(&table);
-    if let Some(destination) = &args.report {
+    if let Some(destination) = &plan.outputs.report {
         destination
             .write_json(against)
             .with_context(|| format!("writing the verdict to {destination}"))?;
     }
-    if let Some(destination) = &args.export_markdown {
+    if let Some(destination) = &plan.outputs.markdown {
         destination
             .write(against.markdown(&table).as_bytes())
             .with_context(|| format!("writing the verdict to {destination}"))?;
     }
-    if let Some(destination) = &args.plot {
-        draw_last_round(destination, &args.command_line(), against, last)?;
+    if let Some(destination) = &plan.outputs.plot {
+        draw_last_round(destination, &plan.cmd.line(), against, last)?;
     }
     Ok(())
 }

@@ -5,9 +5,10 @@
 use serde::Serialize;
 
 use super::super::rounds::Until;
+use super::super::run_figures::RunFigures;
 use super::super::side::RunReport;
-use super::stored::Baseline;
-use super::verdict::{AgainstVerdict, Build, Round, RunFigures, StageRatio, stages};
+use super::super::stored_run::Baseline;
+use super::verdict::{AgainstVerdict, Build, Round, StageRatio, stages};
 use crate::results::export::markdown_table;
 use crate::statistics::verdict::{DECISIVE_ROUNDS, Ratio, Verdict};
 use crate::units::milliseconds;

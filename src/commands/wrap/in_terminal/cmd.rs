@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::super::inside::Observation;
+use super::super::observers::Observation;
 
 /// CMD, started by the terminal: ended (TERM, KILL after a grace) when dropped.
 pub(super) struct Cmd(pub(super) i32);

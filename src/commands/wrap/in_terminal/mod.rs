@@ -26,9 +26,13 @@ use self::desk::{Desk, Watching, start_terminal, strokes};
 use self::keys::{settle, type_keys, wait_until_ready};
 use self::wayland_desk::WaylandDesk;
 use self::x11_desk::X11Desk;
-use super::args::{Fix, Way};
-use super::inside::Observation;
+use super::args::Fix;
+use super::args::ObserverArg;
 use super::inside_report::InsideReport;
+use super::observers::Observation;
+use super::observers::choice::Way;
+use super::plan::{Display, Plan};
+use super::running::How;
 use super::typing::Keys;
 use crate::detect::timeline::Timeline;
 use crate::painting::terminals::Terminal;
@@ -55,17 +59,12 @@ pub(super) struct PixelRun {
 /// the terminal makes, which CMD names itself.
 /// `--observer kernel`: attached with no pty, and rooted at CMD's shim once it names itself and
 /// the emulator's pty (its socket in `scratch`).
-fn start_inside(
-    args: &super::args::WrapArgs,
-    program: &Path,
-    fix: Option<Fix>,
-    scratch: &Path,
-) -> std::io::Result<Observation> {
-    if args.observer == super::args::ObserverArg::Kernel {
-        return Observation::at_a_root(scratch, (program, &args.command[1..]));
+fn start_inside(plan: &Plan, fix: Option<Fix>, scratch: &Path) -> std::io::Result<Observation> {
+    if plan.looking.asked == ObserverArg::Kernel {
+        return Observation::at_a_root(scratch, (&plan.cmd.program, plan.cmd.arguments()));
     }
     Observation::start(
-        (args.observer(program).unwrap_or(Way::Preload), false),
+        (plan.looking.way.unwrap_or(Way::Preload), false),
         None,
         fix,
         None,
@@ -74,52 +73,39 @@ fn start_inside(
 
 /// Runs CMD in `terminal` with `keys` typed into it; see the module's documentation.
 pub(super) fn measure(
-    args: &super::args::WrapArgs,
-    program: &Path,
-    (terminal, keys, fix): (Terminal, &Keys, Option<Fix>),
+    plan: &Plan,
+    (terminal, keys, how): (Terminal, &Keys, How<'_>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<PixelRun> {
+    let Some(in_terminal) = &plan.terminal else {
+        anyhow::bail!("a run in {} with no display planned", terminal.name());
+    };
     crate::sys::process::become_subreaper()?;
-    // `--wayland` (or a Wayland-only terminal), `--wayland-display`; else `--display` or
-    // flushlab's own Xvfb.
-    match args.wayland_session() {
-        Some(session) => on(
-            WaylandDesk::open(&session)?,
-            args,
-            program,
-            (terminal, keys, fix),
-            signal,
-        ),
-        None => on(
-            X11Desk::open(args.display.as_deref())?,
-            args,
-            program,
-            (terminal, keys, fix),
-            signal,
-        ),
+    let side = (terminal, keys, how);
+    match &in_terminal.display {
+        Display::Wayland(session) => on(WaylandDesk::open(session)?, plan, side, signal),
+        Display::X11(display) => on(X11Desk::open(display.as_deref())?, plan, side, signal),
     }
 }
 
 /// [`measure`] on `desk`.
 fn on<D: Desk>(
     mut desk: D,
-    args: &super::args::WrapArgs,
-    program: &Path,
-    (terminal, keys, fix): (Terminal, &Keys, Option<Fix>),
+    plan: &Plan,
+    (terminal, keys, how): (Terminal, &Keys, How<'_>),
     signal: &AtomicUsize,
 ) -> anyhow::Result<PixelRun> {
+    let fix = how.fix;
+    let program = plan.cmd.program.as_path();
+    let options = plan.terminal.as_ref().map_or(&[][..], |t| &t.options);
     let (before, strokes) = strokes(&mut desk, keys)?;
     // The shim's socket, where the kernel observer roots CMD; gone with the run.
     let scratch = crate::files::Scratch::new("flushlab-terminal")?;
-    let inside = start_inside(args, program, fix, scratch.path())?;
-    let command = through_env(&inside, program, &args.command[1..])?;
+    let inside = start_inside(plan, fix, scratch.path())?;
+    let command = through_env(&inside, program, plan.cmd.arguments())?;
     let started = Instant::now();
-    let (window_holder, window, cmd) = start_terminal(
-        &mut desk,
-        (terminal, &args.terminal_options),
-        args.size,
-        &command,
-    )?;
+    let (window_holder, window, cmd) =
+        start_terminal(&mut desk, (terminal, options), plan.size, &command)?;
     let shared = Arc::new(Watching::default());
     let recording = &shared.recording;
     let watching = desk.watch(&window, &shared)?;
@@ -130,7 +116,7 @@ fn on<D: Desk>(
             || deadline.is_some_and(|d| Instant::now() >= d)
             || watching.is_finished()
     };
-    let deadline = args.duration.map(|d| started + d);
+    let deadline = how.duration.map(|d| started + d);
     let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), recording, || {
         over(deadline)
     });
@@ -167,17 +153,11 @@ fn on<D: Desk>(
     drop(desk);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
-    let report = InsideReport::of(
-        &sightings,
-        bytes,
-        0,
-        &args.command_line(),
-        (way, fix, &why, ""),
-    );
+    let report = InsideReport::of(&sightings, bytes, 0, &plan.cmd.line(), (way, fix, &why, ""));
     Ok(PixelRun {
         terminal,
         desktop,
-        size: args.size,
+        size: plan.size,
         seconds,
         timeline: recording.timeline(
             report
@@ -190,67 +170,4 @@ fn on<D: Desk>(
         started_after: ready_at.map(|at| at.saturating_duration_since(started)),
         unsettled,
     })
-}
-
-/// `--terminal`'s refusals before anything starts: keys to type, and what cannot go with it.
-pub(super) fn check(args: &super::args::WrapArgs, has_keys: bool) -> Result<(), String> {
-    let Some(terminal) = args.terminal else {
-        return Ok(());
-    };
-    let name = terminal.name();
-    if !has_keys {
-        return Err(format!(
-            "wrap --terminal {name} types keys and times each to its pixels: give --keys or --keys-file"
-        ));
-    }
-    if args.no_observer || args.observer == super::args::ObserverArg::None {
-        return Err(format!(
-            "wrap --terminal {name} --no-observer: a key's frame is seen from inside CMD only (wrap does not read the terminal's pty)"
-        ));
-    }
-    if !args.terminal_options.is_empty() && !terminal.takes_options() {
-        return Err(format!(
-            "wrap --terminal {name} --terminal-option: {name} takes no setting on its command line (xterm, urxvt, alacritty, kitty and foot do)"
-        ));
-    }
-    if args.profile.is_some() {
-        return Err(format!(
-            "wrap --terminal {name} --profile: not together yet (profile the keys headless)"
-        ));
-    }
-    if args.refresh.is_some() && args.wayland_session().is_none() {
-        return Err(format!(
-            "wrap --terminal {name} --refresh: the refresh rate is the Wayland output's: add --wayland (foot, kitty, alacritty)"
-        ));
-    }
-    if terminal.wayland_only() && args.display.is_some() {
-        return Err(format!(
-            "wrap --terminal {name} --display: {name} runs on Wayland only (flushlab's own compositor, or --wayland-display); --display names an X display (xterm, st, alacritty, kitty, urxvt, mlterm)"
-        ));
-    }
-    if (args.wayland || args.wayland_display.is_some())
-        && matches!(
-            terminal,
-            Terminal::Xterm | Terminal::St | Terminal::Urxvt | Terminal::Mlterm
-        )
-    {
-        return Err(format!(
-            "wrap --terminal {name} {}: {name} draws through X11 only; on Wayland: foot, kitty, alacritty",
-            if args.wayland {
-                "--wayland"
-            } else {
-                "--wayland-display"
-            }
-        ));
-    }
-    if let Some(name) = &args.wayland_display {
-        crate::painting::wayland::find_session(name)?;
-    }
-    if args.reader != crate::results::conditions::ReaderModel::Drain {
-        return Err(format!(
-            "wrap --terminal {name} --reader {}: the terminal reads the pty, not a reader model",
-            args.reader
-        ));
-    }
-    Ok(())
 }

@@ -1,5 +1,6 @@
 use std::fmt::Write;
 
+use super::table::{cell, column_width, table, unpadded_table, write_table};
 use super::{Exporter, or_dash};
 use crate::results::conditions::{Unit, Workload};
 use crate::results::{BenchResults, Row, Spread};
@@ -52,11 +53,6 @@ impl MarkdownExporter {
     }
 }
 
-/// A cell's text as Markdown shows it: a `|` would end the cell and shift the row.
-pub fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-}
-
 /// Text columns (left-aligned) come first.
 const TEXT_COLUMNS: usize = 4;
 
@@ -77,25 +73,27 @@ impl MarkdownExporter {
         out: &mut impl std::fmt::Write,
         intro: &str,
         parts: &[(&str, f64)],
-        lines: &[String],
+        rows: &[Vec<String>],
     ) -> std::fmt::Result {
-        if lines.is_empty() {
+        if rows.is_empty() {
             return Ok(());
         }
-        let names: Vec<&str> = parts.iter().map(|(name, _)| *name).collect();
-        let header = format!("| mode | size | sink | reader | {} |", names.join(" | "));
-        let fits = |line: &String| self.width.is_none_or(|w| line.chars().count() <= w);
-        if fits(&header) && lines.iter().all(fits) {
-            writeln!(
-                out,
-                "\n{intro}:\n\n{header}\n|---|---|---|---|{}",
-                "---:|".repeat(names.len())
-            )?;
-            for line in lines {
-                writeln!(out, "{line}")?;
-            }
-        } else {
-            writeln!(out, "\n({intro}: too wide here, in the exports.)")?;
+        let header: Vec<String> = ["mode", "size", "sink", "reader"]
+            .into_iter()
+            .chain(parts.iter().map(|(name, _)| *name))
+            .map(str::to_owned)
+            .collect();
+        let fits = |table: &String| {
+            let fits = |line: &str| self.width.is_none_or(|w| line.chars().count() <= w);
+            table.lines().all(fits)
+        };
+        let tables = [
+            table(&header, rows, TEXT_COLUMNS),
+            unpadded_table(&header, rows, TEXT_COLUMNS),
+        ];
+        match tables.iter().find(|t| fits(t)) {
+            Some(table) => write!(out, "\n{intro}:\n\n{table}")?,
+            None => writeln!(out, "\n({intro}: too wide here, in the exports.)")?,
         }
         Ok(())
     }
@@ -302,15 +300,6 @@ fn rate_cell(row: &Row) -> String {
     )
 }
 
-/// The widest cell of column `i`, header included.
-fn column_width(header: &[String], rows: &[Vec<String>], i: usize) -> usize {
-    rows.iter()
-        .map(|r| r[i].chars().count())
-        .chain([header[i].chars().count()])
-        .max()
-        .unwrap_or(0)
-}
-
 impl MarkdownExporter {
     /// The table of every row, narrowed to the width (columns give way, and say so).
     fn main_table(&self, out: &mut String, results: &BenchResults) -> anyhow::Result<()> {
@@ -375,20 +364,18 @@ impl MarkdownExporter {
         let unit = results.settings.unit;
         let (time, scale) = time_unit(unit);
         let named = |row: &Row, parts: &[(&str, f64)]| {
-            let parts: Vec<String> = parts
-                .iter()
-                .map(|(_, ms)| format!("{:.2}", ms * scale))
-                .collect();
-            format!(
-                "| {} | {} | {} | {} | {} |",
+            let named = [
                 results.row_name(row),
                 cell(&row.size.to_string()),
                 cell(row.sink.name()),
                 cell(&row.reader.to_string()),
-                parts.join(" | ")
-            )
+            ];
+            named
+                .into_iter()
+                .chain(parts.iter().map(|(_, ms)| format!("{:.2}", ms * scale)))
+                .collect::<Vec<String>>()
         };
-        let painter: Vec<String> = results
+        let painter: Vec<Vec<String>> = results
             .results
             .iter()
             .filter_map(|row| Some(named(row, &row.time_split?.parts())))
@@ -402,7 +389,7 @@ impl MarkdownExporter {
             &crate::figures::TimeSplit::default().parts(),
             &painter,
         )?;
-        let writer: Vec<String> = results
+        let writer: Vec<Vec<String>> = results
             .results
             .iter()
             .filter_map(|row| Some(named(row, &row.time_split?.writer?.parts())))
@@ -416,63 +403,6 @@ impl MarkdownExporter {
             &writer,
         )
     }
-}
-
-/// `cells` padded to `widths` (a width of 0 leaves the column out): text left, numbers right.
-/// A table in Markdown, each column as wide as its widest cell, the first `text_columns`
-/// aligned left and the rest (figures) right: the one table writer of flushlab's summaries.
-pub fn table(header: &[String], rows: &[Vec<String>], text_columns: usize) -> String {
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| column_width(header, rows, i))
-        .collect();
-    let mut out = String::new();
-    // Writing to a String cannot fail.
-    let _ = write_table(&mut out, header, rows, (&widths, text_columns));
-    out
-}
-
-/// `widths`: each column's, 0 for a column not shown.
-fn write_table(
-    out: &mut String,
-    header: &[String],
-    rows: &[Vec<String>],
-    (widths, text_columns): (&[usize], usize),
-) -> std::fmt::Result {
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .filter(|(_, (_, w))| **w > 0)
-            .map(|(i, (c, w))| {
-                let pad = w - c.chars().count();
-                if i < text_columns {
-                    format!("{c}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{c}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        format!("| {} |", padded.join(" | "))
-    };
-    writeln!(out, "{}", line(header))?;
-    let rule: Vec<String> = widths
-        .iter()
-        .enumerate()
-        .filter(|(_, w)| **w > 0)
-        .map(|(i, w)| {
-            if i < text_columns {
-                "-".repeat(w + 2)
-            } else {
-                format!("{}:", "-".repeat(w + 1))
-            }
-        })
-        .collect();
-    writeln!(out, "|{}|", rule.join("|"))?;
-    for row in rows {
-        writeln!(out, "{}", line(row))?;
-    }
-    Ok(())
 }
 
 /// Each backend's fastest mode against the first backend's, round by round (see

@@ -5,11 +5,13 @@ mod csv;
 mod json;
 mod markdown;
 mod painted;
+mod table;
 
 pub use self::csv::{CsvExporter, field as csv_field};
 pub use self::json::JsonExporter;
-pub use self::markdown::{MarkdownExporter, cell as markdown_cell, table as markdown_table};
+pub use self::markdown::MarkdownExporter;
 pub use self::painted::{painted_csv, painted_markdown};
+pub use self::table::{cell as markdown_cell, table as markdown_table};
 use super::BenchResults;
 use crate::files::{Destination, write_atomically};
 

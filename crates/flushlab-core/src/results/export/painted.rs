@@ -2,6 +2,7 @@
 //! report`): exporters of [`PaintRun`]s, as the bench's are of its rows.
 
 use super::csv_field;
+use super::table::{cell as markdown_cell, table};
 use crate::results::painted::{PaintRun, groups};
 use crate::statistics::Spread;
 use crate::units::{count, percent, printable};
@@ -9,10 +10,25 @@ use crate::units::{count, percent, printable};
 /// The results as a Markdown table: a row per terminal × mode × sync × size, each figure the
 /// median of its runs with [min–max] where there were several.
 pub fn painted_markdown(runs: &[PaintRun]) -> String {
-    let mut text = String::from(
-        "| terminal | mode | sync | size | runs | accepted fps | painted fps | skipped | torn | write→paint p50 | p99 | read p99 | observer CPU |\n|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
-    );
+    let header: Vec<String> = [
+        "terminal",
+        "mode",
+        "sync",
+        "size",
+        "runs",
+        "accepted fps",
+        "painted fps",
+        "skipped",
+        "torn",
+        "write→paint p50",
+        "p99",
+        "read p99",
+        "observer CPU",
+    ]
+    .map(str::to_owned)
+    .to_vec();
     let groups = groups(runs);
+    let mut rows = Vec::new();
     for group in &groups {
         let first = group[0];
         let cell =
@@ -26,14 +42,12 @@ pub fn painted_markdown(runs: &[PaintRun]) -> String {
         let ms = |v: f64| format!("{v:.1} ms");
         let fps = |v: f64| count(v);
         let share = |v: f64| percent(v);
-        text.push_str(&format!(
-            "| {} | {} | {} | {}x{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            printable(&first.terminal),
-            printable(&first.mode.to_string()),
-            if first.sync { "on" } else { "off" },
-            first.cols,
-            first.rows,
-            group.len(),
+        rows.push(vec![
+            markdown_cell(&printable(&first.terminal)),
+            markdown_cell(&printable(&first.mode.to_string())),
+            if first.sync { "on" } else { "off" }.to_owned(),
+            format!("{}x{}", first.cols, first.rows),
+            group.len().to_string(),
             cell(|r| Some(r.painted.accepted_fps), &fps),
             if first.observed {
                 cell(|r| Some(r.painted.painted_fps), &fps)
@@ -46,8 +60,9 @@ pub fn painted_markdown(runs: &[PaintRun]) -> String {
             cell(|r| r.painted.latency_p99_ms, &ms),
             cell(|r| r.painted.read_p99_ms, &ms),
             cell(|r| Some(r.observer_cpu_share), &share),
-        ));
+        ]);
     }
+    let mut text = table(&header, &rows, 4);
     for run in runs {
         for warning in &run.painted.warnings {
             text.push_str(&format!(
@@ -152,8 +167,18 @@ mod tests {
             .filter(|l| l.starts_with("| ") && !l.starts_with("| terminal"))
             .collect();
         assert_eq!(rows.len(), 2, "{text}");
-        assert!(
-            rows[0].starts_with("| st | stdout/frame | off | 80x24 | 3 | 300 | 29 [28–30] |"),
+        let cells: Vec<&str> = rows[0].split('|').map(str::trim).collect();
+        assert_eq!(
+            cells[1..8],
+            [
+                "st",
+                "stdout/frame",
+                "off",
+                "80x24",
+                "3",
+                "300",
+                "29 [28–30]"
+            ],
             "{}",
             rows[0]
         );

@@ -5,8 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::super::args::WrapArgs;
-use super::verdict::RunFigures;
+use super::run_figures::RunFigures;
 use crate::detect::keyed::Stage;
 
 /// `--against FILE.json`: a stored run (one word naming a `.json` file), not a command.
@@ -98,7 +97,7 @@ impl Baseline {
     }
 
     /// What differs between the stored run and this one's settings, in words.
-    pub fn differences(&self, args: &WrapArgs, script: &str) -> Vec<String> {
+    pub fn differences(&self, size: (u16, u16), script: &str) -> Vec<String> {
         let mut out = Vec::new();
         if self.version != env!("CARGO_PKG_VERSION") {
             out.push(format!(
@@ -115,10 +114,10 @@ impl Baseline {
                 machine.as_deref().unwrap_or("unnamed")
             ));
         }
-        if self.size != args.size {
+        if self.size != size {
             out.push(format!(
                 "another size ({}x{} then, {}x{} now)",
-                self.size.0, self.size.1, args.size.0, args.size.1
+                self.size.0, self.size.1, size.0, size.1
             ));
         }
         if self.script != script {

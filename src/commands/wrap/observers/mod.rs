@@ -1,7 +1,13 @@
-//! wrap looking from inside CMD: the observer for one run ([`flushlab_observer`]: the preload in
-//! CMD's tree, the tracer in CMD's place, or the kernel's programs beside it), chosen and
-//! started, its records listened to, and the timeline they make. What the report says of them
-//! is `inside_report`'s.
+//! The observer room: the three ways wrap looks inside CMD, side by side behind one interface,
+//! [`Observation`] — started for a command, its records streamed, stopped, and what was seen
+//! ([`Sightings`]) and why that observer looked (`why`). The kernel's eBPF programs and the
+//! preload are `flushlab_observer`'s (crates/flushlab-observer, beside the record they share,
+//! `record.h`); the tracer, which runs as `flushlab trace-exec` in CMD's place, is [`tracer`]
+//! (its one `unsafe` call, PTRACE_LISTEN, is src/main.rs's); which one looks, and why, is
+//! [`choice`]. What the report says of them is `inside_report`'s.
+
+pub mod choice;
+pub mod tracer;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -11,84 +17,10 @@ use std::time::Instant;
 use flushlab_observer::kernel::{Attached, Refused};
 use flushlab_observer::{Injection, Listening, Mode, Sightings};
 
-use super::args::{Fix, ObserverArg, TRACER_BUILT, Way, WrapArgs};
+use self::choice::Way;
+use super::args::Fix;
 use crate::detect::recording::Recording;
 use crate::sys::pty::Pty;
-
-/// The flags that need the preload, refused where the run would use the tracer: `--try` and
-/// `--compare` hold a frame's writes inside the program, which only code inside it can do (the
-/// tracer would have to copy each write out of CMD and answer the call in its place, a cost
-/// larger than the buffering it tries); `--observer ptrace` where the tracer is not built.
-pub(super) fn check(args: &WrapArgs, program: &std::path::Path) -> Result<(), String> {
-    if matches!(args.observer, ObserverArg::Kernel | ObserverArg::Auto) {
-        flushlab_observer::kernel::ring_bytes().map_err(|refused| format!("wrap: {refused}"))?;
-        flushlab_observer::kernel::hooks_asked().map_err(|refused| format!("wrap: {refused}"))?;
-    }
-    if args.observer == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
-        return Err(
-            "wrap --observer kernel: this flushlab was built without the kernel observer (clang \
-             and libbpf-dev were missing at build time); --observer auto, preload or ptrace"
-                .to_owned(),
-        );
-    }
-    if args.observer == ObserverArg::Kernel && (args.try_fix.is_some() || args.compare.is_some()) {
-        return Err(
-            "wrap --observer kernel: --try/--compare frame hold a frame's writes inside CMD, \
-             which only the preload can (--observer auto or preload)"
-                .to_owned(),
-        );
-    }
-    if matches!(args.observer, ObserverArg::Ptrace | ObserverArg::Both) && !TRACER_BUILT {
-        return Err(
-            "wrap: --observer ptrace: the tracer is built for x86_64 Linux only; \
-             --observer preload or none"
-                .to_owned(),
-        );
-    }
-    if matches!(args.observer, ObserverArg::Ptrace | ObserverArg::Both)
-        && crate::tracer::image::is_setuid(program)
-    {
-        return Err(format!(
-            "wrap --observer {}: '{}' is setuid or setgid: under the tracer's seccomp filter \
-             (NO_NEW_PRIVS) it would run without its privilege; --observer preload (seen from \
-             outside) or none",
-            if args.observer == ObserverArg::Both {
-                "both"
-            } else {
-                "ptrace"
-            },
-            crate::units::printable(&args.command[0].to_string_lossy())
-        ));
-    }
-    if args.profile.is_some() && args.observer(program).is_some_and(Way::traces) {
-        return Err(format!(
-            "wrap --profile: samply records the process wrap starts, which for '{}' is the \
-             tracer (a static or Go program, or --observer ptrace/both): profile it with samply \
-             itself, or with --observer preload where the preload loads",
-            crate::units::printable(&args.command[0].to_string_lossy())
-        ));
-    }
-    let fix = args.try_fix.is_some() || args.compare.is_some();
-    if fix && args.observer(program) == Some(Way::Ptrace) {
-        let image = crate::tracer::image::image_of(program);
-        return Err(format!(
-            "wrap: --try/--compare frame hold a frame's writes inside CMD, which only the preload \
-             can; '{}' is {} ({}): seen through the tracer, which cannot hold them",
-            crate::units::printable(&args.command[0].to_string_lossy()),
-            match image {
-                crate::tracer::image::Image::Go => "a Go program",
-                crate::tracer::image::Image::Static => "a static program",
-                crate::tracer::image::Image::Dynamic => "traced as asked (--observer ptrace)",
-            },
-            if image.preload_sees() {
-                "--observer preload holds them"
-            } else {
-                "no preload loads in it"
-            }
-        ));
-    }
-    Ok(())
-}
 
 /// The observer, injected (or attached in the kernel) for one run: what wrap sees of CMD from
 /// inside it.
@@ -372,7 +304,7 @@ impl Observation {
             Way::Both => {
                 for (name, _) in &mut vars {
                     if name == "LD_PRELOAD" {
-                        *name = crate::tracer::PRELOAD.into();
+                        *name = self::tracer::PRELOAD.into();
                     }
                 }
             }
@@ -395,11 +327,11 @@ impl Observation {
             Way::Preload | Way::Kernel => (program.to_owned(), args.to_vec()),
             Way::Ptrace | Way::Both => {
                 let stops = match self.way {
-                    Way::Both => crate::tracer::filter::Stops::KeyReads,
-                    _ => crate::tracer::filter::Stops::Everything,
+                    Way::Both => self::tracer::filter::Stops::KeyReads,
+                    _ => self::tracer::filter::Stops::Everything,
                 };
                 let mut words: Vec<OsString> = vec![
-                    crate::tracer::SUBCOMMAND.into(),
+                    self::tracer::SUBCOMMAND.into(),
                     "--stops".into(),
                     stops.name().into(),
                     "--".into(),
