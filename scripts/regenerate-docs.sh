@@ -96,9 +96,11 @@ run_benches() {
 run_benches
 
 if $short; then
+    # The test binary CI's test step built (both tiers): the same features, nothing rebuilt.
     check() {
         FLUSHLAB_FRESH_RESULTS="$1" \
-            cargo test --locked --quiet --test it -- figures::quoted_figures_hold_on_a_fresh_run --nocapture
+            cargo test --locked --quiet --features slow-tests --test it -- \
+            figures::quoted_figures_hold_on_a_fresh_run --nocapture
     }
     first="$(cd "$out" && pwd)"
     echo "== the quoted figures against this run"

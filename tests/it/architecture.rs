@@ -704,3 +704,24 @@ fn the_plan_is_built_only_in_plan_rs() {
         "the plan built outside plan.rs: {built:?}"
     );
 }
+
+/// Every Markdown table goes through the one table writer: no rule line (`|---|`) is written
+/// anywhere else in the sources.
+#[test]
+fn markdown_tables_are_written_by_the_one_writer() {
+    let writer = Path::new(ROOT).join("crates/flushlab-core/src/results/export/table.rs");
+    let by_hand: Vec<String> = sources()
+        .iter()
+        // A test's expected text is no table written.
+        .filter(|(f, _)| *f != writer && !f.to_string_lossy().ends_with("tests.rs"))
+        .flat_map(|(f, code)| {
+            code.lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim_start().starts_with("//"))
+                .filter(|(_, l)| l.contains("|---") || l.contains("|--:"))
+                .map(|(n, _)| format!("{}:{}", relative(f), n + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(by_hand.is_empty(), "tables written by hand: {by_hand:?}");
+}
