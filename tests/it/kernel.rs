@@ -934,6 +934,11 @@ fn w3m_in_xterm_is_staged_by_the_kernel_observer() {
         report["keys"]["pixels_ms"]["last_server"]["p50"].is_number(),
         "{report}"
     );
+    // Every change's gap, arrival after stamp: never below -1 ms (the stamp's whole
+    // milliseconds), and said with its median.
+    let gap = &report["keys"]["pixels_ms"]["server_gap"];
+    let p50 = gap["p50"].as_f64().unwrap_or(f64::NAN);
+    assert!(p50 >= -1.0 && gap["max"].as_f64() >= Some(p50), "{gap}");
 }
 
 /// Under sudo wrap writes as the person who ran it: an output in a directory only root may

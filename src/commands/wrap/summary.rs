@@ -108,10 +108,15 @@ fn pixels_line(p: &crate::detect::keyed::PixelSummary) -> String {
         format!(
             "
   key to last pixel by the X server's own stamps (taken as it drew, whole ms) p50 {} p95 {} \
-             max {}: the rest is the report's way to wrap",
+             max {}: the rest is the report's way to wrap{}",
             milliseconds(s.p50),
             milliseconds(s.p95),
-            milliseconds(s.max)
+            milliseconds(s.max),
+            p.server_gap.map_or(String::new(), |g| format!(
+                " (a change's report reached wrap p50 {} after its stamp, max {})",
+                milliseconds(g.p50),
+                milliseconds(g.max)
+            ))
         )
     })
 }

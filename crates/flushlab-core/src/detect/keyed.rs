@@ -303,6 +303,11 @@ pub struct PixelSummary {
     /// Key→last pixel by the display server's own stamps, where it stamps (X11).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_server: Option<Percentiles>,
+    /// Each window change's arrival at wrap after the server's own stamp of it (ms, every
+    /// change of the run; the stamp is whole milliseconds, so a gap reads up to 1 ms high and
+    /// never below -1): how long the server held the report before wrap heard of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_gap: Option<Percentiles>,
     /// Keys with a frame whose window never changed for it.
     pub unpainted: u64,
     /// The window's changes seen in the whole run.

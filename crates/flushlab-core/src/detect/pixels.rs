@@ -82,6 +82,13 @@ pub fn add_pixels(latencies: &mut KeyLatencies, timeline: &Timeline) {
             first,
             last,
             last_server: Percentiles::of(painted.iter().filter_map(|p| p.last_server)),
+            server_gap: Percentiles::of(
+                timeline
+                    .windows
+                    .server
+                    .iter()
+                    .map(|&(arrival, stamp)| (arrival as f64 - stamp as f64) / 1e6),
+            ),
             unpainted: frames.iter().flatten().count() as u64 - painted.len() as u64,
             changes: changes.len() as u64,
         });
