@@ -110,6 +110,31 @@ fn a_stored_run_that_is_none_is_one_line() {
     }
 }
 
+/// A stored run over a wire is refused by the plan, before the wire or CMD starts: one line,
+/// exit 2 (it once failed only after the wire was up, exit 1).
+#[test]
+fn a_stored_run_over_a_wire_is_refused_before_anything_starts() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--keys",
+            "j",
+            "--via",
+            "ssh",
+            "--against",
+            "old.json",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "--against run.json --via");
+    // Where the wire itself cannot run here (not root, no sshd), its own refusal comes first.
+    assert!(
+        said.contains("a stored run is not compared over a wire") || said.contains("--via"),
+        "{said}"
+    );
+}
+
 /// Slow tier: a run stored with `--export-json`, held against the new build: advice (exit 0
 /// though slower), what differs said (the size).
 #[test]

@@ -39,7 +39,7 @@ mod watch;
 pub mod wrap_report;
 
 pub use self::args::WrapArgs;
-use self::plan::{AgainstPlan, Mode, Plan, plan};
+use self::plan::{Mode, Plan, plan};
 use self::running::How;
 use crate::outcome::Outcome;
 
@@ -52,6 +52,12 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     if let Some(parent) = plan.exit_with_parent {
         crate::plumbing::terminal_session::end_with_parent(parent)?;
     }
+    // The wire is started once, before the run, and ends as `run` returns (clap keeps `--via`
+    // from `--compare`, `--terminal` and `--try`).
+    let wire = match &plan.via {
+        None => None,
+        Some(via) => Some(via::Wire::start(&via.layers, via.link)?),
+    };
     let Plan {
         mode,
         terminal,
@@ -60,26 +66,20 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     } = &plan;
     match (mode, terminal, keys) {
         (Mode::Compare { fix, rounds }, Some(terminal), Some(keys)) => {
-            return pixel_compare::run(&plan, (*fix, *rounds, terminal.terminal, keys), &signal);
+            pixel_compare::run(&plan, (*fix, *rounds, terminal.terminal, keys), &signal)
         }
-        (Mode::Compare { fix, rounds }, _, _) => {
-            return compare::run(&plan, (*fix, *rounds), keys.as_ref(), &signal);
+        (Mode::Compare { fix, rounds }, _, keys) => {
+            compare::run(&plan, (*fix, *rounds), keys.as_ref(), &signal)
         }
-        _ => {}
-    }
-    // The wire is started once, before the run, and ends as `run` returns.
-    let wire = match &plan.via {
-        None => None,
-        Some(via) => Some(via::Wire::start(&via.layers, via.link)?),
-    };
-    match (mode, terminal, keys) {
         (Mode::Against(against), _, Some(keys)) => {
             against::run(&plan, against, (keys, wire.as_ref()), &signal)
         }
+        // The plan refuses `--against` without keys.
+        (Mode::Against(_), _, None) => anyhow::bail!("wrap --against: a plan without keys"),
         (Mode::Once { fix }, Some(terminal), Some(keys)) => {
             one_run::in_a_terminal(&plan, (terminal.terminal, keys, *fix), &signal)
         }
-        (Mode::Once { fix }, _, _) => {
+        (Mode::Once { fix }, _, keys) => {
             let how = How {
                 keys: keys.as_ref(),
                 interactive: plan.interactive,
@@ -89,9 +89,6 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
                 via: wire.as_ref(),
             };
             one_run::here(&plan, how, &signal)
-        }
-        (Mode::Against(AgainstPlan { .. }), _, None) | (Mode::Compare { .. }, _, _) => {
-            anyhow::bail!("wrap: a plan without the keys its mode needs")
         }
     }
 }
