@@ -71,6 +71,7 @@ fn main() -> ExitCode {
         Some(Command::TraceExec(args)) => {
             flushlab::commands::wrap::observers::tracer::run(args, ptrace_listen)
         }
+        Some(Command::XtermjsHost(args)) => flushlab::painting::browser::host::run(args),
         Some(Command::FarRoot(args)) => {
             match flushlab::commands::wrap::via::far_root::shim(&args) {
                 Err(e) => {

@@ -107,6 +107,10 @@ pub enum Command {
     /// people).
     #[command(name = "far-root", hide = true)]
     FarRoot(crate::commands::wrap::via::far_root::FarRootArgs),
+    /// `wrap --terminal xtermjs`'s browser terminal: CMD's pty carried to xterm.js in headless
+    /// Chromium (not for people).
+    #[command(name = "xtermjs-host", hide = true)]
+    XtermjsHost(crate::painting::browser::host::HostArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
     /// own modes: bytes, write(2) calls, frames (from sync markers, from the program's own waits
     /// seen from inside it, or from cursor restarts; else unknown), the time from each key to
@@ -133,7 +137,8 @@ impl Cli {
                 | Command::Lesson(_)
                 | Command::Paint(_)
                 | Command::TraceExec(_)
-                | Command::FarRoot(_),
+                | Command::FarRoot(_)
+                | Command::XtermjsHost(_),
             ) => None,
         }
     }

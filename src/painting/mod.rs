@@ -8,6 +8,7 @@
 //! probe's log; the tour reads its own window; `flushlab report` draws the chart.
 
 pub mod analysis;
+pub mod browser;
 pub mod display;
 pub mod keyboard;
 pub mod marker;

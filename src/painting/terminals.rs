@@ -28,6 +28,14 @@ pub enum Terminal {
     Mlterm,
     /// Wayland only: `wrap --terminal foot` runs it on flushlab's own headless compositor.
     Foot,
+    /// xterm.js in headless Chromium, its DOM renderer (`wrap --terminal xtermjs` only).
+    #[value(skip)]
+    #[serde(rename = "xtermjs")]
+    XtermJs,
+    /// xterm.js in headless Chromium, its WebGL renderer (`wrap --terminal xtermjs:webgl`).
+    #[value(skip)]
+    #[serde(rename = "xtermjs:webgl")]
+    XtermJsWebgl,
 }
 
 /// One setting of the terminal's own (`wrap --terminal-option KEY=VALUE`): foot's and
@@ -96,6 +104,39 @@ impl Terminal {
             Terminal::Urxvt => "urxvt",
             Terminal::Mlterm => "mlterm",
             Terminal::Foot => "foot",
+            Terminal::XtermJs => "xtermjs",
+            Terminal::XtermJsWebgl => "xtermjs:webgl",
+        }
+    }
+
+    /// `wrap --terminal`'s NAME: an emulator's, or `xtermjs[:RENDERER]`.
+    pub fn parse(text: &str) -> Result<Terminal, String> {
+        let shown = crate::units::printable(text);
+        if let Some(renderer) = text.strip_prefix("xtermjs:") {
+            return match renderer {
+                "dom" => Ok(Terminal::XtermJs),
+                "webgl" => Ok(Terminal::XtermJsWebgl),
+                _ => Err(format!(
+                    "'{shown}': xterm.js's renderer is dom or webgl (xtermjs, xtermjs:webgl; xterm.js 6 has no canvas renderer)"
+                )),
+            };
+        }
+        if text == "xtermjs" {
+            return Ok(Terminal::XtermJs);
+        }
+        <Terminal as ValueEnum>::from_str(text, false).map_err(|_| {
+            format!(
+                "'{shown}' is not a terminal: xterm, st, alacritty, kitty, urxvt, mlterm, foot, xtermjs, xtermjs:webgl"
+            )
+        })
+    }
+
+    /// The renderer of xterm.js in the browser, for the terminals drawn by a web page.
+    pub fn in_browser(self) -> Option<super::browser::Renderer> {
+        match self {
+            Terminal::XtermJs => Some(super::browser::Renderer::Dom),
+            Terminal::XtermJsWebgl => Some(super::browser::Renderer::Webgl),
+            _ => None,
         }
     }
 
@@ -114,6 +155,9 @@ impl Terminal {
             Terminal::Urxvt => ("urxvt", "rxvt-unicode"),
             Terminal::Mlterm => ("mlterm", "mlterm"),
             Terminal::Foot => ("foot", "foot"),
+            Terminal::XtermJs | Terminal::XtermJsWebgl => {
+                ("chromium-headless-shell", "chromium-headless-shell")
+            }
         }
     }
 
@@ -159,7 +203,28 @@ impl Terminal {
     /// Whether it takes [`TerminalOption`]s: st and mlterm have no way to set one setting on
     /// their command line.
     pub fn takes_options(self) -> bool {
-        !matches!(self, Terminal::St | Terminal::Mlterm)
+        !matches!(
+            self,
+            Terminal::St | Terminal::Mlterm | Terminal::XtermJs | Terminal::XtermJsWebgl
+        )
+    }
+
+    /// `flushlab xtermjs-host`'s: the renderer and the size the page opens xterm.js at.
+    fn host_args(self, (cols, rows): (u16, u16)) -> Vec<OsString> {
+        let renderer = self
+            .in_browser()
+            .map_or("dom", super::browser::Renderer::name);
+        [
+            "--renderer",
+            renderer,
+            "--cols",
+            &cols.to_string(),
+            "--rows",
+            &rows.to_string(),
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .collect()
     }
 
     /// `option` as this terminal's arguments ([`Terminal::takes_options`]).
@@ -175,7 +240,7 @@ impl Terminal {
     /// The arguments that open a `cols`x`rows` window running `command`, on Wayland with
     /// `app_id` (the window rule that floats it names it), with `options` after its own (so
     /// that they win).
-    pub(super) fn args(
+    pub(crate) fn args(
         self,
         (cols, rows): (u16, u16),
         command: &[OsString],
@@ -240,6 +305,7 @@ impl Terminal {
                 "13".into(),
                 "-e".into(),
             ],
+            Terminal::XtermJs | Terminal::XtermJsWebgl => self.host_args((cols, rows)),
             Terminal::Foot => vec![
                 format!("--window-size-chars={size}").into(),
                 "--font=DejaVu Sans Mono:size=10".into(),
@@ -257,7 +323,10 @@ impl Terminal {
         // Before `-e`, which ends alacritty's options and begins the others' command.
         let at = args.len() - usize::from(args.last().is_some_and(|a| a == "-e"));
         args.splice(at..at, app_id.into_iter().chain(given));
-        if self == Terminal::Foot {
+        if matches!(
+            self,
+            Terminal::Foot | Terminal::XtermJs | Terminal::XtermJsWebgl
+        ) {
             args.push("--".into());
         }
         args.extend(command.iter().cloned());

@@ -30,3 +30,4 @@ mod tracer;
 mod via;
 mod wrap;
 mod writer_stack;
+mod xtermjs;

@@ -126,8 +126,10 @@ pub struct WrapArgs {
     /// Run CMD in this terminal emulator on flushlab's own X server (Xvfb) instead of a pty
     /// of wrap's: the keys are typed into its window as key events (XTEST) and its window's
     /// changes are watched (DAMAGE), so each key gets key→first and key→last pixel and a paint
-    /// stage: xterm, st, alacritty, kitty, urxvt, mlterm; and foot, on Wayland (`--wayland`)
-    #[arg(long, value_enum, value_name = "NAME", hide_possible_values = true)]
+    /// stage: xterm, st, alacritty, kitty, urxvt, mlterm; foot, on Wayland (`--wayland`); and
+    /// xterm.js (VS Code's terminal) in headless Chromium: xtermjs (its DOM renderer),
+    /// xtermjs:webgl
+    #[arg(long, value_name = "NAME", value_parser = crate::painting::terminals::Terminal::parse)]
     pub terminal: Option<crate::painting::terminals::Terminal>,
 
     /// With `--terminal`: open the terminal on this X display (`:0`, your desktop: watch it

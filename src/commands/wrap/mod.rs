@@ -9,6 +9,7 @@
 
 pub mod against;
 mod args;
+pub mod browser_report;
 pub mod compare;
 pub mod diagnose;
 mod in_terminal;

@@ -47,12 +47,20 @@ pub struct PixelReport {
     /// Every change of the terminal's window seen (DAMAGE), CLOCK_MONOTONIC ns: the keys' pixels
     /// come from these, and another tool can hold them against its own times.
     pub window_changes_ns: Vec<u64>,
+    /// In a browser terminal (`xtermjs`): the renderer that drew, the transport, and each
+    /// key's way through the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub browser: Option<super::browser_report::BrowserReport>,
 }
 
 impl PixelReport {
     pub(super) fn of(plan: &super::plan::Plan, run: PixelRun, keys: &Keys) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
         crate::detect::pixels::add_pixels(&mut latencies, &run.timeline);
+        let browser = run
+            .browser
+            .as_ref()
+            .map(|b| super::browser_report::BrowserReport::of(b, &latencies.each));
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
             .into_iter()
             .collect();
@@ -93,6 +101,7 @@ impl PixelReport {
             inside: run.inside,
             window_watcher_cpu_share: run.watcher_cpu_share,
             window_changes_ns: run.timeline.windows.changes,
+            browser,
         }
     }
 
@@ -133,6 +142,9 @@ impl PixelReport {
                 "\n  CMD wrote nothing to its terminal that the observer saw: no frames, no \
                  pixels a key"
             };
+        }
+        if let Some(browser) = &self.browser {
+            out += &browser.summary();
         }
         out += &format!(
             "\n  watching the window took {:.1}% of a core",

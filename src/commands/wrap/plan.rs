@@ -18,6 +18,7 @@ use super::typing::Keys;
 use super::via::{Layer, LinkSettings};
 use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal};
+use crate::painting::browser::Renderer;
 use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::wayland::Session;
 use crate::results::conditions::ReaderModel;
@@ -143,6 +144,8 @@ pub(super) enum Display {
     /// flushlab's own Xvfb (`None`) or `--display`.
     X11(Option<String>),
     Wayland(Session),
+    /// flushlab's own headless Chromium, xterm.js drawing with this renderer.
+    Chromium(Renderer),
 }
 
 /// `--via`: the layers CMD runs at the far end of, and the link under them.
@@ -363,14 +366,16 @@ fn in_terminal(
         .into());
     }
     let display = match (
+        terminal.in_browser(),
         &args.wayland_display,
         args.wayland || terminal.wayland_only(),
     ) {
-        (Some(name), _) => Display::Wayland(Session::Running(name.clone())),
-        (None, true) => Display::Wayland(Session::Own {
+        (Some(renderer), ..) => in_browser(args, name, renderer)?,
+        (None, Some(name), _) => Display::Wayland(Session::Running(name.clone())),
+        (None, None, true) => Display::Wayland(Session::Own {
             refresh_hz: args.refresh.unwrap_or(60),
         }),
-        (None, false) => Display::X11(args.display.clone()),
+        (None, None, false) => Display::X11(args.display.clone()),
     };
     if args.refresh.is_some() && matches!(display, Display::X11(_)) {
         return Err(format!(
@@ -412,6 +417,17 @@ fn in_terminal(
         options: args.terminal_options.clone(),
         display,
     })
+}
+
+/// `--terminal xtermjs[:RENDERER]`: flushlab's own headless Chromium, which takes no display,
+/// compositor or refresh rate of the person's; Chromium and xterm.js's packages (or npm) here.
+fn in_browser(args: &WrapArgs, name: &str, renderer: Renderer) -> Result<Display, Refusal> {
+    let wayland = args.wayland || args.wayland_display.is_some();
+    if args.display.is_some() || wayland || args.refresh.is_some() {
+        return Err(format!("wrap --terminal {name}: xterm.js runs in flushlab's own headless Chromium, which takes no --display, --wayland, --wayland-display or --refresh").into());
+    }
+    crate::painting::browser::can_run().map_err(|e| e.to_string())?;
+    Ok(Display::Chromium(renderer))
 }
 
 /// `--against`: OLD's plan (NEW's, with OLD's command and what follows from it) or its stored

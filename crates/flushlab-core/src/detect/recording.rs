@@ -85,6 +85,16 @@ impl Recording {
         lock(&self.windows).server.push((at_ns, server_ns));
     }
 
+    /// The window's changes as the display's own record says them, in place of the reports
+    /// that arrived while it ran: a browser's trace (its compositor's frames) is read only
+    /// once the run is over.
+    pub fn window_changes_replaced(&self, mut changes: Vec<u64>) {
+        changes.sort_unstable();
+        let last = changes.last().copied().unwrap_or(0);
+        lock(&self.windows).changes = changes;
+        self.last_window_change.fetch_max(last, Ordering::Relaxed);
+    }
+
     /// The window's markers, read back after its change at `at_ns`, showed `frame`.
     pub fn window_showed(&self, at_ns: u64, frame: Option<u32>) {
         lock(&self.windows).shown.push((at_ns, frame));

@@ -68,6 +68,17 @@ pub(super) trait Desk {
         shared: &Arc<Watching>,
     ) -> anyhow::Result<WatchThread>;
 
+    /// CMD has ended; the terminal has not yet: whatever the desktop reads of the window only
+    /// at the end is read now (a browser's trace).
+    fn closing(&mut self, _window: &Self::Window) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// What a browser terminal told of the run (none elsewhere).
+    fn browser_run(&self) -> Option<super::browser_desk::BrowserRun> {
+        None
+    }
+
     /// Where the frame markers are, if the window shows the calibration pattern now.
     fn calibrate(&self, window: &Self::Window) -> anyhow::Result<Option<Strips>>;
 
@@ -151,6 +162,13 @@ pub enum Desktop {
     OwnXvfb,
     /// `--display`: an X display of the person's.
     X11(String),
+    /// flushlab's own headless Chromium, xterm.js in its page: its version, the renderer asked
+    /// for, and the one that drew (`webgl`, `dom`, or `unknown`).
+    Chromium {
+        browser: String,
+        renderer: crate::painting::browser::Renderer,
+        drew: &'static str,
+    },
     /// A sway: flushlab's own headless one (`display` `None`) or a running session's
     /// (`--wayland-display`); the terminal's output, its refresh rate (Hz) as sway says it.
     Sway {
@@ -168,6 +186,7 @@ impl Desktop {
             Desktop::OwnXvfb => "own-xvfb",
             Desktop::X11(display) => display,
             Desktop::Sway { display: None, .. } => "own-sway",
+            Desktop::Chromium { .. } => "own-chromium",
             Desktop::Sway {
                 display: Some(display),
                 ..
@@ -190,6 +209,20 @@ impl Desktop {
             Desktop::X11(display) => format!(
                 "on {}, keys typed as X key events",
                 crate::units::printable(display)
+            ),
+            Desktop::Chromium {
+                browser,
+                renderer,
+                drew,
+            } => format!(
+                "{}, xterm.js {} with its {} renderer ({}), keys as the browser's key events, pixels from its trace (DrawFrame), software rendering",
+                crate::units::printable(browser),
+                crate::painting::browser::package::version(),
+                renderer.name(),
+                match *drew == renderer.name() {
+                    true => format!("{drew} drew"),
+                    false => format!("but {drew} drew"),
+                }
             ),
             Desktop::Sway {
                 display: None,

@@ -8,6 +8,7 @@
 //! Every process started — Xvfb, the terminal, CMD — ends with wrap on every way out but
 //! SIGKILL: each is held by a guard that ends it when dropped, CMD first.
 
+mod browser_desk;
 mod cmd;
 mod desk;
 mod keys;
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use self::browser_desk::BrowserDesk;
 use self::cmd::{gone, through_env};
 use self::desk::{Desk, Watching, start_terminal, strokes};
 use self::keys::{settle, type_keys, wait_until_ready};
@@ -37,6 +39,7 @@ use super::typing::Keys;
 use crate::detect::timeline::Timeline;
 use crate::painting::terminals::Terminal;
 
+pub(super) use self::browser_desk::BrowserRun;
 pub(super) use self::desk::Desktop;
 
 /// What one run in a terminal gave.
@@ -53,6 +56,8 @@ pub(super) struct PixelRun {
     /// After CMD started, when the first key went (`None`: CMD was never ready).
     pub(super) started_after: Option<Duration>,
     pub(super) unsettled: bool,
+    /// In a browser terminal: what its host told.
+    pub(super) browser: Option<BrowserRun>,
 }
 
 /// The observer for CMD in a terminal (`--observer none` is refused by [`check`]): on the pty
@@ -85,6 +90,7 @@ pub(super) fn measure(
     match &in_terminal.display {
         Display::Wayland(session) => on(WaylandDesk::open(session)?, plan, side, signal),
         Display::X11(display) => on(X11Desk::open(display.as_deref())?, plan, side, signal),
+        Display::Chromium(renderer) => on(BrowserDesk::open(*renderer)?, plan, side, signal),
     }
 }
 
@@ -141,7 +147,9 @@ fn on<D: Desk>(
     let seconds = started.elapsed().as_secs_f64();
     // CMD first (its last records reach the observer's channel), then its terminal, then what
     // the window showed.
-    drop((cmd, window_holder));
+    drop(cmd);
+    let closed = desk.closing(&window);
+    drop(window_holder);
     shared.done.store(true, Ordering::Relaxed);
     let watcher_cpu_share = watching
         .join()
@@ -149,7 +157,9 @@ fn on<D: Desk>(
         .context("watching the terminal's window")?;
     let (way, why) = (inside.way(), inside.why().to_owned());
     let sightings = inside.finish();
+    closed?;
     let desktop = desk.desktop()?;
+    let browser = desk.browser_run();
     drop(desk);
     super::tree::Tree::end_descendants(super::watch::GRACE);
     let (_, bytes) = sightings.writes();
@@ -169,5 +179,6 @@ fn on<D: Desk>(
         inside: report,
         started_after: ready_at.map(|at| at.saturating_duration_since(started)),
         unsettled,
+        browser,
     })
 }

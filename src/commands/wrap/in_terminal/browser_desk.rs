@@ -1,0 +1,258 @@
+//! The browser side of a [`Desk`]: xterm.js in headless Chromium, run by
+//! `flushlab xtermjs-host` (the terminal, [`crate::painting::browser`]). Keys go to it as the
+//! browser's own key events; the page's render reports arrive as they happen (they say when
+//! CMD is ready, and when it settled); the window's changes are the compositor's frames from
+//! the browser's trace, which arrives only once the run is over ([`Desk::closing`]).
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use super::desk::{Desk, Desktop, WatchThread, Watching};
+use crate::keyscript::Key;
+use crate::painting::browser::Renderer;
+use crate::painting::browser::protocol::{Drew, Event, Order};
+use crate::painting::display::Group;
+use crate::painting::strips::Strips;
+use crate::painting::terminals::{Terminal, TerminalOption};
+use crate::painting::window_watch::CoreShare;
+
+/// The browser's trace is read and sent within this once the run is over.
+const TRACE_WITHIN: Duration = Duration::from_secs(60);
+
+/// What the host told of the run, for its report.
+#[derive(Clone, Debug, Default)]
+pub struct BrowserRun {
+    pub renderer: Option<Renderer>,
+    pub drew: Drew,
+    pub browser: String,
+    /// Each WebSocket message: its number, when the host sent it, its bytes, the DEC 2026
+    /// begins and ends it held.
+    pub sent: Vec<(u64, u64, u64, u32, u32)>,
+    /// Each compositor frame (DrawFrame), ns.
+    pub draw_frames_ns: Vec<u64>,
+    /// The page's marks (`message N`, `parsed N`, `render N`), ns.
+    pub marks: Vec<(String, u64)>,
+    /// The trace arrived whole.
+    pub traced: bool,
+}
+
+pub(super) struct BrowserDesk {
+    renderer: Renderer,
+    chromium: PathBuf,
+    modules: PathBuf,
+    /// The host's stdin, once launched.
+    orders: Mutex<Option<std::io::PipeWriter>>,
+    /// The host's events, until the watcher takes them.
+    events: Option<mpsc::Receiver<Event>>,
+    run: Arc<Mutex<BrowserRun>>,
+    ended: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl BrowserDesk {
+    /// Chromium found, xterm.js's packages installed (the first time: said in one line).
+    pub(super) fn open(renderer: Renderer) -> anyhow::Result<BrowserDesk> {
+        Ok(BrowserDesk {
+            renderer,
+            chromium: crate::painting::browser::chromium()?,
+            modules: crate::painting::browser::package::installed()?,
+            orders: Mutex::new(None),
+            events: None,
+            run: Arc::new(Mutex::new(BrowserRun {
+                renderer: Some(renderer),
+                ..BrowserRun::default()
+            })),
+            ended: Arc::default(),
+        })
+    }
+
+    fn order(&self, order: &Order) -> anyhow::Result<()> {
+        let mut orders = self.orders.lock().unwrap_or_else(|e| e.into_inner());
+        let to = orders
+            .as_mut()
+            .context("the browser terminal is not started")?;
+        let mut line = serde_json::to_vec(order)?;
+        line.push(b'\n');
+        to.write_all(&line).context("the browser terminal is gone")
+    }
+
+    /// What the host told, once the run is over.
+    fn run(&self) -> BrowserRun {
+        self.run.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Desk for BrowserDesk {
+    type Stroke = Vec<Value>;
+    type Window = ();
+
+    fn strokes(&mut self, keys: &[&Key]) -> anyhow::Result<Vec<Result<Vec<Value>, String>>> {
+        Ok(keys
+            .iter()
+            .map(|key| crate::painting::browser::keys::events(key))
+            .collect())
+    }
+
+    fn type_stroke(&self, stroke: &Vec<Value>) -> anyhow::Result<()> {
+        self.order(&Order::Key {
+            events: stroke.clone(),
+        })
+    }
+
+    fn launch(
+        &mut self,
+        terminal: (Terminal, &[TerminalOption]),
+        size: (u16, u16),
+        command: &[OsString],
+    ) -> anyhow::Result<Group> {
+        let (orders_out, orders_in) = std::io::pipe()?;
+        let (events_out, events_in) = std::io::pipe()?;
+        let mut host = Command::new(std::env::current_exe()?);
+        host.arg("xtermjs-host")
+            .arg("--modules")
+            .arg(&self.modules)
+            .arg("--browser")
+            .arg(&self.chromium)
+            .arg("--parent")
+            .arg(std::process::id().to_string())
+            .args(terminal.0.args(size, command, None, terminal.1))
+            .stdin(Stdio::from(orders_out))
+            .stdout(Stdio::from(events_in))
+            .stderr(Stdio::inherit());
+        let group = Group::spawn(&mut host).context("starting the browser terminal")?;
+        drop(host);
+        *self.orders.lock().unwrap_or_else(|e| e.into_inner()) = Some(orders_in);
+        let (to, events) = mpsc::channel();
+        crate::sys::spawn_thread("browser-events", move || {
+            for line in BufReader::new(events_out).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(event) = serde_json::from_str::<Event>(&line)
+                    && to.send(event).is_err()
+                {
+                    break;
+                }
+            }
+        })?;
+        self.events = Some(events);
+        Ok(group)
+    }
+
+    /// The page, once it is open and connected: the host's Ready.
+    fn window(&self, _pid: i32) -> anyhow::Result<Option<()>> {
+        let events = self
+            .events
+            .as_ref()
+            .context("the browser terminal is not started")?;
+        match events.try_recv() {
+            Ok(Event::Ready { drew, browser }) => {
+                let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
+                run.drew = drew;
+                run.browser = browser;
+                Ok(Some(()))
+            }
+            Ok(Event::Failed { why }) => bail!(
+                "the browser terminal could not start: {}",
+                crate::units::printable(&why)
+            ),
+            Ok(_) | Err(mpsc::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                bail!("the browser terminal ended before its page opened")
+            }
+        }
+    }
+
+    /// The page focuses xterm.js itself once it is connected.
+    fn focus(&self, _window: &()) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn watch(&mut self, _window: &(), shared: &Arc<Watching>) -> anyhow::Result<WatchThread> {
+        let events = self.events.take().context("the page is watched already")?;
+        let (shared, run, ended) = (
+            Arc::clone(shared),
+            Arc::clone(&self.run),
+            Arc::clone(&self.ended),
+        );
+        Ok(crate::sys::spawn_thread("wrap-page", move || {
+            let core = CoreShare::start();
+            loop {
+                let event = match events.recv_timeout(Duration::from_millis(20)) {
+                    Ok(event) => event,
+                    Err(mpsc::RecvTimeoutError::Timeout) if !ended.load(Ordering::Relaxed) => {
+                        continue;
+                    }
+                    Err(_) => break,
+                };
+                let mut run = run.lock().unwrap_or_else(|e| e.into_inner());
+                match event {
+                    Event::Render { at_ns, .. } => shared.recording.window_changed(at_ns),
+                    Event::Sent {
+                        seq,
+                        at_ns,
+                        bytes,
+                        sync_begins,
+                        sync_ends,
+                    } => run.sent.push((seq, at_ns, bytes, sync_begins, sync_ends)),
+                    Event::Trace {
+                        draw_frames_ns,
+                        marks,
+                    } => {
+                        shared
+                            .recording
+                            .window_changes_replaced(draw_frames_ns.clone());
+                        run.draw_frames_ns = draw_frames_ns;
+                        run.marks = marks;
+                        run.traced = true;
+                    }
+                    Event::Ended | Event::Failed { .. } => {
+                        ended.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    Event::Ready { .. } => {}
+                }
+            }
+            ended.store(true, Ordering::Relaxed);
+            Ok(core.share())
+        })?)
+    }
+
+    /// Ends the host's trace and waits until it was read.
+    fn closing(&mut self, _window: &()) -> anyhow::Result<()> {
+        self.order(&Order::End)?;
+        let until = Instant::now() + TRACE_WITHIN;
+        while !self.ended.load(Ordering::Relaxed) {
+            if Instant::now() >= until {
+                bail!(
+                    "the browser's trace did not arrive within {} s",
+                    TRACE_WITHIN.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    }
+
+    fn browser_run(&self) -> Option<BrowserRun> {
+        Some(self.run())
+    }
+
+    fn calibrate(&self, _window: &()) -> anyhow::Result<Option<Strips>> {
+        Ok(None)
+    }
+
+    fn desktop(&self) -> anyhow::Result<Desktop> {
+        let run = self.run();
+        Ok(Desktop::Chromium {
+            browser: run.browser,
+            renderer: self.renderer,
+            drew: run.drew.renderer(),
+        })
+    }
+}
