@@ -9,7 +9,8 @@
 #
 # Env: DUA_OLD, DUA_NEW (dua binaries: cargo install dua-cli --version 2.41.0|2.41.1 --root D),
 # SIZE (200x60: dua's), FLOOR_SIZE (80x24: unbuffered full-screen frames at 200x60 take half a
-# second each headless, and keys queue behind them), KEYS ('j*10@300ms k*10@300ms'). Each line: the pair, where, the verdict and
+# second each headless, and keys queue behind them), KEYS ('j*10@300ms k*10@300ms'), HEADLESS (1;
+# 0 leaves the headless pairs out, for terminals added to a table made before). Each line: the pair, where, the verdict and
 # ratio NEW/OLD of key→last pixel (key→frame headless) with its interval and rounds, each
 # side's median p50 and its emit and paint, and bytes and write(2)s a key. OUT_DIR keeps each
 # run's JSON.
@@ -83,7 +84,9 @@ pairs() {
     one dua "$where" "$size" "$extra" "$dua_old i /usr/share/doc" "$dua_new i /usr/share/doc"
 }
 
-pairs headless ""
+if [[ ${HEADLESS:-1} == 1 ]]; then
+    pairs headless ""
+fi
 for t in "${terminals[@]}"; do
     pairs "$t" "--terminal $t"
     off="$(delays_off "$t")"

@@ -35,13 +35,54 @@ pub struct BrowserReport {
     pub draw_frames: u64,
     /// The browser's trace arrived whole (without it, no pixels).
     pub traced: bool,
+    /// Chromium ran in its sandbox (as root it refuses one).
+    pub sandboxed: bool,
     pub keys: Vec<BrowserKey>,
-    /// Each key's render to its DrawFrame (ms).
+    /// The keys' time after their frame's end, through the page, stage by stage.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub render_to_draw_frame_ms: Option<Percentiles>,
+    pub stages_ms: Option<PageStages>,
     /// Keys whose DrawFrame came within one frame interval of their render.
     pub within_a_frame: u64,
     pub sync_blocks: Vec<SyncBlock>,
+}
+
+/// A key's paint stage split at the page's marks (ms; p50, p95 and max over the keys with every
+/// mark): the four add up to the time from the frame's end to its DrawFrame.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PageStages {
+    /// The frame's end to the page's receipt of the message with its last byte: the pty's read,
+    /// the host, the WebSocket.
+    pub transport: Percentiles,
+    /// To xterm.js's parse of it.
+    pub parse: Percentiles,
+    /// To xterm.js's render event: its wait for an animation frame, and the render.
+    pub render: Percentiles,
+    /// To the compositor's DrawFrame.
+    pub draw: Percentiles,
+}
+
+impl PageStages {
+    fn of(keys: &[BrowserKey]) -> Option<PageStages> {
+        let ways: Vec<[f64; 5]> = keys
+            .iter()
+            .filter_map(|k| {
+                Some([
+                    k.frame_ms?,
+                    k.message_ms?,
+                    k.parsed_ms?,
+                    k.render_ms?,
+                    k.draw_frame_ms?,
+                ])
+            })
+            .collect();
+        let stage = |i: usize| Percentiles::of(ways.iter().map(|w| w[i + 1] - w[i]));
+        Some(PageStages {
+            transport: stage(0)?,
+            parse: stage(1)?,
+            render: stage(2)?,
+            draw: stage(3)?,
+        })
+    }
 }
 
 /// One key's way through the page, ms after the key was sent.
@@ -106,10 +147,11 @@ impl BrowserReport {
                 key_way(run, &marks, key, until)
             })
             .collect();
-        let gaps: Vec<f64> = each
+        let within_a_frame = each
             .iter()
             .filter_map(|k| Some(k.draw_frame_ms? - k.render_ms?))
-            .collect();
+            .filter(|&gap| gap <= FRAME_INTERVAL_MS)
+            .count() as u64;
         BrowserReport {
             browser: run.browser.clone(),
             xtermjs: crate::painting::browser::package::version(),
@@ -121,8 +163,9 @@ impl BrowserReport {
             messages: run.sent.len() as u64,
             draw_frames: run.draw_frames_ns.len() as u64,
             traced: run.traced,
-            within_a_frame: gaps.iter().filter(|&&g| g <= FRAME_INTERVAL_MS).count() as u64,
-            render_to_draw_frame_ms: Percentiles::of(gaps),
+            sandboxed: run.sandboxed,
+            within_a_frame,
+            stages_ms: PageStages::of(&each),
             keys: each,
             sync_blocks: sync_blocks(run, &marks),
         }
@@ -151,11 +194,14 @@ impl BrowserReport {
                 thousands(self.draw_frames)
             );
         }
-        if let Some(gap) = self.render_to_draw_frame_ms {
+        if let Some(stages) = self.stages_ms {
             out += &format!(
-                "\n  xterm.js's render to the DrawFrame p50 {:.2} ms max {:.2} ms; within one frame ({:.1} ms) on {} of {} keys",
-                gap.p50,
-                gap.max,
+                "\n  paint through the page p50: transport {:.2} ms · parse {:.2} ms · render {:.2} ms (its animation frame) · DrawFrame {:.2} ms (max {:.2}); the DrawFrame within one frame ({:.1} ms) of the render on {} of {} keys",
+                stages.transport.p50,
+                stages.parse.p50,
+                stages.render.p50,
+                stages.draw.p50,
+                stages.draw.max,
                 FRAME_INTERVAL_MS,
                 self.within_a_frame,
                 self.keys.iter().filter(|k| k.render_ms.is_some()).count()

@@ -125,6 +125,7 @@ fn host(args: &HostArgs, tell: &Tell) -> anyhow::Result<()> {
     tell.tell(&Event::Ready {
         drew,
         browser: version,
+        sandboxed: !as_root(),
     });
     let ended = Arc::new(AtomicBool::new(false));
     let browser = Arc::new(browser);
@@ -196,10 +197,15 @@ fn browser_flags(args: &HostArgs, profile: &std::path::Path) -> Vec<OsString> {
     if args.renderer == Renderer::Webgl {
         flags.push("--enable-unsafe-swiftshader".into());
     }
-    if rustix::process::geteuid().is_root() {
+    if as_root() {
         flags.push("--no-sandbox".into());
     }
     flags
+}
+
+/// Whether the host runs as root, where Chromium refuses its sandbox.
+fn as_root() -> bool {
+    rustix::process::geteuid().is_root()
 }
 
 /// Opens `url` in a new page over the pipe; the page's session, and the browser's version.

@@ -42,8 +42,13 @@ impl Drew {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// The page is open, its WebSocket connected, the trace recording; the browser's version.
-    Ready { drew: Drew, browser: String },
+    /// The page is open, its WebSocket connected, the trace recording; the browser's version,
+    /// and whether it runs in its sandbox (not as root: it refuses one there).
+    Ready {
+        drew: Drew,
+        browser: String,
+        sandboxed: bool,
+    },
     /// The page says xterm.js rendered (its `render` count), as the message arrived here.
     Render { count: u64, at_ns: u64 },
     /// A read of the pty went to the page as WebSocket message `seq`, with the DEC 2026 begins

@@ -42,6 +42,8 @@ pub struct BrowserRun {
     pub marks: Vec<(String, u64)>,
     /// The trace arrived whole.
     pub traced: bool,
+    /// Chromium ran in its sandbox (not as root).
+    pub sandboxed: bool,
 }
 
 pub(super) struct BrowserDesk {
@@ -151,10 +153,15 @@ impl Desk for BrowserDesk {
             .as_ref()
             .context("the browser terminal is not started")?;
         match events.try_recv() {
-            Ok(Event::Ready { drew, browser }) => {
+            Ok(Event::Ready {
+                drew,
+                browser,
+                sandboxed,
+            }) => {
                 let mut run = self.run.lock().unwrap_or_else(|e| e.into_inner());
                 run.drew = drew;
                 run.browser = browser;
+                run.sandboxed = sandboxed;
                 Ok(Some(()))
             }
             Ok(Event::Failed { why }) => bail!(
@@ -253,6 +260,7 @@ impl Desk for BrowserDesk {
             browser: run.browser,
             renderer: self.renderer,
             drew: run.drew.renderer(),
+            sandboxed: run.sandboxed,
         })
     }
 }

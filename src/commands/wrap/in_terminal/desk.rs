@@ -168,6 +168,7 @@ pub enum Desktop {
         browser: String,
         renderer: crate::painting::browser::Renderer,
         drew: &'static str,
+        sandboxed: bool,
     },
     /// A sway: flushlab's own headless one (`display` `None`) or a running session's
     /// (`--wayland-display`); the terminal's output, its refresh rate (Hz) as sway says it.
@@ -214,9 +215,15 @@ impl Desktop {
                 browser,
                 renderer,
                 drew,
+                sandboxed,
             } => format!(
-                "{}, xterm.js {} with its {} renderer ({}), keys as the browser's key events, pixels from its trace (DrawFrame), software rendering",
+                "{}{}, xterm.js {} with its {} renderer ({}), keys as the browser's key events, pixels from its trace (DrawFrame), software rendering",
                 crate::units::printable(browser),
+                if *sandboxed {
+                    ""
+                } else {
+                    " without its sandbox (as root)"
+                },
                 crate::painting::browser::package::version(),
                 renderer.name(),
                 match *drew == renderer.name() {
