@@ -38,6 +38,23 @@ pub enum Terminal {
     XtermJsWebgl,
 }
 
+/// xterm.js's renderers (xterm.js 6 has no canvas renderer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Renderer {
+    Dom,
+    Webgl,
+}
+
+impl Renderer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Renderer::Dom => "dom",
+            Renderer::Webgl => "webgl",
+        }
+    }
+}
+
 /// One setting of the terminal's own (`wrap --terminal-option KEY=VALUE`): foot's and
 /// kitty's and alacritty's `-o KEY=VALUE`, xterm's and urxvt's X resource `KEY: VALUE` of their
 /// class. How the terminal renders is part of what a key's pixels measure, so it is a condition
@@ -132,10 +149,10 @@ impl Terminal {
     }
 
     /// The renderer of xterm.js in the browser, for the terminals drawn by a web page.
-    pub fn in_browser(self) -> Option<super::browser::Renderer> {
+    pub fn in_browser(self) -> Option<Renderer> {
         match self {
-            Terminal::XtermJs => Some(super::browser::Renderer::Dom),
-            Terminal::XtermJsWebgl => Some(super::browser::Renderer::Webgl),
+            Terminal::XtermJs => Some(Renderer::Dom),
+            Terminal::XtermJsWebgl => Some(Renderer::Webgl),
             _ => None,
         }
     }
@@ -211,9 +228,7 @@ impl Terminal {
 
     /// `flushlab xtermjs-host`'s: the renderer and the size the page opens xterm.js at.
     fn host_args(self, (cols, rows): (u16, u16)) -> Vec<OsString> {
-        let renderer = self
-            .in_browser()
-            .map_or("dom", super::browser::Renderer::name);
+        let renderer = self.in_browser().map_or("dom", Renderer::name);
         [
             "--renderer",
             renderer,

@@ -7,9 +7,9 @@
 
 use serde::Serialize;
 
-use super::in_terminal::BrowserRun;
 use crate::detect::keyed::{KeyAnswer, Percentiles};
 use crate::painting::browser::Renderer;
+use crate::painting::browser::protocol::BrowserRun;
 use crate::units::thousands;
 
 /// How pty output becomes WebSocket messages here.

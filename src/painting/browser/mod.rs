@@ -12,24 +12,7 @@ pub mod package;
 pub mod page;
 pub mod protocol;
 
-/// xterm.js's renderers (xterm.js 6 has no canvas renderer).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Renderer {
-    Dom,
-    Webgl,
-}
-
-impl Renderer {
-    pub fn name(self) -> &'static str {
-        match self {
-            Renderer::Dom => "dom",
-            Renderer::Webgl => "webgl",
-        }
-    }
-}
+pub use super::terminals::Renderer;
 
 /// Chromium here: Debian's headless shell, else its full browser (headless); or the one line
 /// that names the package.

@@ -71,3 +71,22 @@ pub enum Event {
     /// The host cannot go on: why.
     Failed { why: String },
 }
+
+/// What the host told of the run, for its report.
+#[derive(Clone, Debug, Default)]
+pub struct BrowserRun {
+    pub renderer: Option<super::Renderer>,
+    pub drew: Drew,
+    pub browser: String,
+    /// Each WebSocket message: its number, when the host sent it, its bytes, the DEC 2026
+    /// begins and ends it held.
+    pub sent: Vec<(u64, u64, u64, u32, u32)>,
+    /// Each compositor frame (DrawFrame), ns.
+    pub draw_frames_ns: Vec<u64>,
+    /// The page's marks (`message N`, `parsed N`, `render N`), ns.
+    pub marks: Vec<(String, u64)>,
+    /// The trace arrived whole.
+    pub traced: bool,
+    /// Chromium ran in its sandbox (not as root).
+    pub sandboxed: bool,
+}

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::desk::{Desk, Desktop, WatchThread, Watching};
 use crate::keyscript::Key;
 use crate::painting::browser::Renderer;
-use crate::painting::browser::protocol::{Drew, Event, Order};
+use crate::painting::browser::protocol::{BrowserRun, Event, Order};
 use crate::painting::display::Group;
 use crate::painting::strips::Strips;
 use crate::painting::terminals::{Terminal, TerminalOption};
@@ -26,25 +26,6 @@ use crate::painting::window_watch::CoreShare;
 
 /// The browser's trace is read and sent within this once the run is over.
 const TRACE_WITHIN: Duration = Duration::from_secs(60);
-
-/// What the host told of the run, for its report.
-#[derive(Clone, Debug, Default)]
-pub struct BrowserRun {
-    pub renderer: Option<Renderer>,
-    pub drew: Drew,
-    pub browser: String,
-    /// Each WebSocket message: its number, when the host sent it, its bytes, the DEC 2026
-    /// begins and ends it held.
-    pub sent: Vec<(u64, u64, u64, u32, u32)>,
-    /// Each compositor frame (DrawFrame), ns.
-    pub draw_frames_ns: Vec<u64>,
-    /// The page's marks (`message N`, `parsed N`, `render N`), ns.
-    pub marks: Vec<(String, u64)>,
-    /// The trace arrived whole.
-    pub traced: bool,
-    /// Chromium ran in its sandbox (not as root).
-    pub sandboxed: bool,
-}
 
 pub(super) struct BrowserDesk {
     renderer: Renderer,

@@ -75,7 +75,7 @@ pub(super) trait Desk {
     }
 
     /// What a browser terminal told of the run (none elsewhere).
-    fn browser_run(&self) -> Option<super::browser_desk::BrowserRun> {
+    fn browser_run(&self) -> Option<crate::painting::browser::protocol::BrowserRun> {
         None
     }
 

@@ -39,7 +39,6 @@ use super::typing::Keys;
 use crate::detect::timeline::Timeline;
 use crate::painting::terminals::Terminal;
 
-pub(super) use self::browser_desk::BrowserRun;
 pub(super) use self::desk::Desktop;
 
 /// What one run in a terminal gave.
@@ -57,7 +56,7 @@ pub(super) struct PixelRun {
     pub(super) started_after: Option<Duration>,
     pub(super) unsettled: bool,
     /// In a browser terminal: what its host told.
-    pub(super) browser: Option<BrowserRun>,
+    pub(super) browser: Option<crate::painting::browser::protocol::BrowserRun>,
 }
 
 /// The observer for CMD in a terminal (`--observer none` is refused by [`check`]): on the pty
