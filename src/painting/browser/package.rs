@@ -144,6 +144,9 @@ fn install(dir: &Path) -> anyhow::Result<()> {
         PINNED[1].version,
         dir.display()
     );
+    // npm's own cache in the directory being built, removed before it moves into place:
+    // nothing is written outside flushlab's cache.
+    let npm_cache = building.join(".npm-cache");
     let out = Command::new(npm)
         .args([
             "ci",
@@ -152,6 +155,8 @@ fn install(dir: &Path) -> anyhow::Result<()> {
             "--no-fund",
             "--loglevel=error",
         ])
+        .env("npm_config_cache", &npm_cache)
+        .env("npm_config_update_notifier", "false")
         .current_dir(&building)
         .stdin(Stdio::null())
         .output()
@@ -169,6 +174,7 @@ fn install(dir: &Path) -> anyhow::Result<()> {
             crate::units::printable(line.trim())
         );
     }
+    let _ = std::fs::remove_dir_all(&npm_cache);
     match std::fs::rename(&building, dir) {
         Ok(()) => {}
         // Another run installed it first: keep theirs.
