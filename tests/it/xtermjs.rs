@@ -17,6 +17,24 @@ fn browser_here() -> bool {
     common::has_programs(&["chromium-headless-shell", "node", "npm"])
 }
 
+/// `wrap --terminal xtermjs` on the floor (`sh -c 'stty raw -echo; exec cat'`) at 80x24, with
+/// `keys`, no stdin.
+fn floor_in_xterm_js(keys: &str) -> Command {
+    let mut wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"));
+    wrap.args([
+        "wrap",
+        "--terminal",
+        "xtermjs",
+        "--size",
+        "80x24",
+        "--keys",
+        keys,
+    ])
+    .args(["--", "sh", "-c", "stty raw -echo; exec cat"])
+    .stdin(Stdio::null());
+    wrap
+}
+
 /// `wrap --terminal TERMINAL --size SIZE --keys KEYS -- CMD…`: its report and what it said.
 fn in_browser(terminal: &str, size: &str, keys: &str, cmd: &[&str], tmp: &Path) -> (Value, String) {
     let json = tmp.join("r.json");
@@ -260,19 +278,8 @@ fn nothing_of_the_browser_outlives_a_killed_wrap() {
     }
     let _serial = one_at_a_time();
     let tmp = common::scratch_dir("xtermjs-kill");
-    let mut wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args([
-            "wrap",
-            "--terminal",
-            "xtermjs",
-            "--size",
-            "80x24",
-            "--keys",
-            "a*100@100ms",
-        ])
-        .args(["--", "sh", "-c", "stty raw -echo; exec cat"])
+    let mut wrap = floor_in_xterm_js("a*100@100ms")
         .env("TMPDIR", &*tmp)
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -326,21 +333,10 @@ fn the_first_run_installs_xterm_js_into_the_cache_and_the_next_reuses_it() {
     let cache = common::scratch_dir("xtermjs-install");
     let home = common::scratch_dir("xtermjs-home");
     let run = || {
-        Command::new(env!("CARGO_BIN_EXE_flushlab"))
-            .args([
-                "wrap",
-                "--terminal",
-                "xtermjs",
-                "--size",
-                "80x24",
-                "--keys",
-                "a*3@100ms",
-            ])
-            .args(["--", "sh", "-c", "stty raw -echo; exec cat"])
+        floor_in_xterm_js("a*3@100ms")
             .env("XDG_CACHE_HOME", &*cache)
             .env("HOME", &*home)
             .env("TMPDIR", &*home)
-            .stdin(Stdio::null())
             .output()
             .unwrap()
     };
