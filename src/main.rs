@@ -71,6 +71,12 @@ fn main() -> ExitCode {
         Some(Command::TraceExec(args)) => {
             flushlab::commands::wrap::observers::tracer::run(args, ptrace_listen)
         }
+        Some(Command::EnvFile(args)) => match flushlab::commands::wrap::env_file::run(&args) {
+            Err(e) => {
+                flushlab::outcome::complain(&e.to_string());
+                Ok(Outcome::NotFound)
+            }
+        },
         Some(Command::XtermjsHost(args)) => flushlab::painting::browser::host::run(args),
         Some(Command::FarRoot(args)) => {
             match flushlab::commands::wrap::via::far_root::shim(&args) {

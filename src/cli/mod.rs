@@ -107,6 +107,10 @@ pub enum Command {
     /// people).
     #[command(name = "far-root", hide = true)]
     FarRoot(crate::commands::wrap::via::far_root::FarRootArgs),
+    /// `wrap --terminal`'s way into CMD: its environment read from a private file, not a command
+    /// line (not for people).
+    #[command(name = "env-file", hide = true)]
+    EnvFile(crate::commands::wrap::env_file::EnvFileArgs),
     /// `wrap --terminal xtermjs`'s browser terminal: CMD's pty carried to xterm.js in headless
     /// Chromium (not for people).
     #[command(name = "xtermjs-host", hide = true)]
@@ -138,6 +142,7 @@ impl Cli {
                 | Command::Paint(_)
                 | Command::TraceExec(_)
                 | Command::FarRoot(_)
+                | Command::EnvFile(_)
                 | Command::XtermjsHost(_),
             ) => None,
         }

@@ -16,6 +16,7 @@ mod architecture;
 mod bench;
 mod destinations;
 mod examples;
+mod faults;
 mod figures;
 mod flood;
 mod kernel;

@@ -14,7 +14,7 @@ use super::common;
 use super::keyed::{assert_stages_within, one_at_a_time, stages_c};
 
 /// Whether wrap can run `--via ssh` here (root, sshd installed); in CI it must.
-fn via_allowed() -> bool {
+pub(super) fn via_allowed() -> bool {
     if !common::has_programs(&["ssh", "ssh-keygen"]) {
         return false;
     }
@@ -679,4 +679,252 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
         let said = common::assert_refused(&out, &flags.join(" "));
         assert!(said.contains(what), "{flags:?}: {said}");
     }
+}
+
+/// A geostationary hop (RTT 600 ms) through ssh and through mosh: the connection is made (every
+/// wait the link lengthens scales with it) and at least 18 of 20 keys are answered, each
+/// uplink half the round trip (the relay holds each packet 300 ms: a lower bound no load can
+/// break, and ±15 ms above it); through ssh the first byte comes a round trip after the key.
+/// mosh's own pieces (its predictions, its redraws) are said apart from the far frames.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (two runs of 25 s at RTT 600 ms): cargo test --features slow-tests"
+)]
+fn a_geostationary_link_answers_its_keys_through_ssh_and_mosh() {
+    if !via_allowed() || !common::has_programs(&["mosh-server", "mosh-client"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("echo");
+    // 20 keys, none of them echo.c's q, each sent after the last one's answer is back.
+    let keys = "abcdefghijkmnoprstuv@800ms";
+    for layers in ["ssh", "mosh"] {
+        let report = common::scratch("geo.json");
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--via", layers, "--rtt", "600", "--size", "80x24"])
+            .args(["--keys", keys, "--export-json"])
+            .arg(&report)
+            .arg("--")
+            .arg(program.as_os_str())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{layers}: {said}");
+        let report = common::read_json(&report);
+        let unanswered = report["keys"]["unanswered"].as_u64().unwrap();
+        assert!(unanswered <= 2, "{layers}: {unanswered} unanswered: {said}");
+        let uplink = p50(&report, "uplink");
+        assert!(
+            (300.0..=315.0).contains(&uplink),
+            "{layers}: uplink p50 {uplink} ms: {said}"
+        );
+        match layers {
+            "ssh" => {
+                let first = p50(&report, "first_byte_ms");
+                assert!(
+                    (600.0..=630.0).contains(&first),
+                    "ssh: first byte p50 {first} ms: {said}"
+                );
+            }
+            _ => assert!(
+                report["via"]["layer_own"]["pieces"].is_u64(),
+                "mosh: its own pieces not said apart: {said}"
+            ),
+        }
+    }
+}
+
+/// Half the packets lost each way, no `--duration`: the run ends within the bound the docs
+/// state (CMD's start within 10 s and 10 round trips, each tried 17 times at 1 s and the round
+/// trip; the last answers within 5 s and 2 such round trips; GRACE); a run in which no key was
+/// answered exits 1, its last line saying so, and one whose far side never started says only
+/// that.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (a lossy link: up to 4 minutes): cargo test --features slow-tests"
+)]
+fn a_lossy_link_ends_within_its_bound() {
+    if !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let started = std::time::Instant::now();
+    let json = common::scratch("lossy.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--via", "ssh", "--loss", "0.5", "--size", "80x24"])
+        .args(["--keys", "a*10@200ms", "--export-json"])
+        .arg(&json)
+        .args(["--", "sh", "-c", "stty raw -echo; exec cat"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let (code, said) = (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    let report: Value = std::fs::read(&json)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    // 10 s + 10 × 17 × 1 s to start, 2 s of keys, 5 s + 2 × 17 × 1 s to settle, 2 s of grace,
+    // and 20 s for the machine and the scratch.
+    let bound = std::time::Duration::from_secs(10 + 170 + 2 + 5 + 34 + 2 + 20);
+    assert!(took <= bound, "took {took:?}, bound {bound:?}: {said}");
+    let lines: Vec<&str> = said.lines().filter(|l| l.starts_with("flushlab")).collect();
+    let last = lines.last().copied().unwrap_or_default();
+    if said.contains("never started at the far end")
+        || said.contains("before CMD started at the far end")
+    {
+        // No summary of a run that did not happen.
+        assert_eq!(code, Some(1), "{said}");
+        assert_eq!(lines.len(), 1, "{said}");
+    } else if report["keys"]["unanswered"] == report["keys"]["keys"] {
+        assert_eq!(code, Some(1), "{said}");
+        assert!(last.contains("was answered"), "{said}");
+    } else {
+        assert_eq!(code, Some(0), "{said}");
+    }
+    eprintln!("a lossy link (--loss 0.5) took {took:?}: {said}");
+}
+
+/// A sudoer whose password is locked (`!` in /etc/shadow: every passwordless NOPASSWD sudoer)
+/// runs `--via ssh` and `--via ssh,tmux` with every key answered: CMD runs at the far end as
+/// them. The user exists only in a private mount namespace of the test's (its passwd, group and
+/// shadow bound over /etc's there), so nothing outside it changes; /etc/shadow is checked
+/// unchanged after.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (two runs as another user): cargo test --features slow-tests"
+)]
+fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
+    if !via_allowed() || !common::has_programs(&["unshare", "tmux"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let (_copy, flushlab) = common::flushlab_for_anyone();
+    let dir = common::scratch_dir_for_anyone("locked");
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+    let taken: Vec<u32> = passwd
+        .lines()
+        .filter_map(|l| l.split(':').nth(2)?.parse().ok())
+        .collect();
+    let uid = (4200..5000).find(|u| !taken.contains(u)).unwrap();
+    let name = "flushlab-locked";
+    let shadow_before = std::fs::read("/etc/shadow").unwrap();
+    for (file, line) in [
+        (
+            "passwd",
+            format!("{name}:x:{uid}:{uid}::{}:/bin/sh", dir.display()),
+        ),
+        ("group", format!("{name}:x:{uid}:")),
+        ("shadow", format!("{name}:!:19000:0:99999:7:::")),
+    ] {
+        let mut text = std::fs::read_to_string(std::path::Path::new("/etc").join(file)).unwrap();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        std::fs::write(dir.join(file), text + &line + "\n").unwrap();
+    }
+    let bind = "for f in passwd group shadow; do mount --bind \"$1/$f\" \"/etc/$f\" || exit 1; \
+                done; shift; exec \"$@\"";
+    for layers in ["ssh", "ssh,tmux"] {
+        let json = dir.join(format!("{layers}.json"));
+        let out = Command::new("unshare")
+            .args([
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+                "sh",
+                "-c",
+                bind,
+                "sh",
+            ])
+            .arg(&*dir)
+            .arg(&flushlab)
+            .args(["wrap", "--via", layers, "--size", "80x24"])
+            .args(["--keys", "a*6@200ms", "--export-json"])
+            .arg(&json)
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "stty raw -echo; id -un > \"$0\"; exec cat",
+            ])
+            .arg(dir.join(format!("{layers}.who")))
+            .env("SUDO_UID", uid.to_string())
+            .env("SUDO_GID", uid.to_string())
+            .env("SUDO_USER", name)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{layers}: {said}");
+        let report = common::read_json(&json);
+        assert_eq!(report["keys"]["keys"], 6, "{layers}: {said}");
+        assert_eq!(report["keys"]["unanswered"], 0, "{layers}: {said}");
+        let who = std::fs::read_to_string(dir.join(format!("{layers}.who"))).unwrap_or_default();
+        assert_eq!(who.trim(), name, "{layers}: CMD ran as '{who}': {said}");
+    }
+    assert_eq!(
+        std::fs::read("/etc/shadow").unwrap(),
+        shadow_before,
+        "/etc/shadow changed"
+    );
+    assert!(
+        !std::fs::read_to_string("/etc/passwd")
+            .unwrap()
+            .contains(name),
+        "the user leaked out of the test's namespace"
+    );
+}
+
+/// Keys typed faster than the round trip (50 ms apart at RTT 200 ms: four in flight at once):
+/// each is matched to the read that took its own bytes at the far end, so no uplink is shorter
+/// than the link's one-way delay (100 ms, less 5 ms for the relay's tolerance), every key has a
+/// frame of its own or is said to be coalesced into the one before's, and key→last byte is the
+/// round trip (200 ± 20 ms: echo.c takes microseconds).
+#[test]
+fn keys_in_flight_are_each_matched_to_their_own_frame() {
+    if !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("echo");
+    let report = common::scratch("in-flight.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--via", "ssh", "--rtt", "200", "--size", "80x24"])
+        .args(["--keys", "a*20@50ms", "--export-json"])
+        .arg(&report)
+        .arg("--")
+        .arg(program.as_os_str())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let report = common::read_json(&report);
+    let each = report["keys"]["each"].as_array().unwrap();
+    assert_eq!(each.len(), 20, "{said}");
+    for (i, key) in each.iter().enumerate() {
+        let uplink = key["stages_ms"]["input_delay"].as_f64();
+        assert!(
+            uplink.is_some_and(|u| u >= 95.0),
+            "key {i}: uplink {uplink:?}: {said}"
+        );
+        assert!(
+            key["frames"] == 1 || key["coalesced"] == true,
+            "key {i}: neither a frame of its own nor coalesced: {key}"
+        );
+    }
+    let last_byte = p50(&report, "key_to_last_byte_ms");
+    assert!(
+        (180.0..=220.0).contains(&last_byte),
+        "key→last byte p50 {last_byte} ms: {said}"
+    );
 }

@@ -605,10 +605,13 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
 }
 
 /// A private scratch directory: created fresh (never reused) with an unpredictable name and
-/// mode 0700, removed with everything in it when dropped, on every way out that unwinds.
+/// mode 0700, removed with everything in it when dropped, on every way out that unwinds; and
+/// where it is [`swept`](Scratch::swept), on the ways that do not (SIGKILL) too.
 #[derive(Debug)]
 pub struct Scratch {
     path: PathBuf,
+    /// Declared after `path`: the directory is removed (in `drop`) before the sweeper is let go.
+    sweeper: Option<Sweeper>,
 }
 
 impl Scratch {
@@ -617,21 +620,80 @@ impl Scratch {
         loop {
             let path = base.join(format!("{prefix}-{}", unpredictable()));
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(Scratch { path }),
+                Ok(()) => {
+                    return Ok(Scratch {
+                        path,
+                        sweeper: None,
+                    });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
         }
     }
 
+    /// A scratch directory that a process of its own removes once this process is gone,
+    /// however it goes (SIGKILL included): for directories whose owner can be killed mid-run.
+    pub fn swept(prefix: &str) -> io::Result<Scratch> {
+        let mut scratch = Scratch::new(prefix)?;
+        scratch.sweeper = Some(Sweeper::start(&scratch.path)?);
+        Ok(scratch)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The sweeper's pid, where there is one: a process of this one's that must outlive any
+    /// tree it ends.
+    pub fn sweeper(&self) -> Option<i32> {
+        self.sweeper.as_ref().map(Sweeper::pid)
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A process that removes a directory once this process is gone, however it goes: it waits
+/// to read from a pipe whose only writer is this process (close-on-exec, so no program it
+/// starts holds it), and the kernel closes that with the process's last fd, SIGKILL included.
+/// On a normal end the directory is gone already (`Scratch`'s drop) and its `rm -rf` finds
+/// nothing.
+#[derive(Debug)]
+pub struct Sweeper {
+    pipe: Option<std::process::ChildStdin>,
+    child: std::process::Child,
+}
+
+impl Sweeper {
+    /// Starts the sweeper of `dir`.
+    pub fn start(dir: &Path) -> io::Result<Sweeper> {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read -r _ || true; rm -rf -- \"$1\"", "sh"])
+            .arg(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        Ok(Sweeper {
+            pipe: child.stdin.take(),
+            child,
+        })
+    }
+
+    /// Its pid: a process of this one's that must outlive any tree it ends.
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+}
+
+impl Drop for Sweeper {
+    fn drop(&mut self) {
+        self.pipe.take();
+        let _ = self.child.wait();
     }
 }
 

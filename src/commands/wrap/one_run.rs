@@ -54,11 +54,29 @@ pub(super) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::R
         }
     }
     let outcome = match signal.load(Ordering::Relaxed) {
+        0 if nothing_came_back(&report) => {
+            complain(&format!(
+                "wrap --via: none of the {} key(s) sent was answered: nothing came back over the \
+                 wire",
+                report.keys.as_ref().map_or(0, |k| k.sent)
+            ));
+            Outcome::Failed
+        }
         0 if ended_by_wrap => Outcome::Finished,
         0 => Outcome::Exited(report.exit_code.unwrap_or(0)),
         sig => Outcome::Signal(sig),
     };
     Ok(outcome)
+}
+
+/// Over a wire, keys were sent and not one was answered: the run measured nothing of CMD (a
+/// link too lossy for the layer, a far side that stopped), which is a failure, not a figure.
+fn nothing_came_back(report: &super::wrap_report::WrapReport) -> bool {
+    report.via.is_some()
+        && report
+            .keys
+            .as_ref()
+            .is_some_and(|k| k.latencies.keys > 0 && k.latencies.unanswered == k.latencies.keys)
 }
 
 /// `wrap --terminal NAME`: one run in that terminal, reported, its trace and plot written.

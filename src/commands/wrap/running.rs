@@ -100,6 +100,8 @@ pub(super) fn measure(
             last_read: &running.reading.last_read,
             started: running.started,
             far_went: running.inside.as_ref().and_then(Observation::far_went),
+            link: how.via.map(super::via::Wire::waits).unwrap_or_default(),
+            never_started: false,
         }),
     };
     let ended_by_wrap = wait_for_end(
@@ -109,11 +111,31 @@ pub(super) fn measure(
         (signal, suspend.as_deref()),
         &mut running.tree,
     );
+    // `--via`: whether CMD ever started at the far end, and why not if it did not.
+    let far = watch.keys.as_ref().and_then(|k| {
+        let went = k.far_went.as_ref()?.get().is_some();
+        Some((went, k.never_started.then(|| k.link.not_started.clone())))
+    });
     let keys = watch
         .keys
         .map(|k| (k.ready_at, k.after.is_some(), k.unsettled));
     let script = how.keys.map(|k| &k.script);
-    Ok((running.finish(ended_by_wrap, keys, script)?, ended_by_wrap))
+    let measured = running.finish(ended_by_wrap, keys, script)?;
+    // No summary of a run that did not happen: its reason, once everything has ended.
+    match far {
+        Some((false, Some(why))) => anyhow::bail!(why),
+        Some((false, None)) if signal.load(Ordering::Relaxed) == 0 => anyhow::bail!(
+            "wrap --via: the near end ended ({}) before CMD started at the far end{}",
+            measured
+                .exit_code
+                .map_or("killed by a signal".to_owned(), |c| format!(
+                    "exit status {c}"
+                )),
+            super::wrap_report::last_line(measured.finder.tail())
+                .map_or(String::new(), |line| format!(": {line}"))
+        ),
+        _ => Ok((measured, ended_by_wrap)),
+    }
 }
 
 /// CMD running in its pty, and everything that watches it: its process tree, the reader and

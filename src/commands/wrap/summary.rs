@@ -70,9 +70,27 @@ impl KeysReport {
                 thousands(f.before_keys)
             );
         }
+        out += &self.how_answered();
+        out
+    }
+}
+
+impl KeysReport {
+    /// The summary's words on keys with no answer or a shared one, and on a run whose keys
+    /// never started or never settled.
+    fn how_answered(&self) -> String {
+        let k = &self.latencies;
+        let mut out = String::new();
         if k.unanswered > 0 {
             let keys = if k.unanswered == 1 { "key" } else { "keys" };
             out += &format!("; {} {keys} had no visible answer", thousands(k.unanswered));
+        }
+        let coalesced = k.each.iter().filter(|e| e.coalesced).count() as u64;
+        if coalesced > 0 {
+            out += &format!(
+                "; {} coalesced (read with the key before, answered by its frame)",
+                thousands(coalesced)
+            );
         }
         if self.started_after_ms.is_none() {
             out += "

@@ -275,13 +275,9 @@ impl Tree {
         Tree::end_descendants_sparing(grace, &self.lasting);
     }
 
-    /// Ends every descendant of wrap (SIGTERM, SIGKILL after `grace`) and reaps them.
-    pub fn end_descendants(grace: Duration) {
-        Tree::end_descendants_sparing(grace, &[]);
-    }
-
-    /// The same, but `spared` and their descendants.
-    fn end_descendants_sparing(grace: Duration, spared: &[i32]) {
+    /// Ends every descendant of wrap but `spared` and theirs (SIGTERM, SIGKILL after `grace`)
+    /// and reaps them.
+    pub fn end_descendants_sparing(grace: Duration, spared: &[i32]) {
         use crate::sys::signals::{Signal, signal_process};
         let signal_all = |signal| {
             let pids = Tree::descendants_sparing(spared);

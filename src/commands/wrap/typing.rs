@@ -86,7 +86,7 @@ pub fn send(
             if !writable(&master, &stop) {
                 break;
             }
-            let sending = SentKey::now(key.to_string());
+            let sending = SentKey::now(key.to_string(), bytes.len());
             if own.write_all(&master, &bytes).is_err() {
                 break;
             }

@@ -105,9 +105,10 @@ pub(super) fn forward_keys_and_resizes(
                 Ok(n) => {
                     // A read is a key as the terminal sent it (a paste: one read); its
                     // kind only is kept, never what was typed.
-                    let key = crate::detect::timeline::SentKey::now(crate::keyscript::typed_kind(
-                        &buf[..n],
-                    ));
+                    let key = crate::detect::timeline::SentKey::now(
+                        crate::keyscript::typed_kind(&buf[..n]),
+                        n,
+                    );
                     if own.write_all(&master, &buf[..n]).is_err() {
                         break;
                     }

@@ -51,6 +51,22 @@ pub(super) fn wait_for_end(
     }
 }
 
+/// What a link between wrap and CMD (`--via`) adds to the watcher's waits; nothing without one.
+/// Every wait the link lengthens is here, derived from the link (`Wire::waits`), so that a
+/// slow or lossy link neither cuts a run short nor lets it run unbounded.
+#[derive(Clone, Debug, Default)]
+pub(super) struct LinkWaits {
+    /// CMD's shim must name itself at the far end within this of the run's start, else the
+    /// run ends, said by `not_started`.
+    pub(super) start_within: Option<Duration>,
+    /// Why the far side never started, in one line, once `start_within` has passed.
+    pub(super) not_started: String,
+    /// One round trip: a key's answer comes back no sooner.
+    pub(super) round_trip: Duration,
+    /// Added to [`SETTLE_AT_MOST`]: the last keys and their answers, sent again under loss.
+    pub(super) more_at_most: Duration,
+}
+
 /// What the run's watcher looks at besides CMD's exit and signals: the deadline, and the keys.
 pub(super) struct Watch<'a> {
     pub(super) deadline: Option<Instant>,
@@ -73,6 +89,9 @@ pub(super) struct KeyWatch<'a> {
     /// near end shows or does (the ssh client's handshake, asleep between round trips) says
     /// CMD is ready, and readiness is judged from then on.
     pub(super) far_went: Option<std::sync::Arc<std::sync::OnceLock<Instant>>>,
+    pub(super) link: LinkWaits,
+    /// The far side never started within `link.start_within`: the run ended for it.
+    pub(super) never_started: bool,
 }
 
 impl KeyWatch<'_> {
@@ -87,17 +106,25 @@ impl KeyWatch<'_> {
             // its output quiet for READY_QUIET after it drew something (a program asleep
             // while it waits for the terminal's answer, or between two steps of its start, is
             // not waiting for a key yet); one that draws nothing, after READY_QUIET × 10.
+            // Over a link, CMD's first frame is half a round trip away from its start.
             let from = match &self.far_went {
                 None => self.started,
                 Some(went) => match went.get() {
                     Some(at) => *at,
-                    None => return false,
+                    None => {
+                        let over = self
+                            .link
+                            .start_within
+                            .is_some_and(|within| now - self.started >= within);
+                        self.never_started = over;
+                        return over;
+                    }
                 },
             };
             let quiet_since = if read_ns > 0 && last_read >= from {
                 last_read
             } else {
-                from + READY_QUIET * 9
+                from + READY_QUIET * 9 + self.link.round_trip
             };
             let ready = match self.after {
                 Some(after) => now >= after,
@@ -116,11 +143,13 @@ impl KeyWatch<'_> {
             return false;
         }
         let done_at = *self.done_at.get_or_insert(now);
-        let quiet = now.saturating_duration_since(last_read.max(done_at)) >= SETTLE;
+        // The last key's answer is a round trip away.
+        let quiet =
+            now.saturating_duration_since(last_read.max(done_at)) >= SETTLE + self.link.round_trip;
         if idle && quiet {
             return true;
         }
-        if now - done_at >= SETTLE_AT_MOST {
+        if now - done_at >= SETTLE_AT_MOST + self.link.more_at_most {
             self.unsettled = true;
             return true;
         }

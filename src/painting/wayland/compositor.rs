@@ -46,8 +46,13 @@ pub(super) fn sweep_stale(temp: &Path) {
     }
 }
 
-/// A directory only the compositor's user may enter, removed when dropped.
-pub(super) struct RuntimeDir(PathBuf);
+/// A directory only the compositor's user may enter, removed when dropped, and by its sweeper
+/// when wrap is killed.
+pub(super) struct RuntimeDir(
+    PathBuf,
+    #[expect(dead_code, reason = "held only: let go after the directory is removed")]
+    crate::files::Sweeper,
+);
 
 impl RuntimeDir {
     fn create(owner: Option<u32>) -> anyhow::Result<RuntimeDir> {
@@ -62,7 +67,15 @@ impl RuntimeDir {
             .mode(0o700)
             .create(&path)
             .with_context(|| format!("creating {}", path.display()))?;
-        let dir = RuntimeDir(path);
+        let sweeper = crate::files::Sweeper::start(&path);
+        let sweeper = match sweeper {
+            Ok(sweeper) => sweeper,
+            Err(e) => {
+                let _ = std::fs::remove_dir(&path);
+                return Err(e).context("starting the runtime directory's sweeper");
+            }
+        };
+        let dir = RuntimeDir(path, sweeper);
         if let Some(uid) = owner {
             std::os::unix::fs::chown(&dir.0, Some(uid), Some(uid))
                 .with_context(|| format!("giving {} to uid {uid}", dir.0.display()))?;

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::timeline::{Burst, TerminalRead, Timeline, WaitKind, WaitSpan};
+use super::timeline::{Burst, SentKey, TerminalRead, Timeline, WaitKind, WaitSpan};
 use crate::statistics::percentile;
 
 /// Output that stops this long has finished its frame, when the frame's end is not known from
@@ -222,6 +222,10 @@ pub struct KeyAnswer {
     /// Its frame: which of the timeline's bursts (for drawing the run, not for the report).
     #[serde(skip)]
     pub burst: Option<usize>,
+    /// Its frame also answered the key before: the program took both in one read (typed
+    /// faster than it, or than a link's round trip), and one frame answered both.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub coalesced: bool,
 }
 
 /// A key's frame at the near end of a wire (`wrap --via`, [`wire`](super::wire)): its last
@@ -468,6 +472,38 @@ fn read_after(reads: &[TerminalRead], sent: u64) -> Option<(u64, u32)> {
     reads.get(i).map(|r| (r.end_ns, r.tid))
 }
 
+/// Each key's read (when it returned, and its thread), the keys taken in order as the program
+/// reads them. A program reads its input in order, so a key is in the read that took its bytes:
+/// the read that took the key before it, where that read took more bytes than the key before
+/// (one read for both: the later key is coalesced into it), else the next read after that one
+/// which returned after the key was sent. Over a link, keys sent faster than the round trip are
+/// still in flight when the first arrives: the first read after a key's send may be an earlier
+/// key's, which the time alone would credit it with. A key whose bytes are unknown (typed into
+/// a terminal, which encodes it) is found by time.
+fn reads_of_keys(reads: &[TerminalRead], keys: &[SentKey]) -> Vec<Option<(u64, u32)>> {
+    // The read the previous key was found in, and how many of its bytes are not yet a key's.
+    let mut at: Option<(usize, u64)> = None;
+    keys.iter()
+        .map(|key| {
+            if key.bytes == 0 {
+                at = None;
+                return read_after(reads, key.at_ns);
+            }
+            let index = match at {
+                Some((i, left)) if left >= key.bytes => {
+                    at = Some((i, left - key.bytes));
+                    return Some((reads[i].end_ns, reads[i].tid));
+                }
+                Some((i, _)) => reads.partition_point(|r| r.end_ns < key.at_ns).max(i + 1),
+                None => reads.partition_point(|r| r.end_ns < key.at_ns),
+            };
+            let read = reads.get(index)?;
+            at = Some((index, read.bytes.saturating_sub(key.bytes)));
+            Some((read.end_ns, read.tid))
+        })
+        .collect()
+}
+
 /// Each key's answer and stages, from the run's timeline.
 pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let ms = |ns: u64| ns as f64 / 1e6;
@@ -477,7 +513,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
     let bursts: &[Burst] = inside.map_or(&[], |i| &i.bursts);
     let reads = inside.map_or(&[][..], |i| &i.reads[..]);
     let near = super::near::near_end(timeline, &offsets(timeline));
-    let read_of = |sent: u64| read_after(reads, sent);
+    let key_reads = reads_of_keys(reads, keys);
     let mut answering = vec![false; bursts.len()];
     let mut each = Vec::with_capacity(keys.len());
     let mut queue = FrameQueue {
@@ -492,14 +528,15 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             .filter(|a| a.0 >= key.at_ns && a.0 < until)
             .collect();
         let first = window.first().map(|a| a.0);
-        let read = read_of(key.at_ns);
+        let read = key_reads[i];
         // The next key's read, when another: a thread that read it was done with this key, so
         // a frame it began after that answers the next (a single-threaded loop's key that drew
         // nothing). An input thread's reads say nothing of where the drawing thread is: keys
         // queued behind a slow frame are answered by the frames that follow, in order.
-        let next_read = keys
+        let next_read = key_reads
             .get(i + 1)
-            .and_then(|next| read_of(next.at_ns))
+            .copied()
+            .flatten()
             .filter(|&r| Some(r) != read);
         let from = read.map_or(key.at_ns, |r| r.0);
         let frame = queue.answer(read, from, next_read);
@@ -549,6 +586,7 @@ pub fn key_latencies(timeline: &Timeline) -> KeyLatencies {
             pixels_ms: None,
             near: AtNearEnd::default(),
             burst: frame,
+            coalesced: frame.is_some() && each.last().is_some_and(|k: &KeyAnswer| k.burst == frame),
         });
     }
     let start = keys.first().map_or(timeline.end_ns, |k| k.at_ns);
@@ -685,8 +723,53 @@ impl KeyLatencies {
 
 #[cfg(test)]
 mod tests {
-    use super::super::timeline::{Chunks, Inside, SentKey, TerminalRead};
+    use super::super::timeline::{Chunks, Inside};
     use super::*;
+
+    /// Keys 50 ms apart over a one-way delay of 100 ms: each key's read is its own, in order,
+    /// not the first read after its send (an earlier key's, still arriving); two keys in one
+    /// read share it; a key whose bytes are unknown is found by time.
+    #[test]
+    fn keys_in_flight_are_matched_to_their_own_reads_in_order() {
+        let key = |at_ms: u64, bytes: u64| SentKey {
+            at: std::time::Instant::now(),
+            at_ns: at_ms * MS,
+            key: "a".into(),
+            bytes,
+        };
+        let read = |end_ms: u64, bytes: u64| TerminalRead {
+            pid: 1,
+            tid: 1,
+            end_ns: end_ms * MS,
+            bytes,
+        };
+        let keys: Vec<SentKey> = (0..6).map(|i| key(i * 50, 1)).collect();
+        let reads: Vec<TerminalRead> = (0..6).map(|i| read(i * 50 + 100, 1)).collect();
+        let found: Vec<u64> = reads_of_keys(&reads, &keys)
+            .into_iter()
+            .map(|r| r.unwrap().0 / MS)
+            .collect();
+        assert_eq!(found, [100, 150, 200, 250, 300, 350]);
+        // Keys 2 and 3 (3-byte keys) in one read of 6 bytes; key 4 in the next.
+        let keys = [key(0, 3), key(10, 3), key(20, 3), key(30, 3)];
+        let reads = [read(100, 3), read(110, 6), read(130, 3)];
+        let found: Vec<u64> = reads_of_keys(&reads, &keys)
+            .into_iter()
+            .map(|r| r.unwrap().0 / MS)
+            .collect();
+        assert_eq!(found, [100, 110, 110, 130]);
+        // Unknown bytes: by time, as before.
+        let keys = [key(0, 0), key(50, 0)];
+        let reads = [read(100, 1), read(150, 1)];
+        let found: Vec<u64> = reads_of_keys(&reads, &keys)
+            .into_iter()
+            .map(|r| r.unwrap().0 / MS)
+            .collect();
+        assert_eq!(found, [100, 100]);
+        // More keys than reads: the last ones have none.
+        let keys = [key(0, 1), key(10, 1)];
+        assert_eq!(reads_of_keys(&[read(100, 1)], &keys)[1], None);
+    }
 
     const MS: u64 = 1_000_000;
 
@@ -697,6 +780,7 @@ mod tests {
                 at: std::time::Instant::now(),
                 at_ns: t * MS,
                 key: "j".into(),
+                bytes: 0,
             })
             .collect()
     }

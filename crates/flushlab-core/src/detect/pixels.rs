@@ -152,6 +152,7 @@ mod tests {
             pixels_ms: None,
             near: Default::default(),
             burst: None,
+            coalesced: false,
         }
     }
 

@@ -160,7 +160,7 @@ mod tests {
         for thread in threads {
             thread.join().unwrap();
         }
-        recording.key_sent(SentKey::now("j".into()));
+        recording.key_sent(SentKey::now("j".into(), 1));
         recording.asked(Query {
             at_ns: 5,
             asked: "ESC[6n cursor position",

@@ -64,15 +64,19 @@ pub struct SentKey {
     pub at: std::time::Instant,
     pub at_ns: u64,
     pub key: String,
+    /// How many bytes it was on the pty, where wrap wrote them (0 where a terminal did): the
+    /// program reads keys in order, so a key's read is found by its bytes, not by its time.
+    pub bytes: u64,
 }
 
 impl SentKey {
-    /// `key`, sent now.
-    pub fn now(key: String) -> SentKey {
+    /// `key`, sent now as `bytes` bytes (0: not known).
+    pub fn now(key: String, bytes: usize) -> SentKey {
         SentKey {
             at: std::time::Instant::now(),
             at_ns: crate::sys::monotonic_ns(),
             key,
+            bytes: bytes as u64,
         }
     }
 }

@@ -1,12 +1,12 @@
-//! CMD as the terminal runs it: its command line (through `env`, with the observer's variables
-//! and without the terminal's own), its guard (ended when dropped), and whether it is asleep or
+//! CMD as the terminal runs it: its command line (through wrap's env-file loader, with the
+//! observer's variables and without the terminal's own, none of them on the line), its guard (ended when dropped), and whether it is asleep or
 //! gone — read from the kernel, for CMD is the terminal's child, not wrap's.
 
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use super::super::observers::Observation;
 
@@ -30,34 +30,26 @@ impl Drop for Cmd {
     }
 }
 
-/// The command the terminal runs: CMD through `env`, so that the terminal itself runs without
-/// the observer and with a known environment; CMD with wrap's variables (as a shell in the
-/// terminal would pass them on) but for those the terminal sets, then the observer's.
+/// The command the terminal runs: CMD through wrap's [`env_file`](super::super::env_file)
+/// loader, so that the terminal itself runs without the observer and with a known environment,
+/// and no variable is on a command line; CMD with wrap's variables (as a shell in the terminal
+/// would pass them on) but for those the terminal sets, then the observer's. Their file is in
+/// `scratch`, private to wrap's user.
 pub(super) fn through_env(
     inside: &Observation,
+    scratch: &Path,
     program: &Path,
     args: &[OsString],
 ) -> anyhow::Result<Vec<OsString>> {
-    if program.as_os_str().to_string_lossy().contains('=') {
-        // `env` would take it for a variable.
-        bail!(
-            "wrap --terminal: '{}': a program whose path holds '=' cannot be started through env",
-            crate::units::printable(&program.to_string_lossy())
-        );
-    }
-    let env = crate::files::find_program("env".as_ref()).context("env is not installed")?;
-    let mut command: Vec<OsString> = vec![env.into(), "--".into()];
     let passed = std::env::vars_os().filter(|(name, _)| !terminal_sets(name));
-    for (name, value) in passed.chain(inside.environment()) {
-        let mut pair = name;
-        pair.push("=");
-        pair.push(value);
-        command.push(pair);
-    }
     let (program, args) = inside.command(program, args)?;
-    command.push(program.into());
-    command.extend(args);
-    Ok(command)
+    super::super::env_file::words(
+        (scratch, "cmd.env"),
+        passed.chain(inside.environment()),
+        &program,
+        &args,
+    )
+    .context("writing CMD's environment for the terminal")
 }
 
 /// Whether a variable is the terminal's to set (its type, its window, its size), not wrap's

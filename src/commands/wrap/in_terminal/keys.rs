@@ -14,6 +14,10 @@ pub(super) const READY_QUIET: Duration = Duration::from_millis(100);
 /// Once the keys are done: the window unchanged and CMD asleep this long ends the run…
 pub(super) const SETTLE: Duration = Duration::from_millis(300);
 
+/// A CMD asleep this long with its window never changed is ready too: a program that draws
+/// nothing until it is typed to (`cat`) would otherwise never get a key.
+pub(super) const READY_UNDRAWN: Duration = Duration::from_secs(1);
+
 /// … or this long after the last key, whatever it does.
 pub(super) const SETTLE_AT_MOST: Duration = Duration::from_secs(5);
 
@@ -34,7 +38,7 @@ pub(super) fn type_keys<D: Desk>(
         if over() {
             break;
         }
-        let key = SentKey::now(typed.name.clone());
+        let key = SentKey::now(typed.name.clone(), 0);
         desk.type_stroke(&typed.stroke)?;
         due = key.at + typed.pause;
         recording.key_sent(key);
@@ -43,8 +47,9 @@ pub(super) fn type_keys<D: Desk>(
 }
 
 /// Waits until CMD is ready for keys — `after` has come, or its threads have been asleep in two
-/// looks and its window has not changed for [`READY_QUIET`] since it first changed — or until
-/// `over`; when it was ready.
+/// looks and its window has not changed for [`READY_QUIET`] since it first changed, or it has
+/// been asleep for [`READY_UNDRAWN`] with the window never changed — or until `over`; when it
+/// was ready.
 pub(super) fn wait_until_ready(
     pid: i32,
     after: Option<Instant>,
@@ -52,12 +57,22 @@ pub(super) fn wait_until_ready(
     mut over: impl FnMut() -> bool,
 ) -> Option<Instant> {
     let mut asleep_looks = 0;
+    let mut asleep_since = None;
     while !over() {
         let now = Instant::now();
-        asleep_looks = if asleep(pid) { asleep_looks + 1 } else { 0 };
+        if asleep(pid) {
+            asleep_looks += 1;
+            asleep_since.get_or_insert(now);
+        } else {
+            (asleep_looks, asleep_since) = (0, None);
+        }
         let changed = recording.last_window_change();
-        let quiet = changed > 0
-            && crate::sys::monotonic_ns().saturating_sub(changed) >= READY_QUIET.as_nanos() as u64;
+        let quiet = match changed {
+            0 => asleep_since.is_some_and(|since| now - since >= READY_UNDRAWN),
+            _ => {
+                crate::sys::monotonic_ns().saturating_sub(changed) >= READY_QUIET.as_nanos() as u64
+            }
+        };
         let ready = match after {
             Some(after) => now >= after,
             None => asleep_looks >= 2 && quiet,

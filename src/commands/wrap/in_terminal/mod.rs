@@ -104,10 +104,11 @@ fn on<D: Desk>(
     let program = plan.cmd.program.as_path();
     let options = plan.terminal.as_ref().map_or(&[][..], |t| &t.options);
     let (before, strokes) = strokes(&mut desk, keys)?;
-    // The shim's socket, where the kernel observer roots CMD; gone with the run.
-    let scratch = crate::files::Scratch::new("flushlab-terminal")?;
+    // The shim's socket, where the kernel observer roots CMD, and CMD's environment; gone with
+    // the run, however wrap ends.
+    let scratch = crate::files::Scratch::swept("flushlab-terminal")?;
     let inside = start_inside(plan, fix, scratch.path())?;
-    let command = through_env(&inside, program, plan.cmd.arguments())?;
+    let command = through_env(&inside, scratch.path(), program, plan.cmd.arguments())?;
     let started = Instant::now();
     let (window_holder, window, cmd) =
         start_terminal(&mut desk, (terminal, options), plan.size, &command)?;
@@ -160,7 +161,8 @@ fn on<D: Desk>(
     let desktop = desk.desktop()?;
     let browser = desk.browser_run();
     drop(desk);
-    super::tree::Tree::end_descendants(super::watch::GRACE);
+    let sweeper: Vec<i32> = scratch.sweeper().into_iter().collect();
+    super::tree::Tree::end_descendants_sparing(super::watch::GRACE, &sweeper);
     let (_, bytes) = sightings.writes();
     let report = InsideReport::of(&sightings, bytes, 0, &plan.cmd.line(), (way, fix, &why, ""));
     Ok(PixelRun {

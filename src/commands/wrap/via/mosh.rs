@@ -19,7 +19,8 @@ use super::sshd::Sshd;
 /// The UDP port mosh-server listens on, in the far namespace (wrap's own: nothing else is there).
 const PORT: &str = "60001";
 
-/// How long mosh-server may take to say where it listens.
+/// How long mosh-server may take to say where it listens on no link; the link adds the round
+/// trips of the ssh connection that starts it (`LinkSettings::patience`).
 const STARTING: Duration = Duration::from_secs(15);
 
 /// The near end's words and environment once mosh-server runs `far` (the command inside it).
@@ -52,16 +53,21 @@ pub fn start(sshd: &Sshd, link: &Link, far: &[OsString]) -> std::io::Result<Mosh
     })??;
     // mosh-server says where it listens, then detaches: ssh ends once it has.
     let started = Instant::now();
+    let within = link.settings().patience(STARTING, 10);
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
         }
-        if started.elapsed() > STARTING {
+        if started.elapsed() > within {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(std::io::Error::other(
-                "wrap --via mosh: mosh-server did not start within 15 s",
-            ));
+            return Err(std::io::Error::other(format!(
+                "wrap --via mosh: the ssh connection that starts mosh-server did not finish \
+                 within {:.1} s at RTT {}, loss {}",
+                within.as_secs_f64(),
+                crate::units::milliseconds(link.settings().rtt.as_secs_f64() * 1e3),
+                crate::units::plain(link.settings().loss)
+            )));
         }
         std::thread::sleep(Duration::from_millis(20));
     };

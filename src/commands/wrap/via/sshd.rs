@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 
 use super::link::Link;
 
-/// How long sshd may take to listen.
+/// How long sshd may take to listen on no link; a link adds its round trips (a TCP connect
+/// is one), retried under loss: `LinkSettings::patience`.
 const LISTENING: Duration = Duration::from_secs(10);
+/// How long one connect may take on no link.
+const CONNECT: Duration = Duration::from_millis(200);
 
 /// sshd, listening at the link's far end.
 pub struct Sshd {
@@ -62,6 +65,7 @@ impl Sshd {
             &client_config,
             &client_text(&client_key, &known_hosts, (user, link.far_address())),
         )?;
+        let shadow = unlocked_shadow(scratch, user)?;
         let log = std::fs::File::create(scratch.join("sshd.log"))?;
         let child = link.in_far(|| {
             Command::new("setpriv")
@@ -73,7 +77,7 @@ impl Sshd {
                     "--",
                     "sh",
                     "-c",
-                    &private_run(),
+                    &private_run(shadow.as_deref()),
                     "sh",
                 ])
                 .arg("/usr/sbin/sshd")
@@ -123,6 +127,11 @@ impl Sshd {
     /// or it ended, said with its own words.
     fn wait_listening(&mut self, link: &Link, log: &Path) -> std::io::Result<()> {
         let started = Instant::now();
+        let settings = link.settings();
+        let (within, connect) = (
+            settings.patience(LISTENING, 3),
+            settings.patience(CONNECT, 1),
+        );
         let address: std::net::SocketAddr = format!("{}:22", link.far_address())
             .parse()
             .map_err(std::io::Error::other)?;
@@ -134,16 +143,19 @@ impl Sshd {
                     crate::units::one_line(said.trim())
                 )));
             }
-            let reached = link.in_near(|| {
-                std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200))
-            })?;
+            let reached =
+                link.in_near(|| std::net::TcpStream::connect_timeout(&address, connect))?;
             if reached.is_ok() {
                 return Ok(());
             }
-            if started.elapsed() > LISTENING {
-                return Err(std::io::Error::other(
-                    "wrap --via ssh: sshd did not listen within 10 s",
-                ));
+            if started.elapsed() > within {
+                return Err(std::io::Error::other(format!(
+                    "wrap --via ssh: sshd did not accept a connection within {:.1} s at RTT {}, \
+                     loss {}",
+                    within.as_secs_f64(),
+                    crate::units::milliseconds(settings.rtt.as_secs_f64() * 1e3),
+                    crate::units::plain(settings.loss)
+                )));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -159,12 +171,60 @@ impl Drop for Sshd {
 }
 
 /// The far end's private mounts, then sshd (`"$@"`): an empty /run (sshd's privilege
-/// separation directory in it, and no utmp), and no wtmp, btmp or lastlog to write.
-fn private_run() -> String {
+/// separation directory in it, and no utmp), no wtmp, btmp or lastlog to write, and where the
+/// far user's password is locked, `shadow` in /etc/shadow's place.
+fn private_run(shadow: Option<&Path>) -> String {
+    let shadow = shadow.map_or(String::new(), |path| {
+        format!(
+            "mount --bind {} /etc/shadow && ",
+            shell_word(path.as_os_str()).to_string_lossy()
+        )
+    });
     format!(
-        "mount -t tmpfs -o mode=755 flushlab-via /run && mkdir -m 755 /run/sshd && {}",
+        "mount -t tmpfs -o mode=755 flushlab-via /run && mkdir -m 755 /run/sshd && {shadow}{}",
         super::far_user::NO_LOGIN_RECORDS
     )
+}
+
+/// Without PAM, sshd refuses an account whose password is locked (its shadow entry starts with
+/// `!`) before it reads its authorized keys: every sudoer with no password of their own is such
+/// a user. Where the far user's is, a copy of /etc/shadow in `scratch` (0600, wrap's) with their
+/// password `*` (no password, not locked) for sshd's mount namespace alone: nothing outside it
+/// changes, and no password is ever asked (`PasswordAuthentication no`). `None` where the
+/// password is not locked, or /etc/shadow cannot be read (sshd reads it as root: then neither
+/// can it).
+fn unlocked_shadow(scratch: &Path, user: &str) -> std::io::Result<Option<PathBuf>> {
+    let Ok(text) = std::fs::read_to_string("/etc/shadow") else {
+        return Ok(None);
+    };
+    let Some(unlocked) = unlocked_entry(&text, user) else {
+        return Ok(None);
+    };
+    let path = scratch.join("shadow");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    file.write_all(unlocked.as_bytes())?;
+    Ok(Some(path))
+}
+
+/// `text` (a shadow file) with `user`'s locked password made `*`; `None` where it is not locked.
+fn unlocked_entry(text: &str, user: &str) -> Option<String> {
+    let mut locked = false;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut fields: Vec<&str> = line.split(':').collect();
+            if fields.first() == Some(&user) && fields.get(1).is_some_and(|p| p.starts_with('!')) {
+                locked = true;
+                fields[1] = "*";
+            }
+            fields.join(":")
+        })
+        .collect();
+    locked.then(|| lines.join("\n") + "\n")
 }
 
 fn keygen(path: &Path) -> std::io::Result<()> {
@@ -272,6 +332,29 @@ pub(super) fn shell_word(word: &std::ffi::OsStr) -> OsString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_locked_password_is_unlocked_and_only_the_far_users() {
+        let shadow = "root:*:19000:0:99999:7:::\n\
+                      dev:!:19000:0:99999:7:::\n\
+                      old:!$6$salt$hash:19000:0:99999:7:::\n\
+                      devil:!:19000:0:99999:7:::\n";
+        let unlocked = unlocked_entry(shadow, "dev").unwrap();
+        assert!(
+            unlocked.contains("\ndev:*:19000:0:99999:7:::\n"),
+            "{unlocked}"
+        );
+        assert!(unlocked.contains("\ndevil:!:"), "{unlocked}");
+        assert!(unlocked.contains("\nold:!$6$salt$hash:"), "{unlocked}");
+        assert_eq!(unlocked.lines().count(), 4);
+        assert_eq!(unlocked_entry(shadow, "root"), None);
+        assert_eq!(unlocked_entry(shadow, "nobody"), None);
+        assert!(
+            unlocked_entry(shadow, "old")
+                .unwrap()
+                .contains("\nold:*:19000")
+        );
+    }
 
     #[test]
     fn shell_words_survive_a_shell() {

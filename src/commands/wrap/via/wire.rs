@@ -13,6 +13,10 @@ use super::layers::Layer;
 use super::link::{self, Link, LinkSettings};
 use super::{mosh, sshd, tmux};
 
+/// What CMD's start at the far end may take besides the link's round trips: sshd's fork, the
+/// far user's shell, the shim's start, on a busy machine.
+const START_BASE: Duration = Duration::from_secs(10);
+
 /// What the run's report says of the wire.
 #[derive(Clone, Debug, Serialize)]
 pub struct ViaSettings {
@@ -42,42 +46,9 @@ pub struct Wire {
     link: Option<Link>,
     tmux: Option<tmux::Tmux>,
     far_user: FarUser,
+    /// Swept: removed where wrap could not remove it (SIGKILL).
     scratch: crate::files::Scratch,
-    /// Removes the scratch directory where wrap could not (SIGKILL): declared after it.
-    sweeper: Sweeper,
     settings: ViaSettings,
-}
-
-/// A process that removes a directory once wrap is gone, however it goes: it waits to read
-/// from a pipe whose only writer is wrap (close-on-exec, so no program wrap starts holds it),
-/// and the kernel closes that with wrap's last fd, SIGKILL included. On a normal end the
-/// directory is gone already (`Scratch`'s drop) and its `rm -rf` finds nothing.
-struct Sweeper {
-    pipe: Option<std::process::ChildStdin>,
-    child: std::process::Child,
-}
-
-impl Sweeper {
-    fn start(dir: &Path) -> std::io::Result<Sweeper> {
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "read -r _ || true; rm -rf -- \"$1\"", "sh"])
-            .arg(dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()?;
-        Ok(Sweeper {
-            pipe: child.stdin.take(),
-            child,
-        })
-    }
-}
-
-impl Drop for Sweeper {
-    fn drop(&mut self) {
-        self.pipe.take();
-        let _ = self.child.wait();
-    }
 }
 
 impl std::fmt::Debug for Wire {
@@ -92,8 +63,7 @@ impl Wire {
     /// The layers' scratch directory, and the link up with sshd listening at its far end
     /// where ssh is one.
     pub fn start(layers: &[Layer], link: LinkSettings) -> std::io::Result<Wire> {
-        let scratch = crate::files::Scratch::new("flushlab-via")?;
-        let sweeper = Sweeper::start(scratch.path())?;
+        let scratch = crate::files::Scratch::swept("flushlab-via")?;
         let far_user = FarUser::of_invoker();
         // The far user passes through the scratch directory into `far/`, theirs: sshd reads
         // their authorized key there as them, tmux keeps its socket there, and CMD's shim
@@ -141,7 +111,6 @@ impl Wire {
             tmux,
             far_user,
             scratch,
-            sweeper,
             settings,
         })
     }
@@ -174,12 +143,48 @@ impl Wire {
         self.sshd
             .iter()
             .map(sshd::Sshd::pid)
-            .chain([self.sweeper.child.id() as i32])
+            .chain(self.scratch.sweeper())
             .collect()
     }
 
     pub fn settings(&self) -> &ViaSettings {
         &self.settings
+    }
+
+    /// What the link adds to a run's waits: CMD's start at the far end given the round trips
+    /// of the first layer's connection (ssh's handshake; mosh's, its server already started
+    /// through ssh) as the link retries them, the keys' answers a round trip.
+    pub(in super::super) fn waits(&self) -> super::super::watch::LinkWaits {
+        let link = self.link.as_ref().map(Link::settings);
+        let (what, round_trips) = match self.settings.layers.first() {
+            Some(Layer::Ssh) => ("the ssh connection (its handshake, then CMD's start)", 10),
+            Some(Layer::Mosh) => ("mosh's connection", 3),
+            Some(Layer::Tmux) | None => ("tmux's start of CMD", 0),
+        };
+        let within = link.map_or(START_BASE, |l| l.patience(START_BASE, round_trips));
+        let said_link = link.map_or(String::new(), |l| {
+            format!(
+                " at RTT {}, loss {}",
+                crate::units::milliseconds(l.rtt.as_secs_f64() * 1e3),
+                crate::units::plain(l.loss)
+            )
+        });
+        super::super::watch::LinkWaits {
+            start_within: Some(within),
+            not_started: format!(
+                "wrap --via {}: {what} did not finish in {:.1} s{said_link}: CMD never started \
+                 at the far end",
+                self.settings
+                    .layers
+                    .iter()
+                    .map(|l| l.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                within.as_secs_f64()
+            ),
+            round_trip: link.map_or(Duration::ZERO, |l| l.rtt),
+            more_at_most: link.map_or(Duration::ZERO, |l| l.patience(Duration::ZERO, 2)),
+        }
     }
 
     /// How frames are matched to the near end by time, where a layer redraws.

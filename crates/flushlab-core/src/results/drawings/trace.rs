@@ -364,6 +364,7 @@ mod tests {
             at: std::time::Instant::now(),
             at_ns: at_ms * MS,
             key: "<Down>".into(),
+            bytes: 0,
         };
         let read = |end_ms: u64| TerminalRead {
             pid: 7,

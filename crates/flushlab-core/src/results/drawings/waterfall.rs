@@ -346,6 +346,7 @@ mod tests {
                     at: std::time::Instant::now(),
                     at_ns: at * MS,
                     key: "<Down>".into(),
+                    bytes: 0,
                 })
                 .to_vec(),
             inside: Some(Inside {
