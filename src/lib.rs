@@ -17,3 +17,4 @@ pub mod commands;
 pub mod explorer;
 pub mod painting;
 pub mod plumbing;
+pub mod samply;

@@ -612,6 +612,26 @@ fn a_ring_buffer_size_not_a_power_of_two_is_refused() {
     );
 }
 
+/// `--observer kernel --profile`: the markers need the preload inside CMD; refused in one line
+/// naming the observers that can, before anything starts (no profile without its markers).
+#[test]
+fn the_kernel_observer_with_a_profile_is_refused_naming_the_way() {
+    if !kernel_allowed() {
+        return;
+    }
+    let profile = common::scratch("refused.json.gz");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["wrap", "--observer", "kernel", "--keys", "a", "--profile"])
+        .arg(&profile)
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "--observer kernel --profile");
+    assert!(said.contains("--observer auto or preload"), "{said}");
+    assert!(!profile.exists());
+}
+
 /// A pid of the tree taken, once its process ended, by a process outside the tree (clone3 with
 /// `set_tid`) that writes to the same terminal: the kernel observer forgot it when it ended, so
 /// its writes are no writes of CMD's (they reach the terminal, seen from outside).

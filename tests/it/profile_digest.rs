@@ -8,7 +8,7 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use flushlab::commands::profile::{digest, render_table};
 
@@ -589,5 +589,59 @@ fn wrap_profile_marks_each_key_with_the_reports_time() {
         "{keys:?}"
     );
     assert!(keys.emit.top[0].function.contains("write"), "{keys:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `wrap --profile` on a program drawing 4,000 writes a frame (tests/corpus/stages.c at 80x50,
+/// one write(2) a cell), 20 keys, 10 runs: every run's file holds 20 key markers, and the
+/// summary's count is the file's (wrap reads it back from what samply wrote).
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (10 runs recorded by samply): cargo test --features slow-tests"
+)]
+fn wrap_profile_holds_every_keys_marker_in_every_run() {
+    let program = common::c_program("stages");
+    let dir = common::scratch_dir("profile-every-run");
+    let profile = dir.join("keys.json.gz");
+    for run in 1..=10 {
+        let _ = std::fs::remove_file(&profile);
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--size",
+                "80x50",
+                "--keys",
+                "j*20@97ms q",
+                "--profile",
+            ])
+            .arg(&profile)
+            .arg("--")
+            .arg(&program)
+            .args(["poll", "1000", "raw"])
+            .env(
+                "PATH",
+                format!(
+                    "{}/.cargo/bin:{}",
+                    std::env::var("HOME").unwrap(),
+                    std::env::var("PATH").unwrap()
+                ),
+            )
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "run {run}: {said}");
+        let d = digest(&profile, 5).unwrap();
+        let in_file = d.keys.map_or(0, |k| k.keys);
+        assert_eq!(
+            in_file, 20,
+            "run {run}: {in_file} keys marked in the file: {said}"
+        );
+        assert!(
+            said.contains("20 key(s) marked on the thread that drew them ("),
+            "run {run}: the summary's count is not the file's: {said}"
+        );
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

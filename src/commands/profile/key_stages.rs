@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::read::{Lib, Profile, Symbols, Thread, TopFunction, ranked};
+use crate::samply::{Lib, Profile, Symbols, Thread, TopFunction, ranked};
 use crate::units::{milliseconds, percent};
 
 /// What ran inside the keys' stages.
@@ -69,33 +69,11 @@ impl Spans {
 impl Thread {
     /// The thread's key markers: the keys' numbers, and its processing and emit spans.
     fn key_spans(&self) -> Option<(Vec<u64>, Spans, Spans)> {
-        let table = self.markers.as_ref()?;
         let (mut keys, mut processing, mut emit) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, data) in table.data.iter().enumerate() {
-            let Some(data) = data else { continue };
-            if data.kind.as_deref() != Some("SimpleMarker") {
-                continue;
-            }
-            let name = data
-                .name
-                .as_ref()
-                .and_then(serde_json::Value::as_u64)
-                .and_then(|n| self.string_array.get(usize::try_from(n).ok()?));
-            let (Some(name), Some(Some(start)), Some(Some(end))) =
-                (name, table.start_time.get(i), table.end_time.get(i))
-            else {
-                continue;
-            };
-            let Some((n, what)) = name
-                .strip_prefix("key ")
-                .and_then(|rest| rest.split_once(' '))
-                .and_then(|(n, what)| Some((n.parse::<u64>().ok()?, what)))
-            else {
-                continue;
-            };
+        for (n, what, start, end) in self.key_markers() {
             match what {
-                "processing" => processing.push((*start, *end)),
-                "emit" => emit.push((*start, *end)),
+                "processing" => processing.push((start, end)),
+                "emit" => emit.push((start, end)),
                 _ => keys.push(n),
             }
         }

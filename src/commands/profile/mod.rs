@@ -7,7 +7,6 @@
 //! is also read by key (`key_stages.rs`): the functions inside the keys' processing and emit spans.
 
 mod key_stages;
-mod read;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,8 +16,8 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
-pub use read::TopFunction;
-use read::{Lib, Symbols, Thread, ranked, read_profile};
+pub use crate::samply::TopFunction;
+use crate::samply::{Lib, Symbols, Thread, ranked, read_profile};
 
 use crate::files::{InputKind, read_input, sibling};
 use crate::units::percent;

@@ -64,8 +64,15 @@ pub(super) fn profile_line(
 ) -> Option<String> {
     let file = crate::units::printable(&file?.to_string_lossy());
     Some(if recorded.saved {
+        let lost = match recorded.handed.checked_sub(recorded.markers) {
+            Some(0) | None => String::new(),
+            Some(lost) => format!(
+                " ({lost} more handed to samply are not in the file: their lines came after \
+                 it read them)"
+            ),
+        };
         format!(
-            "wrap --profile: {file} written by samply, {} key(s) marked on the thread that drew them (`samply load {file}` opens it; `flushlab profile {file}` reads it by key)",
+            "wrap --profile: {file} written by samply, {} key(s) marked on the thread that drew them{lost} (`samply load {file}` opens it; `flushlab profile {file}` reads it by key)",
             recorded.markers
         )
     } else {

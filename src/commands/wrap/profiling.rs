@@ -185,7 +185,10 @@ pub(super) struct Profiling {
 pub(super) struct Recorded {
     /// The profile was written.
     pub(super) saved: bool,
+    /// Keys marked in the profile's file, as read back from it.
     pub(super) markers: u64,
+    /// Keys whose lines wrap wrote for samply to read.
+    pub(super) handed: u64,
     /// samply's own writes (its profile), which are no write of CMD's tree.
     pub(super) io: Option<IoCounters>,
     /// What samply said, when it failed.
@@ -233,9 +236,17 @@ impl Profiling {
         // Whatever happened, no process waits at exit for lines any longer.
         let mut writer = lock(&self.preparing.writer);
         writer.markers.release();
+        // What the file holds, not what was handed over: samply reads the lines only as the
+        // process exits, and a line written after that is in no profile.
+        let in_file = if saved {
+            crate::samply::marked_keys(&self.output).ok()
+        } else {
+            None
+        };
         Recorded {
             saved,
-            markers: writer.written,
+            markers: in_file.unwrap_or(0),
+            handed: writer.written,
             io,
             said: crate::units::one_line(said.trim()),
         }

@@ -133,6 +133,16 @@ impl Choice {
                     .to_owned(),
             );
         }
+        if asked == ObserverArg::Kernel && needs.profiled {
+            // Markers go where samply reads them: a file the drawing thread maps, which only
+            // code inside CMD can map; the kernel observer injects none.
+            return Err(
+                "wrap --observer kernel --profile: samply's key markers come from a file the \
+                 drawing thread maps, which only the preload does inside CMD (--observer auto or \
+                 preload)"
+                    .to_owned(),
+            );
+        }
         let traced_by_choice = matches!(asked, ObserverArg::Ptrace | ObserverArg::Both);
         if traced_by_choice && !TRACER_BUILT {
             return Err(

@@ -444,3 +444,31 @@ impl Way {
         (self.random >> 11) as f64 / (1u64 << 53) as f64 <= self.settings.loss
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patience_grows_with_the_round_trip_and_the_loss() {
+        let link = |rtt_ms: u64, loss: f64| LinkSettings {
+            rtt: Duration::from_millis(rtt_ms),
+            rate: None,
+            loss,
+            loopback: false,
+        };
+        let base = Duration::from_secs(10);
+        assert_eq!(link(0, 0.0).patience(base, 10), base);
+        assert_eq!(link(600, 0.0).patience(base, 10), Duration::from_secs(16));
+        // Half the packets lost each way: a round trip gets through 1 time in 4, 17 tries.
+        assert_eq!(
+            link(0, 0.5).patience(base, 10),
+            base + Duration::from_secs(170)
+        );
+        // 1% lost: 2 tries of the round trip and the resend timeout.
+        assert_eq!(
+            link(100, 0.01).patience(Duration::ZERO, 1),
+            Duration::from_millis(2200)
+        );
+    }
+}

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 use super::far_user::FarUser;
 
+/// The longest path a Unix socket takes (`sun_path`, less its NUL).
+const SOCKET_PATH_AT_MOST: usize = 107;
+
 /// A tmux of wrap's own: where its socket lives and what it reads.
 #[derive(Debug)]
 pub struct Tmux {
@@ -27,6 +30,18 @@ impl Tmux {
     /// A tmux for `user`, in `far` (their directory in the wire's scratch directory).
     pub fn prepare(far: &Path, user: &FarUser) -> std::io::Result<Tmux> {
         let dir = far.join("tmux");
+        let name = format!("flushlab-{}", crate::files::unpredictable());
+        // tmux's socket is `TMUX_TMPDIR/tmux-UID/NAME`; a Unix socket's path holds 107 bytes.
+        let socket = dir.join(format!("tmux-{}", user.uid)).join(&name);
+        let length = socket.as_os_str().len();
+        if length > SOCKET_PATH_AT_MOST {
+            return Err(std::io::Error::other(format!(
+                "wrap --via tmux: tmux's socket would be {length} bytes long in the temporary \
+                 directory '{}' (a socket's path holds {SOCKET_PATH_AT_MOST}): set TMPDIR to a \
+                 shorter one, e.g. TMPDIR=/tmp",
+                crate::units::printable(&std::env::temp_dir().to_string_lossy())
+            )));
+        }
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         let config = far.join("tmux.conf");
         std::fs::OpenOptions::new()
@@ -37,11 +52,7 @@ impl Tmux {
         for path in [&dir, &config] {
             user.owns(path)?;
         }
-        Ok(Tmux {
-            dir,
-            config,
-            name: format!("flushlab-{}", crate::files::unpredictable()),
-        })
+        Ok(Tmux { dir, config, name })
     }
 
     /// The words that run `inner` in a new session of this tmux, its client attached to the

@@ -1,6 +1,7 @@
 //! Reading a samply profile: the parts of the Firefox Profiler format the digests read, checked
-//! before anything indexes them; the symbol side file; and the functions ranked, for the whole
-//! run (`mod.rs`) and for the keys' stages (`key_stages.rs`) alike.
+//! before anything indexes them; the symbol side file; the functions ranked, for the whole run
+//! and for the keys' stages alike (`flushlab profile`); and the keys `wrap --profile` marked,
+//! read back from the file samply wrote (wrap's summary counts them there).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,48 +24,48 @@ pub struct TopFunction {
 // the parsed tables stay within a few bytes an entry, whatever the JSON's shape (the memory
 // bound in docs/reliability.md), and no table of a 16 MiB file can hold 2^32 entries.
 #[derive(Deserialize)]
-pub(super) struct Profile {
-    pub(super) meta: Meta,
-    pub(super) libs: Vec<Lib>,
-    pub(super) threads: Vec<Thread>,
+pub struct Profile {
+    pub meta: Meta,
+    pub libs: Vec<Lib>,
+    pub threads: Vec<Thread>,
 }
 #[derive(Deserialize)]
-pub(super) struct Meta {
+pub struct Meta {
     /// Milliseconds between samples.
-    pub(super) interval: f64,
+    pub interval: f64,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct Lib {
-    pub(super) name: Box<str>,
-    pub(super) code_id: Option<String>,
+pub struct Lib {
+    pub name: Box<str>,
+    pub code_id: Option<String>,
 }
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct Thread {
-    pub(super) process_name: Option<String>,
+pub struct Thread {
+    pub process_name: Option<String>,
     /// Markers (samply's from marker files among them), when it has any.
     #[serde(default)]
-    pub(super) markers: Option<MarkerTable>,
-    pub(super) samples: Samples,
-    pub(super) stack_table: StackTable,
-    pub(super) frame_table: FrameTable,
-    pub(super) func_table: FuncTable,
-    pub(super) resource_table: ResourceTable,
-    pub(super) string_array: Vec<Box<str>>,
+    pub markers: Option<MarkerTable>,
+    pub samples: Samples,
+    pub stack_table: StackTable,
+    pub frame_table: FrameTable,
+    pub func_table: FuncTable,
+    pub resource_table: ResourceTable,
+    pub string_array: Vec<Box<str>>,
 }
 #[derive(Deserialize)]
-pub(super) struct Samples {
-    pub(super) stack: Vec<Option<u32>>,
+pub struct Samples {
+    pub stack: Vec<Option<u32>>,
     /// When each was taken, in milliseconds (the markers' clock).
     #[serde(default)]
-    pub(super) time: Option<Vec<f64>>,
+    pub time: Option<Vec<f64>>,
     /// Samples each entry stands for (1 when absent).
-    pub(super) weight: Option<Vec<Option<f32>>>,
+    pub weight: Option<Vec<Option<f32>>>,
 }
 impl Samples {
     /// How many samples entry `i` stands for.
-    pub(super) fn weight_of(&self, i: usize) -> f64 {
+    pub fn weight_of(&self, i: usize) -> f64 {
         self.weight
             .as_ref()
             .and_then(|w| w.get(i).copied().flatten())
@@ -73,38 +74,38 @@ impl Samples {
 }
 
 #[derive(Deserialize)]
-pub(super) struct StackTable {
-    pub(super) frame: Vec<u32>,
-    pub(super) prefix: Vec<Option<u32>>,
+pub struct StackTable {
+    pub frame: Vec<u32>,
+    pub prefix: Vec<Option<u32>>,
 }
 #[derive(Deserialize)]
-pub(super) struct FrameTable {
-    pub(super) address: Vec<Option<i64>>,
-    pub(super) func: Vec<u32>,
+pub struct FrameTable {
+    pub address: Vec<Option<i64>>,
+    pub func: Vec<u32>,
 }
 #[derive(Deserialize)]
-pub(super) struct FuncTable {
-    pub(super) name: Vec<u32>,
-    pub(super) resource: Vec<Option<i64>>,
+pub struct FuncTable {
+    pub name: Vec<u32>,
+    pub resource: Vec<Option<i64>>,
 }
 #[derive(Deserialize)]
-pub(super) struct ResourceTable {
-    pub(super) lib: Vec<Option<u32>>,
+pub struct ResourceTable {
+    pub lib: Vec<Option<u32>>,
 }
 #[derive(Deserialize)]
-pub(super) struct SymbolFile {
-    pub(super) string_table: Vec<Box<str>>,
-    pub(super) data: Vec<LibSymbols>,
+pub struct SymbolFile {
+    pub string_table: Vec<Box<str>>,
+    pub data: Vec<LibSymbols>,
 }
 #[derive(Deserialize)]
-pub(super) struct LibSymbols {
-    pub(super) code_id: Option<String>,
-    pub(super) symbol_table: Vec<SymbolEntry>,
-    pub(super) known_addresses: Vec<(i64, u32)>,
+pub struct LibSymbols {
+    pub code_id: Option<String>,
+    pub symbol_table: Vec<SymbolEntry>,
+    pub known_addresses: Vec<(i64, u32)>,
 }
 #[derive(Deserialize)]
-pub(super) struct SymbolEntry {
-    pub(super) symbol: u32,
+pub struct SymbolEntry {
+    pub symbol: u32,
 }
 
 /// The most one sample may weigh: samply writes 1 (or leaves the weight out).
@@ -114,13 +115,13 @@ const MAX_INTERVAL_MS: f64 = 1000.0;
 
 /// Address → function name, per library code id, from the presymbolicated side file.
 #[derive(Default)]
-pub(super) struct Symbols {
-    pub(super) names: Vec<Box<str>>,
-    pub(super) by_lib: HashMap<String, HashMap<i64, u32>>,
+pub struct Symbols {
+    pub names: Vec<Box<str>>,
+    pub by_lib: HashMap<String, HashMap<i64, u32>>,
 }
 
 impl Symbols {
-    pub(super) fn read(path: &Path) -> anyhow::Result<Symbols> {
+    pub fn read(path: &Path) -> anyhow::Result<Symbols> {
         let file: SymbolFile = serde_json::from_slice(&read_input(path, InputKind::Profile)?)?;
         let mut by_lib = HashMap::new();
         for lib in file.data {
@@ -142,13 +143,13 @@ impl Symbols {
         })
     }
 
-    pub(super) fn name(&self, code_id: &str, address: i64) -> Option<&str> {
+    pub fn name(&self, code_id: &str, address: i64) -> Option<&str> {
         let i = *self.by_lib.get(code_id)?.get(&address)?;
         self.names.get(i as usize).map(|n| &**n)
     }
 }
 
-pub(super) fn read_profile(path: &Path) -> anyhow::Result<Profile> {
+pub fn read_profile(path: &Path) -> anyhow::Result<Profile> {
     let raw = read_input(path, InputKind::Profile)?;
     let json = if raw.starts_with(&[0x1f, 0x8b]) {
         read_bounded(
@@ -181,7 +182,7 @@ impl Thread {
     /// earlier stack (as the format lays them out), and every weight is a count of samples: a
     /// file that breaks any is refused, never indexed out of bounds, walked forever or summed
     /// into a figure no run could have.
-    pub(super) fn check(&self, libs: usize) -> Result<(), String> {
+    pub fn check(&self, libs: usize) -> Result<(), String> {
         let within = |table: &str, index: u32, len: usize| {
             if (index as usize) < len {
                 Ok(())
@@ -235,7 +236,7 @@ impl Thread {
         Ok(())
     }
 
-    pub(super) fn frames(&self) -> usize {
+    pub fn frames(&self) -> usize {
         self.frame_table
             .func
             .len()
@@ -244,7 +245,7 @@ impl Thread {
 
     /// A frame's function name (the symbol file's, when it knows the address) and the name of
     /// its library (empty when unknown).
-    pub(super) fn name_of<'a>(
+    pub fn name_of<'a>(
         &'a self,
         frame: usize,
         libs: &'a [Lib],
@@ -266,22 +267,72 @@ impl Thread {
 /// A thread's markers (the parts read here).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct MarkerTable {
-    pub(super) data: Vec<Option<MarkerData>>,
-    pub(super) start_time: Vec<Option<f64>>,
-    pub(super) end_time: Vec<Option<f64>>,
+pub struct MarkerTable {
+    pub data: Vec<Option<MarkerData>>,
+    pub start_time: Vec<Option<f64>>,
+    pub end_time: Vec<Option<f64>>,
 }
 
 #[derive(Deserialize)]
-pub(super) struct MarkerData {
+pub struct MarkerData {
     #[serde(rename = "type")]
-    pub(super) kind: Option<String>,
+    pub kind: Option<String>,
     /// An index into the thread's strings (samply's marker-file markers).
-    pub(super) name: Option<serde_json::Value>,
+    pub name: Option<serde_json::Value>,
+}
+
+impl Thread {
+    /// The thread's key markers as `wrap --profile` names them (`key 7 <Down>: 23.1 ms`, `key 7
+    /// processing`): each key's number, the rest of its name (the key and its span, or a
+    /// stage), and its start and end (ms).
+    pub fn key_markers(&self) -> Vec<(u64, &str, f64, f64)> {
+        let Some(table) = self.markers.as_ref() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for (i, data) in table.data.iter().enumerate() {
+            let Some(data) = data else { continue };
+            if data.kind.as_deref() != Some("SimpleMarker") {
+                continue;
+            }
+            let name = data
+                .name
+                .as_ref()
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|n| self.string_array.get(usize::try_from(n).ok()?));
+            let (Some(name), Some(Some(start)), Some(Some(end))) =
+                (name, table.start_time.get(i), table.end_time.get(i))
+            else {
+                continue;
+            };
+            if let Some((n, what)) = name
+                .strip_prefix("key ")
+                .and_then(|rest| rest.split_once(' '))
+                .and_then(|(n, what)| Some((n.parse::<u64>().ok()?, what)))
+            {
+                found.push((n, what, *start, *end));
+            }
+        }
+        found
+    }
+}
+
+/// How many keys `wrap --profile` marked in the profile at `path`, over every thread: what the
+/// file holds, not what was handed to samply.
+pub fn marked_keys(path: &Path) -> anyhow::Result<u64> {
+    let profile = read_profile(path)?;
+    let mut keys: Vec<u64> = profile
+        .threads
+        .iter()
+        .flat_map(|t| t.key_markers().into_iter().map(|(n, ..)| n))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    Ok(keys.len() as u64)
 }
 
 /// The `top` functions of `functions`, most first, each with its share of `samples`.
-pub(super) fn ranked(functions: HashMap<&str, f64>, samples: f64, top: usize) -> Vec<TopFunction> {
+pub fn ranked(functions: HashMap<&str, f64>, samples: f64, top: usize) -> Vec<TopFunction> {
     let mut functions: Vec<(&str, f64)> = functions.into_iter().collect();
     functions.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     functions
