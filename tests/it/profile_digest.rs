@@ -522,14 +522,7 @@ fn wrap_profile_marks_each_key_with_the_reports_time() {
         .arg("--")
         .arg(&program)
         .args(["poll", "3000", "raw"])
-        .env(
-            "PATH",
-            format!(
-                "{}/.cargo/bin:{}",
-                std::env::var("HOME").unwrap(),
-                std::env::var("PATH").unwrap()
-            ),
-        )
+        .env("PATH", path_with_cargo_bin())
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
@@ -619,14 +612,7 @@ fn wrap_profile_holds_every_keys_marker_in_every_run() {
             .arg("--")
             .arg(&program)
             .args(["poll", "1000", "raw"])
-            .env(
-                "PATH",
-                format!(
-                    "{}/.cargo/bin:{}",
-                    std::env::var("HOME").unwrap(),
-                    std::env::var("PATH").unwrap()
-                ),
-            )
+            .env("PATH", path_with_cargo_bin())
             .stdin(Stdio::null())
             .output()
             .unwrap();
@@ -644,4 +630,13 @@ fn wrap_profile_holds_every_keys_marker_in_every_run() {
         );
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// PATH with cargo's bin directory first, where CI installs samply.
+fn path_with_cargo_bin() -> String {
+    format!(
+        "{}/.cargo/bin:{}",
+        std::env::var("HOME").unwrap(),
+        std::env::var("PATH").unwrap()
+    )
 }

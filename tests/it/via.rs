@@ -700,19 +700,13 @@ fn a_geostationary_link_answers_its_keys_through_ssh_and_mosh() {
     // 20 keys, none of them echo.c's q, each sent after the last one's answer is back.
     let keys = "abcdefghijkmnoprstuv@800ms";
     for layers in ["ssh", "mosh"] {
-        let report = common::scratch("geo.json");
-        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-            .args(["wrap", "--via", layers, "--rtt", "600", "--size", "80x24"])
-            .args(["--keys", keys, "--export-json"])
-            .arg(&report)
-            .arg("--")
-            .arg(program.as_os_str())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(0), "{layers}: {said}");
-        let report = common::read_json(&report);
+        let (code, report, said, _) = via_layers(
+            layers,
+            &["--rtt", "600"],
+            keys,
+            &[program.to_str().unwrap()],
+        );
+        assert_eq!(code, Some(0), "{layers}: {said}");
         let unanswered = report["keys"]["unanswered"].as_u64().unwrap();
         assert!(unanswered <= 2, "{layers}: {unanswered} unanswered: {said}");
         let uplink = p50(&report, "uplink");
@@ -737,7 +731,7 @@ fn a_geostationary_link_answers_its_keys_through_ssh_and_mosh() {
 }
 
 /// Half the packets lost each way, no `--duration`: the run ends within the bound the docs
-/// state (CMD's start within 10 s and 10 round trips, each tried 17 times at 1 s and the round
+/// state (CMD's start within 10 s and 12 round trips, each tried 17 times at 1 s and the round
 /// trip; the last answers within 5 s and 2 such round trips; GRACE); a run in which no key was
 /// answered exits 1, its last line saying so, and one whose far side never started says only
 /// that.
@@ -770,9 +764,9 @@ fn a_lossy_link_ends_within_its_bound() {
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default();
-    // 10 s + 10 × 17 × 1 s to start, 2 s of keys, 5 s + 2 × 17 × 1 s to settle, 2 s of grace,
+    // 10 s + 12 × 17 × 1 s to start, 2 s of keys, 5 s + 2 × 17 × 1 s to settle, 2 s of grace,
     // and 20 s for the machine and the scratch.
-    let bound = std::time::Duration::from_secs(10 + 170 + 2 + 5 + 34 + 2 + 20);
+    let bound = std::time::Duration::from_secs(10 + 204 + 2 + 5 + 34 + 2 + 20);
     assert!(took <= bound, "took {took:?}, bound {bound:?}: {said}");
     let lines: Vec<&str> = said.lines().filter(|l| l.starts_with("flushlab")).collect();
     let last = lines.last().copied().unwrap_or_default();
@@ -896,19 +890,8 @@ fn keys_in_flight_are_each_matched_to_their_own_frame() {
     }
     let _serial = one_at_a_time();
     let program = common::c_program("echo");
-    let report = common::scratch("in-flight.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args(["wrap", "--via", "ssh", "--rtt", "200", "--size", "80x24"])
-        .args(["--keys", "a*20@50ms", "--export-json"])
-        .arg(&report)
-        .arg("--")
-        .arg(program.as_os_str())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{said}");
-    let report = common::read_json(&report);
+    let (code, report, said, _) = via(&["--rtt", "200"], "a*20@50ms", &[program.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{said}");
     let each = report["keys"]["each"].as_array().unwrap();
     assert_eq!(each.len(), 20, "{said}");
     for (i, key) in each.iter().enumerate() {

@@ -56,6 +56,8 @@ pub(super) struct Measured {
     pub(super) timeline: Timeline,
     /// `--profile`: how samply's recording went.
     pub(super) recorded: Option<super::profiling::Recorded>,
+    /// `--via`: whether CMD started at the far end.
+    pub(super) far_start: FarStart,
 }
 
 /// How one run of CMD goes: on the user's terminal or headless, with a fix tried or as it is,
@@ -112,30 +114,34 @@ pub(super) fn measure(
         &mut running.tree,
     );
     // `--via`: whether CMD ever started at the far end, and why not if it did not.
-    let far = watch.keys.as_ref().and_then(|k| {
-        let went = k.far_went.as_ref()?.get().is_some();
-        Some((went, k.never_started.then(|| k.link.not_started.clone())))
-    });
+    let far_start = match watch.keys.as_ref() {
+        Some(k) if k.far_went.as_ref().is_some_and(|went| went.get().is_none()) => {
+            match (k.never_started, signal.load(Ordering::Relaxed)) {
+                (true, _) => FarStart::GaveUp(k.link.not_started.clone()),
+                (false, 0) => FarStart::NearEndedFirst,
+                (false, _) => FarStart::Started,
+            }
+        }
+        _ => FarStart::Started,
+    };
     let keys = watch
         .keys
         .map(|k| (k.ready_at, k.after.is_some(), k.unsettled));
     let script = how.keys.map(|k| &k.script);
-    let measured = running.finish(ended_by_wrap, keys, script)?;
-    // No summary of a run that did not happen: its reason, once everything has ended.
-    match far {
-        Some((false, Some(why))) => anyhow::bail!(why),
-        Some((false, None)) if signal.load(Ordering::Relaxed) == 0 => anyhow::bail!(
-            "wrap --via: the near end ended ({}) before CMD started at the far end{}",
-            measured
-                .exit_code
-                .map_or("killed by a signal".to_owned(), |c| format!(
-                    "exit status {c}"
-                )),
-            super::wrap_report::last_line(measured.finder.tail())
-                .map_or(String::new(), |line| format!(": {line}"))
-        ),
-        _ => Ok((measured, ended_by_wrap)),
-    }
+    let mut measured = running.finish(ended_by_wrap, keys, script)?;
+    measured.far_start = far_start;
+    Ok((measured, ended_by_wrap))
+}
+
+/// `--via`: whether CMD started at the far end (its shim named itself), and if not, why; a run
+/// without a wire, or stopped by a signal, is `Started` (nothing to say).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum FarStart {
+    Started,
+    /// The link's bound for its start passed: why, in one line.
+    GaveUp(String),
+    /// The near end (the ssh client, tmux) ended first.
+    NearEndedFirst,
 }
 
 /// CMD running in its pty, and everything that watches it: its process tree, the reader and
@@ -441,6 +447,7 @@ impl Running {
             keys,
             timeline,
             recorded,
+            far_start: FarStart::Started,
         })
     }
 }

@@ -11,7 +11,7 @@ use super::args::Fix;
 use super::pixel_report::PixelReport;
 use super::plan::Plan;
 use super::profiling::Recorded;
-use super::running::{How, measure};
+use super::running::{FarStart, How, measure};
 use super::wrap_report::WrapReport;
 use crate::detect::keyed::KeyLatencies;
 use crate::detect::timeline::Timeline;
@@ -105,6 +105,21 @@ pub(super) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::
         });
     }
     let (mut measured, ended_by_wrap) = measure(plan, side.how, signal)?;
+    // No report of a run that did not happen: why, in one line, once everything has ended.
+    match &measured.far_start {
+        FarStart::Started => {}
+        FarStart::GaveUp(why) => anyhow::bail!("{why}"),
+        FarStart::NearEndedFirst => anyhow::bail!(
+            "wrap --via: the near end ended ({}) before CMD started at the far end{}",
+            measured
+                .exit_code
+                .map_or("killed by a signal".to_owned(), |c| format!(
+                    "exit status {c}"
+                )),
+            super::wrap_report::last_line(measured.finder.tail())
+                .map_or(String::new(), |line| format!(": {line}"))
+        ),
+    }
     let stalled = measured.terminal_stalled;
     let timeline = std::mem::take(&mut measured.timeline);
     let recorded = measured.recorded.take();

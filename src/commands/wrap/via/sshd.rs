@@ -273,6 +273,9 @@ fn server_text(host_key: &Path, authorized: &Path, (user, far_address): (&str, &
         "PrintLastLog no".to_owned(),
         "Banner none".to_owned(),
         "UseDNS no".to_owned(),
+        // Its 120 s default would cut a handshake of ten round trips on a long link; wrap
+        // bounds the wait itself, by the link (`Wire::waits`), and no one else reaches sshd.
+        "LoginGraceTime 0".to_owned(),
         // The scratch directory is 0700 and wrap's, but it lives under /tmp (1777), which
         // StrictModes' walk up from the key file refuses; no one else can reach this sshd.
         "StrictModes no".to_owned(),

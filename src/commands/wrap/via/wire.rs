@@ -157,7 +157,7 @@ impl Wire {
     pub(in super::super) fn waits(&self) -> super::super::watch::LinkWaits {
         let link = self.link.as_ref().map(Link::settings);
         let (what, round_trips) = match self.settings.layers.first() {
-            Some(Layer::Ssh) => ("the ssh connection (its handshake, then CMD's start)", 10),
+            Some(Layer::Ssh) => ("the ssh connection (its handshake, then CMD's start)", 12),
             Some(Layer::Mosh) => ("mosh's connection", 3),
             Some(Layer::Tmux) | None => ("tmux's start of CMD", 0),
         };
