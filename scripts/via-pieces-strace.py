@@ -35,7 +35,7 @@ def main():
         client = None
         while client is None and wrap.poll() is None:
             found = subprocess.run(
-                ["pgrep", "-n", "-f", "^/usr/bin/ssh -F /tmp/flushlab-via"],
+                ["pgrep", "-n", "-f", f"^/usr/bin/ssh -F {tempfile.gettempdir()}/flushlab-via"],
                 capture_output=True,
                 text=True,
             ).stdout.split()

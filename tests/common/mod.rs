@@ -85,8 +85,10 @@ pub struct Scratch(PathBuf);
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-        // The process's directory, once its last test's is gone.
-        if let Some(parent) = self.0.parent() {
+        // The process's directory, once its last test's is gone; never the temporary directory
+        // a test-anyone scratch sits in (an empty TMPDIR made for the tier would go with it).
+        let process_dir = format!("flushlab-{}", std::process::id());
+        if let Some(parent) = self.0.parent().filter(|p| p.ends_with(&process_dir)) {
             let _ = std::fs::remove_dir(parent);
         }
     }

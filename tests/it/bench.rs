@@ -411,32 +411,35 @@ fn running(pid: u32) -> bool {
 }
 
 /// A bench killed with SIGKILL cannot kill its child; the child (writing to /dev/null, so no
-/// hang-up ever reaches it) notices within a second that its parent is gone, and stops.
+/// hang-up ever reaches it) notices within a second that its parent is gone, and stops; and
+/// the bench's scratch directory (where the child's report goes) is gone within 5 s, removed by
+/// its sweeper.
 #[test]
 fn a_child_does_not_outlive_a_killed_bench() {
+    let tmp = common::scratch_dir("killed-bench-tmp");
     let mut bench = Command::new(env!("CARGO_BIN_EXE_flushlab"))
         .args(["bench", "--modes", "stdout/line", "--sink", "null"])
         .args(["--duration", "30", "--runs", "1", "--warmup", "0"])
+        .env("TMPDIR", &*tmp)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let child = wait_for(Duration::from_secs(10), "no child started", || {
-        children_of(bench.id()).first().copied()
+        children_of(bench.id()).into_iter().find(|&pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() != "sh")
+        })
     });
     std::thread::sleep(Duration::from_millis(500));
-    // The killed bench cannot remove its private scratch directory: the test does (it is
-    // where the child's --report points).
-    let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
-    let args: Vec<String> = cmdline
-        .split(|&b| b == 0)
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    let scratch = args
-        .iter()
-        .position(|a| a == "--report")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|report| std::path::Path::new(report).parent().map(|p| p.to_owned()));
+    let scratch = || -> Vec<String> {
+        std::fs::read_dir(&*tmp)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("flushlab-bench-"))
+            .collect()
+    };
+    assert_eq!(scratch().len(), 1, "the bench's scratch directory");
     bench.kill().unwrap();
     bench.wait().unwrap();
     wait_for(
@@ -444,9 +447,11 @@ fn a_child_does_not_outlive_a_killed_bench() {
         "the child of a killed bench still runs",
         || (!running(child)).then_some(()),
     );
-    if let Some(dir) = scratch.filter(|d| d.starts_with(std::env::temp_dir())) {
-        let _ = std::fs::remove_dir_all(dir);
-    }
+    wait_for(
+        Duration::from_secs(5),
+        "the killed bench's scratch directory is still there",
+        || scratch().is_empty().then_some(()),
+    );
 }
 
 /// Destinations are checked, not written, before measuring: a refused run (here, for its plot)

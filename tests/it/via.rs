@@ -403,7 +403,11 @@ fn tcp_itself_sees_the_links_round_trip() {
     let _wrap = Killed(wrap);
     let client = common::wait_for(std::time::Duration::from_secs(20), "the ssh client", || {
         let out = Command::new("pgrep")
-            .args(["-n", "-f", "^/usr/bin/ssh -F /tmp/flushlab-via"])
+            .args(["-n", "-f"])
+            .arg(format!(
+                "^/usr/bin/ssh -F {}/flushlab-via",
+                std::env::temp_dir().display()
+            ))
             .output()
             .ok()?;
         let pid = String::from_utf8_lossy(&out.stdout)

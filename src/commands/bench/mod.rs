@@ -436,8 +436,9 @@ impl BenchPlan {
     ) -> anyhow::Result<()> {
         let args = &self.args;
         let binary = std::env::current_exe().context("finding flushlab's own binary")?;
-        let scratch =
-            crate::files::Scratch::new("flushlab-bench").context("creating a scratch directory")?;
+        // Swept: a bench killed mid-run (SIGKILL) leaves nothing in TMPDIR either.
+        let scratch = crate::files::Scratch::swept("flushlab-bench")
+            .context("creating a scratch directory")?;
         let mut cells = args.cells(&binary, scratch.path());
         let steps = plan(cells.len(), args.warmup, args.runs);
         let progress = progress_bar(steps.len() as u64);

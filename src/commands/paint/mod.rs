@@ -253,7 +253,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
 impl Plan {
     fn measure(&self, signal: &AtomicUsize) -> anyhow::Result<PaintResults> {
         let xvfb = Xvfb::start()?;
-        let scratch = crate::files::Scratch::new("flushlab-paint")?;
+        let scratch = crate::files::Scratch::swept("flushlab-paint")?;
         let mut runs = Vec::new();
         'all: for _ in 0..self.runs {
             for &terminal in &self.terminals {

@@ -88,7 +88,7 @@ pub(super) struct Preparing {
 
 impl Preparing {
     pub(super) fn new() -> std::io::Result<Preparing> {
-        let scratch = Scratch::new("flushlab-markers")?;
+        let scratch = Scratch::swept("flushlab-markers")?;
         let markers = Markers::new(scratch.path().to_owned())?;
         Ok(Preparing {
             scratch,
