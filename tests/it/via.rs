@@ -814,13 +814,26 @@ fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
     let uid = (4200..5000).find(|u| !taken.contains(u)).unwrap();
     let name = "flushlab-locked";
     let shadow_before = std::fs::read("/etc/shadow").unwrap();
+    // And one whose shell refuses every login: ssh ends before CMD's shim can start.
+    let (refused, refused_uid) = ("flushlab-nologin", uid + 1);
+    assert!(!taken.contains(&refused_uid));
     for (file, line) in [
         (
             "passwd",
-            format!("{name}:x:{uid}:{uid}::{}:/bin/sh", dir.display()),
+            format!(
+                "{name}:x:{uid}:{uid}::{home}:/bin/sh\n\
+                 {refused}:x:{refused_uid}:{refused_uid}::{home}:/usr/sbin/nologin",
+                home = dir.display()
+            ),
         ),
-        ("group", format!("{name}:x:{uid}:")),
-        ("shadow", format!("{name}:!:19000:0:99999:7:::")),
+        (
+            "group",
+            format!("{name}:x:{uid}:\n{refused}:x:{refused_uid}:"),
+        ),
+        (
+            "shadow",
+            format!("{name}:!:19000:0:99999:7:::\n{refused}:*:19000:0:99999:7:::"),
+        ),
     ] {
         let mut text = std::fs::read_to_string(std::path::Path::new("/etc").join(file)).unwrap();
         if !text.ends_with('\n') {
@@ -869,6 +882,47 @@ fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
         let who = std::fs::read_to_string(dir.join(format!("{layers}.who"))).unwrap_or_default();
         assert_eq!(who.trim(), name, "{layers}: CMD ran as '{who}': {said}");
     }
+    // A far side that never started: one line, exit 1, no report of a run that did not happen.
+    let json = dir.join("refused.json");
+    let out = Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            bind,
+            "sh",
+        ])
+        .arg(&*dir)
+        .arg(&flushlab)
+        .args([
+            "wrap",
+            "--via",
+            "ssh",
+            "--size",
+            "80x24",
+            "--keys",
+            "a*3@200ms",
+        ])
+        .arg("--export-json")
+        .arg(&json)
+        .args(["--", "sh", "-c", "stty raw -echo; exec cat"])
+        .env("SUDO_UID", refused_uid.to_string())
+        .env("SUDO_GID", refused_uid.to_string())
+        .env("SUDO_USER", refused)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
+    assert!(said.contains("before CMD started at the far end"), "{said}");
+    assert!(
+        !json.exists(),
+        "a report of a run that did not happen: {said}"
+    );
     assert_eq!(
         std::fs::read("/etc/shadow").unwrap(),
         shadow_before,
