@@ -789,63 +789,58 @@ fn a_lossy_link_ends_within_its_bound() {
     eprintln!("a lossy link (--loss 0.5) took {took:?}: {said}");
 }
 
-/// A sudoer whose password is locked (`!` in /etc/shadow: every passwordless NOPASSWD sudoer)
-/// runs `--via ssh` and `--via ssh,tmux` with every key answered: CMD runs at the far end as
-/// them. The user exists only in a private mount namespace of the test's (its passwd, group and
-/// shadow bound over /etc's there), so nothing outside it changes; /etc/shadow is checked
-/// unchanged after.
-#[test]
-#[cfg_attr(
-    not(feature = "slow-tests"),
-    ignore = "slow tier (two runs as another user): cargo test --features slow-tests"
-)]
-fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
-    if !via_allowed() || !common::has_programs(&["unshare", "tmux"]) {
-        return;
-    }
-    let _serial = one_at_a_time();
-    let (_copy, flushlab) = common::flushlab_for_anyone();
-    let dir = common::scratch_dir_for_anyone("locked");
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
-    let taken: Vec<u32> = passwd
-        .lines()
-        .filter_map(|l| l.split(':').nth(2)?.parse().ok())
-        .collect();
-    let uid = (4200..5000).find(|u| !taken.contains(u)).unwrap();
-    let name = "flushlab-locked";
-    let shadow_before = std::fs::read("/etc/shadow").unwrap();
-    // And one whose shell refuses every login: ssh ends before CMD's shim can start.
-    let (refused, refused_uid) = ("flushlab-nologin", uid + 1);
-    assert!(!taken.contains(&refused_uid));
-    for (file, line) in [
-        (
-            "passwd",
-            format!(
-                "{name}:x:{uid}:{uid}::{home}:/bin/sh\n\
-                 {refused}:x:{refused_uid}:{refused_uid}::{home}:/usr/sbin/nologin",
-                home = dir.display()
-            ),
-        ),
-        (
-            "group",
-            format!("{name}:x:{uid}:\n{refused}:x:{refused_uid}:"),
-        ),
-        (
-            "shadow",
-            format!("{name}:!:19000:0:99999:7:::\n{refused}:*:19000:0:99999:7:::"),
-        ),
-    ] {
-        let mut text = std::fs::read_to_string(std::path::Path::new("/etc").join(file)).unwrap();
-        if !text.ends_with('\n') {
-            text.push('\n');
+/// Users that exist only in a private mount namespace of a test's: passwd, group and shadow
+/// copies with them added, in a directory anyone can reach (their home too), bound over /etc's
+/// by [`UsersOfTheTest::wrap`] in a namespace nothing outside sees.
+struct UsersOfTheTest {
+    dir: common::Scratch,
+    flushlab: std::path::PathBuf,
+    _copy: common::Scratch,
+}
+
+impl UsersOfTheTest {
+    /// `users`: each one's name, uid, shell and shadow password field.
+    fn new(users: &[(&str, u32, &str, &str)]) -> UsersOfTheTest {
+        let (copy, flushlab) = common::flushlab_for_anyone();
+        let dir = common::scratch_dir_for_anyone("users");
+        for file in ["passwd", "group", "shadow"] {
+            let mut text =
+                std::fs::read_to_string(std::path::Path::new("/etc").join(file)).unwrap();
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            for &(name, uid, shell, password) in users {
+                text += &match file {
+                    "passwd" => format!("{name}:x:{uid}:{uid}::{}:{shell}\n", dir.display()),
+                    "group" => format!("{name}:x:{uid}:\n"),
+                    _ => format!("{name}:{password}:19000:0:99999:7:::\n"),
+                };
+            }
+            std::fs::write(dir.join(file), text).unwrap();
         }
-        std::fs::write(dir.join(file), text + &line + "\n").unwrap();
+        UsersOfTheTest {
+            dir,
+            flushlab,
+            _copy: copy,
+        }
     }
-    let bind = "for f in passwd group shadow; do mount --bind \"$1/$f\" \"/etc/$f\" || exit 1; \
-                done; shift; exec \"$@\"";
-    for layers in ["ssh", "ssh,tmux"] {
-        let json = dir.join(format!("{layers}.json"));
-        let out = Command::new("unshare")
+
+    /// uids no user of this machine has.
+    fn free_uids() -> impl Iterator<Item = u32> {
+        let passwd = std::fs::read_to_string("/etc/passwd").unwrap();
+        let taken: Vec<u32> = passwd
+            .lines()
+            .filter_map(|l| l.split(':').nth(2)?.parse().ok())
+            .collect();
+        (4200..5000).filter(move |u| !taken.contains(u))
+    }
+
+    /// `sudo`-like: `flushlab wrap ARGS` as root with SUDO_* naming `name` (`uid`), in the
+    /// private namespace.
+    fn wrap(&self, (name, uid): (&str, u32), args: &[&std::ffi::OsStr]) -> std::process::Output {
+        let bind = "for f in passwd group shadow; do mount --bind \"$1/$f\" \"/etc/$f\" || exit 1; \
+                    done; shift; exec \"$@\"";
+        Command::new("unshare")
             .args([
                 "--mount",
                 "--propagation",
@@ -856,65 +851,86 @@ fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
                 bind,
                 "sh",
             ])
-            .arg(&*dir)
-            .arg(&flushlab)
-            .args(["wrap", "--via", layers, "--size", "80x24"])
-            .args(["--keys", "a*6@200ms", "--export-json"])
-            .arg(&json)
-            .args([
-                "--",
-                "sh",
-                "-c",
-                "stty raw -echo; id -un > \"$0\"; exec cat",
-            ])
-            .arg(dir.join(format!("{layers}.who")))
+            .arg(&*self.dir)
+            .arg(&self.flushlab)
+            .arg("wrap")
+            .args(args)
             .env("SUDO_UID", uid.to_string())
             .env("SUDO_GID", uid.to_string())
             .env("SUDO_USER", name)
             .stdin(Stdio::null())
             .output()
-            .unwrap();
+            .unwrap()
+    }
+}
+
+/// A sudoer whose password is locked (`!` in /etc/shadow: every passwordless NOPASSWD sudoer)
+/// runs `--via ssh` and `--via ssh,tmux` with every key answered: CMD runs at the far end as
+/// them. And a far side that never starts (a user whose shell refuses logins: ssh ends before
+/// CMD's shim can) is one line, exit 1, no report. The users exist only in a private mount
+/// namespace of the test's, so nothing outside it changes; /etc/shadow is checked unchanged.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (three runs as other users): cargo test --features slow-tests"
+)]
+fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
+    if !via_allowed() || !common::has_programs(&["unshare", "tmux"]) {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let mut uids = UsersOfTheTest::free_uids();
+    let locked = ("flushlab-locked", uids.next().unwrap());
+    let refused = ("flushlab-nologin", uids.next().unwrap());
+    let shadow_before = std::fs::read("/etc/shadow").unwrap();
+    let users = UsersOfTheTest::new(&[
+        (locked.0, locked.1, "/bin/sh", "!"),
+        (refused.0, refused.1, "/usr/sbin/nologin", "*"),
+    ]);
+    for layers in ["ssh", "ssh,tmux"] {
+        let json = users.dir.join(format!("{layers}.json"));
+        let who = users.dir.join(format!("{layers}.who"));
+        let out = users.wrap(
+            locked,
+            &[
+                "--via".as_ref(),
+                layers.as_ref(),
+                "--size".as_ref(),
+                "80x24".as_ref(),
+                "--keys".as_ref(),
+                "a*6@200ms".as_ref(),
+                "--export-json".as_ref(),
+                json.as_os_str(),
+                "--".as_ref(),
+                "sh".as_ref(),
+                "-c".as_ref(),
+                "stty raw -echo; id -un > \"$0\"; exec cat".as_ref(),
+                who.as_os_str(),
+            ],
+        );
         let said = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(0), "{layers}: {said}");
         let report = common::read_json(&json);
         assert_eq!(report["keys"]["keys"], 6, "{layers}: {said}");
         assert_eq!(report["keys"]["unanswered"], 0, "{layers}: {said}");
-        let who = std::fs::read_to_string(dir.join(format!("{layers}.who"))).unwrap_or_default();
-        assert_eq!(who.trim(), name, "{layers}: CMD ran as '{who}': {said}");
+        let who = std::fs::read_to_string(&who).unwrap_or_default();
+        assert_eq!(who.trim(), locked.0, "{layers}: CMD ran as '{who}': {said}");
     }
     // A far side that never started: one line, exit 1, no report of a run that did not happen.
-    let json = dir.join("refused.json");
-    let out = Command::new("unshare")
-        .args([
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-            bind,
-            "sh",
-        ])
-        .arg(&*dir)
-        .arg(&flushlab)
-        .args([
-            "wrap",
-            "--via",
-            "ssh",
-            "--size",
-            "80x24",
-            "--keys",
-            "a*3@200ms",
-        ])
-        .arg("--export-json")
-        .arg(&json)
-        .args(["--", "sh", "-c", "stty raw -echo; exec cat"])
-        .env("SUDO_UID", refused_uid.to_string())
-        .env("SUDO_GID", refused_uid.to_string())
-        .env("SUDO_USER", refused)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let json = users.dir.join("refused.json");
+    let out = users.wrap(
+        refused,
+        &[
+            "--via".as_ref(),
+            "ssh".as_ref(),
+            "--keys".as_ref(),
+            "a*3@200ms".as_ref(),
+            "--export-json".as_ref(),
+            json.as_os_str(),
+            "--".as_ref(),
+            "cat".as_ref(),
+        ],
+    );
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert_eq!(said.trim_end().lines().count(), 1, "{said}");
@@ -931,8 +947,8 @@ fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
     assert!(
         !std::fs::read_to_string("/etc/passwd")
             .unwrap()
-            .contains(name),
-        "the user leaked out of the test's namespace"
+            .contains(locked.0),
+        "the users leaked out of the test's namespace"
     );
 }
 
