@@ -19,10 +19,15 @@ fn places() -> Vec<(&'static str, Vec<&'static str>)> {
     let x11 = common::has_programs(&["Xvfb", "xterm"]);
     let wayland = common::has_programs(&["sway", "foot"]);
     let via = super::via::via_allowed();
+    let samply = common::has_programs(&["samply"])
+        || std::env::var_os("HOME")
+            .is_some_and(|home| Path::new(&home).join(".cargo/bin/samply").is_file());
     let mut places = Vec::new();
     for (here, flags) in [
         (browser, vec!["--terminal", "xtermjs"]),
         (browser, vec!["--terminal", "xtermjs:webgl"]),
+        // Headless, recorded by samply: its command line, and the marker files' scratch.
+        (samply, vec!["--profile", PROFILE_IN_TMP]),
         (x11, vec!["--terminal", "xterm"]),
         (wayland, vec!["--terminal", "foot", "--wayland"]),
         (via, vec!["--via", "ssh"]),
@@ -51,12 +56,19 @@ fn places() -> Vec<(&'static str, Vec<&'static str>)> {
     places
 }
 
+/// A flag's value that stands for a profile in the run's TMPDIR.
+const PROFILE_IN_TMP: &str = "<TMPDIR>/profile.json.gz";
+
 /// `flushlab wrap FLAGS --size 80x24 --keys KEYS -- sh -c SCRIPT`, in `tmp` as TMPDIR, with
 /// `planted` in its environment as FLUSHLAB_PLANTED.
 fn wrap_in(tmp: &Path, flags: &[&str], keys: &str, script: &str, planted: &str) -> Command {
     let mut wrap = Command::new(env!("CARGO_BIN_EXE_flushlab"));
+    let profile = tmp.join("profile.json.gz");
     wrap.arg("wrap")
-        .args(flags)
+        .args(flags.iter().map(|&f| match f {
+            PROFILE_IN_TMP => profile.as_os_str(),
+            f => f.as_ref(),
+        }))
         .args(["--size", "80x24", "--keys", keys, "--", "sh", "-c", script])
         .env("TMPDIR", tmp)
         .env("FLUSHLAB_PLANTED", planted)
