@@ -1,8 +1,9 @@
 /*
  * The observers' record, defined once: what the preload (observer.c) and the kernel observer
- * (kernel.bpf.c) send wrap, and what the tracer writes in their place (src/tracer). 64 bytes,
- * native endian. The Rust side (src/lib.rs, `wire`) is held to this file, field offset by field
- * offset and value by value, by a test that reads it (`wire_matches_record_h`).
+ * (kernel.bpf.c) send wrap, and what the tracer writes in their place
+ * (src/commands/wrap/observers/tracer/). 64 bytes, native endian. The Rust side (src/lib.rs,
+ * `wire`) is held to this file, field offset by field offset and value by value, by a test that
+ * reads it (`wire_matches_record_h`).
  *
  * A record's kind is in the low 16 bits of `kind`; a WAIT's or WAITING's kind of wait, and the
  * flags, ride in the high 16. READ: a read of the terminal that took `bytes` (a key, an
