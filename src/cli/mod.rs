@@ -92,6 +92,10 @@ pub enum Command {
     Lesson(LessonArgs),
     /// Merge tour results from several terminals into one terminals × modes table and chart.
     Report(crate::commands::report::ReportArgs),
+    /// What wrap gets on this machine, as this user, before a run: the observer it would use for
+    /// CMD and why, whether eBPF is allowed, and which optional parts (terminals, xterm.js,
+    /// --via, --profile) are installed, with the packages that are missing.
+    Doctor(crate::commands::wrap::doctor::DoctorArgs),
     /// Print a shell completion script: e.g. `flushlab completions bash >
     /// ~/.local/share/bash-completion/completions/flushlab`.
     Completions(CompletionsArgs),
@@ -138,6 +142,7 @@ impl Cli {
                 | Command::Completions(_)
                 | Command::Man(_)
                 | Command::Wrap(_)
+                | Command::Doctor(_)
                 | Command::Lesson(_)
                 | Command::Paint(_)
                 | Command::TraceExec(_)

@@ -15,6 +15,7 @@ mod app_fuzz;
 mod architecture;
 mod bench;
 mod destinations;
+mod doctor;
 mod examples;
 mod faults;
 mod figures;

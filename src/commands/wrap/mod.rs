@@ -12,6 +12,7 @@ mod args;
 pub mod browser_report;
 pub mod compare;
 pub mod diagnose;
+pub mod doctor;
 pub mod env_file;
 mod in_terminal;
 pub mod inside_report;

@@ -180,7 +180,13 @@ pub fn monotonic_ns() -> u64 {
 /// The kernel's `perf_event_paranoid` (2 and above: no perf events for this user's processes,
 /// what samply needs), `None` when it cannot be read.
 pub fn perf_event_paranoid() -> Option<i32> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+    sysctl("kernel/perf_event_paranoid").and_then(|v| i32::try_from(v).ok())
+}
+
+/// A kernel setting that is a number (`kernel/yama/ptrace_scope`: its path under /proc/sys),
+/// `None` where this kernel has none or it cannot be read.
+pub fn sysctl(name: &str) -> Option<i64> {
+    std::fs::read_to_string(std::path::Path::new("/proc/sys").join(name))
         .ok()?
         .trim()
         .parse()

@@ -1,0 +1,177 @@
+//! `flushlab doctor`: the observer it names for a program is the one a run of `flushlab wrap`
+//! then uses, as root and as a user with no privilege; with nothing on PATH it names each
+//! missing package; it says the kernel settings that decide the observers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use super::common;
+
+/// As root, or as nobody (`setpriv`) where `nobody` is given: flushlab's words for `args`.
+fn flushlab_as(nobody: Option<&Path>, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut command = match nobody {
+        Some(flushlab) => {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(flushlab);
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_flushlab")),
+    };
+    command.args(args).stdin(Stdio::null()).output().unwrap()
+}
+
+/// The observer a headless `wrap --keys a -- PROGRAM` said it used (`observer: WAY: …`).
+fn wrap_used(nobody: Option<&Path>, program: &Path) -> String {
+    let out = flushlab_as(
+        nobody,
+        &[
+            "wrap".as_ref(),
+            "--size".as_ref(),
+            "80x24".as_ref(),
+            "--keys".as_ref(),
+            "a".as_ref(),
+            "--".as_ref(),
+            program.as_os_str(),
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    said.lines()
+        .find_map(|l| l.trim().strip_prefix("observer: "))
+        .and_then(|rest| rest.split(':').next())
+        .unwrap_or_else(|| panic!("no observer line: {said}"))
+        .to_owned()
+}
+
+/// The observer `doctor --json -- PROGRAM` names.
+fn doctor_names(nobody: Option<&Path>, program: &Path) -> (String, Value) {
+    let out = flushlab_as(
+        nobody,
+        &[
+            "doctor".as_ref(),
+            "--json".as_ref(),
+            "--".as_ref(),
+            program.as_os_str(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let way = json["observer"]["way"]
+        .as_str()
+        .unwrap_or("none")
+        .to_owned();
+    (way, json)
+}
+
+/// A dynamic and a static program (echo.c), and a launcher (`sh`), as root and as nobody: the
+/// observer doctor names is the one the run then says it used, every time.
+#[test]
+fn doctor_names_the_observer_a_run_then_uses() {
+    if !common::has_programs(&["setpriv"]) {
+        return;
+    }
+    let _serial = super::keyed::one_at_a_time();
+    let dir = common::scratch_dir_for_anyone("doctor");
+    let (_copy, flushlab) = common::flushlab_for_anyone();
+    let mut programs: Vec<PathBuf> = Vec::new();
+    for (name, flags) in [("echo-dynamic", &[][..]), ("echo-static", &["-static"][..])] {
+        let built = common::c_program_with("echo", flags);
+        let program = dir.join(name);
+        std::fs::copy(&*built, &program).unwrap();
+        programs.push(program);
+    }
+    programs.push(PathBuf::from("/bin/sh"));
+    let root = rustix::process::geteuid().is_root();
+    let identities: Vec<Option<&Path>> = match root {
+        true => vec![None, Some(flushlab.as_path())],
+        false => vec![None],
+    };
+    let mut agreed = Vec::new();
+    for nobody in identities {
+        for program in &programs {
+            let (named, json) = doctor_names(nobody, program);
+            let used = wrap_used(nobody, program);
+            let who = if nobody.is_some() {
+                "nobody"
+            } else {
+                "this user"
+            };
+            assert_eq!(
+                named,
+                used,
+                "{who}, {}: doctor named {named}, the run used {used}: {json}",
+                program.display()
+            );
+            agreed.push(format!("{who} {}: {used}", program.display()));
+        }
+    }
+    eprintln!("doctor and wrap agree: {agreed:?}");
+}
+
+/// With nothing on PATH, doctor still looks (exit 0) and names the package of every program it
+/// did not find, in one `apt-get install` line; the kernel's settings are said by name.
+#[test]
+fn with_nothing_on_path_doctor_names_each_missing_package() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .arg("doctor")
+        .env("PATH", "/nonexistent")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let install = said
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("missing Debian packages: apt-get install ")
+        })
+        .unwrap_or_else(|| panic!("no install line: {said}"));
+    let packages: Vec<&str> = install.split(' ').collect();
+    for package in [
+        "xvfb",
+        "xterm",
+        "alacritty",
+        "kitty",
+        "sway",
+        "foot",
+        "chromium-headless-shell",
+        "nodejs",
+        "npm",
+        "openssh-client",
+        "tmux",
+        "mosh",
+        "util-linux",
+    ] {
+        assert!(packages.contains(&package), "{package} not named: {said}");
+    }
+    for setting in [
+        "kernel.unprivileged_bpf_disabled",
+        "kernel.yama.ptrace_scope",
+    ] {
+        assert!(said.contains(setting), "{setting}: {said}");
+    }
+    assert!(!said.contains('\x1b'), "{said:?}");
+}
+
+/// A program doctor cannot find: one line naming it, exit 1.
+#[test]
+fn a_program_doctor_cannot_find_is_named() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args(["doctor", "--", "no-such-program-\x1b[31m"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_ne!(out.status.code(), Some(0), "{said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
+    assert!(said.contains("no-such-program-"), "{said}");
+    assert!(!said.contains('\x1b'), "{said:?}");
+}
