@@ -2,7 +2,7 @@
 //! then uses, as root and as a user with no privilege; with nothing on PATH it names each
 //! missing package; it says the kernel settings that decide the observers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
@@ -23,20 +23,14 @@ fn flushlab_as(nobody: Option<&Path>, args: &[&std::ffi::OsStr]) -> std::process
     command.args(args).stdin(Stdio::null()).output().unwrap()
 }
 
-/// The observer a headless `wrap --keys a -- PROGRAM` said it used (`observer: WAY: …`).
-fn wrap_used(nobody: Option<&Path>, program: &Path) -> String {
-    let out = flushlab_as(
-        nobody,
-        &[
-            "wrap".as_ref(),
-            "--size".as_ref(),
-            "80x24".as_ref(),
-            "--keys".as_ref(),
-            "a".as_ref(),
-            "--".as_ref(),
-            program.as_os_str(),
-        ],
-    );
+/// The observer a headless `wrap --keys a -- CMD` said it used (`observer: WAY: …`).
+fn wrap_used(nobody: Option<&Path>, cmd: &[std::ffi::OsString]) -> String {
+    let mut args: Vec<&std::ffi::OsStr> = ["wrap", "--size", "80x24", "--keys", "a", "--"]
+        .iter()
+        .map(|a| a.as_ref())
+        .collect();
+    args.extend(cmd.iter().map(|a| a.as_os_str()));
+    let out = flushlab_as(nobody, &args);
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     said.lines()
         .find_map(|l| l.trim().strip_prefix("observer: "))
@@ -45,17 +39,14 @@ fn wrap_used(nobody: Option<&Path>, program: &Path) -> String {
         .to_owned()
 }
 
-/// The observer `doctor --json -- PROGRAM` names.
-fn doctor_names(nobody: Option<&Path>, program: &Path) -> (String, Value) {
-    let out = flushlab_as(
-        nobody,
-        &[
-            "doctor".as_ref(),
-            "--json".as_ref(),
-            "--".as_ref(),
-            program.as_os_str(),
-        ],
-    );
+/// The observer `doctor --json -- CMD` names.
+fn doctor_names(nobody: Option<&Path>, cmd: &[std::ffi::OsString]) -> (String, Value) {
+    let mut args: Vec<&std::ffi::OsStr> = ["doctor", "--json", "--"]
+        .iter()
+        .map(|a| a.as_ref())
+        .collect();
+    args.extend(cmd.iter().map(|a| a.as_os_str()));
+    let out = flushlab_as(nobody, &args);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -70,8 +61,9 @@ fn doctor_names(nobody: Option<&Path>, program: &Path) -> (String, Value) {
     (way, json)
 }
 
-/// A dynamic and a static program (echo.c), and a launcher (`sh`), as root and as nobody: the
-/// observer doctor names is the one the run then says it used, every time.
+/// A dynamic and a static program (echo.c), a launcher (`sh`), and where installed htop, w3m
+/// and fzf through `env`, as root and as nobody: the observer doctor names is the one the run
+/// then says it used, every time.
 #[test]
 fn doctor_names_the_observer_a_run_then_uses() {
     if !common::has_programs(&["setpriv"]) {
@@ -80,14 +72,24 @@ fn doctor_names_the_observer_a_run_then_uses() {
     let _serial = super::keyed::one_at_a_time();
     let dir = common::scratch_dir_for_anyone("doctor");
     let (_copy, flushlab) = common::flushlab_for_anyone();
-    let mut programs: Vec<PathBuf> = Vec::new();
+    let mut commands: Vec<Vec<std::ffi::OsString>> = Vec::new();
     for (name, flags) in [("echo-dynamic", &[][..]), ("echo-static", &["-static"][..])] {
         let built = common::c_program_with("echo", flags);
         let program = dir.join(name);
         std::fs::copy(&*built, &program).unwrap();
-        programs.push(program);
+        commands.push(vec![program.into()]);
     }
-    programs.push(PathBuf::from("/bin/sh"));
+    commands.push(vec!["/bin/sh".into()]);
+    for installed in [
+        &["htop"][..],
+        &["w3m", "-dump", "/dev/null"],
+        &["env", "fzf"],
+    ] {
+        let program = installed.last().copied().filter(|_| installed[0] == "env");
+        if common::has_programs(&[program.unwrap_or(installed[0])]) {
+            commands.push(installed.iter().map(Into::into).collect());
+        }
+    }
     let root = rustix::process::geteuid().is_root();
     let identities: Vec<Option<&Path>> = match root {
         true => vec![None, Some(flushlab.as_path())],
@@ -95,21 +97,19 @@ fn doctor_names_the_observer_a_run_then_uses() {
     };
     let mut agreed = Vec::new();
     for nobody in identities {
-        for program in &programs {
-            let (named, json) = doctor_names(nobody, program);
-            let used = wrap_used(nobody, program);
+        for cmd in &commands {
+            let (named, json) = doctor_names(nobody, cmd);
+            let used = wrap_used(nobody, cmd);
             let who = if nobody.is_some() {
                 "nobody"
             } else {
                 "this user"
             };
             assert_eq!(
-                named,
-                used,
-                "{who}, {}: doctor named {named}, the run used {used}: {json}",
-                program.display()
+                named, used,
+                "{who}, {cmd:?}: doctor named {named}, the run used {used}: {json}"
             );
-            agreed.push(format!("{who} {}: {used}", program.display()));
+            agreed.push(format!("{who} {cmd:?}: {used}"));
         }
     }
     eprintln!("doctor and wrap agree: {agreed:?}");
