@@ -636,7 +636,16 @@ impl Scratch {
     /// however it goes (SIGKILL included): for directories whose owner can be killed mid-run.
     pub fn swept(prefix: &str) -> io::Result<Scratch> {
         let mut scratch = Scratch::new(prefix)?;
-        scratch.sweeper = Some(Sweeper::start(&scratch.path)?);
+        let sweeper = Sweeper::start(&scratch.path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "could not start the sweeper of {}: {e}",
+                    crate::units::printable(&scratch.path.to_string_lossy())
+                ),
+            )
+        })?;
+        scratch.sweeper = Some(sweeper);
         Ok(scratch)
     }
 
