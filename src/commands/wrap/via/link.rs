@@ -52,7 +52,7 @@ impl LinkSettings {
     /// How long a step that takes `round_trips` round trips over this link may take before it
     /// is given up: `base` (what it needs on no link at all) plus, for each round trip, the round
     /// trip itself; under loss, each round trip tried until both its packets got through but
-    /// for a [`GIVE_UP_CHANCE`], each try costing the round trip and [`RESEND_AFTER`].
+    /// for a `GIVE_UP_CHANCE`, each try costing the round trip and `RESEND_AFTER`.
     /// At `--loss 0.5` (a round trip gets through 1 time in 4) that is 17 tries of a round trip.
     pub fn patience(&self, base: Duration, round_trips: u32) -> Duration {
         let through = (1.0 - self.loss) * (1.0 - self.loss);
