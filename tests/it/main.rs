@@ -24,6 +24,7 @@ mod kernel;
 mod keyed;
 mod observer;
 mod profile_digest;
+mod seen;
 mod surfaces;
 mod terminal_report;
 mod tour;

@@ -11,6 +11,8 @@
 //!   [`backend::LeanBackend`], the same screen for a fraction of the CPU).
 //! - [`scene`], [`condition`]: what a frame shows and under which conditions it was measured.
 //! - [`detect`]: finding the frames in another program's output stream.
+//! - [`seen`]: what a person sees while a frame arrives: a terminal model that paints by a
+//!   policy, and each key's flashes, tears and scrollback churn.
 //! - [`confirm`]: evidence from the terminal's side that frames got there (cursor-position
 //!   answers; painted frames plug in through the same trait).
 //! - [`results`]: the typed results schema, statistics and exporters (JSON, CSV, Markdown, SVG).
@@ -35,6 +37,7 @@ pub mod meters;
 pub mod outcome;
 pub mod results;
 pub mod scene;
+pub mod seen;
 pub mod statistics;
 pub mod subject;
 pub mod sys;

@@ -37,6 +37,13 @@ pub struct WrapArgs {
     #[arg(long, value_parser = crate::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: ReaderModel,
 
+    /// How the terminal model paints what CMD wrote, for each key's flashes, tears and
+    /// scrollback churn: eager (at every read), vsync:HZ or delay:LOWER-UPPER (ms), then
+    /// ,sync=none|csi|dcs|csi+dcs (the synchronized-output forms it honours) and ,hold=MS
+    /// (how long it holds a block); `off`: no model
+    #[arg(long, value_name = "POLICY", value_parser = Paint::parse, default_value = "eager")]
+    pub paint: Paint,
+
     /// A pause at least this long (seconds) before each frame confirms frames found from the
     /// cursor (pauses alone never make frames)
     #[arg(long, value_parser = parse_duration, default_value = "0.002")]
@@ -272,5 +279,20 @@ pub struct OldBuild(pub Vec<String>);
 impl OldBuild {
     pub fn parse(text: &str) -> Result<OldBuild, String> {
         crate::units::parse_words(text).map(OldBuild)
+    }
+}
+
+/// `--paint`: the terminal model's paint policy, or `off`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paint(pub Option<flushlab_core::seen::PaintPolicy>);
+
+impl Paint {
+    fn parse(text: &str) -> Result<Paint, String> {
+        if text.trim() == "off" {
+            return Ok(Paint(None));
+        }
+        text.parse()
+            .map(|policy| Paint(Some(policy)))
+            .map_err(|e: String| e.replacen("expected ", "expected off, ", 1))
     }
 }

@@ -30,6 +30,7 @@ mod reading;
 mod rounds;
 pub mod run_figures;
 mod running;
+pub mod seen_report;
 mod side;
 pub mod stored_run;
 mod summary;

@@ -35,6 +35,8 @@ pub(super) struct Plan {
     /// The headless pty's size (a terminal's window's, with `--terminal`).
     pub(super) size: (u16, u16),
     pub(super) reader: ReaderModel,
+    /// `--paint`: the terminal model's policy (`None`: no model).
+    pub(super) paint: Option<flushlab_core::seen::PaintPolicy>,
     pub(super) frame_gap: Duration,
     pub(super) looking: Choice,
     pub(super) keys: Option<Keys>,
@@ -201,6 +203,7 @@ pub(super) fn plan(args: &WrapArgs) -> Result<Plan, Refusal> {
         duration: args.duration,
         size: args.size,
         reader: args.reader,
+        paint: args.paint.0,
         frame_gap: args.frame_gap,
         looking,
         keys,

@@ -14,6 +14,7 @@ use crate::detect::recording::Recording;
 use crate::plumbing::reader::consume;
 use crate::results::conditions::ReaderModel;
 use crate::sys::pty::Pty;
+use flushlab_core::seen::Transcript;
 
 /// Reads CMD's output in a thread: through the reader model when headless, copied to the
 /// user's terminal as it comes when interactive; every chunk is recorded in `recording` (and
@@ -21,6 +22,7 @@ use crate::sys::pty::Pty;
 pub(super) fn read_output(
     pty: &Pty,
     (reader, size, interactive, epoch): (ReaderModel, (u16, u16), bool, Instant),
+    transcribe: bool,
     (recording, finder): (&Arc<Recording>, &Arc<Mutex<FrameFinder>>),
     own: &Arc<OwnWrites>,
     child_gone: &Arc<AtomicBool>,
@@ -31,6 +33,8 @@ pub(super) fn read_output(
     let done = Arc::clone(&read);
     let last_read = Arc::new(AtomicU64::new(0));
     let exchanges = Arc::new(Mutex::new(Vec::new()));
+    let transcript = transcribe.then(|| Arc::new(Mutex::new(Transcript::default())));
+    let kept = transcript.clone();
     let noted = Arc::clone(recording);
     // Headless, wrap is CMD's terminal and answers what it asks; interactive, the user's does.
     let mut answering = if interactive {
@@ -60,7 +64,7 @@ pub(super) fn read_output(
         // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
         // per read cost it 20%. The queue is bounded, so memory is too.
         noted.read_by(crate::sys::thread_id().unsigned_abs());
-        let (batches, parser) = parse_beside(finder)?;
+        let (batches, parser) = parse_beside(finder, kept)?;
         let mut batch = Batch::default();
         let mut answers = Vec::new();
         let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
@@ -84,7 +88,7 @@ pub(super) fn read_output(
                 answers.clear();
             }
             batch.bytes.extend_from_slice(chunk);
-            batch.chunks.push((batch.bytes.len(), at));
+            batch.chunks.push((batch.bytes.len(), at, at_ns));
             let first = batch.chunks[0].1;
             if batch.bytes.len() >= BATCH_BYTES || at - first >= BATCH_AGE {
                 let _ = batches.send(std::mem::take(&mut batch));
@@ -107,7 +111,21 @@ pub(super) fn read_output(
         read,
         last_read,
         exchanges,
+        transcript,
     })
+}
+
+impl Reading {
+    /// Once the reader is done: what CMD asked the terminal (headless), and the transcript.
+    pub(super) fn take_results(&mut self) -> (Vec<Exchange>, Option<Transcript>) {
+        let exchanges =
+            std::mem::take(&mut *self.exchanges.lock().unwrap_or_else(|e| e.into_inner()));
+        let transcript = self
+            .transcript
+            .take()
+            .map(|t| std::mem::take(&mut *t.lock().unwrap_or_else(|e| e.into_inner())));
+        (exchanges, transcript)
+    }
 }
 
 /// Whether CMD's pty takes input now (its input queue has room).
@@ -125,13 +143,16 @@ pub(super) struct Reading {
     pub(super) last_read: Arc<AtomicU64>,
     /// Headless: what CMD asked the terminal, once the reader is done.
     pub(super) exchanges: Arc<Mutex<Vec<Exchange>>>,
+    /// What the terminal model reads after the run: every byte as it came.
+    pub(super) transcript: Option<Arc<Mutex<Transcript>>>,
 }
 
-/// Chunks read and not parsed yet: their bytes, and where each ends with when it was read.
+/// Chunks read and not parsed yet: their bytes, and where each ends with when it was read
+/// (as an `Instant` for the finder, as CLOCK_MONOTONIC ns for the transcript).
 #[derive(Debug, Default)]
 struct Batch {
     bytes: Vec<u8>,
-    chunks: Vec<(usize, Instant)>,
+    chunks: Vec<(usize, Instant, u64)>,
 }
 
 /// A batch goes to the parser at this size, or when its first chunk is this old.
@@ -140,9 +161,11 @@ const BATCH_AGE: Duration = Duration::from_millis(5);
 /// Batches read and not parsed yet, at most (each 64 KiB and a read at most).
 const PARSE_QUEUE: usize = 64;
 
-/// The parser thread: each batch the reader sends goes through the frame finder.
+/// The parser thread: each batch the reader sends goes through the frame finder, and into the
+/// transcript when there is one.
 fn parse_beside(
     finder: Arc<Mutex<FrameFinder>>,
+    transcript: Option<Arc<Mutex<Transcript>>>,
 ) -> io::Result<(
     std::sync::mpsc::SyncSender<Batch>,
     std::thread::JoinHandle<()>,
@@ -151,9 +174,15 @@ fn parse_beside(
     let parser = crate::sys::spawn_thread("wrap-parser", move || {
         for batch in parse {
             let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
+            let mut transcript = transcript
+                .as_ref()
+                .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()));
             let mut start = 0;
-            for &(end, at) in &batch.chunks {
+            for &(end, at, at_ns) in &batch.chunks {
                 finder.feed(&batch.bytes[start..end], at);
+                if let Some(transcript) = &mut transcript {
+                    transcript.push(&batch.bytes[start..end], at_ns);
+                }
                 start = end;
             }
         }

@@ -58,6 +58,8 @@ pub(super) struct Measured {
     pub(super) recorded: Option<super::profiling::Recorded>,
     /// `--via`: whether CMD started at the far end.
     pub(super) far_start: FarStart,
+    /// Every byte read, as it came, for the terminal model (`--paint`, with keys).
+    pub(super) transcript: Option<flushlab_core::seen::Transcript>,
 }
 
 /// How one run of CMD goes: on the user's terminal or headless, with a fix tried or as it is,
@@ -209,9 +211,12 @@ impl Watchers {
         let own = Arc::new(OwnWrites::default());
         let child_gone = Arc::new(AtomicBool::new(false));
         let modes = Arc::new(SharedModes::default());
+        // The terminal model reads each key's answer: kept where keys are sent.
+        let transcribe = plan.paint.is_some() && how.keys.is_some() && !interactive;
         let reading = read_output(
             pty,
             (reader, size, interactive, started),
+            transcribe,
             (recording, &finder),
             &own,
             &child_gone,
@@ -422,13 +427,7 @@ impl Running {
                 .or_else(|| status.signal().map(|s| 128 + s))
                 .unwrap_or(0)
         });
-        let exchanges = std::mem::take(
-            &mut *self
-                .reading
-                .exchanges
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let (exchanges, transcript) = self.reading.take_results();
         let timeline = self.recording.timeline(inside_events, ended_ns);
         Ok(Measured {
             size: self.size,
@@ -448,6 +447,7 @@ impl Running {
             timeline,
             recorded,
             far_start: FarStart::Started,
+            transcript,
         })
     }
 }

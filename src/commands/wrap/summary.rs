@@ -226,6 +226,9 @@ impl WrapReport {
         if let Some(keys) = &self.keys {
             out += &keys.summary();
         }
+        if let Some(seen) = &self.seen {
+            out += &seen.summary();
+        }
         out += &self.asked_summary();
         if let Some(code) = self.exit_code.filter(|&c| c != 0) {
             // 128+N for a signal N (Linux's go up to 64); above, a status of the program's own
@@ -240,28 +243,29 @@ impl WrapReport {
                 out += &format!("; its last line: {line}");
             }
         }
-        match self.write_scope {
-            WriteScope::MoreThanTerminal { ratio } => {
-                out += &format!(
-                    "\n  write(2) counts: CMD's processes wrote {}, {:.2}x what the terminal \
-                     received (pipes or files besides it): no write(2) a frame",
-                    bytes(self.tree_bytes_written.unwrap_or(0) as f64),
-                    ratio
-                );
-            }
-            WriteScope::LessThanTerminal { ratio } => {
-                out += &format!(
-                    "\n  write(2) counts: CMD's processes wrote {:.2}x what the terminal \
-                     received (a process's counters were lost): no write(2) a frame",
-                    ratio
-                );
-            }
-            _ => {}
-        }
+        out += &self.scope_summary();
         for d in &self.diagnoses {
             out += &format!("\n  {}: {}", d.code, d.message);
         }
         out
+    }
+
+    /// Where CMD's write(2) counts are not the terminal's alone, why, one line.
+    fn scope_summary(&self) -> String {
+        match self.write_scope {
+            WriteScope::MoreThanTerminal { ratio } => format!(
+                "\n  write(2) counts: CMD's processes wrote {}, {:.2}x what the terminal \
+                 received (pipes or files besides it): no write(2) a frame",
+                bytes(self.tree_bytes_written.unwrap_or(0) as f64),
+                ratio
+            ),
+            WriteScope::LessThanTerminal { ratio } => format!(
+                "\n  write(2) counts: CMD's processes wrote {:.2}x what the terminal \
+                 received (a process's counters were lost): no write(2) a frame",
+                ratio
+            ),
+            _ => String::new(),
+        }
     }
 
     /// What CMD asked the terminal and what it was told, one line.

@@ -106,6 +106,9 @@ pub struct WrapReport {
     /// `--via`: the wire, and each key's frame at its near end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<super::via::ViaReport>,
+    /// What a person saw of each key's answer, from the terminal model (`--paint`); `null`
+    /// without keys, with `--paint off`, or where wrap does not read the terminal's bytes.
+    pub seen: Option<super::seen_report::SeenReport>,
 }
 
 /// The keys of a run and what they cost.
@@ -235,6 +238,14 @@ impl WrapReport {
             let latencies = crate::detect::keyed::key_latencies(timeline);
             KeysReport::of(k, timeline, latencies)
         });
+        let seen = super::seen_report::SeenReport::of_run(
+            plan.paint,
+            (m.size, m.transcript.take()),
+            (
+                keys.as_ref().map(|k| &k.latencies.each[..]),
+                timeline.end_ns,
+            ),
+        );
         let over_a_wire = plan.via.is_some();
         let diagnoses = diagnoses_of(
             over_a_wire,
@@ -279,6 +290,7 @@ impl WrapReport {
             inside: m.inside,
             keys,
             via: None,
+            seen,
             asked: m.exchanges,
             received_digest: format!("{:016x}", m.finder.digest),
         }

@@ -145,7 +145,7 @@ impl FrameDetector for CursorRestarts {
             }
             Event::Scroll => self.scrolls += 1,
             Event::Mark(mark) => self.marks_now[mark as usize] += 1,
-            Event::Query(_) => {}
+            Event::Query(_) | Event::SyncDcs(_) => {}
         }
     }
 

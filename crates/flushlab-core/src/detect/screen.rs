@@ -24,6 +24,9 @@ pub enum Event {
     Mark(Mark),
     /// The program asked the terminal something and may wait for the answer.
     Query(Query),
+    /// The older form of synchronized output, a DCS string: `ESC P=1s ESC\` begins a block
+    /// (`true`), `ESC P=2s ESC\` ends it. Its offset is the string's last byte.
+    SyncDcs(bool),
 }
 
 /// What a program asks a terminal; `flushlab wrap` answers it as xterm would (its `terminal` module).
@@ -539,6 +542,10 @@ impl Screen {
                 Some(Query::Colour(10 + kept[1] - b'0'))
             }
             (b'P', [b'$' | b'+', b'q', ..]) => Some(Query::DeviceControl),
+            (b'P', b"=1s" | b"=2s") if self.string_len == 3 => {
+                seen(Event::SyncDcs(kept[1] == b'1'), at);
+                None
+            }
             _ => None,
         };
         if let Some(query) = query {

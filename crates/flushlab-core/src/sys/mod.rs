@@ -177,6 +177,12 @@ pub fn monotonic_ns() -> u64 {
     now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
+/// The CPU time the calling thread has used, in ns (what a computation beside the run costs).
+pub fn thread_cpu_ns() -> u64 {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
+}
+
 /// The kernel's `perf_event_paranoid` (2 and above: no perf events for this user's processes,
 /// what samply needs), `None` when it cannot be read.
 pub fn perf_event_paranoid() -> Option<i32> {

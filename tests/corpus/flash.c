@@ -1,0 +1,84 @@
+/* A program that answers each key by redrawing its 80x24 screen, the way argv[1] says:
+ *   clear  clears it (ESC[H ESC[2J), sleeps 30 ms, then draws 23 rows: a flash a key;
+ *   csi    the same inside a DEC 2026 synchronized-output block (ESC[?2026h … ESC[?2026l);
+ *   dcs    the same inside the older DCS block (ESC P=1s ESC\ … ESC P=2s ESC\);
+ *   place  draws the rows in place, in one write(2) of at most 2,048 bytes, each row placed by
+ *          a cursor move: no clear, no newline.
+ * Only the first row changes from key to key. 'q' ends it. Its own count of the screens it
+ * blanked is written to argv[2] at the end (the truth a model's flash count is held to).
+ * tests/it/seen.rs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void put(const char *bytes, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(1, bytes, len);
+        if (n <= 0)
+            exit(1);
+        bytes += n;
+        len -= (size_t)n;
+    }
+}
+
+/* The rows, each placed by a cursor move: 23 rows of 60 characters. */
+static size_t rows(char *buf, int key) {
+    size_t len = 0;
+    for (int r = 0; r < 23; r++) {
+        len += (size_t)sprintf(buf + len, "\033[%d;1H", r + 1);
+        if (r == 0)
+            len += (size_t)sprintf(buf + len, "key %-56d", key);
+        else
+            len += (size_t)sprintf(buf + len, "row %02d: the same text on every frame, never moved", r);
+    }
+    return len;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "clear";
+    int place = strcmp(mode, "place") == 0;
+    const char *begin = strcmp(mode, "csi") == 0 ? "\033[?2026h" : strcmp(mode, "dcs") == 0 ? "\033P=1s\033\\" : "";
+    const char *end = strcmp(mode, "csi") == 0 ? "\033[?2026l" : strcmp(mode, "dcs") == 0 ? "\033P=2s\033\\" : "";
+    struct termios raw;
+    if (tcgetattr(0, &raw) == 0) {
+        cfmakeraw(&raw);
+        raw.c_oflag |= OPOST | ONLCR;
+        tcsetattr(0, TCSANOW, &raw);
+    }
+    static char buf[4096];
+    size_t len = rows(buf, 0);
+    put(buf, len);
+    int key = 0, blanked = 0;
+    char c;
+    while (read(0, &c, 1) == 1 && c != 'q') {
+        key++;
+        if (place) {
+            len = rows(buf, key);
+            put(buf, len);
+            continue;
+        }
+        len = (size_t)sprintf(buf, "%s\033[H\033[2J", begin);
+        put(buf, len);
+        blanked++;
+        sleep_ms(30);
+        len = rows(buf, key);
+        len += (size_t)sprintf(buf + len, "%s", end);
+        put(buf, len);
+    }
+    if (argc > 2) {
+        FILE *f = fopen(argv[2], "w");
+        if (f) {
+            fprintf(f, "%d\n", blanked);
+            fclose(f);
+        }
+    }
+    return 0;
+}
