@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         Some(Command::Tour(args)) => flushlab::commands::tour::run(args),
         Some(Command::Paint(args)) => flushlab::commands::paint::run(args),
         Some(Command::Report(args)) => flushlab::commands::report::run(args),
-        Some(Command::Wrap(args)) => flushlab::commands::wrap::run(args),
+        Some(Command::Wrap(args)) => flushlab::commands::wrap::run(*args),
         Some(Command::Doctor(args)) => flushlab::commands::wrap::doctor::run(args),
         Some(Command::Lesson(args)) => lesson(args),
         Some(Command::TraceExec(args)) => {

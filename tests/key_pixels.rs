@@ -634,3 +634,108 @@ fn a_terminal_on_a_running_sway_session() {
         "a window left on the session: {tree}"
     );
 }
+
+/// One `wrap` of tests/corpus/flash.c in MODE with 20 keys, its report's `seen`; `flags`
+/// choose the terminal (or the model's policy, headless).
+fn flash_seen(program: &std::path::Path, mode: &str, flags: &[&str]) -> Value {
+    let report = common::scratch("flash.json");
+    let out = flushlab()
+        .arg("wrap")
+        .args(flags)
+        .args(["--size", "80x24", "--keys", "a*20@150ms q", "--export-json"])
+        .arg(&report)
+        .arg("--")
+        .arg(program)
+        .arg(mode)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{flags:?} {mode}: {said}");
+    common::read_json(&report)["seen"].clone()
+}
+
+/// The camera on xterm, alacritty and kitty sees a clear-then-draw program's blank screen
+/// where the terminal shows it: on every key, but for a synchronized-output block the
+/// terminal honours (kitty both forms, alacritty 0.11 the DCS form only, xterm none). The
+/// terminal model under each terminal's policy (`--paint NAME`, headless) counts within 2 of
+/// the camera; `--try sync` hides the blank in kitty alone; and a frame redrawn in place shows
+/// the camera nothing between.
+#[test]
+fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agrees() {
+    if !can_type() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("flash");
+    let flashes = |seen: &Value| seen["keys_flashed"].as_u64().unwrap();
+    for (terminal, held) in [
+        ("xterm", &[][..]),
+        ("alacritty", &["dcs"][..]),
+        ("kitty", &["csi", "dcs"][..]),
+    ] {
+        if !common::has_programs(&[terminal]) {
+            continue;
+        }
+        for mode in ["clear", "csi", "dcs"] {
+            let camera = flash_seen(&program, mode, &["--terminal", terminal]);
+            assert_eq!(camera["by"], "camera", "{terminal} {mode}");
+            let seen = flashes(&camera);
+            if held.contains(&mode) {
+                assert!(
+                    seen <= 2,
+                    "{terminal} {mode}: {seen} of 20 flashed: {camera}"
+                );
+            } else {
+                assert!(
+                    seen >= 18,
+                    "{terminal} {mode}: {seen} of 20 flashed: {camera}"
+                );
+            }
+            let model = flash_seen(&program, mode, &["--paint", terminal]);
+            assert_eq!(model["by"], "model");
+            let predicted = flashes(&model);
+            assert!(
+                predicted.abs_diff(seen) <= 2,
+                "{terminal} {mode}: the model ({}) says {predicted}, the camera {seen}",
+                model["policy"]
+            );
+        }
+        if terminal == "xterm" {
+            // The camera's filmstrip: before, the blank the camera saw, after, as pictures.
+            let strip = common::scratch("camera-strip.svg");
+            flash_seen(
+                &program,
+                "clear",
+                &[
+                    "--terminal",
+                    terminal,
+                    "--filmstrip",
+                    strip.to_str().unwrap(),
+                ],
+            );
+            let drawn = std::fs::read_to_string(&strip).unwrap();
+            assert_eq!(
+                drawn.matches("data:image/png;base64,").count(),
+                3,
+                "{terminal}"
+            );
+            assert_eq!(drawn.matches(">flash +").count(), 1, "{terminal}");
+        }
+        // `--try sync` puts each answer in a CSI block: held where the terminal honours it.
+        let tried = flashes(&flash_seen(
+            &program,
+            "clear",
+            &["--terminal", terminal, "--try", "sync"],
+        ));
+        match held.contains(&"csi") {
+            true => assert!(tried <= 2, "{terminal} --try sync: {tried} of 20 flashed"),
+            false => assert!(tried >= 18, "{terminal} --try sync: {tried} of 20 flashed"),
+        }
+        let in_place = flash_seen(&program, "place", &["--terminal", terminal]);
+        assert_eq!(
+            (flashes(&in_place), in_place["keys_torn"].as_u64()),
+            (0, Some(0)),
+            "{terminal}: {in_place}"
+        );
+    }
+}

@@ -202,6 +202,7 @@ REAL(int, __isoc99_vfscanf, (FILE *, const char *, va_list))
 
 static int active;      /* FLUSHLAB_OBSERVER was read and the channel opened */
 static int holding;     /* --try frame */
+static int syncing;     /* --try sync */
 static dev_t tty_rdev;  /* the pty wrap made */
 static char channel_path[128];
 static atomic_int channel = -1;
@@ -633,6 +634,68 @@ static void read_marker_setting(void) {
     markers = 1;
 }
 
+/* ---- --try sync: each answer in a synchronized-output block --------------------------------- *
+ * A block (DEC 2026) opens before the first terminal write after the terminal was read, and
+ * ends before the program next waits for input: a read of the terminal, a poll or select on a
+ * set that holds it, an epoll wait (whose set the observer cannot see: a TUI's holds its
+ * terminal). A wait for anything else (a sleep, a lock) is inside the answer and leaves the
+ * block open: a clear, a sleep and a draw are one block. The markers are the observer's own
+ * bytes, written straight to the terminal and counted as none of the program's writes; a
+ * block never ended is the terminal's to let go (its hold limit). A thread already blocked in
+ * a read when the block opened does not end it. */
+static atomic_int sync_fd = -1; /* the terminal fd a block is open on; -1: none */
+
+static void put_marker(int fd, const char *marker) {
+    size_t n = strlen(marker);
+    while (n > 0) {
+        ssize_t w = get_write()(fd, marker, n);
+        if (w > 0) {
+            marker += w;
+            n -= (size_t)w;
+        } else if (!(w < 0 && errno == EINTR)) {
+            return;
+        }
+    }
+}
+
+static void sync_before_write(int fd) {
+    int none = -1;
+    if (syncing && atomic_load_explicit(&sync_fd, memory_order_relaxed) < 0 &&
+        atomic_compare_exchange_strong(&sync_fd, &none, fd)) {
+        int saved = errno;
+        put_marker(fd, "\033[?2026h");
+        errno = saved;
+    }
+}
+
+static void sync_end(void) {
+    if (!syncing || atomic_load_explicit(&sync_fd, memory_order_relaxed) < 0)
+        return;
+    int fd = atomic_exchange(&sync_fd, -1);
+    if (fd >= 0) {
+        int saved = errno;
+        put_marker(fd, "\033[?2026l");
+        errno = saved;
+    }
+}
+
+/* Whether a poll waits on the terminal. */
+static int polls_terminal(const struct pollfd *fds, nfds_t n) {
+    for (nfds_t i = 0; i < n && i < 64; i++)
+        if (fds[i].fd >= 0 && kind_of(fds[i].fd) == K_TTY)
+            return 1;
+    return 0;
+}
+
+static int selects_terminal(int n, const fd_set *r) {
+    if (!r)
+        return 0;
+    for (int fd = 0; fd < n && fd < FD_SETSIZE; fd++)
+        if (FD_ISSET(fd, r) && kind_of(fd) == K_TTY)
+            return 1;
+    return 0;
+}
+
 /* ---- frames ------------------------------------------------------------------------------ */
 
 /* Before a terminal write: the frame's first begins now (stamped before the call, as a program
@@ -742,6 +805,7 @@ static void tail(void) {
     int saved = errno;
     send_kept();
     let_out();
+    sync_end();
     struct record r = {.kind = TAIL, .writes = t_writes, .bytes = t_bytes, .first_ns = t_first_ns};
     r.start_ns = r.end_ns = now_ns();
     t_writes = t_bytes = t_said = 0;
@@ -850,6 +914,7 @@ __attribute__((constructor)) static void observer_start(void) {
     }
     tty_rdev = (dev_t)rdev;
     holding = last[1] == 'f';
+    syncing = last[1] == 's';
     if (holding && last[2]) {
         unsigned long long bound = strtoull(last + 2, &end, 10);
         if (*end == 0 && bound > 0)
@@ -902,6 +967,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n) {
         if (k == K_TTY) {
             if (holding)
                 stdio_before_terminal_write();
+            sync_before_write(fd);
             write_begins();
             ssize_t done = holding ? hold(fd, buf, n) : get_write()(fd, buf, n);
             count_write(done);
@@ -937,6 +1003,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
         if (k == K_TTY) {
             if (holding)
                 stdio_before_terminal_write();
+            sync_before_write(fd);
             write_begins();
             ssize_t done = holding && n >= 0 ? hold_vector(fd, iov, n) : get_writev()(fd, iov, n);
             count_write(done);
@@ -950,6 +1017,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
 
 EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
+        sync_before_write(fd);
         write_begins();
         ssize_t done = get_pwrite()(fd, buf, n, off);
         count_write(done);
@@ -960,6 +1028,7 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
 
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
+        sync_before_write(fd);
         write_begins();
         ssize_t done = get_pwrite64()(fd, buf, n, off);
         count_write(done);
@@ -970,6 +1039,7 @@ EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
 
 EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
+        sync_before_write(fd);
         write_begins();
         ssize_t done = get_pwritev()(fd, iov, n, off);
         count_write(done);
@@ -1001,6 +1071,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n) {
     int k = kind_of(fd);
     if (k == K_OTHER)
         return get_read()(fd, buf, n);
+    if (k == K_TTY)
+        sync_end();
     uint64_t start = before_wait(k == K_TTY, 1, W_READ);
     ssize_t got = get_read()(fd, buf, n);
     after_read(start, k, got);
@@ -1013,6 +1085,8 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
     int k = kind_of(fd);
     if (k == K_OTHER)
         return get_readv()(fd, iov, n);
+    if (k == K_TTY)
+        sync_end();
     uint64_t start = before_wait(k == K_TTY, 1, W_READ);
     ssize_t got = get_readv()(fd, iov, n);
     after_read(start, k, got);
@@ -1033,23 +1107,35 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n) {
     } while (0)
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int ms) {
+    if (syncing && ms != 0 && polls_terminal(fds, n))
+        sync_end();
     WAIT(W_POLL, timeout_blocks_ms(ms), get_poll()(fds, n, ms));
 }
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *m) {
+    if (syncing && timespec_blocks(ts) && polls_terminal(fds, n))
+        sync_end();
     WAIT(W_POLL, timespec_blocks(ts), get_ppoll()(fds, n, ts, m));
 }
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv) {
     int blocks = timeval_blocks(tv);
+    if (syncing && blocks && selects_terminal(n, r))
+        sync_end();
     WAIT(W_SELECT, blocks, get_select()(n, r, w, e, tv));
 }
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                    const sigset_t *m) {
+    if (syncing && timespec_blocks(ts) && selects_terminal(n, r))
+        sync_end();
     WAIT(W_SELECT, timespec_blocks(ts), get_pselect()(n, r, w, e, ts, m));
 }
 EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int ms) {
+    if (syncing && ms != 0)
+        sync_end();
     WAIT(W_EPOLL, timeout_blocks_ms(ms), get_epoll_wait()(ep, ev, max, ms));
 }
 EXPORT int epoll_pwait(int ep, struct epoll_event *ev, int max, int ms, const sigset_t *m) {
+    if (syncing && ms != 0)
+        sync_end();
     WAIT(W_EPOLL, timeout_blocks_ms(ms), get_epoll_pwait()(ep, ev, max, ms, m));
 }
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {

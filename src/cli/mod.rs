@@ -124,7 +124,7 @@ pub enum Command {
     /// seen from inside it, or from cursor restarts; else unknown), the time from each key to
     /// its frame (--keys), and what to change. Interactive in a terminal; headless with
     /// --duration, --keys, or when stdout is not one.
-    Wrap(crate::commands::wrap::WrapArgs),
+    Wrap(Box<crate::commands::wrap::WrapArgs>),
 }
 
 impl Cli {

@@ -115,9 +115,19 @@ impl Xvfb {
     /// default, the observer's reads queue behind the terminal's requests for 5–10 ms and miss
     /// short-lived paints.
     pub fn start() -> anyhow::Result<Xvfb> {
+        Xvfb::start_in(None)
+    }
+
+    /// [`Xvfb::start`], its screen kept as a file in `fbdir` (`-fbdir`) where the camera reads
+    /// it (`painting::camera`).
+    pub fn start_in(fbdir: Option<&std::path::Path>) -> anyhow::Result<Xvfb> {
         let program = installed("Xvfb", "xvfb")?;
+        let mut command = Command::new(program);
+        if let Some(fbdir) = fbdir {
+            command.arg("-fbdir").arg(fbdir);
+        }
         let mut server = Group::spawn(
-            Command::new(program)
+            command
                 .args([
                     "-displayfd",
                     "1",

@@ -9,6 +9,7 @@
 
 pub mod analysis;
 pub mod browser;
+pub mod camera;
 pub mod display;
 pub mod keyboard;
 pub mod marker;

@@ -3,9 +3,12 @@
 //! [`super::display::launch`] reads.
 
 use std::ffi::OsString;
+use std::time::Duration;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
+
+use flushlab_core::seen::policy::{PaintPolicy, SyncForms, When};
 
 /// One of a terminal's settings that makes it wait before it renders: its key, its default, and
 /// the value that takes the wait out.
@@ -146,6 +149,51 @@ impl Terminal {
                 "'{shown}' is not a terminal: xterm, st, alacritty, kitty, urxvt, mlterm, foot, xtermjs, xtermjs:webgl"
             )
         })
+    }
+
+    /// How it paints, for the terminal model (`wrap --paint NAME`), and what the policy was
+    /// checked against: the version the camera saw honour (or ignore) each synchronized-output
+    /// form and show a clear-then-draw's blank screen, or `None` where nothing checked it.
+    pub fn paint_policy(self) -> (PaintPolicy, Option<&'static str>) {
+        let ms = Duration::from_secs_f64;
+        let policy = |when, (csi, dcs)| PaintPolicy {
+            when,
+            sync: SyncForms { csi, dcs },
+            ..PaintPolicy::default()
+        };
+        match self {
+            Terminal::Xterm => (policy(When::Eager, (false, false)), Some("XTerm(379)")),
+            Terminal::Alacritty => (
+                policy(When::Vsync { hz: 60.0 }, (false, true)),
+                Some("alacritty 0.11.0"),
+            ),
+            Terminal::Kitty => (
+                policy(
+                    When::Delay {
+                        lower: ms(0.003),
+                        upper: ms(0.010),
+                    },
+                    (true, true),
+                ),
+                Some("kitty 0.26.5"),
+            ),
+            Terminal::Foot => (
+                policy(
+                    When::Delay {
+                        lower: ms(0.0005),
+                        upper: ms(0.0083),
+                    },
+                    (true, true),
+                ),
+                None,
+            ),
+            Terminal::XtermJs | Terminal::XtermJsWebgl => {
+                (policy(When::Vsync { hz: 60.0 }, (true, false)), None)
+            }
+            Terminal::St | Terminal::Urxvt | Terminal::Mlterm => {
+                (policy(When::Eager, (false, false)), None)
+            }
+        }
     }
 
     /// The renderer of xterm.js in the browser, for the terminals drawn by a web page.

@@ -130,6 +130,35 @@ impl X11Watcher {
         Ok(None)
     }
 
+    /// The mouse pointer moved to the screen's far corner: Xvfb draws it into its framebuffer,
+    /// and a terminal that hides it while keys are typed (kitty) would show the camera its
+    /// comings and goings as changes of the window.
+    pub fn pointer_away(&self) -> anyhow::Result<()> {
+        let screen = &self.conn.setup().roots[0];
+        let (x, y) = (
+            i16::try_from(screen.width_in_pixels.saturating_sub(1)).unwrap_or(i16::MAX),
+            i16::try_from(screen.height_in_pixels.saturating_sub(1)).unwrap_or(i16::MAX),
+        );
+        self.conn
+            .warp_pointer(x11rb::NONE, self.root, 0, 0, 0, 0, x, y)?
+            .check()?;
+        Ok(())
+    }
+
+    /// Where `window` is on the screen, and its size: what the camera reads.
+    pub fn region(&self, window: Window) -> anyhow::Result<super::camera::Region> {
+        let geometry = self.conn.get_geometry(window)?.reply()?;
+        let at = self
+            .conn
+            .translate_coordinates(window, self.root, 0, 0)?
+            .reply()?;
+        let (x, y) = (
+            u32::try_from(at.dst_x).unwrap_or(0),
+            u32::try_from(at.dst_y).unwrap_or(0),
+        );
+        Ok((x, y, u32::from(geometry.width), u32::from(geometry.height)))
+    }
+
     /// Reads the whole window once and finds the calibration pattern in it; `None` while it is
     /// not (yet) on screen.
     pub fn calibrate(&self, window: Window) -> anyhow::Result<Option<Strips>> {

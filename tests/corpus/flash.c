@@ -4,12 +4,15 @@
  *   dcs    the same inside the older DCS block (ESC P=1s ESC\ … ESC P=2s ESC\);
  *   place  draws the rows in place, in one write(2) of at most 2,048 bytes, each row placed by
  *          a cursor move: no clear, no newline.
- * Only the first row changes from key to key. 'q' ends it. Its own count of the screens it
- * blanked is written to argv[2] at the end (the truth a model's flash count is held to).
+ * The cursor is hidden; only the first row changes from key to key. 'q' ends it. Its own count
+ * of the screens it blanked is written to argv[2] at the end (the truth a model's flash count is
+ * held to). With argv[3] "poll" it waits for each key in poll(2) before it reads it, as event
+ * loops do.
  * tests/it/seen.rs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,11 +57,19 @@ int main(int argc, char **argv) {
         tcsetattr(0, TCSANOW, &raw);
     }
     static char buf[4096];
+    /* The cursor hidden, as a full-screen program's is: a camera would see it move. */
+    put("\033[?25l", 6);
     size_t len = rows(buf, 0);
     put(buf, len);
     int key = 0, blanked = 0;
+    int polls = argc > 3 && strcmp(argv[3], "poll") == 0;
     char c;
-    while (read(0, &c, 1) == 1 && c != 'q') {
+    for (;;) {
+        struct pollfd in = {.fd = 0, .events = POLLIN};
+        if (polls && poll(&in, 1, -1) != 1)
+            break;
+        if (read(0, &c, 1) != 1 || c == 'q')
+            break;
         key++;
         if (place) {
             len = rows(buf, key);

@@ -25,7 +25,7 @@ fn hostile_values_on_the_new_surfaces_are_one_escaped_line_and_exit_2() {
         vec![
             "wrap".into(),
             "--compare".into(),
-            "sync".into(),
+            "flicker".into(),
             "--".into(),
             "true".into(),
         ],

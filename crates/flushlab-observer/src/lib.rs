@@ -39,6 +39,9 @@ pub enum Mode {
     Observe,
     /// Also holds them until the program waits, then writes them at once (`wrap --try frame`).
     HoldFrames,
+    /// Also puts each answer in a synchronized-output block, from the first terminal write
+    /// after a read of the terminal until the program next waits for input (`wrap --try sync`).
+    SyncBlocks,
 }
 
 /// The observer made ready for one run: the object in memory, the channel's two ends.
@@ -99,6 +102,7 @@ impl Injection {
         let mode = match self.mode {
             Mode::Observe => "o".to_owned(),
             Mode::HoldFrames => format!("f{}", HOLD_BOUND.as_nanos()),
+            Mode::SyncBlocks => "s".to_owned(),
         };
         let setting = format!(
             "/proc/{pid}/fd/{}:{}:{mode}",

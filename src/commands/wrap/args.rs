@@ -40,9 +40,15 @@ pub struct WrapArgs {
     /// How the terminal model paints what CMD wrote, for each key's flashes, tears and
     /// scrollback churn: eager (at every read), vsync:HZ or delay:LOWER-UPPER (ms), then
     /// ,sync=none|csi|dcs|csi+dcs (the synchronized-output forms it honours) and ,hold=MS
-    /// (how long it holds a block); `off`: no model
+    /// (how long it holds a block); a terminal's name (xterm, kitty…): as that terminal
+    /// paints; `off`: no model
     #[arg(long, value_name = "POLICY", value_parser = Paint::parse, default_value = "eager")]
     pub paint: Paint,
+
+    /// With `--terminal` on flushlab's own X server: a camera reads the window's pixels 500 times
+    /// a second for each key's flashes and tears (`off`: no camera, nothing it costs)
+    #[arg(long, value_name = "on|off", value_parser = crate::units::parse_switch, default_value = "on", requires = "terminal")]
+    pub camera: bool,
 
     /// A pause at least this long (seconds) before each frame confirms frames found from the
     /// cursor (pauses alone never make frames)
@@ -64,6 +70,13 @@ pub struct WrapArgs {
     /// and tried side by side (`-` = stdout)
     #[arg(long, value_name = "FILE.svg", value_parser = Destination::parse)]
     pub plot: Option<Destination>,
+
+    /// Also draw one key's visible states in order, each with its time on screen, between the
+    /// screen before the key and after it (the key whose flash stayed longest): the camera's
+    /// pixels in a terminal, the model's cells headless (`.svg`, labelled; `.png`, pictures
+    /// only; `-` = stdout, SVG)
+    #[arg(long, value_name = "FILE.svg|FILE.png", value_parser = Destination::parse, conflicts_with_all = ["compare", "against"])]
+    pub filmstrip: Option<Destination>,
 
     /// Also record CMD with samply into this file (Firefox Profiler format; samply's symbols
     /// beside it, FILE.syms.json), each key's span and stages as markers on the thread that drew
@@ -256,6 +269,10 @@ pub enum Fix {
     /// Hold each frame's writes until CMD next waits, then write them at once: what
     /// `BufWriter` and one flush a frame would do, tried without changing CMD.
     Frame,
+    /// Put each key's answer in a synchronized-output block (DEC 2026), from CMD's first
+    /// terminal write after it read the terminal until it next waits for input: what
+    /// synchronized output would buy, in the terminal it runs in.
+    Sync,
 }
 
 /// `--observer`: how wrap looks inside CMD.
@@ -287,12 +304,22 @@ impl OldBuild {
 pub struct Paint(pub Option<flushlab_core::seen::PaintPolicy>);
 
 impl Paint {
+    /// `off`, a terminal's name (its policy in the launch table), or a policy written out.
     fn parse(text: &str) -> Result<Paint, String> {
         if text.trim() == "off" {
             return Ok(Paint(None));
         }
+        if let Ok(terminal) = crate::painting::terminals::Terminal::parse(text.trim()) {
+            return Ok(Paint(Some(terminal.paint_policy().0)));
+        }
         text.parse()
             .map(|policy| Paint(Some(policy)))
-            .map_err(|e: String| e.replacen("expected ", "expected off, ", 1))
+            .map_err(|e: String| {
+                e.replacen(
+                    "expected ",
+                    "expected off, a terminal's name (xterm, kitty, alacritty, foot…), ",
+                    1,
+                )
+            })
     }
 }

@@ -25,6 +25,11 @@ use crate::statistics::Spread;
 use crate::statistics::verdict::Ratio;
 use crate::units::{bytes, count, thousands};
 
+/// What makes `--try sync` permanent, in any language.
+const SYNC_FIX: &str = "write ESC[?2026h before the first byte of each answer and ESC[?2026l after \
+     its last, before the program next waits for a key (DEC synchronized output: a terminal that \
+     honours it paints the answer whole)";
+
 /// A round's length when `--duration` is not given.
 const DEFAULT_ROUND: Duration = Duration::from_secs(3);
 
@@ -43,6 +48,48 @@ pub struct Comparison {
     pub key_speedup: Option<KeySpeedup>,
     /// What makes the fix permanent, in CMD's language.
     pub permanent_fix: String,
+    /// With `--keys` and the terminal model: keys whose answer flashed the screen, round by
+    /// round, as is and tried.
+    pub flashed: Option<Flashed>,
+}
+
+/// Keys that flashed the screen in each round, as is and tried, of the keys sent, under the
+/// model's policy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Flashed {
+    pub policy: String,
+    pub as_is: Vec<u64>,
+    pub tried: Vec<u64>,
+    pub keys: u64,
+}
+
+impl Flashed {
+    fn of(as_is: &[WrapReport], tried: &[WrapReport]) -> Option<Flashed> {
+        let each = |runs: &[WrapReport]| -> Option<Vec<u64>> {
+            runs.iter()
+                .map(|r| r.seen.as_ref().map(|s| s.keys_flashed))
+                .collect()
+        };
+        let seen = as_is.first()?.seen.as_ref()?;
+        Some(Flashed {
+            policy: seen.policy.clone().unwrap_or_default(),
+            as_is: each(as_is)?,
+            tried: each(tried)?,
+            keys: seen.keys.len() as u64,
+        })
+    }
+
+    /// One line: the keys that flashed, round by round.
+    fn line(&self) -> String {
+        let rounds = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+        format!(
+            "\nkeys that flashed the screen (a terminal that paints {}), of {}, round by round: as is {}, tried {}",
+            self.policy,
+            thousands(self.keys),
+            rounds(&self.as_is),
+            rounds(&self.tried)
+        )
+    }
 }
 
 /// Key to frame, as is over tried, at the median and the 95th percentile; and each stage's
@@ -118,10 +165,14 @@ pub(super) fn run(
     }
     let speedup = Spread::of_ratios(&tried, &as_is, fps);
     let key_speedup = keys.map(|_| key_speedup(&as_is, &tried));
-    let permanent_fix = as_is
-        .first()
-        .map(|r| super::diagnose::permanent_fix(&r.diagnoses, &r.writer).to_owned())
-        .unwrap_or_default();
+    let permanent_fix = match fix {
+        Fix::Frame => as_is
+            .first()
+            .map(|r| super::diagnose::permanent_fix(&r.diagnoses, &r.writer).to_owned())
+            .unwrap_or_default(),
+        Fix::Sync => SYNC_FIX.to_owned(),
+    };
+    let flashed = Flashed::of(&as_is, &tried);
     let comparison = Comparison {
         fix,
         rounds,
@@ -136,6 +187,7 @@ pub(super) fn run(
         speedup,
         key_speedup,
         permanent_fix,
+        flashed,
     };
     complain(&comparison.table(&plan.cmd.line()));
     if let Some(destination) = &plan.outputs.report {
@@ -328,9 +380,11 @@ impl Comparison {
             None => "speedup unknown: a side's frames are unknown (see --export-json)".to_owned(),
         };
         out += &self.keys_and_bytes();
-        if !self.permanent_fix.is_empty() {
-            out += &format!("\nto keep it: {}", self.permanent_fix);
-        }
+        out += &self.flashed.as_ref().map(Flashed::line).unwrap_or_default();
+        out += &match self.permanent_fix.is_empty() {
+            true => String::new(),
+            false => format!("\nto keep it: {}", self.permanent_fix),
+        };
         out
     }
 
@@ -415,6 +469,7 @@ impl Comparison {
     fn fix_name(&self) -> &'static str {
         match self.fix {
             Fix::Frame => "frame",
+            Fix::Sync => "sync",
         }
     }
 }

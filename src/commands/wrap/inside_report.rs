@@ -232,8 +232,8 @@ impl InsideReport {
             waits: sightings.waits.len() as u64,
             terminal_writes: writes,
             terminal_bytes: bytes,
-            held_writes: fix.map(|_| sightings.flushed().0),
-            released_by_bound: fix.map(|_| sightings.releases.len() as u64),
+            held_writes: (fix == Some(Fix::Frame)).then(|| sightings.flushed().0),
+            released_by_bound: (fix == Some(Fix::Frame)).then_some(sightings.releases.len() as u64),
             lost_records: sightings
                 .kernel
                 .map_or(sightings.lost, |k| k.lost.max(sightings.lost)),

@@ -3,7 +3,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::outputs::{draw_keys, plot_title, profile_line, write_report_and_trace};
+use super::outputs::{
+    draw_keys, plot_title, profile_line, write_filmstrip, write_report_and_trace,
+};
 use super::plan::Plan;
 use super::running::How;
 use super::side::{RunReport, Side, SideRun};
@@ -23,6 +25,7 @@ pub(super) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::R
         ended_by_wrap,
         stalled,
         recorded,
+        filmstrip,
     } = super::side::run(plan, side, signal)?;
     let RunReport::Headless(report) = report else {
         anyhow::bail!("a run here gave a terminal's report");
@@ -41,8 +44,10 @@ pub(super) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::R
             &[panel],
         )?;
     }
+    let filmed = write_filmstrip(plan, filmstrip.as_ref())?;
     if !stalled {
         complain(&report.summary());
+        complain(&filmed);
         if let (Some(via), Some(keys)) = (&report.via, &report.keys) {
             complain(&via.summary(&keys.latencies));
         }
@@ -91,7 +96,10 @@ pub(super) fn in_a_terminal(
 ) -> anyhow::Result<Outcome> {
     let side = Side::of_rounds(plan, Some(keys), (fix, Some(terminal)), None);
     let SideRun {
-        report, timeline, ..
+        report,
+        timeline,
+        filmstrip,
+        ..
     } = super::side::run(plan, side, signal)?;
     let RunReport::Terminal(report) = report else {
         anyhow::bail!("a run in {} gave a headless report", terminal.name());
@@ -113,7 +121,9 @@ pub(super) fn in_a_terminal(
         );
         draw_keys(destination, &title, &[panel])?;
     }
+    let filmed = write_filmstrip(plan, filmstrip.as_ref())?;
     complain(&report.summary());
+    complain(&filmed);
     Ok(match signal.load(Ordering::Relaxed) {
         0 => Outcome::Finished,
         sig => Outcome::Signal(sig),

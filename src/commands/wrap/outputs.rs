@@ -1,5 +1,6 @@
 //! What a wrap writes besides its summary: the JSON (`--export-json`), the trace (`--trace`),
-//! the keys' waterfall (`--plot`), the line that says what `--profile` recorded, a plot's title.
+//! the keys' waterfall (`--plot`), a key's filmstrip (`--filmstrip`), the line that says what
+//! `--profile` recorded, a plot's title.
 
 use anyhow::Context;
 
@@ -90,4 +91,38 @@ pub(super) fn plot_title(command: &str, report: &WrapReport) -> String {
         "flushlab wrap · {command} · {}x{} · {keys} keys",
         report.cols, report.rows
     )
+}
+
+/// `--filmstrip`: the strip written as its file is named (PNG for `.png`, else SVG), and the
+/// line that says what it shows; empty without the flag.
+pub(super) fn write_filmstrip(
+    plan: &Plan,
+    strip: Option<&super::filmstrip::Filmstrip>,
+) -> anyhow::Result<String> {
+    let Some(destination) = &plan.outputs.filmstrip else {
+        return Ok(String::new());
+    };
+    let shown = crate::units::printable(&destination.to_string());
+    let Some(strip) = strip else {
+        return Ok(format!(
+            "\n  filmstrip: nothing to film (no camera on this terminal, or no key drew): {shown} \
+             not written"
+        ));
+    };
+    let png = destination
+        .file()
+        .and_then(std::path::Path::extension)
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let bytes = match png {
+        true => strip.png()?,
+        false => strip.svg()?.into_bytes(),
+    };
+    destination
+        .write(&bytes)
+        .with_context(|| format!("writing the filmstrip to {destination}"))?;
+    Ok(format!(
+        "\n  filmstrip: {}: {} state(s) between the screen before the key and after it → {shown}",
+        crate::units::printable(&strip.title),
+        strip.shots.len().saturating_sub(2),
+    ))
 }

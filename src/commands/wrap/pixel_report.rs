@@ -51,16 +51,28 @@ pub struct PixelReport {
     /// key's way through the page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub browser: Option<super::browser_report::BrowserReport>,
+    /// What the camera saw of each key's answer: flashes, tears, steps (`--camera`).
+    pub seen: Option<super::seen_report::SeenReport>,
 }
 
 impl PixelReport {
-    pub(super) fn of(plan: &super::plan::Plan, run: PixelRun, keys: &Keys) -> PixelReport {
+    /// `film`: what the camera saw (taken out of `run` by the caller, who may film a key).
+    pub(super) fn of(
+        plan: &super::plan::Plan,
+        run: PixelRun,
+        keys: &Keys,
+        film: Option<&crate::painting::camera::Film>,
+    ) -> PixelReport {
         let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
         crate::detect::pixels::add_pixels(&mut latencies, &run.timeline);
         let browser = run
             .browser
             .as_ref()
             .map(|b| super::browser_report::BrowserReport::of(b, &latencies.each));
+        let seen = film.map(|film| {
+            let keys = (&latencies.each[..], run.timeline.end_ns);
+            super::seen_report::SeenReport::of_film(film, keys, run.seconds)
+        });
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
             .into_iter()
             .collect();
@@ -79,7 +91,7 @@ impl PixelReport {
             cols: run.size.0,
             rows: run.size.1,
             seconds: run.seconds,
-            fix: run.inside.held_writes.map(|_| Fix::Frame),
+            fix: run.fix,
             terminal_write_calls: run.inside.terminal_writes,
             terminal_bytes_written: run.inside.terminal_bytes,
             keys: KeysReport::of(
@@ -102,6 +114,7 @@ impl PixelReport {
             window_watcher_cpu_share: run.watcher_cpu_share,
             window_changes_ns: run.timeline.windows.changes,
             browser,
+            seen,
         }
     }
 
@@ -145,6 +158,9 @@ impl PixelReport {
         }
         if let Some(browser) = &self.browser {
             out += &browser.summary();
+        }
+        if let Some(seen) = &self.seen {
+            out += &seen.summary();
         }
         out += &format!(
             "\n  watching the window took {:.1}% of a core",

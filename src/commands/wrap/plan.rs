@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::args::{Fix, ObserverArg, OldBuild, WrapArgs};
+use super::destinations::{Outputs, checked};
 use super::observers::choice::{Choice, Needs};
 use super::profiling::Profile;
 use super::rounds::Until;
 use super::stored_run::{Baseline, stored_run};
 use super::typing::Keys;
 use super::via::{Layer, LinkSettings};
-use crate::files::Destination;
 use crate::outcome::{Outcome, Refusal};
 use crate::painting::browser::Renderer;
 use crate::painting::terminals::{Terminal, TerminalOption};
@@ -77,31 +77,6 @@ impl Invocation {
     }
 }
 
-/// The files (or stdout) wrap writes.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Outputs {
-    /// `--export-json`.
-    pub(super) report: Option<Destination>,
-    pub(super) trace: Option<Destination>,
-    pub(super) plot: Option<Destination>,
-    /// `--export-markdown` (`--against`).
-    pub(super) markdown: Option<Destination>,
-}
-
-impl Outputs {
-    /// Each with its flag.
-    fn each(&self) -> impl Iterator<Item = (&'static str, &Destination)> {
-        [
-            ("--export-json", &self.report),
-            ("--trace", &self.trace),
-            ("--plot", &self.plot),
-            ("--export-markdown", &self.markdown),
-        ]
-        .into_iter()
-        .filter_map(|(flag, d)| Some((flag, d.as_ref()?)))
-    }
-}
-
 /// What the run is.
 #[derive(Clone, Debug)]
 pub(super) enum Mode {
@@ -125,8 +100,7 @@ pub(super) struct AgainstPlan {
 /// `--against`'s OLD.
 #[derive(Clone, Debug)]
 pub(super) enum Old {
-    /// Another build: its own plan, the same as NEW's but for its command and what follows
-    /// from it (its observer).
+    /// Another build: NEW's plan but for its command and what follows from it (its observer).
     Build(Box<Plan>),
     /// A run stored with `--export-json`.
     Stored(Box<Baseline>),
@@ -138,6 +112,8 @@ pub(super) struct InTerminal {
     pub(super) terminal: Terminal,
     pub(super) options: Vec<TerminalOption>,
     pub(super) display: Display,
+    /// `--camera`: the window's pixels read for each key's flashes and tears (own Xvfb).
+    pub(super) camera: bool,
 }
 
 /// Where `--terminal`'s window opens.
@@ -185,6 +161,11 @@ pub(super) fn plan(args: &WrapArgs) -> Result<Plan, Refusal> {
     let interactive = args.duration.is_none()
         && script.is_none()
         && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    if outputs.filmstrip.is_some() && script.is_none() {
+        return Err("wrap: --filmstrip films a key: give --keys or --keys-file"
+            .to_owned()
+            .into());
+    }
     if outputs.plot.is_some() && script.is_none() && !interactive {
         return Err(
             "wrap: --plot draws keys: give --keys or --keys-file (or type them, interactive)"
@@ -282,48 +263,20 @@ fn cmd(words: &[OsString]) -> Result<Invocation, Refusal> {
     })
 }
 
-/// The outputs, each writable, distinct from the others and named for what it holds.
+/// The files the flags name, checked (destinations.rs): as the person under sudo unless wrap
+/// keeps root (`--as-root`, a wire, a terminal).
 fn outputs(args: &WrapArgs) -> Result<Outputs, Refusal> {
     let outputs = Outputs {
         report: args.report.clone(),
         trace: args.trace.clone(),
         plot: args.plot.clone(),
+        filmstrip: args.filmstrip.clone(),
         markdown: args.export_markdown.clone(),
     };
-    check_outputs(
-        &outputs,
+    checked(
+        outputs,
         !args.as_root && args.via.is_empty() && args.terminal.is_none(),
-    )?;
-    if let Some(plot) = &outputs.plot {
-        plot.check_named_for("svg")
-            .map_err(|e| format!("wrap: --plot {e}"))?;
-    }
-    let destinations: Vec<&Destination> = outputs.each().map(|(_, d)| d).collect();
-    crate::results::export::distinct_destinations(
-        &destinations,
-        "--export-json, --trace, --plot, --export-markdown",
     )
-    .map_err(|e| format!("wrap: {e}"))?;
-    Ok(outputs)
-}
-
-/// Every output writable, checked before anything runs as the identity that will write it:
-/// under sudo wrap becomes the person who ran it before it writes (running.rs) unless it keeps
-/// root (`as_them` false: `--as-root`, a wire, a terminal), so their outputs are checked as
-/// them, or a run would be measured only to be lost.
-fn check_outputs(outputs: &Outputs, as_them: bool) -> Result<(), Refusal> {
-    let writer = as_them.then(crate::sys::user::sudo_invoker).flatten();
-    for (flag, destination) in outputs.each() {
-        let checked = match &writer {
-            Some(them) => them
-                .as_them(|| destination.check())
-                .and_then(|checked| checked)
-                .map_err(|e| format!("{e} (as {}, whom wrap writes as under sudo)", them.name)),
-            None => destination.check().map_err(|e| e.to_string()),
-        };
-        checked.map_err(|e| format!("wrap: {flag} '{destination}': {e}"))?;
-    }
-    Ok(())
 }
 
 /// How wrap looks inside `cmd`, as `asked` and what the run needs of it say.
@@ -419,6 +372,7 @@ fn in_terminal(
         terminal,
         options: args.terminal_options.clone(),
         display,
+        camera: args.camera,
     })
 }
 

@@ -1,105 +1,157 @@
-//! What a person saw of each key's answer, from the terminal model (`crate::seen`) fed the
-//! bytes wrap read: the report's `seen` part and its line in the summary.
+//! What a person saw of each key's answer: from the terminal model (`flushlab_core::seen`) fed
+//! the bytes wrap read, or from the camera on a real terminal's window. The report's `seen`
+//! part and its line in the summary.
 
 use serde::Serialize;
 
 use crate::detect::keyed::KeyAnswer;
+use crate::painting::camera::Film;
 use crate::units::{milliseconds, thousands};
-use flushlab_core::seen::states::{KeySeen, Window, see};
+use flushlab_core::seen::states::{KeySeen, Window, see, see_film};
 use flushlab_core::seen::{PaintPolicy, Transcript};
 
-/// The `seen` part of the `--report` JSON.
+/// What saw the states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SeenBy {
+    /// A terminal model, fed the bytes as they arrived, painting by `policy`.
+    Model,
+    /// A camera on the terminal's window: its pixels, grabbed at a fixed cadence.
+    Camera,
+}
+
+/// The `seen` part of a report.
 #[derive(Clone, Debug, Serialize)]
 pub struct SeenReport {
-    /// The paint policy the model used (`--paint`).
-    pub policy: String,
+    pub by: SeenBy,
+    /// The model's paint policy (`--paint`); `null` for the camera.
+    pub policy: Option<String>,
     /// Keys whose answer showed at least one flash (or tear) for a 60 Hz refresh or longer.
     pub keys_flashed: u64,
     pub keys_torn: u64,
     /// Of the keys that flashed: their longest flash, p50, in ms.
     pub flash_p50_ms: Option<f64>,
-    /// Lines copied into the scrollback, over all keys.
-    pub scrollback_churn: u64,
-    /// The share of the keys' bytes inside synchronized-output blocks (either form).
+    /// Lines copied into the scrollback, over all keys (the model only).
+    pub scrollback_churn: Option<u64>,
+    /// The share of the keys' bytes inside synchronized-output blocks (either form; the model).
     pub sync_share: Option<f64>,
     /// The share of those that the policy held its paints for (blocks of a form it honours).
     pub sync_honoured_share: Option<f64>,
-    /// Paints the model made, and the CPU time it took after the run, in ms.
+    /// The model's paints, or the camera's distinct grabs.
     pub paints: u64,
-    pub model_ms: f64,
-    /// Bytes past the transcript's limit, not modelled (their keys' states are missing).
-    pub cut_bytes: u64,
+    /// The camera's grabs, distinct or not, and those a whole cadence late.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grabs: Option<(u64, u64)>,
+    /// The CPU it took, in ms: the model's after the run, the camera's during it.
+    pub cpu_ms: f64,
+    /// It stopped short (the transcript's or the film's limit): later keys' states are missing.
+    pub cut: bool,
     pub keys: Vec<KeySeen>,
+}
+
+/// A window a key, from its send to the next key's (the last key's to `end_ns`).
+pub(super) fn windows(keys: &[KeyAnswer], end_ns: u64) -> Vec<Window> {
+    keys.iter()
+        .enumerate()
+        .map(|(i, key)| Window {
+            from_ns: key.sent_ns,
+            to_ns: keys.get(i + 1).map_or(end_ns, |next| next.sent_ns),
+        })
+        .filter(|w| w.from_ns < w.to_ns)
+        .collect()
 }
 
 impl SeenReport {
     /// The model's report of a run, where there is a model (`--paint`), a transcript and keys.
     pub fn of_run(
         policy: Option<PaintPolicy>,
-        (size, transcript): ((u16, u16), Option<Transcript>),
+        (size, transcript): ((u16, u16), Option<&Transcript>),
         (keys, end_ns): (Option<&[KeyAnswer]>, u64),
     ) -> Option<SeenReport> {
-        Some(SeenReport::of(policy?, size, &transcript?, (keys?, end_ns)))
+        Some(SeenReport::of_model(
+            policy?,
+            size,
+            transcript?,
+            (keys?, end_ns),
+        ))
     }
 
-    /// The model run over `transcript` with a window a key, from its send to the next key's
-    /// (the last key's to `end_ns`).
-    pub fn of(
+    /// The model run over `transcript` under `policy`.
+    pub fn of_model(
         policy: PaintPolicy,
         size: (u16, u16),
         transcript: &Transcript,
         (keys, end_ns): (&[KeyAnswer], u64),
     ) -> SeenReport {
-        let windows: Vec<Window> = keys
-            .iter()
-            .enumerate()
-            .map(|(i, key)| Window {
-                from_ns: key.sent_ns,
-                to_ns: keys.get(i + 1).map_or(end_ns, |next| next.sent_ns),
-            })
-            .filter(|w| w.from_ns < w.to_ns)
-            .collect();
         let cpu = crate::sys::thread_cpu_ns();
-        let (seen, paints) = see(policy, size, transcript, &windows, end_ns);
-        let model_ms = crate::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / 1e6;
-        let mut flashes: Vec<f64> = seen.iter().filter_map(|k| k.longest_flash_ms).collect();
-        flashes.sort_by(f64::total_cmp);
+        let (seen, paints) = see(policy, size, transcript, &windows(keys, end_ns), end_ns);
+        let cpu_ms = crate::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / 1e6;
         let (bytes, in_blocks, held) = seen.iter().fold((0, 0, 0), |(b, i, h), k| {
             (b + k.bytes, i + k.bytes_in_blocks, h + k.bytes_held)
         });
         SeenReport {
-            policy: policy.to_string(),
+            policy: Some(policy.to_string()),
+            scrollback_churn: Some(seen.iter().map(|k| k.scrollback_churn).sum()),
+            sync_share: (bytes > 0).then(|| in_blocks as f64 / bytes as f64),
+            sync_honoured_share: (in_blocks > 0).then(|| held as f64 / in_blocks as f64),
+            paints,
+            cpu_ms,
+            cut: transcript.cut > 0,
+            ..SeenReport::of_keys(SeenBy::Model, seen)
+        }
+    }
+
+    /// The camera's film of a run in a terminal.
+    pub fn of_film(film: &Film, (keys, end_ns): (&[KeyAnswer], u64), seconds: f64) -> SeenReport {
+        let seen = see_film(&film.frames, &windows(keys, end_ns), end_ns);
+        SeenReport {
+            paints: film.frames.len() as u64,
+            grabs: Some((film.grabs, film.late)),
+            cpu_ms: film.cpu_share * seconds * 1e3,
+            cut: film.cut,
+            ..SeenReport::of_keys(SeenBy::Camera, seen)
+        }
+    }
+
+    /// The figures over the keys, whatever saw them.
+    fn of_keys(by: SeenBy, seen: Vec<KeySeen>) -> SeenReport {
+        let mut flashes: Vec<f64> = seen.iter().filter_map(|k| k.longest_flash_ms).collect();
+        flashes.sort_by(f64::total_cmp);
+        SeenReport {
+            by,
+            policy: None,
             keys_flashed: seen.iter().filter(|k| k.flashes > 0).count() as u64,
             keys_torn: seen.iter().filter(|k| k.tears > 0).count() as u64,
             flash_p50_ms: (!flashes.is_empty())
                 .then(|| crate::statistics::percentile(&flashes, 0.5)),
-            scrollback_churn: seen.iter().map(|k| k.scrollback_churn).sum(),
-            sync_share: (bytes > 0).then(|| in_blocks as f64 / bytes as f64),
-            sync_honoured_share: (in_blocks > 0).then(|| held as f64 / in_blocks as f64),
-            paints,
-            model_ms,
-            cut_bytes: transcript.cut,
+            scrollback_churn: None,
+            sync_share: None,
+            sync_honoured_share: None,
+            paints: 0,
+            grabs: None,
+            cpu_ms: 0.0,
+            cut: false,
             keys: seen,
         }
     }
 
-    /// The summary's line: what a person saw, under which policy.
+    /// The summary's line: what a person saw, and what saw it.
     pub fn summary(&self) -> String {
         let keys = thousands(self.keys.len() as u64);
+        let by = match &self.policy {
+            Some(policy) => format!("a terminal that paints {policy}"),
+            None => "the camera on the window".to_owned(),
+        };
         let mut out = format!(
-            "\n  seen (a terminal that paints {}): {} of {keys} keys flashed the screen",
-            self.policy,
+            "\n  seen ({by}): {} of {keys} keys flashed the screen",
             thousands(self.keys_flashed)
         );
         if let Some(p50) = self.flash_p50_ms {
             out += &format!(" (visible {} p50)", milliseconds(p50));
         }
         out += &format!(", {} tore", thousands(self.keys_torn));
-        if self.scrollback_churn > 0 {
-            out += &format!(
-                "; {} lines copied into the scrollback",
-                thousands(self.scrollback_churn)
-            );
+        if let Some(churn) = self.scrollback_churn.filter(|&c| c > 0) {
+            out += &format!("; {} lines copied into the scrollback", thousands(churn));
         }
         if let Some(share) = self.sync_share.filter(|&s| s > 0.0) {
             let honoured = self.sync_honoured_share.unwrap_or(0.0);
@@ -113,17 +165,23 @@ impl SeenReport {
                 }
             );
         }
-        out += &format!(
-            " (the model: {} paints, {} of CPU after the run)",
-            thousands(self.paints),
-            milliseconds(self.model_ms)
-        );
-        if self.cut_bytes > 0 {
-            out += &format!(
-                "; the model stopped after {} MiB (the keys after are not counted)",
-                Transcript::LIMIT >> 20
-            );
+        if self.cut {
+            out += "; it stopped short of the run's end (the keys after are not counted)";
         }
+        out += &match self.grabs {
+            None => format!(
+                " (the model: {} paints, {} of CPU after the run)",
+                thousands(self.paints),
+                milliseconds(self.cpu_ms)
+            ),
+            Some((grabs, late)) => format!(
+                " (the camera: {} grabs, {} distinct, {} late; {} of CPU)",
+                thousands(grabs),
+                thousands(self.paints),
+                thousands(late),
+                milliseconds(self.cpu_ms)
+            ),
+        };
         out
     }
 }

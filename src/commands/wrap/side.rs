@@ -8,11 +8,12 @@ use std::sync::atomic::AtomicUsize;
 use serde::Serialize;
 
 use super::args::Fix;
+use super::filmstrip::Source;
 use super::pixel_report::PixelReport;
 use super::plan::Plan;
 use super::profiling::Recorded;
 use super::running::{FarStart, How, measure};
-use super::wrap_report::WrapReport;
+use super::wrap_report::{KeysReport, WrapReport};
 use crate::detect::keyed::KeyLatencies;
 use crate::detect::timeline::Timeline;
 use crate::painting::terminals::Terminal;
@@ -85,6 +86,8 @@ pub(super) struct SideRun {
     pub(super) stalled: bool,
     /// `--profile`: what samply recorded.
     pub(super) recorded: Option<Recorded>,
+    /// `--filmstrip`: the key filmed.
+    pub(super) filmstrip: Option<super::filmstrip::Filmstrip>,
 }
 
 /// Runs `side` of `plan`'s CMD once; see the module's documentation.
@@ -94,14 +97,27 @@ pub(super) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::
             .how
             .keys
             .ok_or_else(|| anyhow::anyhow!("a run in {} needs keys", terminal.name()))?;
-        let run = super::in_terminal::measure(plan, (terminal, keys, side.how), signal)?;
+        let mut run = super::in_terminal::measure(plan, (terminal, keys, side.how), signal)?;
         let timeline = run.timeline.clone();
+        let film = run.film.take();
+        let report = PixelReport::of(plan, run, keys, film.as_ref());
+        let filmstrip = film.as_ref().and_then(|film| {
+            let what = format!("{} in {}", plan.cmd.line(), terminal.name());
+            film_a_key(
+                plan,
+                Source::Camera(film),
+                (report.seen.as_ref(), &report.keys),
+                &timeline,
+                &what,
+            )
+        });
         return Ok(SideRun {
-            report: RunReport::Terminal(Box::new(PixelReport::of(plan, run, keys))),
+            report: RunReport::Terminal(Box::new(report)),
             timeline,
             ended_by_wrap: true,
             stalled: false,
             recorded: None,
+            filmstrip,
         });
     }
     let (mut measured, ended_by_wrap) = measure(plan, side.how, signal)?;
@@ -128,7 +144,18 @@ pub(super) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::
         Some(_) => measured.finder.sync().blocks().to_vec(),
         None => Vec::new(),
     };
-    let mut report = WrapReport::of(plan, measured, &timeline);
+    let transcript = measured.transcript.take();
+    let mut report = WrapReport::of(plan, measured, (&timeline, transcript.as_ref()));
+    let filmstrip = match (plan.paint, &transcript, &report.keys) {
+        (Some(policy), Some(transcript), Some(keys)) => film_a_key(
+            plan,
+            Source::Model(policy, (report.cols, report.rows), transcript),
+            (report.seen.as_ref(), keys),
+            &timeline,
+            &plan.cmd.line(),
+        ),
+        _ => None,
+    };
     if let (Some(wire), Some(keys)) = (side.how.via, report.keys.as_mut()) {
         report.via = Some(super::via::ViaReport::of(
             wire,
@@ -147,5 +174,19 @@ pub(super) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::
         ended_by_wrap,
         stalled,
         recorded,
+        filmstrip,
     })
+}
+
+/// `--filmstrip`: the key the run's `seen` picks, filmed from `source`.
+fn film_a_key(
+    plan: &Plan,
+    source: Source<'_>,
+    (seen, keys): (Option<&super::seen_report::SeenReport>, &KeysReport),
+    timeline: &Timeline,
+    what: &str,
+) -> Option<super::filmstrip::Filmstrip> {
+    plan.outputs.filmstrip.as_ref()?;
+    let each = &keys.latencies.each;
+    super::filmstrip::of_run(source, (seen?, each), timeline.end_ns, what).map(|(strip, _)| strip)
 }

@@ -208,7 +208,13 @@ pub fn last_line(tail: &[u8]) -> Option<String> {
 
 impl WrapReport {
     /// Every field of the report from what was measured, in one place.
-    pub(super) fn of(plan: &Plan, m: Measured, timeline: &Timeline) -> WrapReport {
+    /// `transcript`: every byte read, for the terminal model (taken out of `m` by the caller,
+    /// who may film a key with it too).
+    pub(super) fn of(
+        plan: &Plan,
+        m: Measured,
+        (timeline, transcript): (&Timeline, Option<&flushlab_core::seen::Transcript>),
+    ) -> WrapReport {
         let frames = m.finder.frames();
         // What the kernel counted for CMD's tree, without the observers' own records.
         let io = match (&m.inside, m.io) {
@@ -240,7 +246,7 @@ impl WrapReport {
         });
         let seen = super::seen_report::SeenReport::of_run(
             plan.paint,
-            (m.size, m.transcript.take()),
+            (m.size, transcript),
             (
                 keys.as_ref().map(|k| &k.latencies.each[..]),
                 timeline.end_ns,

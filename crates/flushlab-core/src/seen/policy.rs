@@ -174,7 +174,8 @@ impl PaintPolicy {
         match self.when {
             When::Eager => last_ns,
             When::Vsync { hz } => {
-                let period = (1e9 / hz) as u64;
+                // Rounded: a 60 Hz period is one refresh (`REFRESH`), not a nanosecond short.
+                let period = (1e9 / hz).round() as u64;
                 (first_ns / period + 1) * period
             }
             When::Delay { lower, upper } => (last_ns + ns(lower)).min(first_ns + ns(upper)),

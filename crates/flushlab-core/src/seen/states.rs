@@ -74,13 +74,71 @@ pub struct Window {
 
 type Cells = Vec<vt100::Cell>;
 
-fn cells(screen: &vt100::Screen) -> Cells {
+/// The screen's cells in reading order: what states are held against each other by.
+pub fn cells(screen: &vt100::Screen) -> Cells {
     let (rows, cols) = screen.size();
     let (rows, cols) = (rows.get(), cols.get());
     // Every cell inside the size is there: none is left out, so positions line up.
     (0..rows)
         .flat_map(|row| (0..cols).filter_map(move |col| screen.cell(row, col).cloned()))
         .collect()
+}
+
+/// What `now` is, between `before` (S0) and `after` (S1): `None` when it is either (or another
+/// size), else its kind and the share of its cells not yet showing S1.
+pub fn classify<T: PartialEq>(now: &[T], before: &[T], after: &[T]) -> Option<(Kind, f64)> {
+    if now == before || now == after || now.len() != before.len() || now.len() != after.len() {
+        return None;
+    }
+    let (mut flash, mut foreign, mut unsettled) = (false, false, 0usize);
+    for ((cell, old), new) in now.iter().zip(before).zip(after) {
+        flash |= old == new && cell != old;
+        foreign |= cell != old && cell != new;
+        unsettled += usize::from(cell != new);
+    }
+    let kind = match (flash, foreign) {
+        (true, _) => Kind::Flash,
+        (false, false) => Kind::Tear,
+        (false, true) => Kind::Step,
+    };
+    Some((kind, unsettled as f64 / now.len().max(1) as f64))
+}
+
+/// The screens of one window as the model painted them: the screen settled at its start (S0),
+/// every paint inside it, and the screen settled at its end (S1, at `window.to_ns`): what a
+/// filmstrip draws.
+pub fn painted_in(
+    policy: PaintPolicy,
+    size: (u16, u16),
+    transcript: &Transcript,
+    window: Window,
+    end_ns: u64,
+) -> Vec<(u64, vt100::Screen)> {
+    struct Keep(Vec<(u64, vt100::Screen)>, Window);
+    impl Canvas for Keep {
+        fn paint(&mut self, at_ns: u64, screen: &vt100::Screen) {
+            if self.1.from_ns <= at_ns && at_ns < self.1.to_ns {
+                self.0.push((at_ns, screen.clone()));
+            }
+        }
+    }
+    let edges = [window.from_ns, window.to_ns];
+    let mut keep = Keep(Vec::new(), window);
+    let mut settled = Vec::new();
+    replay(
+        policy,
+        size,
+        (transcript, &edges, end_ns),
+        &mut keep,
+        &mut |edge, painter| settled.push((edges[edge], painter.screen().clone())),
+    );
+    let mut screens = keep.0;
+    let mut edges = settled.into_iter();
+    if let Some(before) = edges.next() {
+        screens.insert(0, before);
+    }
+    screens.extend(edges);
+    screens
 }
 
 /// Replays `transcript` through a painter, stopping at each window's edges (in order) to hand
@@ -117,17 +175,18 @@ impl Canvas for NoCanvas {
     fn paint(&mut self, _: u64, _: &vt100::Screen) {}
 }
 
-/// The paints classified against the screens at the windows' edges.
-struct Classifier<'a> {
+/// The states shown, classified against the screens at the windows' edges: a model's cells or
+/// a camera's pixels alike.
+struct Classifier<'a, T> {
     windows: &'a [Window],
-    settled: &'a [Cells],
-    last: Option<Cells>,
+    settled: &'a [Vec<T>],
+    last: Option<Vec<T>>,
     /// The state on screen now: its window and index there, and when it was painted.
     open: Option<(usize, usize, u64)>,
     seen: Vec<KeySeen>,
 }
 
-impl Classifier<'_> {
+impl<T: PartialEq> Classifier<'_, T> {
     fn close(&mut self, at_ns: u64) {
         if let Some((window, index, since)) = self.open.take() {
             let shown_ms = at_ns.saturating_sub(since) as f64 / 1e6;
@@ -157,9 +216,15 @@ impl Classifier<'_> {
     }
 }
 
-impl Canvas for Classifier<'_> {
+impl Canvas for Classifier<'_, vt100::Cell> {
     fn paint(&mut self, at_ns: u64, screen: &vt100::Screen) {
-        let now = cells(screen);
+        self.show(at_ns, cells(screen));
+    }
+}
+
+impl<T: PartialEq> Classifier<'_, T> {
+    /// `now` was put on screen at `at_ns`.
+    fn show(&mut self, at_ns: u64, now: Vec<T>) {
         if self.last.as_ref() == Some(&now) {
             return;
         }
@@ -170,41 +235,17 @@ impl Canvas for Classifier<'_> {
             .rposition(|w| w.from_ns <= at_ns && at_ns < w.to_ns);
         if let Some(window) = window {
             let (before, after) = (&self.settled[window], &self.settled[window + 1]);
-            if now != *before && now != *after && now.len() == before.len() {
-                let mut flash = false;
-                let mut foreign = false;
-                let mut unsettled = 0usize;
-                for ((cell, old), new) in now.iter().zip(before).zip(after) {
-                    flash |= old == new && cell != old;
-                    foreign |= cell != old && cell != new;
-                    unsettled += usize::from(cell != new);
-                }
-                let kind = match (flash, foreign) {
-                    (true, _) => Kind::Flash,
-                    (false, false) => Kind::Tear,
-                    (false, true) => Kind::Step,
-                };
-                let share = unsettled as f64 / now.len().max(1) as f64;
+            if let Some((kind, share)) = classify(&now, before, after) {
                 let seen = &mut self.seen[window];
                 seen.cells_in_transit = seen.cells_in_transit.max(share);
-                // Counted whether kept or not: the index past the kept ones finds nothing.
+                // Every state is kept until the window's counts are made, then the first few.
                 let index = seen.states.len();
-                if index < STATES_KEPT {
-                    seen.states.push(VisibleState {
-                        kind,
-                        at_ms: (at_ns - self.windows[window].from_ns) as f64 / 1e6,
-                        shown_ms: 0.0,
-                        unsettled_share: share,
-                    });
-                } else {
-                    // Past the kept states, still counted: a placeholder the close fills.
-                    seen.states.push(VisibleState {
-                        kind,
-                        at_ms: 0.0,
-                        shown_ms: 0.0,
-                        unsettled_share: share,
-                    });
-                }
+                seen.states.push(VisibleState {
+                    kind,
+                    at_ms: (at_ns - self.windows[window].from_ns) as f64 / 1e6,
+                    shown_ms: 0.0,
+                    unsettled_share: share,
+                });
                 self.open = Some((window, index, at_ns));
             }
         }
@@ -282,6 +323,43 @@ pub fn see(
         key.bytes_held = held;
     }
     (seen, painter.paints)
+}
+
+/// Each window's visible states in a camera's film: each distinct grab (`frames`, in time
+/// order) is on screen until the next. S0 and S1 are the grabs showing at the window's edges.
+pub fn see_film<T: PartialEq + Clone>(
+    frames: &[(u64, Vec<T>)],
+    windows: &[Window],
+    end_ns: u64,
+) -> Vec<KeySeen> {
+    let Some(first) = frames.first() else {
+        return vec![KeySeen::default(); windows.len()];
+    };
+    let mut edges: Vec<u64> = windows.iter().map(|w| w.from_ns).collect();
+    if let Some(last) = windows.last() {
+        edges.push(last.to_ns);
+    }
+    let showing = |at: u64| {
+        let i = frames.partition_point(|(t, _)| *t <= at);
+        frames[i.saturating_sub(1)].1.clone()
+    };
+    let settled: Vec<Vec<T>> = edges.iter().map(|&edge| showing(edge)).collect();
+    let mut classifier = Classifier {
+        windows,
+        settled: &settled,
+        last: Some(first.1.clone()),
+        open: None,
+        seen: vec![KeySeen::default(); windows.len()],
+    };
+    for (at, frame) in &frames[1..] {
+        classifier.show(*at, frame.clone());
+    }
+    classifier.close(end_ns);
+    let mut seen = classifier.seen;
+    for key in &mut seen {
+        key.states.truncate(STATES_KEPT);
+    }
+    seen
 }
 
 /// Rows pushed off the screen that copy one already in the scrollback or on the screen before
@@ -410,5 +488,42 @@ mod tests {
         )
         .0;
         assert!(seen.iter().all(|s| s.scrollback_churn == 0), "{seen:?}");
+    }
+
+    #[test]
+    fn a_film_of_grabs_is_held_to_the_grabs_at_the_keys_edges() {
+        // Pixels of a 4-pixel window: settled, blank for 30 ms, the new frame.
+        let (old, blank, half, new) = (
+            vec![1, 1, 2, 2],
+            vec![0; 4],
+            vec![1, 1, 3, 2],
+            vec![1, 1, 3, 4],
+        );
+        let frames = vec![
+            (0, old.clone()),
+            (101 * MS, blank),
+            (131 * MS, new.clone()),
+            (201 * MS, half),
+            (240 * MS, old),
+        ];
+        let windows = [
+            Window {
+                from_ns: 100 * MS,
+                to_ns: 200 * MS,
+            },
+            Window {
+                from_ns: 200 * MS,
+                to_ns: 300 * MS,
+            },
+        ];
+        let seen = see_film(&frames, &windows, 400 * MS);
+        assert_eq!((seen[0].flashes, seen[0].longest_flash_ms), (1, Some(30.0)));
+        // From new to old through half of the way back: a tear for 39 ms.
+        assert_eq!((seen[1].tears, seen[1].flashes), (1, 0));
+        assert!(
+            see_film::<u32>(&[], &windows, 400 * MS)
+                .iter()
+                .all(|s| s.states.is_empty())
+        );
     }
 }

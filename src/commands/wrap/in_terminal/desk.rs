@@ -68,6 +68,16 @@ pub(super) trait Desk {
         shared: &Arc<Watching>,
     ) -> anyhow::Result<WatchThread>;
 
+    /// The camera on `window` on a thread of its own until `shared.done`, where this desktop
+    /// has one (flushlab's own Xvfb).
+    fn camera(
+        &mut self,
+        _window: &Self::Window,
+        _shared: &Arc<Watching>,
+    ) -> anyhow::Result<Option<CameraThread>> {
+        Ok(None)
+    }
+
     /// CMD has ended; the terminal has not yet: whatever the desktop reads of the window only
     /// at the end is read now (a browser's trace).
     fn closing(&mut self, _window: &Self::Window) -> anyhow::Result<()> {
@@ -88,6 +98,10 @@ pub(super) trait Desk {
 
 /// The window's watcher thread: it returns the share of a core it took.
 pub(super) type WatchThread = std::thread::JoinHandle<anyhow::Result<f64>>;
+
+/// The camera's thread: it returns its film.
+pub(super) type CameraThread =
+    std::thread::JoinHandle<anyhow::Result<crate::painting::camera::Film>>;
 
 /// One key of the script as the desktop's keyboard types it, and the pause after it.
 pub(super) struct Typed<S> {

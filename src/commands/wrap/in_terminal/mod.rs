@@ -57,6 +57,10 @@ pub(super) struct PixelRun {
     pub(super) unsettled: bool,
     /// In a browser terminal: what its host told.
     pub(super) browser: Option<crate::painting::browser::protocol::BrowserRun>,
+    /// What the camera saw of the window (flushlab's own Xvfb, `--camera on`).
+    pub(super) film: Option<crate::painting::camera::Film>,
+    /// `--try`: the fix tried.
+    pub(super) fix: Option<Fix>,
 }
 
 /// The observer for CMD in a terminal (`--observer none` is refused by [`check`]): on the pty
@@ -75,6 +79,26 @@ fn start_inside(plan: &Plan, fix: Option<Fix>, scratch: &Path) -> std::io::Resul
     )
 }
 
+/// What the window's watcher and the camera saw, once both are told the run is done.
+fn watched(
+    watching: desk::WatchThread,
+    camera: Option<desk::CameraThread>,
+) -> anyhow::Result<(f64, Option<crate::painting::camera::Film>)> {
+    let watcher_cpu_share = watching
+        .join()
+        .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
+        .context("watching the terminal's window")?;
+    let film = camera
+        .map(|camera| {
+            camera
+                .join()
+                .map_err(|_| anyhow::anyhow!("the camera panicked"))?
+                .context("the camera on the terminal's window")
+        })
+        .transpose()?;
+    Ok((watcher_cpu_share, film))
+}
+
 /// Runs CMD in `terminal` with `keys` typed into it; see the module's documentation.
 pub(super) fn measure(
     plan: &Plan,
@@ -88,7 +112,12 @@ pub(super) fn measure(
     let side = (terminal, keys, how);
     match &in_terminal.display {
         Display::Wayland(session) => on(WaylandDesk::open(session)?, plan, side, signal),
-        Display::X11(display) => on(X11Desk::open(display.as_deref())?, plan, side, signal),
+        Display::X11(display) => on(
+            X11Desk::open(display.as_deref(), in_terminal.camera)?,
+            plan,
+            side,
+            signal,
+        ),
         Display::Chromium(renderer) => on(BrowserDesk::open(*renderer)?, plan, side, signal),
     }
 }
@@ -116,6 +145,8 @@ fn on<D: Desk>(
     let recording = &shared.recording;
     let watching = desk.watch(&window, &shared)?;
     desk.focus(&window)?;
+    // After the focus, which puts the pointer in the window: the camera moves it away.
+    let camera = desk.camera(&window, &shared)?;
     let over = |deadline: Option<Instant>| {
         signal.load(Ordering::Relaxed) != 0
             || gone(cmd.0)
@@ -151,10 +182,7 @@ fn on<D: Desk>(
     let closed = desk.closing(&window);
     drop(window_holder);
     shared.done.store(true, Ordering::Relaxed);
-    let watcher_cpu_share = watching
-        .join()
-        .map_err(|_| anyhow::anyhow!("the window's watcher panicked"))?
-        .context("watching the terminal's window")?;
+    let (watcher_cpu_share, film) = watched(watching, camera)?;
     let (way, why) = (inside.way(), inside.why().to_owned());
     let sightings = inside.finish();
     closed?;
@@ -181,5 +209,7 @@ fn on<D: Desk>(
         started_after: ready_at.map(|at| at.saturating_duration_since(started)),
         unsettled,
         browser,
+        film,
+        fix,
     })
 }

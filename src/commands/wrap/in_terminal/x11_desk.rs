@@ -8,8 +8,9 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use x11rb::protocol::xproto::Window;
 
-use super::desk::{Desk, Desktop, WatchThread, Watching};
+use super::desk::{CameraThread, Desk, Desktop, WatchThread, Watching};
 use crate::keyscript::Key;
+use crate::painting::camera::Camera;
 use crate::painting::display::{self, Screen, Xvfb};
 use crate::painting::keyboard::{Keyboard, Stroke};
 use crate::painting::strips::Strips;
@@ -19,6 +20,8 @@ use crate::painting::window_watch::{X11Watcher, record_changes};
 pub(super) struct X11Desk {
     /// flushlab's own Xvfb, held until the run is over; `None` on `--display`.
     server: Option<Xvfb>,
+    /// Where that Xvfb keeps its screen for the camera (after `server`: the server ends first).
+    framebuffer: Option<crate::files::Scratch>,
     display: String,
     keyboard: Keyboard,
     /// The window's watcher, until its thread takes it.
@@ -27,16 +30,22 @@ pub(super) struct X11Desk {
 
 impl X11Desk {
     /// `--display`: the person's own X server, where they watch it; else one of flushlab's.
-    pub(super) fn open(display: Option<&str>) -> anyhow::Result<X11Desk> {
+    /// `camera`: flushlab's own Xvfb keeps its screen in a file the camera reads.
+    pub(super) fn open(display: Option<&str>, camera: bool) -> anyhow::Result<X11Desk> {
+        let framebuffer = match (display, camera) {
+            (None, true) => Some(crate::files::Scratch::swept("flushlab-framebuffer")?),
+            _ => None,
+        };
         let (server, display) = match display {
             Some(display) => (None, display.to_owned()),
             None => {
-                let server = Xvfb::start()?;
+                let server = Xvfb::start_in(framebuffer.as_ref().map(|f| f.path()))?;
                 let display = server.display.clone();
                 (Some(server), display)
             }
         };
         Ok(X11Desk {
+            framebuffer,
             keyboard: Keyboard::connect(&display)?,
             watcher: Some(X11Watcher::connect(&display)?),
             server,
@@ -99,6 +108,24 @@ impl Desk for X11Desk {
             let mut changes = watcher.watch_every_change(window)?;
             record_changes(&mut changes, done, &shared.recording, &shared.strips)
         })?)
+    }
+
+    fn camera(
+        &mut self,
+        window: &Window,
+        shared: &Arc<Watching>,
+    ) -> anyhow::Result<Option<CameraThread>> {
+        let Some(framebuffer) = &self.framebuffer else {
+            return Ok(None);
+        };
+        let watcher = X11Watcher::connect(&self.display)?;
+        watcher.pointer_away()?;
+        let region = watcher.region(*window)?;
+        let camera = Camera::open(framebuffer.path(), region)?;
+        let shared = Arc::clone(shared);
+        Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
+            Ok(camera.roll(|| shared.done.load(Ordering::Relaxed))?)
+        })?))
     }
 
     fn calibrate(&self, window: &Window) -> anyhow::Result<Option<Strips>> {

@@ -62,6 +62,7 @@ impl Observation {
     ) -> std::io::Result<Observation> {
         let mode = match fix {
             Some(Fix::Frame) => Mode::HoldFrames,
+            Some(Fix::Sync) => Mode::SyncBlocks,
             None => Mode::Observe,
         };
         let mut injection = match pty {
