@@ -441,3 +441,39 @@ fn tmux_history_gains(dir: &std::path::Path, program: &std::path::Path, keys: us
     tmux(&["kill-server"]);
     gains
 }
+
+/// `--against`: a build that clears its screen before it draws flickers more than one that
+/// draws the same inside a 2026 block: a regression (exit 4) whatever the time says, decided
+/// once every round says so; the other way round, it flickers less.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (two verdicts of 3 rounds or more): cargo test --features slow-tests"
+)]
+fn a_build_that_flashes_where_the_old_did_not_is_a_regression() {
+    let program = common::c_program("flash");
+    let program = program.to_str().unwrap();
+    for (old, new, says, code) in [
+        ("csi", "clear", "NEW flickers more, in every round", Some(4)),
+        ("clear", "csi", "NEW flickers less, in every round", None),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args([
+                "wrap",
+                "--size",
+                "80x24",
+                "--keys",
+                "a*10@150ms q",
+                "--max-time",
+                "60",
+            ])
+            .args(["--against", &format!("{program} {old}"), "--", program, new])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(says), "{old} → {new}: {said}");
+        if code.is_some() {
+            assert_eq!(out.status.code(), code, "{said}");
+        }
+    }
+}

@@ -50,6 +50,9 @@ pub struct RunFigures {
     pub bytes_per_key: f64,
     /// CMD's exit status (`None`: wrap ended it).
     pub exit_code: Option<i32>,
+    /// Keys whose answer flashed the screen (`seen`, the model's or the camera's; `None`
+    /// without either).
+    pub flashed: Option<u64>,
 }
 
 impl RunFigures {
@@ -76,6 +79,15 @@ impl RunFigures {
             keys: keys.map_or(0, |k| k.keys),
             bytes_per_key: keys.map_or(0.0, |k| k.bytes_per_key),
             exit_code,
+            flashed: None,
+        }
+    }
+
+    /// With the keys that flashed the screen, as the run's `seen` says.
+    pub fn seeing(self, seen: Option<&super::seen_report::SeenReport>) -> RunFigures {
+        RunFigures {
+            flashed: seen.map(|s| s.keys_flashed),
+            ..self
         }
     }
 

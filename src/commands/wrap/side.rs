@@ -66,6 +66,14 @@ impl RunReport {
         }
     }
 
+    /// What a person saw of the keys' answers, where the model or the camera looked.
+    pub fn seen(&self) -> Option<&super::seen_report::SeenReport> {
+        match self {
+            RunReport::Headless(r) => r.seen.as_ref(),
+            RunReport::Terminal(r) => r.seen.as_ref(),
+        }
+    }
+
     /// CMD's exit status (`None`: wrap ended it, or a terminal ran it).
     pub fn exit_code(&self) -> Option<i32> {
         match self {

@@ -121,7 +121,8 @@ fn one(
     let terminal = plan.terminal.as_ref().map(|t| t.terminal);
     let side = Side::of_rounds(plan, Some(keys), (None, terminal), via);
     let ran = super::side::run(plan, side, signal)?;
-    let figures = RunFigures::of_keys(ran.report.keys(), ran.report.exit_code(), measure);
+    let figures = RunFigures::of_keys(ran.report.keys(), ran.report.exit_code(), measure)
+        .seeing(ran.report.seen());
     // A terminal's runs keep no timeline of wrap's reads to draw.
     let drawn = match &ran.report {
         RunReport::Headless(_) => ran.report.keys().map(|k| (build, ran.timeline, k.clone())),

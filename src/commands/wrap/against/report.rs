@@ -159,6 +159,9 @@ impl Against {
         if let Some(more) = &v.draws_more {
             out += &format!("\n{more}");
         }
+        if let Some(flicker) = &v.flicker {
+            out += &format!("\n{}", flicker.line());
+        }
         if let Some(stored) = &self.stored {
             out += "\nadvice only: one stored run has no spread of its own (exit 0 whatever it \
                     says; run both builds with --against 'OLD CMD' for a verdict to gate on)";

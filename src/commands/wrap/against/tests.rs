@@ -19,6 +19,7 @@ fn figures(p50: f64, emit: f64) -> RunFigures {
         keys: 10,
         bytes_per_key: 1000.0,
         exit_code: Some(0),
+        flashed: None,
     }
 }
 
@@ -206,4 +207,47 @@ fn compare_and_against_give_one_answer_on_the_same_rounds() {
         against.p95_ratio.map(bits),
         super::super::compare::new_over_old(&p95s).map(bits)
     );
+}
+
+/// A build that flashes the screen where the old one did not is a regression at the same
+/// speed, and ends the rounds once every round of enough says so; fewer flashes is said, and
+/// leaves the exit to the time.
+#[test]
+fn flashing_more_is_a_regression_whatever_the_time_says() {
+    let same: Vec<Pair> = vec![((10.0, 2.0), (10.0, 2.0)); DECISIVE_ROUNDS];
+    let flashing = |old: u64, new: u64| {
+        let mut r = rounds(&same);
+        for round in &mut r {
+            round.old.flashed = Some(old);
+            round.new.flashed = Some(new);
+        }
+        r
+    };
+    let looks = Looks::until_decisive(40);
+    let words: (&[String], &[String]) = (&[], &[]);
+    let verdict = |r: &[Round]| {
+        AgainstVerdict::of(
+            r,
+            (0.05, Measure::KeyToFrame),
+            (&looks, Stopped::Decided),
+            words,
+        )
+    };
+    let worse = verdict(&flashing(0, 20));
+    let flicker = worse.flicker.as_ref().unwrap();
+    assert_eq!(flicker.verdict, verdict::FlickerVerdict::More);
+    assert!(flicker.decisively_more() && worse.decides());
+    assert_eq!(worse.outcome(), crate::outcome::Outcome::Slower);
+    assert!(
+        flicker.line().contains("NEW flickers more, in every round"),
+        "{}",
+        flicker.line()
+    );
+    let better = verdict(&flashing(20, 0));
+    assert_eq!(
+        better.flicker.as_ref().unwrap().verdict,
+        verdict::FlickerVerdict::Less
+    );
+    assert_ne!(better.outcome(), crate::outcome::Outcome::Slower);
+    assert!(verdict(&rounds(&same)).flicker.is_none());
 }

@@ -80,6 +80,9 @@ pub struct AgainstVerdict {
     /// NEW sent a tenth more bytes a key than OLD in most rounds: the two did not draw the
     /// same (information: a build that draws more and is slower is slower).
     pub draws_more: Option<String>,
+    /// The keys whose answer flashed the screen, NEW against OLD: a verdict of its own beside
+    /// the time's (`None` where the runs had no `seen`).
+    pub flicker: Option<Flicker>,
     pub old: Vec<String>,
     pub new: Vec<String>,
 }
@@ -156,25 +159,135 @@ impl AgainstVerdict {
             moved,
             answers_with_less,
             draws_more,
+            flicker: Flicker::of(rounds),
             old: words.0.to_vec(),
             new: words.1.to_vec(),
         }
     }
 
-    /// Whether this verdict ends the rounds: slower, faster or the same, or none to be had.
+    /// Whether this verdict ends the rounds: slower, faster or the same, or none to be had; or
+    /// NEW flickering more in every round of enough rounds (a regression whatever the time
+    /// would say).
     pub fn decides(&self) -> bool {
         self.verdict != Some(Verdict::Inconclusive)
+            || self.flicker.as_ref().is_some_and(Flicker::decisively_more)
     }
 
     /// The exit code's outcome: 0 for the same or faster, 4 slower, 5 inconclusive, 1 without
     /// a verdict.
     pub fn outcome(&self) -> Outcome {
+        // A build that flickers where the old one did not is never "faster, exit 0".
+        if self
+            .flicker
+            .as_ref()
+            .is_some_and(|f| f.verdict == FlickerVerdict::More)
+        {
+            return Outcome::Slower;
+        }
         match self.verdict {
             Some(Verdict::Same | Verdict::Faster) => Outcome::Finished,
             Some(Verdict::Slower) => Outcome::Slower,
             Some(Verdict::Inconclusive) => Outcome::Inconclusive,
             None => Outcome::Failed,
         }
+    }
+}
+
+/// Keys that flashed the screen, summed over the rounds, NEW against OLD, and what that says.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Flicker {
+    pub old_flashed: u64,
+    pub new_flashed: u64,
+    /// Keys sent, each build, over the rounds.
+    pub keys: u64,
+    /// Rounds in which NEW flashed more keys than OLD, and fewer.
+    pub rounds_more: usize,
+    pub rounds_fewer: usize,
+    /// Rounds with both builds' flashes.
+    pub rounds: usize,
+    pub verdict: FlickerVerdict,
+}
+
+/// What the flashes say, NEW against OLD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlickerVerdict {
+    /// NEW flashed more keys in most rounds, and more over all: a regression, whatever the time
+    /// says (exit 4).
+    More,
+    Less,
+    Same,
+    /// The rounds disagree.
+    Unclear,
+}
+
+impl FlickerVerdict {
+    pub fn words(self) -> &'static str {
+        match self {
+            FlickerVerdict::More => "flickers more",
+            FlickerVerdict::Less => "flickers less",
+            FlickerVerdict::Same => "flickers the same",
+            FlickerVerdict::Unclear => "unclear (the rounds disagree)",
+        }
+    }
+}
+
+impl Flicker {
+    /// Exact counts, judged by the rounds: more (or fewer) in most rounds and over all.
+    fn of(rounds: &[Round]) -> Option<Flicker> {
+        let pairs: Vec<(u64, u64)> = rounds
+            .iter()
+            .map(|r| Some((r.old.flashed?, r.new.flashed?)))
+            .collect::<Option<_>>()?;
+        if pairs.is_empty() {
+            return None;
+        }
+        let (old, new) = pairs.iter().fold((0, 0), |(o, n), (a, b)| (o + a, n + b));
+        let more = pairs.iter().filter(|(o, n)| n > o).count();
+        let fewer = pairs.iter().filter(|(o, n)| n < o).count();
+        let most = pairs.len() / 2 + 1;
+        let verdict = match (new.cmp(&old), more >= most, fewer >= most) {
+            (std::cmp::Ordering::Greater, true, _) => FlickerVerdict::More,
+            (std::cmp::Ordering::Less, _, true) => FlickerVerdict::Less,
+            (std::cmp::Ordering::Equal, false, false) => FlickerVerdict::Same,
+            _ => FlickerVerdict::Unclear,
+        };
+        Some(Flicker {
+            old_flashed: old,
+            new_flashed: new,
+            keys: rounds.iter().map(|r| r.new.keys).sum(),
+            rounds_more: more,
+            rounds_fewer: fewer,
+            rounds: pairs.len(),
+            verdict,
+        })
+    }
+
+    /// NEW flashed more keys than OLD in every round, and there were enough of them.
+    pub fn decisively_more(&self) -> bool {
+        self.verdict == FlickerVerdict::More
+            && self.rounds_more == self.rounds
+            && self.rounds >= crate::statistics::verdict::DECISIVE_ROUNDS
+    }
+
+    /// One line for the summary.
+    pub fn line(&self) -> String {
+        let every = match self.verdict {
+            FlickerVerdict::More if self.rounds_more == self.rounds => ", in every round",
+            FlickerVerdict::Less if self.rounds_fewer == self.rounds => ", in every round",
+            _ => "",
+        };
+        format!(
+            "flashes: NEW flashed the screen on {} of {} keys, OLD on {} (NEW more in {} of {} \
+             round(s), fewer in {}): NEW {}{every}",
+            self.new_flashed,
+            self.keys,
+            self.old_flashed,
+            self.rounds_more,
+            self.rounds,
+            self.rounds_fewer,
+            self.verdict.words()
+        )
     }
 }
 
