@@ -323,8 +323,8 @@ fn an_ink_list_taller_than_the_window_copies_what_tmux_keeps_into_its_history() 
     let dir = common::scratch_dir("ink");
     let program = install_ink(&dir);
     let keys = 40;
-    let (code, report, said, _) = super::keyed::wrap_keys_with(
-        &[],
+    let (code, report, said, _) = super::keyed::wrap_keys_env(
+        INK_NOT_IN_CI,
         "80x24",
         &format!("j*{keys}@200ms"),
         &["node", program.to_str().unwrap()],
@@ -364,6 +364,10 @@ fn an_ink_list_taller_than_the_window_copies_what_tmux_keeps_into_its_history() 
     }
 }
 
+/// Ink draws only its last frame where it thinks it runs in CI (the is-in-ci package reads
+/// `CI`): the list is drawn as a person sees it only with CI said to be off.
+const INK_NOT_IN_CI: (&str, &str) = ("CI", "false");
+
 /// tests/corpus/ink_list.mjs in `dir`, with Ink 8.0.0 (and the React it needs) from npm.
 fn install_ink(dir: &std::path::Path) -> std::path::PathBuf {
     let program = dir.join("list.mjs");
@@ -401,6 +405,7 @@ fn tmux_history_gains(dir: &std::path::Path, program: &std::path::Path, keys: us
     let socket = dir.join("tmux.sock");
     let tmux = |args: &[&str]| {
         let out = Command::new("tmux")
+            .env(INK_NOT_IN_CI.0, INK_NOT_IN_CI.1)
             .arg("-S")
             .arg(&socket)
             .args(["-f", "/dev/null"])

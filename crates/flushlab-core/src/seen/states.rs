@@ -43,7 +43,9 @@ pub struct KeySeen {
     pub flashes: u32,
     pub tears: u32,
     pub steps: u32,
-    /// States shorter than a refresh, any kind: they may never reach a screen.
+    /// States shorter than a refresh, any kind: they may never reach a screen. The model
+    /// counts its paints that stayed less than a refresh here without reading their cells (so
+    /// a repaint of the same screen counts too), and lists none of them in `states`.
     pub brief: u32,
     /// The longest flash and tear on screen, in ms.
     pub longest_flash_ms: Option<f64>,
@@ -169,10 +171,41 @@ fn replay(
     painter
 }
 
-struct NoCanvas;
+/// When each paint was made: the first pass's, so that the second knows how long each stays.
+#[derive(Default)]
+struct PaintTimes(Vec<u64>);
 
-impl Canvas for NoCanvas {
-    fn paint(&mut self, _: u64, _: &vt100::Screen) {}
+impl Canvas for PaintTimes {
+    fn paint(&mut self, at_ns: u64, _: &vt100::Screen) {
+        self.0.push(at_ns);
+    }
+}
+
+/// The model's paints held against the screens at the edges. A paint on screen for less than
+/// a refresh (known from the first pass's times) is counted brief and not looked at: a tearing
+/// program is painted thousands of times a frame, and reading every cell of each was most of
+/// the model's time. Its cells are read only for the states that last.
+struct ModelCanvas<'a> {
+    classifier: Classifier<'a, vt100::Cell>,
+    times: &'a [u64],
+    next: usize,
+    end_ns: u64,
+}
+
+impl Canvas for ModelCanvas<'_> {
+    fn paint(&mut self, at_ns: u64, screen: &vt100::Screen) {
+        let until = self
+            .times
+            .get(self.next + 1)
+            .copied()
+            .unwrap_or(self.end_ns);
+        self.next += 1;
+        if until.saturating_sub(at_ns) < REFRESH.as_nanos() as u64 {
+            self.classifier.brief(at_ns);
+        } else {
+            self.classifier.show(at_ns, cells(screen));
+        }
+    }
 }
 
 /// The states shown, classified against the screens at the windows' edges: a model's cells or
@@ -216,13 +249,21 @@ impl<T: PartialEq> Classifier<'_, T> {
     }
 }
 
-impl Canvas for Classifier<'_, vt100::Cell> {
-    fn paint(&mut self, at_ns: u64, screen: &vt100::Screen) {
-        self.show(at_ns, cells(screen));
-    }
-}
-
 impl<T: PartialEq> Classifier<'_, T> {
+    /// A paint at `at_ns` that stayed less than a refresh, not looked at: the state before it
+    /// ends, and it counts as brief in its window.
+    fn brief(&mut self, at_ns: u64) {
+        self.close(at_ns);
+        self.last = None;
+        if let Some(window) = self
+            .windows
+            .iter()
+            .rposition(|w| w.from_ns <= at_ns && at_ns < w.to_ns)
+        {
+            self.seen[window].brief += 1;
+        }
+    }
+
     /// `now` was put on screen at `at_ns`.
     fn show(&mut self, at_ns: u64, now: Vec<T>) {
         if self.last.as_ref() == Some(&now) {
@@ -269,19 +310,25 @@ pub fn see(
     }
     // First the screens settled at each edge, then the paints between them held against them.
     let mut settled: Vec<Cells> = Vec::with_capacity(edges.len());
+    let mut times = PaintTimes::default();
     replay(
         policy,
         size,
         (transcript, &edges, end_ns),
-        &mut NoCanvas,
+        &mut times,
         &mut |_, painter| settled.push(cells(painter.screen())),
     );
-    let mut classifier = Classifier {
-        windows,
-        settled: &settled,
-        last: None,
-        open: None,
-        seen: vec![KeySeen::default(); windows.len()],
+    let mut canvas = ModelCanvas {
+        classifier: Classifier {
+            windows,
+            settled: &settled,
+            last: None,
+            open: None,
+            seen: vec![KeySeen::default(); windows.len()],
+        },
+        times: &times.0,
+        next: 0,
+        end_ns,
     };
     let mut history: HashSet<String> = HashSet::new();
     let mut on_screen: Vec<String> = Vec::new();
@@ -292,7 +339,7 @@ pub fn see(
         policy,
         size,
         (transcript, &edges, end_ns),
-        &mut classifier,
+        &mut canvas,
         &mut |edge, painter| {
             let pushed = painter.take_pushed();
             if edge > 0 {
@@ -313,8 +360,8 @@ pub fn see(
                 .collect();
         },
     );
-    classifier.close(end_ns);
-    let mut seen = classifier.seen;
+    canvas.classifier.close(end_ns);
+    let mut seen = canvas.classifier.seen;
     for ((key, churn), (bytes, in_blocks, held)) in seen.iter_mut().zip(churn).zip(bytes) {
         key.states.truncate(STATES_KEPT);
         key.scrollback_churn = churn;
