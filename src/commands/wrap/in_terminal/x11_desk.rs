@@ -33,7 +33,11 @@ impl X11Desk {
     /// `camera`: flushlab's own Xvfb keeps its screen in a file the camera reads.
     pub(super) fn open(display: Option<&str>, camera: bool) -> anyhow::Result<X11Desk> {
         let framebuffer = match (display, camera) {
-            (None, true) => Some(crate::files::Scratch::swept("flushlab-framebuffer")?),
+            (None, true) => {
+                // Xvfb first: where it is missing, that is what the run says, not the scratch.
+                display::installed("Xvfb", "xvfb")?;
+                Some(crate::files::Scratch::swept("flushlab-framebuffer")?)
+            }
             _ => None,
         };
         let (server, display) = match display {
