@@ -5,17 +5,8 @@
 
 use std::num::NonZeroU16;
 
-use super::policy::PaintPolicy;
+use super::policy::{PaintPolicy, SyncForm};
 use crate::detect::screen::{Event, Mark, Screen};
-
-/// A synchronized-output block's form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SyncForm {
-    /// `ESC[?2026h` … `ESC[?2026l`
-    Csi,
-    /// `ESC P=1s ESC\` … `ESC P=2s ESC\`
-    Dcs,
-}
 
 /// Where painted states go.
 pub trait Canvas {

@@ -17,6 +17,15 @@ pub enum When {
     Delay { lower: Duration, upper: Duration },
 }
 
+/// A synchronized-output block's form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncForm {
+    /// `ESC[?2026h` … `ESC[?2026l`
+    Csi,
+    /// `ESC P=1s ESC\` … `ESC P=2s ESC\`
+    Dcs,
+}
+
 /// The synchronized-output forms a terminal honours: while a block is open it paints nothing
 /// new, for at most its hold limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -161,10 +170,10 @@ impl fmt::Display for PaintPolicy {
 
 impl PaintPolicy {
     /// Whether the policy holds its paints for a block in this form.
-    pub fn honours(&self, form: super::painter::SyncForm) -> bool {
+    pub fn honours(&self, form: SyncForm) -> bool {
         match form {
-            super::painter::SyncForm::Csi => self.sync.csi,
-            super::painter::SyncForm::Dcs => self.sync.dcs,
+            SyncForm::Csi => self.sync.csi,
+            SyncForm::Dcs => self.sync.dcs,
         }
     }
 
