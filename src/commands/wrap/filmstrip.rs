@@ -95,7 +95,7 @@ pub fn chosen_key(keys: &[KeySeen]) -> Option<usize> {
 /// between in time order; each between that is a visible state gets its kind, when it came
 /// after the key and how long it stayed (until the next frame).
 fn shots<T: PartialEq>(
-    frames: &[(u64, Vec<T>)],
+    frames: &[(u64, &[T])],
     from_ns: u64,
     picture: impl Fn(usize) -> Picture,
 ) -> Vec<Shot> {
@@ -107,8 +107,8 @@ fn shots<T: PartialEq>(
         picture: picture(0),
     }];
     for i in 1..frames.len().saturating_sub(1) {
-        let (at, now) = (&frames[i].0, &frames[i].1);
-        let Some((kind, share)) = classify(now, &first.1, &last.1) else {
+        let (at, now) = (&frames[i].0, frames[i].1);
+        let Some((kind, share)) = classify(now, first.1, last.1) else {
             continue;
         };
         let shown = frames[i + 1].0.saturating_sub(*at) as f64 / 1e6;
@@ -150,10 +150,9 @@ impl Filmstrip {
                 .map(|(t, f)| (*t, &f[..])),
         );
         frames.push((window.to_ns, &film.frames[last].1));
-        let owned: Vec<(u64, Vec<u32>)> = frames.iter().map(|(t, f)| (*t, f.to_vec())).collect();
-        let shots = shots(&owned, window.from_ns, |i| Picture::Pixels {
+        let shots = shots(&frames, window.from_ns, |i| Picture::Pixels {
             width,
-            pixels: owned[i].1.clone(),
+            pixels: frames[i].1.to_vec(),
         });
         Filmstrip { title, shots }
     }
@@ -177,6 +176,7 @@ impl Filmstrip {
             frames.push((*at, now));
             texts.push(screen.rows(0, size.0).collect());
         }
+        let frames: Vec<(u64, &[vt100::Cell])> = frames.iter().map(|(t, f)| (*t, &f[..])).collect();
         let shots = shots(&frames, window.from_ns, |i| Picture::Text {
             cols: size.0,
             rows: texts[i].clone(),
@@ -334,10 +334,10 @@ mod tests {
             rows: vec![t.to_owned()],
         };
         let texts = [row("<old> & key 1"), row(""), row("<old> & key 2")];
-        let frames: Vec<(u64, Vec<u8>)> = vec![
-            (100_000_000, b"ab".to_vec()),
-            (101_000_000, b"  ".to_vec()),
-            (131_000_000, b"ac".to_vec()),
+        let frames: Vec<(u64, &[u8])> = vec![
+            (100_000_000, b"ab"),
+            (101_000_000, b"  "),
+            (131_000_000, b"ac"),
         ];
         let strip = Filmstrip {
             title: "key 1 'a'".to_owned(),
