@@ -116,6 +116,27 @@ fn the_model_off_is_no_seen_part_and_a_bad_policy_is_one_line() {
         assert!(first.contains("expected off, a terminal"), "{bad}: {said}");
         assert!(!said.contains('\x1b'), "{bad}: {said}");
     }
+    // `--camera` takes on or off: its value is never taken for CMD.
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--terminal",
+            "xterm",
+            "--camera",
+            "maybe",
+            "--keys",
+            "a",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("'maybe'") && said.contains("on, off"),
+        "{said}"
+    );
 }
 
 #[test]

@@ -47,7 +47,7 @@ pub struct WrapArgs {
 
     /// With `--terminal` on flushlab's own X server: a camera reads the window's pixels 500 times
     /// a second for each key's flashes and tears (`off`: no camera, nothing it costs)
-    #[arg(long, value_name = "on|off", value_parser = crate::units::parse_switch, default_value = "on", requires = "terminal")]
+    #[arg(long, value_name = "on|off", value_parser = crate::units::parse_switch, default_value = "on", action = clap::ArgAction::Set, requires = "terminal")]
     pub camera: bool,
 
     /// A pause at least this long (seconds) before each frame confirms frames found from the
