@@ -184,18 +184,25 @@ impl Filmstrip {
         Filmstrip { title, shots }
     }
 
-    /// The strip as SVG: the shots side by side, each with its label; pixels as embedded PNG,
-    /// text as text (escaped: nothing of CMD's output is markup).
-    pub fn svg(&self) -> anyhow::Result<String> {
-        const GAP: u32 = 16;
-        const LABEL: u32 = 40;
+    /// Each shot's size, and the strip's: the shots side by side, `gap` around each.
+    fn layout(&self, gap: u32) -> (Vec<(u32, u32)>, u32, u32) {
         let sizes: Vec<(u32, u32)> = self
             .shots
             .iter()
             .map(|s| picture_size(&s.picture))
             .collect();
-        let width = sizes.iter().map(|(w, _)| w + GAP).sum::<u32>() + GAP;
-        let height = sizes.iter().map(|(_, h)| *h).max().unwrap_or(0) + LABEL + 2 * GAP;
+        let width = sizes.iter().map(|(w, _)| w + gap).sum::<u32>() + gap;
+        let height = sizes.iter().map(|(_, h)| *h).max().unwrap_or(0) + 2 * gap;
+        (sizes, width, height)
+    }
+
+    /// The strip as SVG: the shots side by side, each with its label; pixels as embedded PNG,
+    /// text as text (escaped: nothing of CMD's output is markup).
+    pub fn svg(&self) -> anyhow::Result<String> {
+        const GAP: u32 = 16;
+        const LABEL: u32 = 40;
+        let (sizes, width, height) = self.layout(GAP);
+        let height = height + LABEL;
         let mut out = format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\">\n\
              <rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n\
@@ -242,13 +249,7 @@ impl Filmstrip {
     /// cell is not blank (no font is drawn: the SVG has the labels).
     pub fn png(&self) -> anyhow::Result<Vec<u8>> {
         const GAP: u32 = 8;
-        let sizes: Vec<(u32, u32)> = self
-            .shots
-            .iter()
-            .map(|s| picture_size(&s.picture))
-            .collect();
-        let width = sizes.iter().map(|(w, _)| w + GAP).sum::<u32>() + GAP;
-        let height = sizes.iter().map(|(_, h)| *h).max().unwrap_or(0) + 2 * GAP;
+        let (sizes, width, height) = self.layout(GAP);
         let mut canvas = vec![0x0040_4040u32; (width * height) as usize];
         let mut x0 = GAP;
         for (shot, (w, h)) in self.shots.iter().zip(&sizes) {
