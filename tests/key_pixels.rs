@@ -654,9 +654,9 @@ fn flash_seen(program: &std::path::Path, mode: &str, flags: &[&str]) -> Value {
     common::read_json(&report)["seen"].clone()
 }
 
-/// The camera on xterm, alacritty and kitty sees a clear-then-draw program's blank screen
-/// where the terminal shows it: on every key, but for a synchronized-output block the
-/// terminal honours (kitty both forms, alacritty 0.11 the DCS form only, xterm none). The
+/// The camera on xterm, alacritty, kitty and foot sees a clear-then-draw program's blank
+/// screen where the terminal shows it: on every key, but for a synchronized-output block the
+/// terminal honours (kitty and foot both forms, alacritty 0.11 the DCS form only, xterm none). The
 /// terminal model under each terminal's policy (`--paint NAME`, headless) counts within 2 of
 /// the camera; `--try sync` hides the blank in kitty alone; and a frame redrawn in place shows
 /// the camera nothing between.
@@ -668,12 +668,17 @@ fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agr
     let _serial = one_at_a_time();
     let program = common::c_program("flash");
     let flashes = |seen: &Value| seen["keys_flashed"].as_u64().unwrap();
-    for (terminal, held) in [
-        ("xterm", &[][..]),
-        ("alacritty", &["dcs"][..]),
-        ("kitty", &["csi", "dcs"][..]),
+    for (terminal, held, needs) in [
+        ("xterm", &[][..], &["xterm"][..]),
+        ("alacritty", &["dcs"][..], &["alacritty"][..]),
+        ("kitty", &["csi", "dcs"][..], &["kitty"][..]),
+        (
+            "foot",
+            &["csi", "dcs"][..],
+            &["foot", "sway", "setpriv"][..],
+        ),
     ] {
-        if !common::has_programs(&[terminal]) {
+        if !common::has_programs(needs) {
             continue;
         }
         for mode in ["clear", "csi", "dcs"] {

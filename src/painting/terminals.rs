@@ -185,7 +185,7 @@ impl Terminal {
                     },
                     (true, true),
                 ),
-                None,
+                Some("foot 1.13.1"),
             ),
             Terminal::XtermJs | Terminal::XtermJsWebgl => {
                 (policy(When::Vsync { hz: 60.0 }, (true, false)), None)

@@ -45,8 +45,9 @@ pub struct WrapArgs {
     #[arg(long, value_name = "POLICY", value_parser = Paint::parse, default_value = "eager")]
     pub paint: Paint,
 
-    /// With `--terminal` on flushlab's own X server: a camera reads the window's pixels 500 times
-    /// a second for each key's flashes and tears (`off`: no camera, nothing it costs)
+    /// With `--terminal`: a camera keeps the window's pixels for each key's flashes and tears
+    /// (flushlab's own X server: read 250 times a second; Wayland: the compositor's copy at
+    /// each change; `off`: no camera, nothing it costs)
     #[arg(long, value_name = "on|off", value_parser = crate::units::parse_switch, default_value = "on", action = clap::ArgAction::Set, requires = "terminal")]
     pub camera: bool,
 

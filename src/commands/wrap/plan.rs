@@ -112,7 +112,7 @@ pub(super) struct InTerminal {
     pub(super) terminal: Terminal,
     pub(super) options: Vec<TerminalOption>,
     pub(super) display: Display,
-    /// `--camera`: the window's pixels read for each key's flashes and tears (own Xvfb).
+    /// `--camera`: the window's pixels kept for each key's flashes and tears (own Xvfb, Wayland).
     pub(super) camera: bool,
 }
 

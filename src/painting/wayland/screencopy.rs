@@ -12,6 +12,7 @@ use wayland_protocols_wlr::screencopy::v1::client::{
 };
 
 use super::ipc::Region;
+use crate::painting::camera::{Film, KEPT_BYTES};
 use crate::painting::strips::{Strips, decode_strip};
 use crate::painting::window_watch::Changes;
 
@@ -238,13 +239,29 @@ impl Capture {
         let at = self.outcome(0, &mut never);
         frame.destroy();
         at?;
-        let buffer = self.buffers[0].as_ref().expect("asked above");
+        self.pixels(0).map(Some)
+    }
+
+    /// The picture in `slot`'s buffer: its pixels, rows packed, its width and height.
+    fn pixels(&self, slot: usize) -> anyhow::Result<(Vec<u8>, usize, usize)> {
+        let buffer = self.buffers[slot].as_ref().context("no picture yet")?;
         let (width, height) = (buffer.size.0 as usize, buffer.size.1 as usize);
-        let mut data = Vec::with_capacity(width * height * 4);
-        for y in 0..height {
-            data.extend(self.row(0, y, 0, width)?);
+        let stride = buffer.stride as usize;
+        // One read of the whole buffer: a row a read costs a system call a row, at each change.
+        let mut all = vec![0u8; stride * height];
+        let read = rustix::io::pread(&buffer.fd, &mut all, 0)?;
+        if read != all.len() {
+            bail!("the compositor's copy is shorter than its buffer");
         }
-        Ok(Some((data, width, height)))
+        let data = match stride == width * 4 {
+            true => all,
+            false => all
+                .chunks_exact(stride)
+                .flat_map(|row| &row[..width * 4])
+                .copied()
+                .collect(),
+        };
+        Ok((data, width, height))
     }
 
     /// `width` pixels of row `y` from `x` of the picture in `slot`'s buffer.
@@ -289,6 +306,38 @@ impl Copies {
         }
         let _ = self.capture.conn.flush();
         Ok(None)
+    }
+}
+
+impl Copies {
+    /// The camera on the region: each change's picture, timed when the compositor committed
+    /// it, until `done`; a picture the same as the one before is no new state.
+    pub fn film(mut self, mut done: impl FnMut() -> bool) -> anyhow::Result<Film> {
+        let cpu = crate::sys::thread_cpu_ns();
+        let started = std::time::Instant::now();
+        let mut film = Film::default();
+        let mut kept = 0usize;
+        while let Some((at_ns, _)) = self.next_change(&mut done)? {
+            film.grabs += 1;
+            let (data, width, _) = self.capture.pixels(self.slot)?;
+            let pixels: Vec<u32> = data
+                .chunks_exact(4)
+                .map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]))
+                .collect();
+            if film.frames.last().is_some_and(|(_, last)| *last == pixels) {
+                continue;
+            }
+            if kept + data.len() > KEPT_BYTES {
+                film.cut = true;
+                continue;
+            }
+            kept += data.len();
+            film.width = u32::try_from(width).unwrap_or(u32::MAX);
+            film.frames.push((at_ns, pixels));
+        }
+        let wall = started.elapsed().as_nanos().max(1) as f64;
+        film.cpu_share = crate::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / wall;
+        Ok(film)
     }
 }
 

@@ -111,7 +111,12 @@ pub(super) fn measure(
     crate::sys::process::become_subreaper()?;
     let side = (terminal, keys, how);
     match &in_terminal.display {
-        Display::Wayland(session) => on(WaylandDesk::open(session)?, plan, side, signal),
+        Display::Wayland(session) => on(
+            WaylandDesk::open(session, in_terminal.camera)?,
+            plan,
+            side,
+            signal,
+        ),
         Display::X11(display) => on(
             X11Desk::open(display.as_deref(), in_terminal.camera)?,
             plan,

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{Context, bail};
 
-use super::desk::{Desk, Desktop, WINDOW_AT_MOST, WatchThread, Watching};
+use super::desk::{CameraThread, Desk, Desktop, WINDOW_AT_MOST, WatchThread, Watching};
 use crate::keyscript::Key;
 use crate::painting::display::{self, Screen};
 use crate::painting::strips::Strips;
@@ -22,17 +22,21 @@ pub(super) struct WaylandDesk {
     compositor: Compositor,
     /// The terminal's output, once its window is placed.
     output: Option<Output>,
+    /// `--camera`: each change's picture kept, as well as its time.
+    camera: bool,
 }
 
 impl WaylandDesk {
-    /// `session`'s compositor: flushlab's own started, or the running one found.
-    pub(super) fn open(session: &Session) -> anyhow::Result<WaylandDesk> {
+    /// `session`'s compositor: flushlab's own started, or the running one found; `camera`: the
+    /// window's pictures kept for its flashes and tears.
+    pub(super) fn open(session: &Session, camera: bool) -> anyhow::Result<WaylandDesk> {
         let compositor = Compositor::open(session)?;
         Ok(WaylandDesk {
             client: Client::connect(&compositor.socket)?,
             keyboard: None,
             compositor,
             output: None,
+            camera,
         })
     }
 }
@@ -139,6 +143,27 @@ impl Desk for WaylandDesk {
                 &shared.strips,
             )
         })?)
+    }
+
+    /// A second copier of the window's region, beside the watcher's, on a connection of its
+    /// own (two threads reading one connection's socket stall each other's copies): its
+    /// pictures are the frames the compositor hands at each change, so a state shorter than
+    /// the output's refresh is never on them, as it is never on the screen.
+    fn camera(
+        &mut self,
+        window: &Placed,
+        shared: &Arc<Watching>,
+    ) -> anyhow::Result<Option<CameraThread>> {
+        if !self.camera {
+            return Ok(None);
+        }
+        let copies = Client::connect(&self.compositor.socket)?
+            .capture(window)?
+            .copies();
+        let shared = Arc::clone(shared);
+        Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
+            copies.film(|| shared.done.load(Ordering::Relaxed))
+        })?))
     }
 
     fn calibrate(&self, window: &Placed) -> anyhow::Result<Option<Strips>> {
