@@ -14,6 +14,7 @@ pub mod display;
 pub mod keyboard;
 pub mod marker;
 pub mod own;
+pub mod paint_arg;
 pub mod plot;
 pub mod probe;
 pub mod strips;

@@ -19,7 +19,7 @@ use crate::writer_mode::{Buffering, Stream};
 /// Every environment variable a headless run reads: what a parent clears so that its own
 /// environment never leaks into a child it configures. The run's clap definition is the truth;
 /// a test of the run command checks that this list is it.
-pub const RUN_ENV: [&str; 13] = [
+pub const RUN_ENV: [&str; 14] = [
     "ACCOUNTING",
     "STREAM",
     "BUFFERING",
@@ -31,6 +31,7 @@ pub const RUN_ENV: [&str; 13] = [
     "WAIT",
     "SIZE",
     "FPS_CAP",
+    "PAINT",
     "HUD",
     "CEILING",
 ];

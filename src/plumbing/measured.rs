@@ -14,8 +14,10 @@ use ratatui::layout::Rect;
 
 use crate::condition::Condition;
 use crate::meters::{Meters, Phases};
+use crate::plumbing::frame_model::FrameWatch;
 use crate::plumbing::renderer::{BoxedWriter, Renderer};
 use crate::writer_mode::{self, Mode};
+use flushlab_core::seen::PaintPolicy;
 
 /// Builds the writer for a mode: the real stack, or a fixed one for the ceilings.
 pub type OpenWriter = fn(Mode) -> io::Result<BoxedWriter>;
@@ -28,6 +30,8 @@ pub struct MeasuredOutput {
     open: OpenWriter,
     /// Frames are drawn but counted to no mode (the help is open).
     paused: bool,
+    /// The terminal model on a sample of the frames, where one was asked for.
+    model: Option<FrameWatch>,
 }
 
 impl MeasuredOutput {
@@ -47,6 +51,31 @@ impl MeasuredOutput {
             condition,
             open,
             paused: false,
+            model: None,
+        })
+    }
+
+    /// The terminal model, painting as `policy` says, on a sample of the frames from now on
+    /// ([`FrameWatch`]); what it sees goes to the meters of the mode it was taken in.
+    pub fn with_model(mut self, policy: PaintPolicy) -> io::Result<Self> {
+        let mut model = FrameWatch::start(policy)?;
+        let writer = model.teed((self.open)(self.mode)?, self.mode);
+        self.renderer.set_writer(writer, self.condition.backend)?;
+        self.model = Some(model);
+        Ok(self)
+    }
+
+    /// The paint policy of the terminal model, where one runs.
+    pub fn model_policy(&self) -> Option<PaintPolicy> {
+        self.model.as_ref().map(FrameWatch::policy)
+    }
+
+    /// `mode`'s writer, with the model's copy beside it where a model runs.
+    fn writer(&mut self, mode: Mode) -> io::Result<BoxedWriter> {
+        let real = (self.open)(mode)?;
+        Ok(match &mut self.model {
+            Some(model) => model.teed(real, mode),
+            None => real,
         })
     }
 
@@ -80,8 +109,8 @@ impl MeasuredOutput {
         }
         // A new writer even when only the condition changed: dropping the old one is the only
         // way to know a writer thread's frame in flight has been written, and counted.
-        self.renderer
-            .set_writer((self.open)(mode)?, condition.backend)?;
+        let writer = self.writer(mode)?;
+        self.renderer.set_writer(writer, condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
         if (condition.cols, condition.rows) != (self.condition.cols, self.condition.rows) {
             self.renderer.resize(area(condition));
@@ -100,8 +129,8 @@ impl MeasuredOutput {
         if !crate::plumbing::terminal_session::resumable() {
             return Ok(false);
         }
-        self.renderer
-            .set_writer((self.open)(self.mode)?, self.condition.backend)?;
+        let writer = self.writer(self.mode)?;
+        self.renderer.set_writer(writer, self.condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
         let suspended = crate::plumbing::terminal_session::suspend()?;
         self.meters.skip_pause();
@@ -112,9 +141,22 @@ impl MeasuredOutput {
     /// Sends the frame (and `trailer` in the same flush) and counts it, unless paused. Returns
     /// whether the figures on show changed (a window closed).
     pub fn present(&mut self, trailer: &[u8]) -> io::Result<bool> {
+        if !self.paused
+            && let Some(model) = &mut self.model
+        {
+            model.before_frame(Instant::now());
+        }
         let cells = self.renderer.present_with(trailer)?;
         if self.paused {
             return Ok(false);
+        }
+        if let Some(model) = &mut self.model {
+            model.after_frame(self.mode, self.condition, Instant::now());
+            for (mode, condition, seen) in model.seen() {
+                if (mode, condition) == (self.mode.key(), self.condition) {
+                    self.meters.frame_seen(&seen);
+                }
+            }
         }
         Ok(self.meters.frame_done(cells, Instant::now()))
     }
@@ -146,8 +188,8 @@ impl MeasuredOutput {
         if paused == self.paused {
             return Ok(());
         }
-        self.renderer
-            .set_writer((self.open)(self.mode)?, self.condition.backend)?;
+        let writer = self.writer(self.mode)?;
+        self.renderer.set_writer(writer, self.condition.backend)?;
         if paused {
             self.meters.end_segment(self.mode, self.condition);
         } else {

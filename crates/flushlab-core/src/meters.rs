@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::accounting::{IoCounters, IoProbe};
 use crate::condition::Condition;
 use crate::figures::{Figures, TimeSplit, WriterSplit};
+use crate::seen::frames::{FrameSeen, FramesSeen};
 use crate::writer_mode::Mode;
 
 /// CPU time of the whole process so far, from getrusage(RUSAGE_SELF).
@@ -146,6 +147,8 @@ pub struct Totals {
     pub writer: Option<crate::timing::WriterTimes>,
     /// Filled in by the meters from what the frame loop told them.
     pub phases: Phases,
+    /// What a terminal model painted of a sample of the frames ([`crate::seen::frames`]).
+    pub seen: FramesSeen,
 }
 
 impl Totals {
@@ -162,6 +165,7 @@ impl Totals {
                 kernel: end.cpu.kernel.saturating_sub(start.cpu.kernel),
             },
             cells: 0,
+            seen: FramesSeen::default(),
         }
     }
 
@@ -184,6 +188,13 @@ impl Totals {
             a
         });
         self.phases.add(other.phases);
+        self.seen.merge(&other.seen);
+    }
+
+    /// Torn (or flashed) paints a second that the model counts in the sampled frames, at
+    /// these frames a second.
+    pub fn torn_per_second(&self) -> Option<f64> {
+        Some(self.seen.torn_per_frame()? * self.fps())
     }
 
     /// Where the frames' wall time went (see [`TimeSplit`]): the thread's time on a CPU is
@@ -315,6 +326,8 @@ pub struct Meters {
     frames: u64,
     cells_in_window: u64,
     cells_in_segment: u64,
+    seen_in_window: FramesSeen,
+    seen_in_segment: FramesSeen,
     phases_in_window: Phases,
     phases_in_segment: Phases,
     window_start: Sample,
@@ -339,6 +352,8 @@ impl Meters {
             frames: 0,
             cells_in_window: 0,
             cells_in_segment: 0,
+            seen_in_window: FramesSeen::default(),
+            seen_in_segment: FramesSeen::default(),
             phases_in_window: Phases::default(),
             phases_in_segment: Phases::default(),
             window_start: start,
@@ -389,6 +404,7 @@ impl Meters {
         let end = Sample::now(&self.probe, self.frames);
         let mut window = Totals::between(&self.window_start, &end);
         window.cells = std::mem::take(&mut self.cells_in_window);
+        window.seen = std::mem::take(&mut self.seen_in_window);
         window.phases = std::mem::take(&mut self.phases_in_window);
         if self.fps_history.len() == FPS_HISTORY {
             self.fps_history.pop_front();
@@ -400,12 +416,20 @@ impl Meters {
         true
     }
 
+    /// What the terminal model painted of one of this segment's frames.
+    pub fn frame_seen(&mut self, seen: &FrameSeen) {
+        self.seen_in_window.add(seen);
+        self.seen_in_segment.add(seen);
+    }
+
     /// Closes the current segment, adding it to the row of `mode` under `condition`, and starts
     /// a new window so the HUD never mixes two modes' or two conditions' figures.
     pub fn end_segment(&mut self, mode: Mode, condition: Condition) {
         let end = Sample::now(&self.probe, self.frames);
         let mut segment = Totals::between(&self.segment_start, &end);
         segment.cells = std::mem::take(&mut self.cells_in_segment);
+        segment.seen = std::mem::take(&mut self.seen_in_segment);
+        self.seen_in_window = FramesSeen::default();
         segment.phases = std::mem::take(&mut self.phases_in_segment);
         self.phases_in_window = Phases::default();
         let key = mode.key();
@@ -442,6 +466,8 @@ impl Meters {
         self.window_start = now;
         self.cells_in_segment = 0;
         self.cells_in_window = 0;
+        self.seen_in_segment = FramesSeen::default();
+        self.seen_in_window = FramesSeen::default();
         self.phases_in_segment = Phases::default();
         self.phases_in_window = Phases::default();
         self.window = None;

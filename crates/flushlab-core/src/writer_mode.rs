@@ -341,6 +341,23 @@ pub fn wrap<W: Write + Send + 'static>(
     })
 }
 
+/// The write(2)s [`wrap`]'s stack for `buffering` would make of what is written, made into
+/// `into` instead: no descriptor, no counting, no writer thread (a thread mode writes what a
+/// frame mode does, one write a frame, only later). What a terminal model is given of the
+/// explorer's frames ([`crate::seen::frames`]); std's `stdout()` is the same 1 KiB `LineWriter`.
+pub fn same_writes<W: Write + Send + 'static>(
+    buffering: Buffering,
+    capacity: usize,
+    into: W,
+) -> Box<dyn Write + Send> {
+    match buffering {
+        Buffering::Raw => Box::new(into),
+        Buffering::Line => Box::new(LineWriter::new(into)),
+        Buffering::Block => Box::new(BufWriter::with_capacity(capacity, into)),
+        Buffering::Frame | Buffering::Thread => Box::new(FrameWriter::new(into)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

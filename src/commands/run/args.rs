@@ -78,6 +78,14 @@ pub struct RunArgs {
     #[arg(long, env = "HUD", value_enum)]
     pub hud: Option<HudLayout>,
 
+    /// How a terminal model paints a sample of the frames (two in a row, four times a
+    /// second), for the torn paints a second in the HUD and the report: eager, vsync:HZ or
+    /// delay:LOWER-UPPER, then ,sync=none|csi|dcs|csi+dcs (as `wrap --paint`); a terminal's
+    /// name (xterm, kitty…); `off` [default: eager in the explorer, off in headless runs and
+    /// ceilings, which benchmarks and profiles measure]
+    #[arg(long, env = "PAINT", value_name = "POLICY", value_parser = crate::painting::paint_arg::Paint::parse)]
+    pub paint: Option<crate::painting::paint_arg::Paint>,
+
     /// Measure a reference instead of a writer mode: `cpu` renders into io::sink(), `transport`
     /// writes one pre-encoded frame over and over.
     #[arg(long, env = "CEILING", value_enum)]
@@ -128,6 +136,19 @@ impl RunArgs {
             .filter_map(|a| a.get_env())
             .map(|env| env.to_string_lossy().into_owned())
             .collect()
+    }
+
+    /// The terminal model's policy, if one runs: as `--paint` says, else in the explorer alone
+    /// (on a terminal, with no `--duration`); never under a ceiling, which writes no mode.
+    pub fn model(&self, terminal: bool) -> Option<flushlab_core::seen::PaintPolicy> {
+        if self.ceiling.is_some() {
+            return None;
+        }
+        match self.paint {
+            Some(paint) => paint.0,
+            None => (terminal && self.duration.is_none())
+                .then(flushlab_core::seen::PaintPolicy::default),
+        }
     }
 
     /// The mode the run starts in: std's own handle unless a buffering was chosen.

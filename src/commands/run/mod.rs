@@ -138,6 +138,7 @@ fn plan(cli: &RunArgs) -> Result<bool, Refusal> {
 fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Result<App> {
     let stream = cli.stream;
     let mut app = App::new(cli.mode(), cli.scene, cli.sync);
+    app.paint = cli.model(terminal);
     app.backend = cli.backend;
     app.vcpus_halt = crate::results::Idle::this().is_some_and(|idle| idle.halts_at_once());
     app.tour_step = cli.tour_seconds;
@@ -212,7 +213,12 @@ fn frames(
     let mut out = if sink {
         MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
     } else {
-        MeasuredOutput::with_writers(mode, condition, crate::writer_mode::opener(cli.wait))?
+        let out =
+            MeasuredOutput::with_writers(mode, condition, crate::writer_mode::opener(cli.wait))?;
+        match app.paint {
+            Some(policy) => out.with_model(policy)?,
+            None => out,
+        }
     };
     let outcome = frame_loop(app, hud, &mut out, settings, signal, probe.as_mut());
     if let Some(probe) = probe {
@@ -311,6 +317,7 @@ fn tell(
             terminal,
             peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
             accounting: crate::accounting::accounting(),
+            paint: app.paint,
             last,
             modes,
         };

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::files::Destination;
 use crate::keyscript::KeyScript;
+use crate::painting::paint_arg::Paint;
 use crate::results::conditions::ReaderModel;
 use crate::units::{parse_duration, parse_size};
 
@@ -297,30 +298,5 @@ pub struct OldBuild(pub Vec<String>);
 impl OldBuild {
     pub fn parse(text: &str) -> Result<OldBuild, String> {
         crate::units::parse_words(text).map(OldBuild)
-    }
-}
-
-/// `--paint`: the terminal model's paint policy, or `off`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Paint(pub Option<flushlab_core::seen::PaintPolicy>);
-
-impl Paint {
-    /// `off`, a terminal's name (its policy in the launch table), or a policy written out.
-    fn parse(text: &str) -> Result<Paint, String> {
-        if text.trim() == "off" {
-            return Ok(Paint(None));
-        }
-        if let Ok(terminal) = crate::painting::terminals::Terminal::parse(text.trim()) {
-            return Ok(Paint(Some(terminal.paint_policy().0)));
-        }
-        text.parse()
-            .map(|policy| Paint(Some(policy)))
-            .map_err(|e: String| {
-                e.replacen(
-                    "expected ",
-                    "expected off, a terminal's name (xterm, kitty, alacritty, foot…), ",
-                    1,
-                )
-            })
     }
 }

@@ -54,10 +54,10 @@ pub struct Comparison {
 }
 
 /// Keys that flashed the screen in each round, as is and tried, of the keys sent, under the
-/// model's policy.
+/// model's policy (`null`: by the camera).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Flashed {
-    pub policy: String,
+    pub policy: Option<flushlab_core::seen::PaintPolicy>,
     pub as_is: Vec<u64>,
     pub tried: Vec<u64>,
     pub keys: u64,
@@ -72,7 +72,7 @@ impl Flashed {
         };
         let seen = as_is.first()?.seen.as_ref()?;
         Some(Flashed {
-            policy: seen.policy.clone().unwrap_or_default(),
+            policy: seen.policy,
             as_is: each(as_is)?,
             tried: each(tried)?,
             keys: seen.keys.len() as u64,
@@ -83,8 +83,11 @@ impl Flashed {
     fn line(&self) -> String {
         let rounds = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
         format!(
-            "\nkeys that flashed the screen (a terminal that paints {}), of {}, round by round: as is {}, tried {}",
-            self.policy,
+            "\nkeys that flashed the screen ({}), of {}, round by round: as is {}, tried {}",
+            match self.policy {
+                Some(policy) => format!("a terminal that paints {policy}"),
+                None => "the camera".to_owned(),
+            },
             thousands(self.keys),
             rounds(&self.as_is),
             rounds(&self.tried)

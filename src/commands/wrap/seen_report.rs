@@ -25,7 +25,7 @@ pub enum SeenBy {
 pub struct SeenReport {
     pub by: SeenBy,
     /// The model's paint policy (`--paint`); `null` for the camera.
-    pub policy: Option<String>,
+    pub policy: Option<PaintPolicy>,
     /// Keys whose answer showed at least one flash (or tear) for a 60 Hz refresh or longer.
     pub keys_flashed: u64,
     pub keys_torn: u64,
@@ -90,7 +90,7 @@ impl SeenReport {
             (b + k.bytes, i + k.bytes_in_blocks, h + k.bytes_held)
         });
         SeenReport {
-            policy: Some(policy.to_string()),
+            policy: Some(policy),
             scrollback_churn: Some(seen.iter().map(|k| k.scrollback_churn).sum()),
             sync_share: (bytes > 0).then(|| in_blocks as f64 / bytes as f64),
             sync_honoured_share: (in_blocks > 0).then(|| held as f64 / in_blocks as f64),

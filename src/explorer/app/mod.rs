@@ -58,6 +58,9 @@ pub struct App {
     /// 0 ns), which the "why" says when the writer waits on the reader: set by the explorer
     /// from the kernel, `false` by default (tests draw the same everywhere).
     pub vcpus_halt: bool,
+    /// How the terminal model paints the sampled frames (`--paint`), where one runs: the
+    /// HUD names it beside the torn paints a second.
+    pub paint: Option<flushlab_core::seen::PaintPolicy>,
 }
 
 /// A key's time to the frame that answered it, in the stages `wrap --keys` splits a program's
@@ -95,6 +98,7 @@ impl App {
             lesson: None,
             key_to_frame: None,
             vcpus_halt: false,
+            paint: None,
         }
     }
 

@@ -55,6 +55,14 @@ pub(super) fn counts_line(app: &App, meters: &Meters, width: u16) -> Line<'stati
     if let Some(key) = key_to_frame(app) {
         groups.push(vec![Span::raw(format!("   {key}")).bold()]);
     }
+    // What the terminal model saw, last: where the line is short, the key's time stays.
+    if let (Some(torn), Some(share)) = (window.torn_per_second(), window.seen.torn_share()) {
+        groups.push(vec![Span::raw(format!(
+            "   torn {}/s ({} of frames)",
+            count(torn),
+            percent(share)
+        ))]);
+    }
 
     fit_groups(groups, None, width)
 }
@@ -177,7 +185,7 @@ pub(super) fn stacked_bar(
 
 pub(super) fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static> {
     Line::from(format!(
-        "scene {} · sync {} · backend {} · {}x{} · accounting {}",
+        "scene {} · sync {} · backend {} · {}x{} · accounting {}{}",
         app.scene.name(),
         if app.sync { "on" } else { "off" },
         app.backend.name(),
@@ -191,5 +199,9 @@ pub(super) fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static
             (Accounting::Kernel, true) => "/proc/self/io",
             (Accounting::Counting, true) => "counting layer",
         },
+        match app.paint {
+            Some(policy) => format!(" · model {policy}"),
+            None => String::new(),
+        }
     ))
 }

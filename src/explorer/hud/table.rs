@@ -170,18 +170,19 @@ pub(super) fn table_notes(folded: usize, others: usize) -> String {
 }
 
 /// The mode table's columns and their widths, in the order they are given up from the end.
-pub(super) const TABLE_COLUMNS: [(&str, u16); 7] = [
+pub(super) const TABLE_COLUMNS: [(&str, u16); 8] = [
     ("mode", 20),
     ("fps", 8),
     ("CPU ms/f", 8),
     ("writes/f", 10),
     ("bytes/f", 10),
+    ("torn/s", 8),
     ("kernel", 7),
     ("frames", 8),
 ];
 
 /// A row of the mode table, in [`TABLE_COLUMNS`]' order.
-pub(super) fn table_cells(mode: &str, t: &Totals) -> [String; 7] {
+pub(super) fn table_cells(mode: &str, t: &Totals) -> [String; 8] {
     let or_dash = |v: Option<f64>, f: fn(f64) -> String| v.map_or_else(|| "–".to_owned(), f);
     [
         mode.to_owned(),
@@ -189,6 +190,7 @@ pub(super) fn table_cells(mode: &str, t: &Totals) -> [String; 7] {
         or_dash(t.figures().cpu_ms_per_frame(), |v| format!("{v:.2}")),
         or_dash(t.writes_per_frame(), count),
         or_dash(t.bytes_per_frame(), bytes),
+        or_dash(t.torn_per_second(), count),
         percent(t.kernel_share()),
         thousands(t.frames),
     ]

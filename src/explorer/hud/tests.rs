@@ -66,6 +66,15 @@ fn totals(frames: u64, writes: u64, bytes: u64) -> Totals {
             idle: Duration::ZERO,
         },
         writer: None,
+        // Four frames given to the terminal model, each painted 100 times, 99 of them torn.
+        seen: flushlab_core::seen::frames::FramesSeen {
+            frames: 4,
+            torn_frames: 4,
+            pieces: 400,
+            paints: 400,
+            torn: 396,
+            flashed: 0,
+        },
     }
 }
 

@@ -18,6 +18,7 @@
 //! The model reads a [`Transcript`] after the run, twice (the screens at the keys' edges, then
 //! the paints held against them): nothing of it runs beside the reading of the program.
 
+pub mod frames;
 pub mod painter;
 pub mod policy;
 pub mod states;

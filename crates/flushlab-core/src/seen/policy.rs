@@ -57,6 +57,13 @@ pub const HOLD_BYTES: usize = 2 << 20;
 /// screen, so the headline counts leave it out (it is counted apart).
 pub const REFRESH: Duration = Duration::from_nanos(16_666_667);
 
+/// Written as it is read: `eager,sync=csi+dcs,hold=150`.
+impl serde::Serialize for PaintPolicy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 impl Default for PaintPolicy {
     /// Headless runs model the most demanding terminal: one that paints at every read and
     /// honours both synchronized-output forms, as kitty and foot do.
