@@ -1,26 +1,28 @@
-//! The terminal model on the explorer's own frames: four times a second, two frames in a row
+//! The terminal model on the explorer's own frames: once a second, two frames in a row
 //! are copied as the mode's writer stack cuts them into write(2)s
 //! ([`writer_mode::same_writes`], beside the real stack, never under it), and a thread of
 //! their own paints the second on the screen the first left ([`FrameModel`]). What it counts
 //! comes back to the meters of the mode and condition it was taken under: torn paints a
 //! second in the HUD and the table.
 //!
-//! Between samples the copy costs one relaxed load a write. The model's thread takes what it
-//! is given or drops it when busy: it never holds up a frame.
+//! The copy is put in front of the mode's writer for those two frames only: a layer there at
+//! every frame cost 10–25% of `stdout/frame`'s frames a second (tens of thousands of encoder
+//! writes a frame, each through one more call). The model's thread takes what it is given or
+//! drops it when busy: it never holds up a frame.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::condition::Condition;
+use crate::plumbing::renderer::BoxedWriter;
 use crate::writer_mode::{self, Mode};
 use flushlab_core::seen::PaintPolicy;
 use flushlab_core::seen::frames::{FrameModel, FrameSeen, TimedWrite};
 
 /// How often two frames are taken for the model.
-pub const EVERY: Duration = Duration::from_millis(250);
+pub const EVERY: Duration = Duration::from_secs(1);
 
 /// Write(2)s as the copy cut them, shared by the copy and the watch.
 type Writes = Arc<Mutex<Vec<TimedWrite>>>;
@@ -44,27 +46,32 @@ impl Write for Kept {
     }
 }
 
-/// The mode's writer, and while armed a copy of its stack fed the same bytes.
-pub struct Teed {
-    real: Box<dyn Write + Send>,
+/// For the two frames of a sample, the mode's writer with a copy of its stack fed the same
+/// bytes; between samples it is not there at all, so it costs the frames nothing.
+struct Teed {
+    real: Shared,
     copy: Box<dyn Write + Send>,
-    armed: Arc<AtomicBool>,
+}
+
+/// The mode's writer while a [`Teed`] holds it: handed back whole when the sample ends.
+type Shared = Arc<Mutex<Option<BoxedWriter>>>;
+
+fn taken() -> io::Error {
+    io::Error::other("the mode's writer was handed back")
 }
 
 impl Write for Teed {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.real.write(buf)?;
-        if self.armed.load(Ordering::Relaxed) {
-            self.copy.write_all(&buf[..n])?;
-        }
+        let mut real = self.real.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = real.as_mut().ok_or_else(taken)?.write(buf)?;
+        self.copy.write_all(&buf[..n])?;
         Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        if self.armed.load(Ordering::Relaxed) {
-            self.copy.flush()?;
-        }
-        self.real.flush()
+        self.copy.flush()?;
+        let mut real = self.real.lock().unwrap_or_else(PoisonError::into_inner);
+        real.as_mut().ok_or_else(taken)?.flush()
     }
 }
 
@@ -78,20 +85,18 @@ struct Sample {
 
 /// Where a sample is in its two frames.
 enum Phase {
-    Idle {
-        next: Instant,
-    },
-    /// Armed for the frame that brings the model's screen up to date.
+    Idle { next: Instant },
+    /// The frame that brings the model's screen up to date is being copied.
     Settling,
-    /// Armed for the frame that is seen; the one before it is kept.
+    /// The frame that is seen is being copied; the one before it is kept.
     Seeing(Vec<TimedWrite>),
 }
 
 /// See the module's documentation.
 pub struct FrameWatch {
-    policy: PaintPolicy,
-    armed: Arc<AtomicBool>,
     writes: Writes,
+    /// The mode's writer while it is teed.
+    real: Option<Shared>,
     phase: Phase,
     to_model: Option<SyncSender<Sample>>,
     seen: Receiver<(Mode, Condition, FrameSeen)>,
@@ -99,7 +104,8 @@ pub struct FrameWatch {
 }
 
 impl FrameWatch {
-    /// The model's thread started, painting as `policy` says.
+    /// The model's thread started, painting as `policy` says; the first sample is taken a
+    /// second from now.
     pub fn start(policy: PaintPolicy) -> io::Result<FrameWatch> {
         let (to_model, samples) = sync_channel::<Sample>(1);
         let (to_meters, seen) = sync_channel(16);
@@ -122,11 +128,10 @@ impl FrameWatch {
             }
         })?;
         Ok(FrameWatch {
-            policy,
-            armed: Arc::new(AtomicBool::new(false)),
             writes: Writes::default(),
+            real: None,
             phase: Phase::Idle {
-                next: Instant::now(),
+                next: Instant::now() + EVERY,
             },
             to_model: Some(to_model),
             seen,
@@ -134,55 +139,61 @@ impl FrameWatch {
         })
     }
 
-    pub fn policy(&self) -> PaintPolicy {
-        self.policy
+    /// Whether a sample is due: the next frame is to be copied.
+    pub fn due(&self, now: Instant) -> bool {
+        matches!(self.phase, Phase::Idle { next } if now >= next)
     }
 
-    /// `real`, the writer of `mode`, with the copy of its stack beside it. A new writer starts
-    /// the sample afresh: frames of two writers are never one sample.
-    pub fn teed(&mut self, real: Box<dyn Write + Send>, mode: Mode) -> Box<dyn Write + Send> {
-        self.disarm(Instant::now());
+    /// Whether the mode's writer is teed (a sample is under way).
+    pub fn teed(&self) -> bool {
+        self.real.is_some()
+    }
+
+    /// `real`, the writer of `mode`, teed for the two frames of a sample: what to write them
+    /// through.
+    pub fn tee(&mut self, real: BoxedWriter, mode: Mode) -> BoxedWriter {
+        self.take();
+        let shared: Shared = Arc::new(Mutex::new(Some(real)));
+        self.real = Some(Arc::clone(&shared));
+        self.phase = Phase::Settling;
         Box::new(Teed {
-            real,
+            real: shared,
             copy: writer_mode::same_writes(
                 mode.buffering,
                 mode.capacity,
                 Kept(Arc::clone(&self.writes)),
             ),
-            armed: Arc::clone(&self.armed),
         })
     }
 
-    fn disarm(&mut self, next: Instant) {
-        self.armed.store(false, Ordering::Relaxed);
+    /// The mode's writer handed back (the sample ends, finished or not): the tee that held it
+    /// writes nothing more.
+    pub fn untee(&mut self, now: Instant) -> Option<BoxedWriter> {
         self.take();
-        self.phase = Phase::Idle { next };
+        self.phase = Phase::Idle { next: now + EVERY };
+        let shared = self.real.take()?;
+        shared.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     fn take(&self) -> Vec<TimedWrite> {
         std::mem::take(&mut *self.writes.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// A frame of `mode` under `condition` is about to be sent.
-    pub fn before_frame(&mut self, now: Instant) {
-        if let Phase::Idle { next } = self.phase
-            && now >= next
-        {
-            self.take();
-            self.armed.store(true, Ordering::Relaxed);
-            self.phase = Phase::Settling;
-        }
-    }
-
-    /// The frame was sent (and flushed): its write(2)s are taken, and a finished sample goes
-    /// to the model unless it is still busy with the last.
-    pub fn after_frame(&mut self, mode: Mode, condition: Condition, now: Instant) {
+    /// A frame of `mode` under `condition` was sent (and flushed): its write(2)s are taken.
+    /// Returns true when the sample is complete (it went to the model, unless the model was
+    /// still busy with the last): the writer is to be untee'd.
+    pub fn after_frame(&mut self, mode: Mode, condition: Condition) -> bool {
         match std::mem::replace(&mut self.phase, Phase::Settling) {
-            Phase::Idle { next } => self.phase = Phase::Idle { next },
-            Phase::Settling => self.phase = Phase::Seeing(self.take()),
+            Phase::Idle { next } => {
+                self.phase = Phase::Idle { next };
+                false
+            }
+            Phase::Settling => {
+                self.phase = Phase::Seeing(self.take());
+                false
+            }
             Phase::Seeing(before) => {
                 let frame = self.take();
-                self.disarm(now + EVERY);
                 if let Some(to_model) = &self.to_model {
                     let _ = to_model.try_send(Sample {
                         mode: mode.key(),
@@ -191,6 +202,7 @@ impl FrameWatch {
                         frame,
                     });
                 }
+                true
             }
         }
     }
@@ -204,6 +216,18 @@ impl FrameWatch {
                 Err(TryRecvError::Empty | TryRecvError::Disconnected) => return all,
             }
         }
+    }
+}
+
+impl FrameWatch {
+    /// The model's last samples painted (it is waited for): what it saw that was not yet
+    /// taken.
+    pub fn finish(mut self) -> Vec<(Mode, Condition, FrameSeen)> {
+        self.to_model = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.seen()
     }
 }
 

@@ -18,6 +18,7 @@ use crate::plumbing::frame_model::FrameWatch;
 use crate::plumbing::renderer::{BoxedWriter, Renderer};
 use crate::writer_mode::{self, Mode};
 use flushlab_core::seen::PaintPolicy;
+use flushlab_core::seen::frames::FrameSeen;
 
 /// Builds the writer for a mode: the real stack, or a fixed one for the ceilings.
 pub type OpenWriter = fn(Mode) -> io::Result<BoxedWriter>;
@@ -58,25 +59,23 @@ impl MeasuredOutput {
     /// The terminal model, painting as `policy` says, on a sample of the frames from now on
     /// ([`FrameWatch`]); what it sees goes to the meters of the mode it was taken in.
     pub fn with_model(mut self, policy: PaintPolicy) -> io::Result<Self> {
-        let mut model = FrameWatch::start(policy)?;
-        let writer = model.teed((self.open)(self.mode)?, self.mode);
-        self.renderer.set_writer(writer, self.condition.backend)?;
-        self.model = Some(model);
+        self.model = Some(FrameWatch::start(policy)?);
         Ok(self)
     }
 
-    /// The paint policy of the terminal model, where one runs.
-    pub fn model_policy(&self) -> Option<PaintPolicy> {
-        self.model.as_ref().map(FrameWatch::policy)
-    }
-
-    /// `mode`'s writer, with the model's copy beside it where a model runs.
-    fn writer(&mut self, mode: Mode) -> io::Result<BoxedWriter> {
-        let real = (self.open)(mode)?;
-        Ok(match &mut self.model {
-            Some(model) => model.teed(real, mode),
-            None => real,
-        })
+    /// Ends the model's sample, if one is under way: the mode's writer goes back in place of
+    /// the tee. Before any writer is flushed or replaced, so a mode's writer is never dropped
+    /// behind a tee.
+    fn untee(&mut self) {
+        let Some(model) = &mut self.model else {
+            return;
+        };
+        if model.teed() {
+            drop(self.renderer.replace_writer(Box::new(io::sink())));
+            if let Some(real) = model.untee(Instant::now()) {
+                drop(self.renderer.replace_writer(real));
+            }
+        }
     }
 
     pub fn meters(&self) -> &Meters {
@@ -109,8 +108,9 @@ impl MeasuredOutput {
         }
         // A new writer even when only the condition changed: dropping the old one is the only
         // way to know a writer thread's frame in flight has been written, and counted.
-        let writer = self.writer(mode)?;
-        self.renderer.set_writer(writer, condition.backend)?;
+        self.untee();
+        self.renderer
+            .set_writer((self.open)(mode)?, condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
         if (condition.cols, condition.rows) != (self.condition.cols, self.condition.rows) {
             self.renderer.resize(area(condition));
@@ -129,8 +129,9 @@ impl MeasuredOutput {
         if !crate::plumbing::terminal_session::resumable() {
             return Ok(false);
         }
-        let writer = self.writer(self.mode)?;
-        self.renderer.set_writer(writer, self.condition.backend)?;
+        self.untee();
+        self.renderer
+            .set_writer((self.open)(self.mode)?, self.condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
         let suspended = crate::plumbing::terminal_session::suspend()?;
         self.meters.skip_pause();
@@ -143,22 +144,38 @@ impl MeasuredOutput {
     pub fn present(&mut self, trailer: &[u8]) -> io::Result<bool> {
         if !self.paused
             && let Some(model) = &mut self.model
+            && model.due(Instant::now())
         {
-            model.before_frame(Instant::now());
+            let real = self.renderer.replace_writer(Box::new(io::sink()));
+            drop(self.renderer.replace_writer(model.tee(real, self.mode)));
         }
-        let cells = self.renderer.present_with(trailer)?;
+        let cells = self.renderer.present_with(trailer);
+        let sampled = self
+            .model
+            .as_mut()
+            .is_some_and(|model| model.after_frame(self.mode, self.condition));
+        if sampled || cells.is_err() {
+            self.untee();
+        }
+        let cells = cells?;
         if self.paused {
             return Ok(false);
         }
-        if let Some(model) = &mut self.model {
-            model.after_frame(self.mode, self.condition, Instant::now());
-            for (mode, condition, seen) in model.seen() {
-                if (mode, condition) == (self.mode.key(), self.condition) {
-                    self.meters.frame_seen(&seen);
-                }
-            }
+        if let Some(model) = &self.model {
+            let seen = model.seen();
+            self.count_seen(seen);
         }
         Ok(self.meters.frame_done(cells, Instant::now()))
+    }
+
+    /// What the model saw, counted to the current mode's meters where it was taken under
+    /// them (a sample of a mode already left is not).
+    fn count_seen(&mut self, seen: Vec<(Mode, Condition, FrameSeen)>) {
+        for (mode, condition, seen) in seen {
+            if (mode, condition) == (self.mode.key(), self.condition) {
+                self.meters.frame_seen(&seen);
+            }
+        }
     }
 
     /// Builds the next frame: `paint` draws into the buffer (with the meters to show), and
@@ -188,8 +205,9 @@ impl MeasuredOutput {
         if paused == self.paused {
             return Ok(());
         }
-        let writer = self.writer(self.mode)?;
-        self.renderer.set_writer(writer, self.condition.backend)?;
+        self.untee();
+        self.renderer
+            .set_writer((self.open)(self.mode)?, self.condition.backend)?;
         if paused {
             self.meters.end_segment(self.mode, self.condition);
         } else {
@@ -227,6 +245,11 @@ impl MeasuredOutput {
     /// Flushes and drops the writer (waiting for a frame in flight), closes the last segment and
     /// hands the meters back, with the flush's error if any: the figures are kept either way.
     pub fn finish(mut self) -> (Meters, io::Result<()>) {
+        self.untee();
+        if let Some(model) = self.model.take() {
+            // The last sample still counts: the run may be shorter than the model's work.
+            self.count_seen(model.finish());
+        }
         let flushed = self
             .renderer
             .set_writer(Box::new(io::sink()), self.condition.backend);

@@ -174,6 +174,18 @@ impl Renderer {
             .map_err(mark_reader_gone)
     }
 
+    /// Puts `writer` in place of the current one and hands that back, as it is: at a frame's
+    /// boundary (after a present, which flushed) nothing waits in it. The encoder keeps its
+    /// state, so the next frame is encoded as it would have been.
+    pub fn replace_writer(&mut self, writer: BoxedWriter) -> BoxedWriter {
+        let slot = match &mut self.backend {
+            Encoder::Crossterm(backend) => backend.writer_mut(),
+            Encoder::Lean(backend) => backend.writer_mut(),
+            Encoder::Termion(backend) => backend.writer_mut(),
+        };
+        std::mem::replace(slot, writer)
+    }
+
     /// Flushes and drops the writer, waiting for any frame in flight.
     pub fn finish(mut self) -> io::Result<()> {
         self.backend.flush().map_err(mark_reader_gone)

@@ -503,3 +503,101 @@ fn a_build_that_flashes_where_the_old_did_not_is_a_regression() {
         }
     }
 }
+
+/// A headless run of the explorer's frames at 80x24 with `envs` (`PAINT` among them), its
+/// output thrown away: the report.
+fn explorer(envs: &[(&str, &str)]) -> Value {
+    let report = common::scratch("explorer.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs([("DURATION", "2.5"), ("SIZE", "80x24")])
+        .envs(envs.iter().copied())
+        .arg("--export-json")
+        .arg(&report)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::read_json(&report)
+}
+
+/// The terminal model on the explorer's own frames (`PAINT`), held to the kernel's count of
+/// the same run's write(2)s: a raw frame is painted once a write and torn at every one but its
+/// last; a frame in one write reaches the terminal in the tty's 2,048-byte pieces, and tears at
+/// each but the last; inside a synchronized-output block the model honours, none does.
+#[test]
+fn the_explorers_own_frames_tear_at_each_piece_the_writes_make_unless_the_block_holds_them() {
+    let each = |report: &Value| {
+        let seen = &report["seen"];
+        let frames = seen["frames"].as_u64().unwrap();
+        assert!(frames >= 1, "{report}");
+        let per_frame = |key: &str| seen[key].as_u64().unwrap() as f64 / frames as f64;
+        (
+            seen["torn_frames"].as_u64().unwrap(),
+            frames,
+            per_frame("pieces"),
+            per_frame("torn"),
+        )
+    };
+    // Raw: a piece a write(2), as many as the kernel counted a frame (every frame of the full
+    // scene changes every cell, so frames are alike to within a few writes).
+    let raw = explorer(&[("STREAM", "stderr"), ("BUFFERING", "raw"), ("PAINT", "eager")]);
+    let (torn_frames, frames, pieces, torn) = each(&raw);
+    assert_eq!(torn_frames, frames, "{raw}");
+    let writes = raw["writes_per_frame"].as_f64().unwrap();
+    assert!(
+        (pieces / writes - 1.0).abs() < 0.1,
+        "{pieces} pieces a frame, {writes} writes"
+    );
+    assert!(torn > pieces * 0.9 && torn < pieces, "{torn} torn of {pieces}");
+    assert_eq!(raw["paint"], "eager,sync=csi+dcs,hold=150");
+    // One write a frame: the tty's pieces, each but the last torn.
+    let framed = explorer(&[("BUFFERING", "frame"), ("PAINT", "eager")]);
+    let (torn_frames, frames, pieces, torn) = each(&framed);
+    assert_eq!(torn_frames, frames, "{framed}");
+    let bytes = framed["bytes_per_frame"].as_f64().unwrap();
+    assert!(
+        (pieces - (bytes / 2048.0).ceil()).abs() <= 1.0,
+        "{pieces} pieces of {bytes} B"
+    );
+    assert_eq!(torn, pieces - 1.0, "{framed}");
+    assert!(framed["torn_paints_per_second"].as_f64().unwrap() > 0.0);
+    // In a block the model honours: whole; in one it ignores: torn as without it.
+    let synced = explorer(&[("BUFFERING", "frame"), ("SYNC", "1"), ("PAINT", "eager")]);
+    assert_eq!(each(&synced).0, 0, "{synced}");
+    assert_eq!(synced["torn_paints_per_second"].as_f64(), Some(0.0));
+    let ignored = explorer(&[
+        ("BUFFERING", "frame"),
+        ("SYNC", "1"),
+        ("PAINT", "eager,sync=none"),
+    ]);
+    let (torn_frames, frames, ..) = each(&ignored);
+    assert_eq!(torn_frames, frames, "{ignored}");
+    // Headless, the model runs only when asked: benchmarks and profiles measure no model.
+    let unasked = explorer(&[("BUFFERING", "frame")]);
+    assert!(unasked["seen"].is_null() && unasked["paint"].is_null(), "{unasked}");
+    let off = explorer(&[("BUFFERING", "frame"), ("PAINT", "off")]);
+    assert!(off["seen"].is_null(), "{off}");
+}
+
+/// A paint policy the run cannot read is one line naming it and what is valid, exit 2.
+#[test]
+fn a_bad_paint_policy_for_the_explorer_is_one_line_and_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .env("PAINT", "sometimes")
+        .env("DURATION", "0.2")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = common::assert_refused(&out, "sometimes");
+    assert!(said.contains("eager"), "{said}");
+}
