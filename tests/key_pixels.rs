@@ -658,8 +658,9 @@ fn flash_seen(program: &std::path::Path, mode: &str, flags: &[&str]) -> Value {
 /// screen where the terminal shows it: on every key, but for a synchronized-output block the
 /// terminal honours (kitty and foot both forms, alacritty 0.11 the DCS form only, xterm none). The
 /// terminal model under each terminal's policy (`--paint NAME`, headless) counts within 2 of
-/// the camera; `--try sync` hides the blank in kitty alone; and a frame redrawn in place shows
-/// the camera nothing between.
+/// the camera; `--try sync` hides the blank where the terminal honours the block; a frame
+/// redrawn in place shows the camera nothing between, and one written in four parts 30 ms
+/// apart tears, key by key and frame by frame.
 #[test]
 fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agrees() {
     if !can_type() {
@@ -741,6 +742,23 @@ fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agr
             (flashes(&in_place), in_place["keys_torn"].as_u64()),
             (0, Some(0)),
             "{terminal}: {in_place}"
+        );
+        // The rows in four writes 30 ms apart, all in one frame: half old, half new rows on
+        // screen for a refresh, a tear a key, and a frame by frame (the observer's frames).
+        let rows = flash_seen(&program, "rows", &["--terminal", terminal]);
+        let torn = rows["keys_torn"].as_u64().unwrap();
+        assert!(torn >= 18, "{terminal} rows: {torn} of 20 tore: {rows}");
+        let frames = rows["frames"]["torn"].as_u64().unwrap();
+        assert!(
+            frames >= 18,
+            "{terminal} rows: {frames} frames tore: {rows}"
+        );
+        let predicted = flash_seen(&program, "rows", &["--paint", terminal])["keys_torn"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            predicted.abs_diff(torn) <= 2,
+            "{terminal} rows: the model says {predicted} tore, the camera {torn}"
         );
     }
 }

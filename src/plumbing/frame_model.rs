@@ -85,7 +85,9 @@ struct Sample {
 
 /// Where a sample is in its two frames.
 enum Phase {
-    Idle { next: Instant },
+    Idle {
+        next: Instant,
+    },
     /// The frame that brings the model's screen up to date is being copied.
     Settling,
     /// The frame that is seen is being copied; the one before it is kept.

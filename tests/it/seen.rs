@@ -47,6 +47,23 @@ fn keys_with(seen: &Value, kind: &str) -> usize {
         .count()
 }
 
+/// A frame written in four parts 30 ms apart (every row changes): each key's answer shows
+/// half old, half new rows for longer than a refresh, a tear and never a flash; the same
+/// frame in one write shows nothing between.
+#[test]
+fn a_frame_written_in_parts_over_a_refresh_tears_every_key_and_in_one_write_none() {
+    let (seen, said, _) = run("rows", None);
+    assert_eq!(seen["keys_torn"], 20, "{seen}");
+    assert_eq!(seen["keys_flashed"], 0, "{seen}");
+    assert_eq!(keys_with(&seen, "tear"), 20, "{seen}");
+    assert!(said.contains("20 tore"), "{said}");
+    let (whole, ..) = run("place", None);
+    assert_eq!(
+        (whole["keys_torn"].as_u64(), keys_with(&whole, "tear")),
+        (Some(0), 0)
+    );
+}
+
 #[test]
 fn a_clear_then_a_draw_flashes_every_key_as_often_as_the_program_blanked_its_screen() {
     let (seen, said, blanked) = run("clear", None);
@@ -549,7 +566,11 @@ fn the_explorers_own_frames_tear_at_each_piece_the_writes_make_unless_the_block_
     };
     // Raw: a piece a write(2), as many as the kernel counted a frame (every frame of the full
     // scene changes every cell, so frames are alike to within a few writes).
-    let raw = explorer(&[("STREAM", "stderr"), ("BUFFERING", "raw"), ("PAINT", "eager")]);
+    let raw = explorer(&[
+        ("STREAM", "stderr"),
+        ("BUFFERING", "raw"),
+        ("PAINT", "eager"),
+    ]);
     let (torn_frames, frames, pieces, torn) = each(&raw);
     assert_eq!(torn_frames, frames, "{raw}");
     let writes = raw["writes_per_frame"].as_f64().unwrap();
@@ -557,7 +578,10 @@ fn the_explorers_own_frames_tear_at_each_piece_the_writes_make_unless_the_block_
         (pieces / writes - 1.0).abs() < 0.1,
         "{pieces} pieces a frame, {writes} writes"
     );
-    assert!(torn > pieces * 0.9 && torn < pieces, "{torn} torn of {pieces}");
+    assert!(
+        torn > pieces * 0.9 && torn < pieces,
+        "{torn} torn of {pieces}"
+    );
     assert_eq!(raw["paint"], "eager,sync=csi+dcs,hold=150");
     // One write a frame: the tty's pieces, each but the last torn.
     let framed = explorer(&[("BUFFERING", "frame"), ("PAINT", "eager")]);
@@ -583,7 +607,10 @@ fn the_explorers_own_frames_tear_at_each_piece_the_writes_make_unless_the_block_
     assert_eq!(torn_frames, frames, "{ignored}");
     // Headless, the model runs only when asked: benchmarks and profiles measure no model.
     let unasked = explorer(&[("BUFFERING", "frame")]);
-    assert!(unasked["seen"].is_null() && unasked["paint"].is_null(), "{unasked}");
+    assert!(
+        unasked["seen"].is_null() && unasked["paint"].is_null(),
+        "{unasked}"
+    );
     let off = explorer(&[("BUFFERING", "frame"), ("PAINT", "off")]);
     assert!(off["seen"].is_null(), "{off}");
 }

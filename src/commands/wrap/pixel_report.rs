@@ -70,8 +70,12 @@ impl PixelReport {
             .as_ref()
             .map(|b| super::browser_report::BrowserReport::of(b, &latencies.each));
         let seen = film.map(|film| {
-            let keys = (&latencies.each[..], run.timeline.end_ns);
-            super::seen_report::SeenReport::of_film(film, keys, run.seconds)
+            let run_of = (
+                &latencies.each[..],
+                run.timeline.inside.as_ref(),
+                run.timeline.end_ns,
+            );
+            super::seen_report::SeenReport::of_film(film, run_of, run.seconds)
         });
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
             .into_iter()

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::detect::keyed::KeyAnswer;
+use crate::detect::timeline::Inside;
 use crate::painting::camera::Film;
 use crate::units::{milliseconds, thousands};
 use flushlab_core::seen::states::{KeySeen, Window, see, see_film};
@@ -47,6 +48,57 @@ pub struct SeenReport {
     /// It stopped short (the transcript's or the film's limit): later keys' states are missing.
     pub cut: bool,
     pub keys: Vec<KeySeen>,
+    /// The same, frame by frame (the camera, where the observer found CMD's frames): each
+    /// frame from its first write to the next frame's, S0 and S1 the screens at those edges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<FramesTorn>,
+}
+
+/// What the camera saw of each of CMD's frames.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FramesTorn {
+    pub frames: u64,
+    /// Frames that showed a tear, or a flash, for a 60 Hz refresh or longer.
+    pub torn: u64,
+    pub flashed: u64,
+    /// Frames whose only states between were shorter than a refresh.
+    pub brief_only: u64,
+}
+
+impl FramesTorn {
+    fn of(seen: &[KeySeen]) -> FramesTorn {
+        let count = |f: &dyn Fn(&KeySeen) -> bool| seen.iter().filter(|k| f(k)).count() as u64;
+        FramesTorn {
+            frames: seen.len() as u64,
+            torn: count(&|k| k.tears > 0),
+            flashed: count(&|k| k.flashes > 0),
+            brief_only: count(&|k| k.tears + k.flashes + k.steps == 0 && k.brief > 0),
+        }
+    }
+}
+
+/// A window a frame: from its first write to the next frame's (the last one's to `end_ns`),
+/// frames as the observer found them (a burst that continues the one before is its frame's).
+pub(super) fn frame_windows(inside: Option<&Inside>, end_ns: u64) -> Vec<Window> {
+    let starts: Vec<u64> = inside
+        .map(|inside| {
+            inside
+                .bursts
+                .iter()
+                .filter(|b| !b.continues && b.bytes > 0)
+                .map(|b| b.first_write_ns)
+                .collect()
+        })
+        .unwrap_or_default();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &from_ns)| Window {
+            from_ns,
+            to_ns: starts.get(i + 1).copied().unwrap_or(end_ns),
+        })
+        .filter(|w| w.from_ns < w.to_ns)
+        .collect()
 }
 
 /// A window a key, from its send to the next key's (the last key's to `end_ns`).
@@ -101,10 +153,18 @@ impl SeenReport {
         }
     }
 
-    /// The camera's film of a run in a terminal.
-    pub fn of_film(film: &Film, (keys, end_ns): (&[KeyAnswer], u64), seconds: f64) -> SeenReport {
+    /// The camera's film of a run in a terminal: by key, and by frame where the observer
+    /// found CMD's frames (`inside`).
+    pub fn of_film(
+        film: &Film,
+        (keys, inside, end_ns): (&[KeyAnswer], Option<&Inside>, u64),
+        seconds: f64,
+    ) -> SeenReport {
         let seen = see_film(&film.frames, &windows(keys, end_ns), end_ns);
+        let frames = frame_windows(inside, end_ns);
         SeenReport {
+            frames: (!frames.is_empty())
+                .then(|| FramesTorn::of(&see_film(&film.frames, &frames, end_ns))),
             paints: film.frames.len() as u64,
             grabs: Some((film.grabs, film.late)),
             cpu_ms: film.cpu_share * seconds * 1e3,
@@ -132,6 +192,7 @@ impl SeenReport {
             cpu_ms: 0.0,
             cut: false,
             keys: seen,
+            frames: None,
         }
     }
 
@@ -163,6 +224,15 @@ impl SeenReport {
                     0.0 => ", of a form this policy ignores".to_owned(),
                     h => format!(", {:.0}% of them in a form it honours", h * 100.0),
                 }
+            );
+        }
+        if let Some(frames) = &self.frames {
+            out += &format!(
+                "; of {} frames, {} tore and {} flashed for a refresh or longer, {} only more briefly",
+                thousands(frames.frames),
+                thousands(frames.torn),
+                thousands(frames.flashed),
+                thousands(frames.brief_only)
             );
         }
         if self.cut {
