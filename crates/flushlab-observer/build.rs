@@ -2,9 +2,11 @@
 //! compiler (CC, the target's gcc or cc) and its flags; the link into a shared object is asked
 //! of that same compiler, since `cc` itself makes static archives only.
 //!
-//! Then kernel.bpf.c into the kernel observer's eBPF object, with clang (`CLANG`, or `clang` on
-//! PATH) and libbpf's headers (Debian's libbpf-dev): where either is missing the build goes on
-//! without it, `kernel::BUILT` is false, and wrap says so.
+//! Then the kernel observer's eBPF objects: those committed in `bpf/` (built by
+//! `scripts/build-bpf.sh` with a pinned clang and libbpf's headers, checked byte for byte by CI),
+//! so that no clang is needed here; or, with `CLANG=…` set, built from kernel.bpf.c with that
+//! clang and the libbpf headers installed. Where neither can be had the build goes on without
+//! them, `kernel::BUILT` is false, and wrap says so.
 
 fn main() {
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -36,7 +38,8 @@ fn main() {
     build_kernel_observer(&out, &compiler);
 }
 
-/// kernel.bpf.c → `flushlab-kernel.bpf.o`, and the cfg `flushlab_kernel` where it was built.
+/// The committed objects, or kernel.bpf.c → `flushlab-kernel.bpf.o` (and the floor's) where
+/// `CLANG` asks; the cfg `flushlab_kernel` where there are objects.
 fn build_kernel_observer(out: &std::path::Path, c_compiler: &cc::Tool) {
     println!("cargo::rustc-check-cfg=cfg(flushlab_kernel)");
     println!("cargo:rerun-if-changed=kernel.bpf.c");
@@ -46,6 +49,17 @@ fn build_kernel_observer(out: &std::path::Path, c_compiler: &cc::Tool) {
         println!(
             "cargo:warning=the kernel observer is built for x86_64 Linux alone (not {target})"
         );
+        return;
+    }
+    let committed = std::path::Path::new("bpf");
+    println!("cargo:rerun-if-changed=bpf");
+    let objects = ["flushlab-kernel.bpf.o", "flushlab-kernel-floor.bpf.o"];
+    if std::env::var_os("CLANG").is_none()
+        && objects
+            .iter()
+            .all(|o| std::fs::copy(committed.join(o), out.join(o)).is_ok())
+    {
+        println!("cargo:rustc-cfg=flushlab_kernel");
         return;
     }
     let clang = std::env::var_os("CLANG").unwrap_or_else(|| "clang".into());

@@ -14,6 +14,37 @@ use serde_json::Value;
 use super::common;
 use super::keyed::{one_at_a_time, wrap_keys_with};
 
+/// The committed eBPF objects' stamp names the sources as they are: an edit of kernel.bpf.c or
+/// record.h without `scripts/build-bpf.sh` (which rebuilds the objects and the stamp) fails
+/// here, with no clang needed (CI also rebuilds them and compares, byte for byte).
+#[test]
+fn the_committed_kernel_objects_are_stamped_with_the_sources_as_they_are() {
+    let crate_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/flushlab-observer");
+    let stamp = std::fs::read_to_string(format!("{crate_dir}/bpf/STAMP")).unwrap();
+    let sums = Command::new("sha256sum")
+        .args(["kernel.bpf.c", "record.h"])
+        .current_dir(crate_dir)
+        .output()
+        .unwrap();
+    let sums = String::from_utf8(sums.stdout).unwrap();
+    assert!(
+        stamp.starts_with(&sums),
+        "the kernel observer's committed objects are older than kernel.bpf.c or record.h: run scripts/build-bpf.sh"
+    );
+    for object in ["flushlab-kernel.bpf.o", "flushlab-kernel-floor.bpf.o"] {
+        let bytes = std::fs::read(format!("{crate_dir}/bpf/{object}")).unwrap();
+        // An ELF for BPF (e_machine 247), with the BTF that CO-RE relocates by.
+        assert_eq!(&bytes[..4], b"\x7fELF", "{object}");
+        assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 247, "{object}");
+        assert!(bytes.windows(8).any(|w| w == b".BTF.ext"), "{object}");
+        // No path of the machine that built it.
+        assert!(
+            !bytes.windows(6).any(|w| w == b"/work/" || w == b"/home/"),
+            "{object}"
+        );
+    }
+}
+
 /// Whether this machine lets wrap attach the kernel observer; in CI it must.
 pub(super) fn kernel_allowed() -> bool {
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))

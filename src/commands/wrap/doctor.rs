@@ -90,7 +90,10 @@ fn look(command: &[OsString]) -> anyhow::Result<Findings> {
             .map(drop)
             .map_err(|refused| refused.to_string())
     } else {
-        Err("this flushlab was built without it (clang and libbpf-dev were missing)".to_owned())
+        Err(
+            "this flushlab was built without it (CLANG was set, and clang or libbpf-dev was missing)"
+                .to_owned(),
+        )
     };
     let observer = match command.first() {
         Some(program) => Some(observer_for(program, ebpf.as_ref().err())?),

@@ -121,7 +121,7 @@ impl Choice {
         if asked == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
             return Err(
                 "wrap --observer kernel: this flushlab was built without the kernel observer \
-                 (clang and libbpf-dev were missing at build time); --observer auto, preload or \
+                 (built with CLANG set, where clang or libbpf-dev was missing); --observer auto, preload or \
                  ptrace"
                     .to_owned(),
             );
