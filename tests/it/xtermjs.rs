@@ -154,6 +154,12 @@ fn the_floor_in_xterm_js_dom_and_webgl_has_every_key_to_its_draw_frame() {
         // Which renderer drew, as the page found it: WebGL's canvases, or the DOM's rows.
         assert_eq!(browser["drew"], renderer, "{said}");
         assert!(said.contains(&format!("{renderer} drew")), "{said}");
+        // No camera in the browser: said, with what predicts it.
+        assert!(
+            said.contains("seen: no camera in xterm.js yet: `flushlab wrap --paint xtermjs"),
+            "{said}"
+        );
+        assert!(report["no_camera"].is_string(), "{said}");
         every_key_drawn_in_order(&report, &said, 20, renderer == "dom");
         // Each key's one byte came in one message.
         let ways = browser["keys"].as_array().unwrap();

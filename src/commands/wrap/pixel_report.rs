@@ -53,6 +53,10 @@ pub struct PixelReport {
     pub browser: Option<super::browser_report::BrowserReport>,
     /// What the camera saw of each key's answer: flashes, tears, steps (`--camera`).
     pub seen: Option<super::seen_report::SeenReport>,
+    /// Why there is no camera where one was asked for (`--camera on`, the default), and what
+    /// predicts what it would have seen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_camera: Option<String>,
 }
 
 impl PixelReport {
@@ -76,6 +80,23 @@ impl PixelReport {
                 run.timeline.end_ns,
             );
             super::seen_report::SeenReport::of_film(film, run_of, run.seconds)
+        });
+        let asked = plan.terminal.as_ref().is_some_and(|t| t.camera);
+        let no_camera = (asked && film.is_none()).then(|| {
+            let why = match &run.desktop {
+                super::in_terminal::Desktop::X11(_) => {
+                    "on --display (the camera reads the framebuffer of flushlab's own Xvfb)"
+                }
+                super::in_terminal::Desktop::Chromium { .. } => "in xterm.js yet",
+                super::in_terminal::Desktop::OwnXvfb | super::in_terminal::Desktop::Sway { .. } => {
+                    "(no key drew)"
+                }
+            };
+            format!(
+                "no camera {why}: `flushlab wrap --paint {} …` predicts what {} shows, headless",
+                run.terminal.name(),
+                run.terminal.name()
+            )
         });
         let diagnoses = super::diagnose::slow_keys(&latencies, &[])
             .into_iter()
@@ -119,6 +140,7 @@ impl PixelReport {
             window_changes_ns: run.timeline.windows.changes,
             browser,
             seen,
+            no_camera,
         }
     }
 
@@ -165,6 +187,9 @@ impl PixelReport {
         }
         if let Some(seen) = &self.seen {
             out += &seen.summary();
+        }
+        if let Some(why) = &self.no_camera {
+            out += &format!("\n  seen: {why}");
         }
         out += &format!(
             "\n  watching the window took {:.1}% of a core",
