@@ -45,6 +45,9 @@ pub struct Film {
     pub cut: bool,
     /// The share of a core the camera took.
     pub cpu_share: f64,
+    /// Its frames hold characters, a cell a `u32`, `width` a row: a browser terminal's rows as
+    /// its DOM renderer drew them, not pixels.
+    pub cells: bool,
 }
 
 fn field(header: &[u8], index: usize) -> u32 {

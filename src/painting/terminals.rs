@@ -187,9 +187,14 @@ impl Terminal {
                 ),
                 Some("foot 1.13.1"),
             ),
-            Terminal::XtermJs | Terminal::XtermJsWebgl => {
-                (policy(When::Vsync { hz: 60.0 }, (true, false)), None)
-            }
+            // xterm.js holds a block a second at most; its DOM renderer checked by its rows.
+            Terminal::XtermJs | Terminal::XtermJsWebgl => (
+                PaintPolicy {
+                    hold: Duration::from_secs(1),
+                    ..policy(When::Vsync { hz: 60.0 }, (true, false))
+                },
+                Some("xterm.js 6.0.0 (its DOM renderer's rows)"),
+            ),
             Terminal::St | Terminal::Urxvt | Terminal::Mlterm => {
                 (policy(When::Eager, (false, false)), None)
             }

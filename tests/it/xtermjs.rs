@@ -138,6 +138,51 @@ fn every_key_drawn_in_order(report: &Value, said: &str, keys: usize, within_a_fr
     }
 }
 
+/// The camera in xterm.js (its DOM renderer's rows at each render) sees a clear-then-draw
+/// program's blank screen on every key, none inside a CSI 2026 block (xterm.js holds it) and
+/// every one inside the DCS form (it does not); a frame written whole in place shows nothing
+/// between, one in four writes 30 ms apart tears every key; the model under xterm.js's policy
+/// (`--paint xtermjs`) counts within 2 of it each time.
+#[test]
+fn the_camera_in_xterm_js_sees_its_rows_flash_and_tear_as_the_model_says() {
+    if !browser_here() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("flash");
+    let program = program.to_str().unwrap();
+    let count = |seen: &Value, key: &str| seen[key].as_u64().unwrap();
+    for (mode, key, at_least, at_most) in [
+        ("clear", "keys_flashed", 18, 20),
+        ("csi", "keys_flashed", 0, 2),
+        ("dcs", "keys_flashed", 18, 20),
+        ("place", "keys_flashed", 0, 0),
+        ("place", "keys_torn", 0, 0),
+        ("rows", "keys_torn", 18, 20),
+    ] {
+        let tmp = common::scratch_dir("xtermjs-flash");
+        let (report, said) = in_browser("xtermjs", "80x24", "a*20@150ms q", &[program, mode], &tmp);
+        let seen = &report["seen"];
+        assert_eq!(seen["by"], "page-rows", "{said}");
+        let camera = count(seen, key);
+        assert!(
+            (at_least..=at_most).contains(&camera),
+            "{mode}: {camera} {key}: {said}"
+        );
+        let model = super::keyed::wrap_keys_with(
+            &["--paint", "xtermjs"],
+            "80x24",
+            "a*20@150ms q",
+            &[program, mode],
+        );
+        let predicted = count(&model.1["seen"], key);
+        assert!(
+            predicted.abs_diff(camera) <= 2,
+            "{mode}: the model says {predicted} {key}, the camera {camera}"
+        );
+    }
+}
+
 #[test]
 fn the_floor_in_xterm_js_dom_and_webgl_has_every_key_to_its_draw_frame() {
     if !browser_here() {
@@ -154,12 +199,17 @@ fn the_floor_in_xterm_js_dom_and_webgl_has_every_key_to_its_draw_frame() {
         // Which renderer drew, as the page found it: WebGL's canvases, or the DOM's rows.
         assert_eq!(browser["drew"], renderer, "{said}");
         assert!(said.contains(&format!("{renderer} drew")), "{said}");
-        // No camera in the browser: said, with what predicts it.
-        assert!(
-            said.contains("seen: no camera in xterm.js yet: `flushlab wrap --paint xtermjs"),
-            "{said}"
-        );
-        assert!(report["no_camera"].is_string(), "{said}");
+        // The DOM renderer's rows are its camera; WebGL has none, and the run says so.
+        match renderer {
+            "dom" => assert_eq!(report["seen"]["by"], "page-rows", "{said}"),
+            _ => {
+                assert!(
+                    said.contains("seen: no camera in xterm.js's WebGL renderer"),
+                    "{said}"
+                );
+                assert!(report["no_camera"].is_string(), "{said}");
+            }
+        }
         every_key_drawn_in_order(&report, &said, 20, renderer == "dom");
         // Each key's one byte came in one message.
         let ways = browser["keys"].as_array().unwrap();

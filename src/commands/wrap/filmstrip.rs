@@ -150,9 +150,20 @@ impl Filmstrip {
                 .map(|(t, f)| (*t, &f[..])),
         );
         frames.push((window.to_ns, &film.frames[last].1));
-        let shots = shots(&frames, window.from_ns, |i| Picture::Pixels {
-            width,
-            pixels: frames[i].1.to_vec(),
+        let shots = shots(&frames, window.from_ns, |i| match film.cells {
+            // A browser's rows, as characters: drawn as text, as the model's are.
+            true => Picture::Text {
+                cols: u16::try_from(width).unwrap_or(u16::MAX),
+                rows: frames[i]
+                    .1
+                    .chunks(width.max(1) as usize)
+                    .map(|row| row.iter().filter_map(|&c| char::from_u32(c)).collect())
+                    .collect(),
+            },
+            false => Picture::Pixels {
+                width,
+                pixels: frames[i].1.to_vec(),
+            },
         });
         Filmstrip { title, shots }
     }

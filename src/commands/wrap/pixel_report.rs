@@ -87,7 +87,9 @@ impl PixelReport {
                 super::in_terminal::Desktop::X11(_) => {
                     "on --display (the camera reads the framebuffer of flushlab's own Xvfb)"
                 }
-                super::in_terminal::Desktop::Chromium { .. } => "in xterm.js yet",
+                super::in_terminal::Desktop::Chromium { .. } => {
+                    "in xterm.js's WebGL renderer (the camera reads the DOM renderer's rows)"
+                }
                 super::in_terminal::Desktop::OwnXvfb | super::in_terminal::Desktop::Sway { .. } => {
                     "(no key drew)"
                 }

@@ -17,8 +17,11 @@ use flushlab_core::seen::{PaintPolicy, Transcript};
 pub enum SeenBy {
     /// A terminal model, fed the bytes as they arrived, painting by `policy`.
     Model,
-    /// A camera on the terminal's window: its pixels, grabbed at a fixed cadence.
+    /// A camera on the terminal's window: its pixels, grabbed at a fixed cadence (X11) or at
+    /// each commit (Wayland).
     Camera,
+    /// A browser terminal's rows as its DOM renderer drew them, at each render (xterm.js).
+    PageRows,
 }
 
 /// The `seen` part of a report.
@@ -169,7 +172,13 @@ impl SeenReport {
             grabs: Some((film.grabs, film.late)),
             cpu_ms: film.cpu_share * seconds * 1e3,
             cut: film.cut,
-            ..SeenReport::of_keys(SeenBy::Camera, seen)
+            ..SeenReport::of_keys(
+                match film.cells {
+                    true => SeenBy::PageRows,
+                    false => SeenBy::Camera,
+                },
+                seen,
+            )
         }
     }
 
@@ -199,9 +208,10 @@ impl SeenReport {
     /// The summary's line: what a person saw, and what saw it.
     pub fn summary(&self) -> String {
         let keys = thousands(self.keys.len() as u64);
-        let by = match &self.policy {
-            Some(policy) => format!("a terminal that paints {policy}"),
-            None => "the camera on the window".to_owned(),
+        let by = match (&self.policy, self.by) {
+            (Some(policy), _) => format!("a terminal that paints {policy}"),
+            (None, SeenBy::PageRows) => "the page's rows at each render".to_owned(),
+            (None, SeenBy::Model | SeenBy::Camera) => "the camera on the window".to_owned(),
         };
         let mut out = format!(
             "\n  seen ({by}): {} of {keys} keys flashed the screen",
@@ -243,6 +253,11 @@ impl SeenReport {
                 " (the model: {} paints, {} of CPU after the run)",
                 thousands(self.paints),
                 milliseconds(self.cpu_ms)
+            ),
+            Some((grabs, _)) if self.by == SeenBy::PageRows => format!(
+                " (the page: {} renders, {} distinct; read in the page, its CPU not counted)",
+                thousands(grabs),
+                thousands(self.paints)
             ),
             Some((grabs, late)) => format!(
                 " (the camera: {} grabs, {} distinct, {} late; {} of CPU)",

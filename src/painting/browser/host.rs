@@ -49,6 +49,9 @@ pub struct HostArgs {
     /// wrap's pid: the host ends when it does.
     #[arg(long)]
     pub parent: i32,
+    /// The camera: the rows the DOM renderer drew, sent at each render.
+    #[arg(long)]
+    pub camera: bool,
     /// CMD, and its arguments.
     #[arg(required = true, trailing_var_arg = true)]
     pub command: Vec<OsString>,
@@ -102,7 +105,7 @@ fn host(args: &HostArgs, tell: &Tell) -> anyhow::Result<()> {
     let browser = DevTools::start(&args.browser, &browser_flags(args, profile.path()))?;
     let (session, version) = open_page(
         &browser,
-        &page.url((args.cols, args.rows), args.renderer.name()),
+        &page.url((args.cols, args.rows), args.renderer.name(), args.camera),
     )?;
     let until = std::time::Instant::now() + OPEN_WITHIN;
     let mut ws = loop {
@@ -367,12 +370,15 @@ fn from_page(
             Ok(Message::Binary(keys)) => master.write_all(&keys)?,
             Ok(Message::Text(text)) => {
                 let at_ns = crate::sys::monotonic_ns();
-                if let Some(count) = text
-                    .as_str()
-                    .strip_prefix("render ")
-                    .and_then(|n| n.parse().ok())
-                {
+                let text = text.as_str();
+                if let Some(count) = text.strip_prefix("render ").and_then(|n| n.parse().ok()) {
                     tell.tell(&Event::Render { count, at_ns });
+                } else if let Some((count, rows)) = text
+                    .strip_prefix("shot ")
+                    .and_then(|shot| shot.split_once(' '))
+                    .and_then(|(n, rows)| Some((n.parse().ok()?, serde_json::from_str(rows).ok()?)))
+                {
+                    tell.tell(&Event::Shot { count, at_ns, rows });
                 }
             }
             Ok(Message::Close(_)) => return Ok(false),

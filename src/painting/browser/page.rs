@@ -67,10 +67,13 @@ impl Page {
     }
 
     /// The page's address, with what the page asks in its fragment (never sent to a server).
-    pub fn url(&self, (cols, rows): (u16, u16), renderer: &str) -> String {
+    /// `camera`: the page sends the rows the DOM renderer drew at each render.
+    pub fn url(&self, (cols, rows): (u16, u16), renderer: &str, camera: bool) -> String {
         format!(
-            "http://127.0.0.1:{}/{}/#cols={cols}&rows={rows}&renderer={renderer}",
-            self.port, self.token
+            "http://127.0.0.1:{}/{}/#cols={cols}&rows={rows}&renderer={renderer}&camera={}",
+            self.port,
+            self.token,
+            u8::from(camera)
         )
     }
 

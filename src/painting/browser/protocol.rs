@@ -51,6 +51,12 @@ pub enum Event {
     },
     /// The page says xterm.js rendered (its `render` count), as the message arrived here.
     Render { count: u64, at_ns: u64 },
+    /// With the camera: the rows the DOM renderer showed after render `count`, as text.
+    Shot {
+        count: u64,
+        at_ns: u64,
+        rows: Vec<String>,
+    },
     /// A read of the pty went to the page as WebSocket message `seq`, with the DEC 2026 begins
     /// (`ESC[?2026h`) and ends (`ESC[?2026l`) it holds.
     Sent {

@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use super::desk::{Desk, Desktop, WatchThread, Watching};
+use super::desk::{CameraThread, Desk, Desktop, WatchThread, Watching};
 use crate::keyscript::Key;
 use crate::painting::browser::Renderer;
 use crate::painting::browser::protocol::{BrowserRun, Event, Order};
+use crate::painting::camera::Film;
 use crate::painting::display::Group;
 use crate::painting::strips::Strips;
 use crate::painting::terminals::{Terminal, TerminalOption};
@@ -37,11 +38,17 @@ pub(super) struct BrowserDesk {
     events: Option<mpsc::Receiver<Event>>,
     run: Arc<Mutex<BrowserRun>>,
     ended: Arc<std::sync::atomic::AtomicBool>,
+    /// `--camera`: the page sends the rows its DOM renderer drew at each render.
+    camera: bool,
+    /// What the camera got: each render's count, when its rows arrived, and its cells.
+    shots: Arc<Mutex<Vec<(u64, u64, Vec<u32>)>>>,
+    /// The terminal's columns, once launched.
+    cols: u16,
 }
 
 impl BrowserDesk {
     /// Chromium found, xterm.js's packages installed (the first time: said in one line).
-    pub(super) fn open(renderer: Renderer) -> anyhow::Result<BrowserDesk> {
+    pub(super) fn open(renderer: Renderer, camera: bool) -> anyhow::Result<BrowserDesk> {
         Ok(BrowserDesk {
             renderer,
             chromium: crate::painting::browser::chromium()?,
@@ -53,6 +60,9 @@ impl BrowserDesk {
                 ..BrowserRun::default()
             })),
             ended: Arc::default(),
+            camera,
+            shots: Arc::default(),
+            cols: 0,
         })
     }
 
@@ -105,10 +115,12 @@ impl Desk for BrowserDesk {
             .arg(&self.chromium)
             .arg("--parent")
             .arg(std::process::id().to_string())
+            .args(self.camera.then_some("--camera"))
             .args(terminal.0.args(size, command, None, terminal.1))
             .stdin(Stdio::from(orders_out))
             .stdout(Stdio::from(events_in))
             .stderr(Stdio::inherit());
+        self.cols = size.0;
         let group = Group::spawn(&mut host).context("starting the browser terminal")?;
         drop(host);
         *self.orders.lock().unwrap_or_else(|e| e.into_inner()) = Some(orders_in);
@@ -168,6 +180,7 @@ impl Desk for BrowserDesk {
             Arc::clone(&self.run),
             Arc::clone(&self.ended),
         );
+        let (shots, cols) = (Arc::clone(&self.shots), usize::from(self.cols));
         Ok(crate::sys::spawn_thread("wrap-page", move || {
             let core = CoreShare::start();
             loop {
@@ -181,6 +194,13 @@ impl Desk for BrowserDesk {
                 let mut run = run.lock().unwrap_or_else(|e| e.into_inner());
                 match event {
                     Event::Render { at_ns, .. } => shared.recording.window_changed(at_ns),
+                    Event::Shot { count, at_ns, rows } => {
+                        shots.lock().unwrap_or_else(|e| e.into_inner()).push((
+                            count,
+                            at_ns,
+                            cells_of(&rows, cols),
+                        ));
+                    }
                     Event::Sent {
                         seq,
                         at_ns,
@@ -227,6 +247,32 @@ impl Desk for BrowserDesk {
         Ok(())
     }
 
+    /// The page's rows at each render (the DOM renderer's), each timed by the compositor
+    /// frame that first showed it once the trace is read (else by its arrival).
+    fn camera(
+        &mut self,
+        _window: &(),
+        shared: &Arc<Watching>,
+    ) -> anyhow::Result<Option<CameraThread>> {
+        if !self.camera || self.renderer != Renderer::Dom {
+            return Ok(None);
+        }
+        let (shared, run, shots) = (
+            Arc::clone(shared),
+            Arc::clone(&self.run),
+            Arc::clone(&self.shots),
+        );
+        let width = u32::from(self.cols);
+        Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
+            while !shared.done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let run = run.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let shots = std::mem::take(&mut *shots.lock().unwrap_or_else(|e| e.into_inner()));
+            Ok(film_of(shots, &run, width))
+        })?))
+    }
+
     fn browser_run(&self) -> Option<BrowserRun> {
         Some(self.run())
     }
@@ -244,4 +290,47 @@ impl Desk for BrowserDesk {
             sandboxed: run.sandboxed,
         })
     }
+}
+
+/// A row's characters as cells, `cols` of them (a short row padded with spaces).
+fn cells_of(rows: &[String], cols: usize) -> Vec<u32> {
+    rows.iter()
+        .flat_map(|row| {
+            let chars: Vec<u32> = row.chars().map(u32::from).take(cols).collect();
+            let pad = cols - chars.len();
+            chars
+                .into_iter()
+                .chain(std::iter::repeat_n(u32::from(' '), pad))
+        })
+        .collect()
+}
+
+/// The camera's film from the page's shots: each shot timed by the first compositor frame
+/// (DrawFrame) at or after its render's mark, where the trace holds both, else by when it
+/// arrived; a shot the same as the one before is no new state.
+fn film_of(shots: Vec<(u64, u64, Vec<u32>)>, run: &BrowserRun, width: u32) -> Film {
+    let marks: std::collections::HashMap<&str, u64> = run
+        .marks
+        .iter()
+        .map(|(name, at)| (name.as_str(), *at))
+        .collect();
+    let drawn = |count: u64| {
+        let mark = *marks.get(format!("render {count}").as_str())?;
+        let at = run.draw_frames_ns.partition_point(|&f| f < mark);
+        run.draw_frames_ns.get(at).copied()
+    };
+    let mut film = Film {
+        width,
+        cells: true,
+        grabs: shots.len() as u64,
+        ..Film::default()
+    };
+    for (count, arrived, cells) in shots {
+        if film.frames.last().is_some_and(|(_, last)| *last == cells) {
+            continue;
+        }
+        film.frames.push((drawn(count).unwrap_or(arrived), cells));
+    }
+    film.frames.sort_by_key(|(at, _)| *at);
+    film
 }

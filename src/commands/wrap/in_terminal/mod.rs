@@ -123,7 +123,12 @@ pub(super) fn measure(
             side,
             signal,
         ),
-        Display::Chromium(renderer) => on(BrowserDesk::open(*renderer)?, plan, side, signal),
+        Display::Chromium(renderer) => on(
+            BrowserDesk::open(*renderer, in_terminal.camera)?,
+            plan,
+            side,
+            signal,
+        ),
     }
 }
 
