@@ -40,8 +40,8 @@ pub(super) struct BrowserDesk {
     ended: Arc<std::sync::atomic::AtomicBool>,
     /// `--camera`: the page sends the rows its DOM renderer drew at each render.
     camera: bool,
-    /// What the camera got: each render's count, when its rows arrived, and its cells.
-    shots: Arc<Mutex<Vec<(u64, u64, Vec<u32>)>>>,
+    /// What the camera got, render by render.
+    shots: Arc<Mutex<Vec<PageShot>>>,
     /// The terminal's columns, once launched.
     cols: u16,
 }
@@ -195,11 +195,12 @@ impl Desk for BrowserDesk {
                 match event {
                     Event::Render { at_ns, .. } => shared.recording.window_changed(at_ns),
                     Event::Shot { count, at_ns, rows } => {
-                        shots.lock().unwrap_or_else(|e| e.into_inner()).push((
+                        let shot = PageShot {
                             count,
-                            at_ns,
-                            cells_of(&rows, cols),
-                        ));
+                            arrived_ns: at_ns,
+                            cells: cells_of(&rows, cols),
+                        };
+                        shots.lock().unwrap_or_else(|e| e.into_inner()).push(shot);
                     }
                     Event::Sent {
                         seq,
@@ -292,6 +293,13 @@ impl Desk for BrowserDesk {
     }
 }
 
+/// The rows the page showed after one render: its count, when they arrived, their cells.
+struct PageShot {
+    count: u64,
+    arrived_ns: u64,
+    cells: Vec<u32>,
+}
+
 /// A row's characters as cells, `cols` of them (a short row padded with spaces).
 fn cells_of(rows: &[String], cols: usize) -> Vec<u32> {
     rows.iter()
@@ -308,7 +316,7 @@ fn cells_of(rows: &[String], cols: usize) -> Vec<u32> {
 /// The camera's film from the page's shots: each shot timed by the first compositor frame
 /// (DrawFrame) at or after its render's mark, where the trace holds both, else by when it
 /// arrived; a shot the same as the one before is no new state.
-fn film_of(shots: Vec<(u64, u64, Vec<u32>)>, run: &BrowserRun, width: u32) -> Film {
+fn film_of(shots: Vec<PageShot>, run: &BrowserRun, width: u32) -> Film {
     let marks: std::collections::HashMap<&str, u64> = run
         .marks
         .iter()
@@ -325,11 +333,16 @@ fn film_of(shots: Vec<(u64, u64, Vec<u32>)>, run: &BrowserRun, width: u32) -> Fi
         grabs: shots.len() as u64,
         ..Film::default()
     };
-    for (count, arrived, cells) in shots {
-        if film.frames.last().is_some_and(|(_, last)| *last == cells) {
+    for shot in shots {
+        if film
+            .frames
+            .last()
+            .is_some_and(|(_, last)| *last == shot.cells)
+        {
             continue;
         }
-        film.frames.push((drawn(count).unwrap_or(arrived), cells));
+        film.frames
+            .push((drawn(shot.count).unwrap_or(shot.arrived_ns), shot.cells));
     }
     film.frames.sort_by_key(|(at, _)| *at);
     film
