@@ -45,6 +45,57 @@ fn the_committed_kernel_objects_are_stamped_with_the_sources_as_they_are() {
     }
 }
 
+/// CI's check (`scripts/build-bpf.sh --check`) on a copy of the tree whose kernel.bpf.c gained
+/// a line: it fails, in one line naming the command that rebuilds the objects; on the tree as
+/// committed it passes.
+#[test]
+fn the_ci_check_fails_on_an_edited_kernel_program_and_names_the_rebuild() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let copy = common::scratch_dir("bpf-check");
+    let observer = copy.join("crates/flushlab-observer");
+    std::fs::create_dir_all(copy.join("scripts")).unwrap();
+    std::fs::create_dir_all(observer.join("bpf")).unwrap();
+    std::fs::copy(
+        format!("{root}/scripts/build-bpf.sh"),
+        copy.join("scripts/build-bpf.sh"),
+    )
+    .unwrap();
+    for file in [
+        "kernel.bpf.c",
+        "record.h",
+        "bpf/STAMP",
+        "bpf/flushlab-kernel.bpf.o",
+        "bpf/flushlab-kernel-floor.bpf.o",
+    ] {
+        std::fs::copy(
+            format!("{root}/crates/flushlab-observer/{file}"),
+            observer.join(file),
+        )
+        .unwrap();
+    }
+    let check = || {
+        Command::new("bash")
+            .arg(copy.join("scripts/build-bpf.sh"))
+            .arg("--check")
+            .output()
+            .unwrap()
+    };
+    let as_committed = check();
+    assert!(
+        as_committed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&as_committed.stderr)
+    );
+    let mut program = std::fs::read_to_string(observer.join("kernel.bpf.c")).unwrap();
+    program.push_str("\nstatic int flushlab_edited(void) { return 1; }\n");
+    std::fs::write(observer.join("kernel.bpf.c"), program).unwrap();
+    let edited = check();
+    let said = String::from_utf8_lossy(&edited.stderr);
+    assert_eq!(edited.status.code(), Some(1), "{said}");
+    assert_eq!(said.trim_end().lines().count(), 1, "{said}");
+    assert!(said.contains("run scripts/build-bpf.sh"), "{said}");
+}
+
 /// Whether this machine lets wrap attach the kernel observer; in CI it must.
 pub(super) fn kernel_allowed() -> bool {
     let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
