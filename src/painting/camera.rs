@@ -16,6 +16,10 @@ pub const SCREEN_FILE: &str = "Xvfb_screen0";
 /// seen in 4 grabs.
 pub const CADENCE: Duration = Duration::from_millis(4);
 
+/// After the window's last reported change, the camera goes on grabbing this long: a change
+/// may be drawn a little after its report.
+pub const QUIET: Duration = Duration::from_millis(50);
+
 /// Distinct grabs kept at most, in bytes (a 200x60 xterm is ~5 MB a grab).
 pub const KEPT_BYTES: usize = 768 << 20;
 
@@ -111,9 +115,16 @@ impl Camera {
         Ok(())
     }
 
-    /// Grabs every [`CADENCE`] until `done`, keeping each grab that differs from the one
-    /// before (up to [`KEPT_BYTES`]).
-    pub fn roll(&self, done: impl Fn() -> bool) -> std::io::Result<Film> {
+    /// Grabs every [`CADENCE`] until `done` while the window changes, keeping each grab that
+    /// differs from the one before (up to [`KEPT_BYTES`]). `last_change` is when the display
+    /// last reported a change of the window (DAMAGE, CLOCK_MONOTONIC ns): a tick with no
+    /// change reported since the last grab, and none within [`QUIET`], takes no grab, so an
+    /// idle window costs nothing but the tick.
+    pub fn roll(
+        &self,
+        done: impl Fn() -> bool,
+        last_change: impl Fn() -> u64,
+    ) -> std::io::Result<Film> {
         let cpu = crate::sys::thread_cpu_ns();
         let started = Instant::now();
         let mut film = Film {
@@ -123,12 +134,19 @@ impl Camera {
         let (mut grab, mut last) = (Vec::new(), Vec::new());
         let mut kept = 0usize;
         let mut next = Instant::now();
+        let mut grabbed_after = None;
         while !done() {
             let at_ns = crate::sys::monotonic_ns();
-            self.grab(&mut grab)?;
-            film.grabs += 1;
+            let change = last_change();
+            let quiet = grabbed_after == Some(change)
+                && at_ns.saturating_sub(change) > QUIET.as_nanos() as u64;
+            if !quiet {
+                grabbed_after = Some(change);
+                self.grab(&mut grab)?;
+                film.grabs += 1;
+            }
             // Compared as the bytes read: most grabs are the one before, and cost no more.
-            if grab != last {
+            if !quiet && grab != last {
                 std::mem::swap(&mut grab, &mut last);
                 if kept + last.len() > KEPT_BYTES {
                     film.cut = true;

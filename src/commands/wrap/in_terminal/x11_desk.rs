@@ -128,7 +128,8 @@ impl Desk for X11Desk {
         let camera = Camera::open(framebuffer.path(), region)?;
         let shared = Arc::clone(shared);
         Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
-            Ok(camera.roll(|| shared.done.load(Ordering::Relaxed))?)
+            let done = || shared.done.load(Ordering::Relaxed);
+            Ok(camera.roll(done, || shared.recording.last_window_change())?)
         })?))
     }
 
