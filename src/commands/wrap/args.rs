@@ -47,8 +47,9 @@ pub struct WrapArgs {
     pub paint: Paint,
 
     /// With `--terminal`: a camera keeps the window's pixels for each key's flashes and tears
-    /// (flushlab's own X server: read 250 times a second; Wayland: the compositor's copy at
-    /// each change; `off`: no camera, nothing it costs)
+    /// (flushlab's own X server: read 250 times a second while it changes; Wayland: the
+    /// compositor's copy at each change; xterm.js: its DOM renderer's rows at each render;
+    /// `off`: no camera, nothing it costs)
     #[arg(long, value_name = "on|off", value_parser = crate::units::parse_switch, default_value = "on", action = clap::ArgAction::Set, requires = "terminal")]
     pub camera: bool,
 
