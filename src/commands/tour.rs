@@ -32,6 +32,7 @@ use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity
 use crate::subject::{Subject, parse_subjects};
 use crate::units::parse_duration;
 use crate::writer_mode::{Mode, Stream};
+use flushlab_core::seen::PaintPolicy;
 
 /// DECRQM for synchronized output, XTVERSION, DA2, then DA1: every terminal answers DA1, and
 /// terminals answer in order, so DA1's answer means that whatever else will be answered has
@@ -239,7 +240,8 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     app.backend = args.frame.backend.first().copied().unwrap_or_default();
     app.hud_wanted = args.hud.unwrap_or(HudLayout::Full);
     let condition = crate::explorer::hud::fit(&mut app, cols, rows);
-    let mut out = MeasuredOutput::open(modes[0], condition)?;
+    // The terminal model on a sample of each mode's frames: the table's torn paints a second.
+    let mut out = MeasuredOutput::open(modes[0], condition)?.with_model(PaintPolicy::default())?;
     // Identify the terminal: answered up to DA1's answer, or within the timeout.
     let (identity, stop) = identify(&mut out, &mut keyboard, &args, (cols, rows), &signal)?;
     let mut outcome = stop.unwrap_or(Outcome::Finished);
@@ -555,6 +557,7 @@ fn row(
         reader_cpu_seconds: None,
         machine_busy_seconds: None,
         shown_fps: shown.and_then(Shown::fps),
+        torn_paints_per_second: totals.torn_per_second(),
         per_second: None,
         round: None,
     });

@@ -106,8 +106,8 @@ pub struct FrameWatch {
 }
 
 impl FrameWatch {
-    /// The model's thread started, painting as `policy` says; the first sample is taken a
-    /// second from now.
+    /// The model's thread started, painting as `policy` says; the first sample is taken from
+    /// the next frame.
     pub fn start(policy: PaintPolicy) -> io::Result<FrameWatch> {
         let (to_model, samples) = sync_channel::<Sample>(1);
         let (to_meters, seen) = sync_channel(16);
@@ -133,12 +133,20 @@ impl FrameWatch {
             writes: Writes::default(),
             real: None,
             phase: Phase::Idle {
-                next: Instant::now() + EVERY,
+                next: Instant::now(),
             },
             to_model: Some(to_model),
             seen,
             thread: Some(thread),
         })
+    }
+
+    /// The next sample at the next frame: a new mode's first figures come at once, not a
+    /// second later (the tour's visits may be shorter than that).
+    pub fn sample_soon(&mut self) {
+        if let Phase::Idle { next } = &mut self.phase {
+            *next = Instant::now();
+        }
     }
 
     /// Whether a sample is due: the next frame is to be copied.

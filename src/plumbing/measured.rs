@@ -118,6 +118,9 @@ impl MeasuredOutput {
         self.renderer.sync = condition.sync;
         self.mode = mode;
         self.condition = condition;
+        if let Some(model) = &mut self.model {
+            model.sample_soon();
+        }
         Ok(())
     }
 
@@ -168,12 +171,19 @@ impl MeasuredOutput {
         Ok(self.meters.frame_done(cells, Instant::now()))
     }
 
-    /// What the model saw, counted to the current mode's meters where it was taken under
-    /// them (a sample of a mode already left is not).
+    /// What the model saw, counted to the meters of the mode and condition it was taken
+    /// under: the current segment's, or the row of one already left.
     fn count_seen(&mut self, seen: Vec<(Mode, Condition, FrameSeen)>) {
         for (mode, condition, seen) in seen {
             if (mode, condition) == (self.mode.key(), self.condition) {
                 self.meters.frame_seen(&seen);
+            } else if let Some(row) = self
+                .meters
+                .rows
+                .iter_mut()
+                .find(|r| (r.mode, r.condition) == (mode, condition))
+            {
+                row.totals.seen.add(&seen);
             }
         }
     }

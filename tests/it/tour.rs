@@ -178,11 +178,18 @@ fn a_terminal_that_answers_gets_both_rates_per_mode() {
     for row in rows {
         assert!(row["fps"]["median"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["shown_fps"].as_f64().unwrap() > 0.0, "{row}");
+        // The terminal model on each mode's frames: a frame of the full scene reaches the
+        // terminal in pieces, raw or in one write, and tears between them.
+        assert!(
+            row["torn_paints_per_second"].as_f64().unwrap() > 0.0,
+            "{row}"
+        );
     }
     assert!(
         output.contains("shown frames/s"),
         "the table is printed after the tour"
     );
+    assert!(output.contains("torn paints/s"), "{output}");
 }
 
 #[test]

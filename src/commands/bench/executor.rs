@@ -192,6 +192,7 @@ fn command_run(wrapped: WrapRun, keyed: WrapKeysRun) -> Run {
         reader_cpu_seconds: None,
         machine_busy_seconds: None,
         shown_fps: None,
+        torn_paints_per_second: None,
         // Set by the scheduler, which knows the round.
         round: None,
     }

@@ -46,6 +46,10 @@ pub struct Run {
     /// in `flushlab tour`; `null` elsewhere or when the terminal never answered.
     #[serde(default)]
     pub shown_fps: Option<f64>,
+    /// Torn or flashed paints a second that a terminal model counted in a sample of the
+    /// frames (`flushlab tour`: [`crate::seen::frames`]); `null` where no model ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torn_paints_per_second: Option<f64>,
     /// Another program's run whose frames wrap could not find: its per-second figures, and
     /// `figures` holds no frames.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +108,9 @@ pub struct Row {
     pub peak_rss_kib: Option<u64>,
     /// Median of the runs' confirmed ("shown") FPS, where measured.
     pub shown_fps: Option<f64>,
+    /// Median of the runs' torn paints a second, where a terminal model counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torn_paints_per_second: Option<f64>,
     /// Medians of the per-second figures of runs whose frames are unknown (another program's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_second: Option<PerSecond>,
@@ -140,6 +147,7 @@ impl Row {
             time_split: None,
             peak_rss_kib: None,
             shown_fps: None,
+            torn_paints_per_second: None,
             per_second: None,
             ratio_to_ceiling: None,
             ratio_to_fastest: None,
@@ -246,6 +254,7 @@ impl Row {
         let runs = &self.runs;
         self.peak_rss_kib = runs.iter().map(|r| r.peak_rss_kib).max();
         self.shown_fps = median(runs.iter().filter_map(|r| r.shown_fps));
+        self.torn_paints_per_second = median(runs.iter().filter_map(|r| r.torn_paints_per_second));
         // Per frame's worth of the bytes the reader read: the transport ceiling writes frames
         // in several write sizes and reports the best size's frames, the reader reads them all.
         let per_frame_read = |seconds: fn(&Run) -> Option<f64>| {

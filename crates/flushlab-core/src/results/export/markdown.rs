@@ -124,6 +124,8 @@ enum Column {
     Rate,
     /// What a tour's terminal confirmed it showed.
     Shown,
+    /// Torn paints a second, where a terminal model counted them (a tour).
+    Torn,
     Writes,
     Bytes,
     BytesPerWrite,
@@ -147,6 +149,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     use Column::*;
     let rows = &results.results;
     let shown = rows.iter().any(|r| r.shown_fps.is_some());
+    let torn = rows.iter().any(|r| r.torn_paints_per_second.is_some());
     let latency = rows.iter().any(|r| r.latency_ns().is_some());
     let keyed = rows.iter().any(|r| r.key_to_frame_ms().is_some());
     let reader_cpu = rows.iter().any(|r| r.reader_cpu_ms_per_frame.is_some());
@@ -158,6 +161,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
         Reader,
         Rate,
         Shown,
+        Torn,
         Writes,
         Bytes,
         BytesPerWrite,
@@ -174,6 +178,7 @@ fn columns(results: &BenchResults) -> Vec<Column> {
     .into_iter()
     .filter(|c| match c {
         Shown => shown,
+        Torn => torn,
         ReaderCpu => reader_cpu,
         MachineCpu => machine_cpu,
         Latency => latency,
@@ -192,6 +197,7 @@ impl Column {
             Column::Reader => "reader".into(),
             Column::Rate => format!("{unit}s/s median [min–max]"),
             Column::Shown => format!("shown {unit}s/s"),
+            Column::Torn => "torn paints/s".into(),
             Column::Writes => format!("writes/{unit}"),
             Column::Bytes => format!("bytes/{unit}"),
             Column::BytesPerWrite => "bytes/write".into(),
@@ -218,6 +224,7 @@ impl Column {
             Column::Reader => cell(&row.reader.to_string()),
             Column::Rate => rate_cell(row),
             Column::Shown => or_dash(row.shown_fps, rate),
+            Column::Torn => or_dash(row.torn_paints_per_second, count),
             Column::Writes => or_dash(row.writes_per_frame, count),
             Column::Bytes => or_dash(row.bytes_per_frame, bytes),
             Column::BytesPerWrite => or_dash(row.bytes_per_write, bytes),

@@ -144,6 +144,7 @@ pub(crate) mod fixture {
             reader_cpu_seconds: None,
             machine_busy_seconds: None,
             shown_fps: None,
+            torn_paints_per_second: None,
             per_second: None,
             round: None,
         }
