@@ -17,8 +17,8 @@ use std::io::{self, Write};
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use flushlab::backend::LeanBackend;
-use flushlab::scene::Scene;
+use flushlab_core::backend::LeanBackend;
+use flushlab_core::scene::Scene;
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use flushlab::sys::pty::{Pty, read_to_end};
+use flushlab_core::sys::pty::{Pty, read_to_end};
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);

@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use flushlab::accounting::{Accounting, Counted, IoProbe, accounting, choose_accounting};
-use flushlab::meters::CpuTimes;
+use flushlab_core::accounting::{Accounting, Counted, IoProbe, accounting, choose_accounting};
+use flushlab_core::meters::CpuTimes;
 
 /// Mean time of `f` over `n` calls.
 fn time(n: u32, mut f: impl FnMut()) -> Duration {

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use flushlab::sys::pty::Pty;
+use flushlab_core::sys::pty::Pty;
 use rustix::fs::OFlags;
 use rustix::termios::{OptionalActions, tcgetattr, tcsetattr};
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flushlab::sys::pty::{Pty, read_to_end};
+use flushlab_core::sys::pty::{Pty, read_to_end};
 
 fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

@@ -12,10 +12,10 @@
 //! - `sleep, one write a frame`: `write_all` of the frame, as the frame and thread modes write
 //!   it; the kernel puts the writer to sleep whenever the pty is full.
 //! - `sleep, 4 KiB writes`: the same in 4 KiB writes (block buffering's shape).
-//! - `spin, 4 KiB writes`: the transport ceiling's writer (`flushlab::wait::Wait::Spin`): it
+//! - `spin, 4 KiB writes`: the transport ceiling's writer (`flushlab_core::wait::Wait::Spin`): it
 //!   asks `poll` with a zero timeout until there is room, yielding the core in between, and never
 //!   sleeps.
-//! - `spin 100 µs, then sleep`: `flushlab::wait::Wait::Poll` (`flushlab bench --wait poll`):
+//! - `spin 100 µs, then sleep`: `flushlab_core::wait::Wait::Poll` (`flushlab bench --wait poll`):
 //!   spins like the ceiling for up to 100 µs, then sleeps in write(2).
 //! - `spin without yielding`: the ceiling's way before it yielded the core between polls.
 //!
@@ -31,14 +31,14 @@ use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
-use flushlab::backend::BackendKind;
 use flushlab::explorer::app::App;
 use flushlab::explorer::hud::Hud;
 use flushlab::plumbing::ceiling::encode_steady_frame;
-use flushlab::scene::Scene;
-use flushlab::sys::pty::{Pty, read_to_end};
-use flushlab::wait::Waiting;
-use flushlab::writer_mode::{Buffering, Mode, Stream};
+use flushlab_core::backend::BackendKind;
+use flushlab_core::scene::Scene;
+use flushlab_core::sys::pty::{Pty, read_to_end};
+use flushlab_core::wait::Waiting;
+use flushlab_core::writer_mode::{Buffering, Mode, Stream};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 #[derive(Clone, Copy)]
@@ -71,7 +71,7 @@ impl Wait {
 }
 
 /// Waits for room by asking `poll` with a zero timeout until there is some, without ever
-/// yielding the core: the way [`flushlab::wait::wait_for_room`] does not wait.
+/// yielding the core: the way [`flushlab_core::wait::wait_for_room`] does not wait.
 struct NoYield<W> {
     inner: W,
 }
@@ -134,8 +134,8 @@ fn run(
     rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &termios)?;
     let mut out: Box<dyn Write> = match wait {
         Wait::SleepWholeFrame | Wait::Sleep4K => Box::new(slave),
-        Wait::Spin4K => Box::new(Waiting::new(slave, flushlab::wait::Wait::Spin)),
-        Wait::SpinThenSleep4K => Box::new(Waiting::new(slave, flushlab::wait::Wait::Poll)),
+        Wait::Spin4K => Box::new(Waiting::new(slave, flushlab_core::wait::Wait::Spin)),
+        Wait::SpinThenSleep4K => Box::new(Waiting::new(slave, flushlab_core::wait::Wait::Poll)),
         Wait::SpinNoYield4K => Box::new(NoYield { inner: slave }),
     };
     let piece = match wait {
@@ -170,9 +170,9 @@ fn run(
     ))
 }
 
-/// The p50 by the one percentile (`flushlab::statistics::rank`, the nearest rank).
+/// The p50 by the one percentile (`flushlab_core::statistics::rank`, the nearest rank).
 fn p50(values: Vec<f64>) -> f64 {
-    flushlab::statistics::median(values).unwrap_or(f64::NAN)
+    flushlab_core::statistics::median(values).unwrap_or(f64::NAN)
 }
 
 fn main() -> anyhow::Result<()> {

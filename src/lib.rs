@@ -4,14 +4,8 @@
 
 #![forbid(unsafe_code)]
 
-// The measurement core, re-exported: the binary's rooms name its modules `crate::meters`, …,
-// and tests `flushlab::meters`; the CLI and the screens are this crate's own.
-pub use flushlab_core::{
-    accounting, backend, condition, confirm, detect, embed, figures, files, frame_writer,
-    keyscript, latency, meters, outcome, results, scene, statistics, subject, sys, timing, units,
-    wait, writer_mode,
-};
-
+// The measurement core is `flushlab_core`, named as such everywhere: the crate border shows
+// in every path. The CLI and the screens are this crate's own.
 pub mod cli;
 pub mod commands;
 pub mod explorer;

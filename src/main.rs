@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use flushlab::outcome::{Outcome, reader_gone_in};
+use flushlab_core::outcome::{Outcome, reader_gone_in};
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 use flushlab::cli::{Cli, Command};
@@ -17,7 +17,7 @@ static NOTE_CLOSED_STANDARD_FDS: extern "C" fn() = note_closed_standard_fds;
 
 #[cfg(target_os = "linux")]
 extern "C" fn note_closed_standard_fds() {
-    flushlab::outcome::note_closed_standard_fds();
+    flushlab_core::outcome::note_closed_standard_fds();
 }
 
 /// `PTRACE_LISTEN` for wrap's tracer (its `Listen`, in
@@ -47,13 +47,13 @@ fn main() -> ExitCode {
     };
     cli.run.from_env = from_env(&matches);
     if let Err(why) = enough_address_space() {
-        flushlab::outcome::complain(&why);
+        flushlab_core::outcome::complain(&why);
         return Outcome::Failed.into();
     }
     if let Some(choice) = cli.accounting()
-        && let Err(why) = flushlab::accounting::choose_accounting(choice)
+        && let Err(why) = flushlab_core::accounting::choose_accounting(choice)
     {
-        flushlab::outcome::complain(&format!(
+        flushlab_core::outcome::complain(&format!(
             "--accounting {} (env ACCOUNTING): {why}",
             choice.name()
         ));
@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         }
         Some(Command::EnvFile(args)) => match flushlab::commands::wrap::env_file::run(&args) {
             Err(e) => {
-                flushlab::outcome::complain(&e.to_string());
+                flushlab_core::outcome::complain(&e.to_string());
                 Ok(Outcome::NotFound)
             }
         },
@@ -82,19 +82,19 @@ fn main() -> ExitCode {
         Some(Command::FarRoot(args)) => {
             match flushlab::commands::wrap::via::far_root::shim(&args) {
                 Err(e) => {
-                    flushlab::outcome::complain(&e.to_string());
+                    flushlab_core::outcome::complain(&e.to_string());
                     Ok(Outcome::NotFound)
                 }
             }
         }
         Some(Command::Man(args)) => match flushlab::cli::manual(args.command.as_deref()) {
-            Ok(page) => flushlab::outcome::print(&page)
+            Ok(page) => flushlab_core::outcome::print(&page)
                 .map(|()| Outcome::Finished)
                 .map_err(anyhow::Error::from),
             Err(e) => return usage_error(e),
         },
         Some(Command::Completions(args)) => {
-            flushlab::outcome::print(&flushlab::cli::completions(args.shell))
+            flushlab_core::outcome::print(&flushlab::cli::completions(args.shell))
                 .map(|()| Outcome::Finished)
                 .map_err(anyhow::Error::from)
         }
@@ -110,7 +110,7 @@ fn main() -> ExitCode {
         Err(e) if reader_gone_in(&e) => Outcome::ReaderGone,
         Err(e) => {
             // Nobody may be left to read it (stderr closed or full): that is no reason to panic.
-            flushlab::outcome::complain(&format!("{e:#}"));
+            flushlab_core::outcome::complain(&format!("{e:#}"));
             Outcome::Failed
         }
     };
@@ -126,7 +126,7 @@ const LEAST_ADDRESS_SPACE: u64 = 48 << 20;
 
 /// Refuses, in words, an address-space limit too small to run in.
 fn enough_address_space() -> Result<(), String> {
-    match flushlab::sys::address_space_limit() {
+    match flushlab_core::sys::address_space_limit() {
         Some(limit) if limit < LEAST_ADDRESS_SPACE => Err(format!(
             "the address-space limit (ulimit -v, RLIMIT_AS) is {} MiB, and flushlab needs {} MiB \
              at least (its threads' stacks and buffers; the program it runs is held to it \
@@ -141,11 +141,11 @@ fn enough_address_space() -> Result<(), String> {
 /// `flushlab lesson`: the explorer, at a step of the lesson, in this terminal.
 fn lesson(args: flushlab::cli::LessonArgs) -> anyhow::Result<Outcome> {
     if args.steps {
-        flushlab::outcome::print(flushlab::explorer::lesson::list().as_bytes())?;
+        flushlab_core::outcome::print(flushlab::explorer::lesson::list().as_bytes())?;
         return Ok(Outcome::Finished);
     }
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        flushlab::outcome::complain(
+        flushlab_core::outcome::complain(
             "lesson: stdout is not a terminal: the lesson draws in one (--steps lists the steps)",
         );
         return Ok(Outcome::BadInput);
@@ -155,7 +155,7 @@ fn lesson(args: flushlab::cli::LessonArgs) -> anyhow::Result<Outcome> {
         Ok(cli) => cli.run,
         Err(e) => {
             let said = e.to_string();
-            flushlab::outcome::complain(&format!(
+            flushlab_core::outcome::complain(&format!(
                 "lesson: {}",
                 said.lines()
                     .next()
@@ -213,7 +213,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         Some(name) => format!("flushlab {name} --help"),
         None => "flushlab --help".to_owned(),
     };
-    flushlab::outcome::complain(&format!(
+    flushlab_core::outcome::complain(&format!(
         "{} (for more information, try '{help}')",
         line.trim_start_matches("error: ")
     ));
@@ -247,7 +247,7 @@ fn from_env(matches: &clap::ArgMatches) -> Vec<String> {
             let value = std::env::var_os(&env)?;
             Some(format!(
                 "{env}={}",
-                flushlab::units::printable(&value.to_string_lossy())
+                flushlab_core::units::printable(&value.to_string_lossy())
             ))
         })
         .collect()

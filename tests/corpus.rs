@@ -14,7 +14,6 @@
 //! `frames.py`, `frames.sh`, `frames.js`. docs/wrap.md shows the table this test checks.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
-#![allow(clippy::too_many_lines)]
 
 mod common;
 #[path = "common/example.rs"]
@@ -328,6 +327,66 @@ fn strace_writes(log: &Path) -> u64 {
         .count() as u64
 }
 
+/// The report's diagnoses: those the case expects, none it must not get, advice in its language.
+fn check_diagnoses(case: &Case, label: &str, report: &Value) -> Vec<String> {
+    let found = codes(report);
+    for code in case.expect {
+        assert!(
+            found.iter().any(|c| c == code),
+            "{label}: no {code}: {report}"
+        );
+    }
+    for code in case.never {
+        assert!(
+            !found.iter().any(|c| c == code),
+            "{label}: {code}: {report}"
+        );
+    }
+    assert_eq!(
+        report["writer"]["language"], case.language,
+        "{label}: {}",
+        report["writer"]
+    );
+    if case.language != "rust" {
+        let text = report["diagnoses"].to_string();
+        assert!(
+            !text.contains("BufWriter") && !text.contains("stdout()"),
+            "{label}: Rust advice: {text}"
+        );
+    }
+    found
+}
+
+/// The case's line of the accuracy table.
+fn table_line(
+    case: &Case,
+    size: &str,
+    own: Option<f64>,
+    fps: Option<f64>,
+    report: &Value,
+    found: &[String],
+) -> String {
+    format!(
+        "| {} | {size} | {} | {} | {} | {} | {} |",
+        case.name,
+        own.map_or("–".into(), |o| format!("{o:.1}")),
+        fps.map_or("unknown".into(), |f| format!("{f:.1}")),
+        report["frame_detection"]["confirmed_by"]
+            .as_array()
+            .map(|c| c
+                .iter()
+                .map(|c| c["detail"].as_str().unwrap_or("pauses"))
+                .collect::<Vec<_>>()
+                .join(", "))
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| "–".into()),
+        report["figures"]["writes_per_frame"]
+            .as_f64()
+            .map_or("–".into(), |w| format!("{w:.1}")),
+        found.join(", "),
+    )
+}
+
 /// One line of the accuracy table, as docs/wrap.md shows it.
 fn check(case: &Case, index: usize, dir: &Path) -> Vec<String> {
     let mut lines = Vec::new();
@@ -387,50 +446,8 @@ fn check(case: &Case, index: usize, dir: &Path) -> Vec<String> {
             );
             assert!(own.is_some_and(|own| own < 5.0), "{label}: {report}");
         }
-        let found = codes(&report);
-        for code in case.expect {
-            assert!(
-                found.iter().any(|c| c == code),
-                "{label}: no {code}: {report}"
-            );
-        }
-        for code in case.never {
-            assert!(
-                !found.iter().any(|c| c == code),
-                "{label}: {code}: {report}"
-            );
-        }
-        assert_eq!(
-            report["writer"]["language"], case.language,
-            "{label}: {}",
-            report["writer"]
-        );
-        if case.language != "rust" {
-            let text = report["diagnoses"].to_string();
-            assert!(
-                !text.contains("BufWriter") && !text.contains("stdout()"),
-                "{label}: Rust advice: {text}"
-            );
-        }
-        lines.push(format!(
-            "| {} | {size} | {} | {} | {} | {} | {} |",
-            case.name,
-            own.map_or("–".into(), |o| format!("{o:.1}")),
-            fps.map_or("unknown".into(), |f| format!("{f:.1}")),
-            report["frame_detection"]["confirmed_by"]
-                .as_array()
-                .map(|c| c
-                    .iter()
-                    .map(|c| c["detail"].as_str().unwrap_or("pauses"))
-                    .collect::<Vec<_>>()
-                    .join(", "))
-                .filter(|c| !c.is_empty())
-                .unwrap_or_else(|| "–".into()),
-            report["figures"]["writes_per_frame"]
-                .as_f64()
-                .map_or("–".into(), |w| format!("{w:.1}")),
-            found.join(", "),
-        ));
+        let found = check_diagnoses(case, &label, &report);
+        lines.push(table_line(case, size, own, fps, &report, &found));
     }
     if case.counted_frames > 0 {
         // strace slows a program by its write(2) count, most of the corpus's time at two sizes:

@@ -188,7 +188,7 @@ fn every_command_the_docs_show_runs_as_written() {
 /// Runs `command` through `sh` on a fresh pty, presses q after a second, and returns its exit
 /// code.
 fn run_in_pty(dir: &Path, command: &str) -> Option<i32> {
-    let pty = flushlab::sys::pty::Pty::open(common::COLS, common::ROWS).unwrap();
+    let pty = flushlab_core::sys::pty::Pty::open(common::COLS, common::ROWS).unwrap();
     let mut child = pty
         .spawn(Path::new("/bin/sh"), |cmd| {
             cmd.arg("-c")
@@ -199,7 +199,7 @@ fn run_in_pty(dir: &Path, command: &str) -> Option<i32> {
         })
         .unwrap();
     let master = pty.master.try_clone().unwrap();
-    let reader = std::thread::spawn(move || flushlab::sys::pty::read_to_end(&master, |_| {}));
+    let reader = std::thread::spawn(move || flushlab_core::sys::pty::read_to_end(&master, |_| {}));
     std::thread::sleep(Duration::from_secs(1));
     let _ = std::io::Write::write_all(&mut &pty.master, b"q");
     let status = common::wait_for(Duration::from_secs(30), command, || {

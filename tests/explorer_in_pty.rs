@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use flushlab::sys::pty::Pty;
+use flushlab_core::sys::pty::Pty;
 use serde_json::Value;
 
 fn check_mode(stream: &str, buffering: &str) -> Value {
@@ -662,7 +662,7 @@ fn a_lesson_goes_through_every_step_and_back() {
         let master = pty.master.try_clone().unwrap();
         let feeding = Arc::clone(&parser);
         let reader = std::thread::spawn(move || {
-            flushlab::sys::pty::read_to_end(&master, |bytes| {
+            flushlab_core::sys::pty::read_to_end(&master, |bytes| {
                 feeding.lock().unwrap().process(bytes);
             })
             .unwrap();
@@ -676,7 +676,7 @@ fn a_lesson_goes_through_every_step_and_back() {
             // the sync step says why there is none.
             let compared = if step.sync {
                 "× stdout(): none measured with sync on"
-            } else if step.backend != flushlab::backend::BackendKind::Crossterm {
+            } else if step.backend != flushlab_core::backend::BackendKind::Crossterm {
                 // The encoder's step: the same mode through the other backend.
                 "crossterm)"
             } else {

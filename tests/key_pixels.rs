@@ -9,7 +9,6 @@
 //! program fails them.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
-#![allow(clippy::too_many_lines)]
 
 mod common;
 #[path = "common/example.rs"]
@@ -78,7 +77,7 @@ fn every_key_reaches(terminal: &str, flags: &[&str]) {
     let program = common::c_program("typed");
     let script = "aZ1~<Down><Up><Left><Right><Home><End><PageUp><PageDown><Insert><Delete>\
                   <Enter><Tab><BackTab><Backspace><C-x><C-a><M-f><F1><F5><F12><Space><lt>@20ms q";
-    let parsed = flushlab::keyscript::KeyScript::parse(script).unwrap();
+    let parsed = flushlab_core::keyscript::KeyScript::parse(script).unwrap();
     for (mode, application_cursor) in [("normal", false), ("app", true)] {
         let log = common::scratch(&format!("typed-{terminal}-{mode}.log"));
         let json = common::scratch(&format!("typed-{terminal}-{mode}.json"));
@@ -98,7 +97,7 @@ fn every_key_reaches(terminal: &str, flags: &[&str]) {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{terminal} {mode}: {stderr}");
-        let modes = flushlab::keyscript::KeyModes {
+        let modes = flushlab_core::keyscript::KeyModes {
             application_cursor,
             ..Default::default()
         };
@@ -192,52 +191,7 @@ fn pixels_after_writes(terminal: &str) {
         // two keys in one read (they share its frame). Each key's is the first read after it
         // was sent.
         assert!((2..=13).contains(&own.len()), "{size}: {} reads", own.len());
-        let mut ends_after = Vec::new();
-        let mut last_after_end = 0;
-        for key in &answered {
-            let sent = key["sent_ns"].as_u64().unwrap();
-            let own = own
-                .iter()
-                .find(|line| line[0] >= sent)
-                .unwrap_or_else(|| panic!("{size}: no read of the program's after {key}"));
-            let at = |ms: &Value| sent + (ms.as_f64().unwrap() * 1e6) as u64;
-            let frame_end = at(&key["frame_ms"]);
-            // wrap's frame end (the program's next wait) never comes before the program's own
-            // last write (50 µs for the two sides' clock readings); how long after is below.
-            assert!(
-                frame_end + 50_000 >= own[2],
-                "{size}: frame end {frame_end} before the program's {} in {key}",
-                own[2]
-            );
-            ends_after.push(frame_end.saturating_sub(own[2]));
-            let pixels = &key["pixels_ms"];
-            assert!(pixels.is_object(), "{size}: no pixels for {key}\n{stderr}");
-            let (first, last) = (at(&pixels["first"]), at(&pixels["last"]));
-            assert!(
-                first >= own[1],
-                "{size}: first pixel before the first write: {key}"
-            );
-            // The program stamps its last write once the write has returned: preempted in
-            // between (0.3 ms seen on a quiet machine, 40 ms beside a test suite), its stamp
-            // comes after the terminal painted the bytes. At or after it within 1 ms, four keys
-            // in five.
-            last_after_end += usize::from(last + 1_000_000 >= own[2]);
-            assert!(last >= first);
-            let paint = key["stages_ms"]["paint"].as_f64().unwrap();
-            assert!(paint >= 0.0);
-        }
-        assert!(
-            last_after_end * 5 >= answered.len() * 4,
-            "{size}: {last_after_end} of {} keys' last pixel at or after the program's last write",
-            answered.len()
-        );
-        // Between the program's stamp and its next wait: tens of µs, unless the program was
-        // preempted there (a loaded machine, with Xvfb and xterm beside it: 1.9 ms seen once).
-        ends_after.sort_unstable();
-        assert!(
-            ends_after[ends_after.len() / 2] < 300_000,
-            "{size}: frame ends after the program's own, ns: {ends_after:?}"
-        );
+        each_pixel_after_its_writes(size, &answered, &own, &stderr);
         let summary = &report["keys"]["pixels_ms"];
         assert!(
             summary["last"]["p50"].as_f64() >= summary["first"]["p50"].as_f64(),
@@ -246,6 +200,56 @@ fn pixels_after_writes(terminal: &str) {
         assert!(summary["changes"].as_u64() >= Some(12), "{summary}");
         trace_and_plot_show_the_paint(size, &report, &trace, &plot);
     }
+}
+
+/// Each key's pixels against the program's own stamps (read, first write, last write).
+fn each_pixel_after_its_writes(size: &str, answered: &[&Value], own: &[Vec<u64>], stderr: &str) {
+    let mut ends_after = Vec::new();
+    let mut last_after_end = 0;
+    for key in answered {
+        let sent = key["sent_ns"].as_u64().unwrap();
+        let own = own
+            .iter()
+            .find(|line| line[0] >= sent)
+            .unwrap_or_else(|| panic!("{size}: no read of the program's after {key}"));
+        let at = |ms: &Value| sent + (ms.as_f64().unwrap() * 1e6) as u64;
+        let frame_end = at(&key["frame_ms"]);
+        // wrap's frame end (the program's next wait) never comes before the program's own
+        // last write (50 µs for the two sides' clock readings); how long after is below.
+        assert!(
+            frame_end + 50_000 >= own[2],
+            "{size}: frame end {frame_end} before the program's {} in {key}",
+            own[2]
+        );
+        ends_after.push(frame_end.saturating_sub(own[2]));
+        let pixels = &key["pixels_ms"];
+        assert!(pixels.is_object(), "{size}: no pixels for {key}\n{stderr}");
+        let (first, last) = (at(&pixels["first"]), at(&pixels["last"]));
+        assert!(
+            first >= own[1],
+            "{size}: first pixel before the first write: {key}"
+        );
+        // The program stamps its last write once the write has returned: preempted in
+        // between (0.3 ms seen on a quiet machine, 40 ms beside a test suite), its stamp
+        // comes after the terminal painted the bytes. At or after it within 1 ms, four keys
+        // in five.
+        last_after_end += usize::from(last + 1_000_000 >= own[2]);
+        assert!(last >= first);
+        let paint = key["stages_ms"]["paint"].as_f64().unwrap();
+        assert!(paint >= 0.0);
+    }
+    assert!(
+        last_after_end * 5 >= answered.len() * 4,
+        "{size}: {last_after_end} of {} keys' last pixel at or after the program's last write",
+        answered.len()
+    );
+    // Between the program's stamp and its next wait: tens of µs, unless the program was
+    // preempted there (a loaded machine, with Xvfb and xterm beside it: 1.9 ms seen once).
+    ends_after.sort_unstable();
+    assert!(
+        ends_after[ends_after.len() / 2] < 300_000,
+        "{size}: frame ends after the program's own, ns: {ends_after:?}"
+    );
 }
 
 /// The trace: a paint slice a painted key (12), and the window's changes as the report has
@@ -654,6 +658,50 @@ fn flash_seen(program: &std::path::Path, mode: &str, flags: &[&str]) -> Value {
     common::read_json(&report)["seen"].clone()
 }
 
+/// The camera's filmstrip: before, the blank the camera saw, after, as pictures.
+fn the_filmstrip_shows_the_blank(program: &std::path::Path, terminal: &str) {
+    let strip = common::scratch("camera-strip.svg");
+    flash_seen(
+        program,
+        "clear",
+        &[
+            "--terminal",
+            terminal,
+            "--filmstrip",
+            strip.to_str().unwrap(),
+        ],
+    );
+    let drawn = std::fs::read_to_string(&strip).unwrap();
+    assert_eq!(
+        drawn.matches("data:image/png;base64,").count(),
+        3,
+        "{terminal}"
+    );
+    assert_eq!(drawn.matches(">flash +").count(), 1, "{terminal}");
+}
+
+/// flash.c's rows in four writes: the camera sees them torn, key by key and frame by frame,
+/// and the model under the terminal's policy within 2.
+fn rows_tear(program: &std::path::Path, terminal: &str) {
+    // The rows in four writes 30 ms apart, all in one frame: half old, half new rows on
+    // screen for a refresh, a tear a key, and a frame by frame (the observer's frames).
+    let rows = flash_seen(program, "rows", &["--terminal", terminal]);
+    let torn = rows["keys_torn"].as_u64().unwrap();
+    assert!(torn >= 18, "{terminal} rows: {torn} of 20 tore: {rows}");
+    let frames = rows["frames"]["torn"].as_u64().unwrap();
+    assert!(
+        frames >= 18,
+        "{terminal} rows: {frames} frames tore: {rows}"
+    );
+    let predicted = flash_seen(program, "rows", &["--paint", terminal])["keys_torn"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        predicted.abs_diff(torn) <= 2,
+        "{terminal} rows: the model says {predicted} tore, the camera {torn}"
+    );
+}
+
 /// The camera on xterm, alacritty, kitty and foot sees a clear-then-draw program's blank
 /// screen where the terminal shows it: on every key, but for a synchronized-output block the
 /// terminal honours (kitty and foot both forms, alacritty 0.11 the DCS form only, xterm none). The
@@ -707,25 +755,7 @@ fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agr
             );
         }
         if terminal == "xterm" {
-            // The camera's filmstrip: before, the blank the camera saw, after, as pictures.
-            let strip = common::scratch("camera-strip.svg");
-            flash_seen(
-                &program,
-                "clear",
-                &[
-                    "--terminal",
-                    terminal,
-                    "--filmstrip",
-                    strip.to_str().unwrap(),
-                ],
-            );
-            let drawn = std::fs::read_to_string(&strip).unwrap();
-            assert_eq!(
-                drawn.matches("data:image/png;base64,").count(),
-                3,
-                "{terminal}"
-            );
-            assert_eq!(drawn.matches(">flash +").count(), 1, "{terminal}");
+            the_filmstrip_shows_the_blank(&program, terminal);
         }
         // `--try sync` puts each answer in a CSI block: held where the terminal honours it.
         let tried = flashes(&flash_seen(
@@ -743,22 +773,6 @@ fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agr
             (0, Some(0)),
             "{terminal}: {in_place}"
         );
-        // The rows in four writes 30 ms apart, all in one frame: half old, half new rows on
-        // screen for a refresh, a tear a key, and a frame by frame (the observer's frames).
-        let rows = flash_seen(&program, "rows", &["--terminal", terminal]);
-        let torn = rows["keys_torn"].as_u64().unwrap();
-        assert!(torn >= 18, "{terminal} rows: {torn} of 20 tore: {rows}");
-        let frames = rows["frames"]["torn"].as_u64().unwrap();
-        assert!(
-            frames >= 18,
-            "{terminal} rows: {frames} frames tore: {rows}"
-        );
-        let predicted = flash_seen(&program, "rows", &["--paint", terminal])["keys_torn"]
-            .as_u64()
-            .unwrap();
-        assert!(
-            predicted.abs_diff(torn) <= 2,
-            "{terminal} rows: the model says {predicted} tore, the camera {torn}"
-        );
+        rows_tear(&program, terminal);
     }
 }

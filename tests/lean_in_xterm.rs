@@ -31,8 +31,8 @@ fn xterm_dump(app: &Path, backend: &str, (cols, rows): (u16, u16), dir: &Path) -
 
 #[test]
 fn xterm_shows_the_same_screen_through_both_backends() {
-    if flushlab::files::find_program("xvfb-run".as_ref()).is_none()
-        || flushlab::files::find_program("xterm".as_ref()).is_none()
+    if flushlab_core::files::find_program("xvfb-run".as_ref()).is_none()
+        || flushlab_core::files::find_program("xterm".as_ref()).is_none()
     {
         eprintln!("skipped: xvfb-run or xterm is not installed (.ci/run installs both)");
         return;

@@ -76,7 +76,7 @@ fn a_class_goes_through_the_lesson_in_tmux_and_back() {
             // The encoder's step compares the two backends (the other's row from the step
             // before it, the same mode).
             let against = match steps[i].backend {
-                flushlab::backend::BackendKind::Crossterm => "stdout())",
+                flushlab_core::backend::BackendKind::Crossterm => "stdout())",
                 _ => "crossterm)",
             };
             let compared = i == 0 || steps[i].sync || screen.contains(against);

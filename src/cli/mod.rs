@@ -3,8 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::accounting::Accounting;
 use crate::commands::run::RunArgs;
+use flushlab_core::accounting::Accounting;
 
 /// A terminal lab that makes the cost of stdout/stderr buffering visible.
 ///
@@ -187,7 +187,7 @@ pub fn manual(command: Option<&str>) -> Result<Vec<u8>, clap::Error> {
                 let names: Vec<&str> = cli.get_subcommands().map(clap::Command::get_name).collect();
                 let message = format!(
                     "no command '{}': choose one of {}",
-                    crate::units::printable(name),
+                    flushlab_core::units::printable(name),
                     names.join(", ")
                 );
                 return Err(cli.error(clap::error::ErrorKind::InvalidValue, message));
@@ -341,6 +341,29 @@ mod tests {
         let mut bad = Vec::new();
         walk(&Cli::command(), "flushlab", &mut bad);
         assert!(bad.is_empty(), "{bad:#?}");
+    }
+
+    /// The help of `wrap --terminal` and of `--via` is prose: it names every terminal and
+    /// every layer there is (a test, as the compiler cannot read a doc comment).
+    #[test]
+    fn the_help_names_every_terminal_and_every_layer() {
+        use clap::{CommandFactory, ValueEnum};
+        let wrap = Cli::command().find_subcommand("wrap").unwrap().clone();
+        let help = |flag: &str| {
+            let arg = wrap.get_arguments().find(|a| a.get_id() == flag).unwrap();
+            arg.get_long_help()
+                .or(arg.get_help())
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        };
+        let terminals = help("terminal");
+        for t in crate::painting::terminals::Terminal::value_variants() {
+            assert!(terminals.contains(t.name()), "{}: {terminals}", t.name());
+        }
+        let via = help("via");
+        for layer in crate::commands::wrap::via::Layer::value_variants() {
+            assert!(via.contains(layer.name()), "{}: {via}", layer.name());
+        }
     }
 
     #[test]

@@ -8,17 +8,17 @@ use std::time::Duration;
 use clap::Parser;
 
 use super::{Cli, Command};
-use crate::accounting::Accounting;
-use crate::backend::BackendKind;
 use crate::commands::run::RunArgs;
-use crate::files::Destination;
 use crate::plumbing::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
 use crate::plumbing::frame_args::ChildOf;
-use crate::results::conditions::ReaderModel;
-use crate::scene::Scene;
-use crate::subject::{Ceiling, FloodWriter};
-use crate::wait::Wait;
-use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Stream};
+use flushlab_core::accounting::Accounting;
+use flushlab_core::backend::BackendKind;
+use flushlab_core::files::Destination;
+use flushlab_core::results::conditions::ReaderModel;
+use flushlab_core::scene::Scene;
+use flushlab_core::subject::{Ceiling, FloodWriter};
+use flushlab_core::wait::Wait;
+use flushlab_core::writer_mode::{Buffering, DEFAULT_CAPACITY, Stream};
 
 /// The variables a bench clears before it starts a run are every one the run reads.
 #[test]
@@ -73,7 +73,7 @@ fn a_headless_run_reads_back_what_its_parent_wrote() {
     for run in runs {
         let args = std::iter::once("flushlab".into()).chain(run.args());
         let cli = Cli::try_parse_from(args).unwrap().run;
-        let Some(crate::files::Destination::File(report)) = cli.report else {
+        let Some(flushlab_core::files::Destination::File(report)) = cli.report else {
             panic!("no report file in {:?}", run.args());
         };
         let read = HeadlessRun {
@@ -161,7 +161,9 @@ fn a_headless_wrap_reads_back_what_its_parent_wrote() {
         reader: ReaderModel::Throttle {
             bytes_per_second: 2_000_000,
         },
-        keys: Some(crate::keyscript::KeyScript::parse("j*10@20ms <wait 1s> <C-x> q").unwrap()),
+        keys: Some(
+            flushlab_core::keyscript::KeyScript::parse("j*10@20ms <wait 1s> <C-x> q").unwrap(),
+        ),
         child_of: ChildOf {
             parent: 99,
             report: "/tmp/y/report.json".into(),

@@ -6,15 +6,15 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
-use crate::files::Destination;
-use crate::outcome::{Outcome, Refusal, print};
 use crate::painting::PaintResults;
-use crate::results::conditions::Reader;
-use crate::results::drawings::plot;
-use crate::results::export::{markdown_cell, or_dash};
-use crate::results::painted::PaintRun;
-use crate::results::{BenchResults, TerminalIdentity};
-use crate::subject::Subject;
+use flushlab_core::files::Destination;
+use flushlab_core::outcome::{Outcome, Refusal, print};
+use flushlab_core::results::conditions::Reader;
+use flushlab_core::results::drawings::plot;
+use flushlab_core::results::export::{markdown_cell, or_dash};
+use flushlab_core::results::painted::PaintRun;
+use flushlab_core::results::{BenchResults, TerminalIdentity};
+use flushlab_core::subject::Subject;
 
 const REPORTARGS_EXAMPLES: &str = "\
 Examples:
@@ -107,7 +107,7 @@ pub fn pivot(all: &[BenchResults]) -> String {
         ];
         rows.push(named.into_iter().chain(cells).collect::<Vec<String>>());
     }
-    let mut out = crate::results::export::markdown_table(&header, &rows, 3);
+    let mut out = flushlab_core::results::export::markdown_table(&header, &rows, 3);
     let _ = writeln!(
         out,
         "\nCells: accepted fps / shown fps (confirmed by cursor-position round trips; – unknown)."
@@ -123,7 +123,10 @@ fn plan(args: &ReportArgs) -> Result<(), Refusal> {
         ("--plot", &args.plot),
     ];
     let destinations: Vec<&Destination> = outputs.iter().filter_map(|(_, d)| d.as_ref()).collect();
-    crate::results::export::distinct_destinations(&destinations, "--export-markdown, --plot")?;
+    flushlab_core::results::export::distinct_destinations(
+        &destinations,
+        "--export-markdown, --plot",
+    )?;
     for (flag, destination) in outputs {
         if let Some(destination) = destination {
             destination
@@ -141,13 +144,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
     let (all, painted) = read_results(&args.results)?;
     let table = table(&all, &painted);
     // Names come from files others send: no byte of them reaches the terminal as a command.
-    let shown = crate::units::printable(&table);
+    let shown = flushlab_core::units::printable(&table);
     if [&args.markdown, &args.plot]
         .into_iter()
         .flatten()
         .any(Destination::is_stdout)
     {
-        crate::outcome::print_aside(shown.as_bytes())?;
+        flushlab_core::outcome::print_aside(shown.as_bytes())?;
     } else {
         print(shown.as_bytes())?;
     }
@@ -166,7 +169,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Outcome> {
             // Only `flushlab paint` results: their own chart.
             crate::painting::plot::svg(&painted)?.into_bytes()
         } else {
-            crate::results::export::Exporter::serialize(&plot::SvgPlot, &merged(&all))?
+            flushlab_core::results::export::Exporter::serialize(&plot::SvgPlot, &merged(&all))?
         };
         destination
             .write(&svg)
@@ -180,14 +183,15 @@ fn read_results(paths: &[PathBuf]) -> anyhow::Result<(Vec<BenchResults>, Vec<Pai
     let mut all = Vec::new();
     let mut painted = Vec::new();
     for path in paths {
-        let bytes = crate::files::read_input(path, crate::files::InputKind::Results)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let bytes =
+            flushlab_core::files::read_input(path, flushlab_core::files::InputKind::Results)
+                .with_context(|| format!("reading {}", path.display()))?;
         match BenchResults::from_json(&bytes) {
             Ok(results) => {
                 painted.extend(results.painted.iter().cloned());
                 all.push(results);
             }
-            Err(e) => match crate::results::from_sent_json::<PaintResults>(&bytes) {
+            Err(e) => match flushlab_core::results::from_sent_json::<PaintResults>(&bytes) {
                 Ok(paint) => painted.extend(paint.runs),
                 Err(_) => {
                     return Err(
@@ -211,7 +215,7 @@ fn table(all: &[BenchResults], painted: &[PaintRun]) -> String {
         if !table.is_empty() {
             table.push_str("\nWhat the terminals painted (read from their windows):\n\n");
         }
-        table.push_str(&crate::results::export::painted_markdown(painted));
+        table.push_str(&flushlab_core::results::export::painted_markdown(painted));
     }
     table
 }

@@ -14,25 +14,25 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::condition::{Condition, HudLayout};
-use crate::confirm::{CursorAnswers, FrameConfirmer, Shown};
 use crate::explorer::app::{Action, App};
 use crate::explorer::hud::Hud;
 use crate::explorer::keyboard::{Input, Keyboard};
-use crate::files::Destination;
-use crate::meters::Totals;
-use crate::outcome::{Outcome, Refusal, complain};
 use crate::painting::own::OwnWindow;
 use crate::plumbing::frame_args::FrameArgs;
 use crate::plumbing::measured::MeasuredOutput;
 use crate::plumbing::terminal_session::TerminalSession;
-use crate::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
-use crate::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
-use crate::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
-use crate::subject::{Subject, parse_subjects};
-use crate::units::parse_duration;
-use crate::writer_mode::{Mode, Stream};
+use flushlab_core::condition::{Condition, HudLayout};
+use flushlab_core::confirm::{CursorAnswers, FrameConfirmer, Shown};
+use flushlab_core::files::Destination;
+use flushlab_core::meters::Totals;
+use flushlab_core::outcome::{Outcome, Refusal, complain};
+use flushlab_core::results::conditions::{Reader, Sink, Size, SyncOutput, Workload};
+use flushlab_core::results::export::{Export, Exporter, JsonExporter, MarkdownExporter};
+use flushlab_core::results::{BenchResults, Machine, Row, Run, Settings, TerminalIdentity};
 use flushlab_core::seen::PaintPolicy;
+use flushlab_core::subject::{Subject, parse_subjects};
+use flushlab_core::units::parse_duration;
+use flushlab_core::writer_mode::{Mode, Stream};
 
 /// DECRQM for synchronized output, XTVERSION, DA2, then DA1: every terminal answers DA1, and
 /// terminals answer in order, so DA1's answer means that whatever else will be answered has
@@ -56,7 +56,7 @@ pub struct TourArgs {
     pub seconds: Duration,
 
     /// Modes to visit, comma-separated (stdout/raw, stderr/block, …) [default: every mode]
-    #[arg(long, value_delimiter = ',', value_parser = crate::subject::MODES, hide_possible_values = true)]
+    #[arg(long, value_delimiter = ',', value_parser = flushlab_core::subject::MODES, hide_possible_values = true)]
     pub modes: Vec<Vec<Subject>>,
 
     /// Ask the terminal for the cursor position every this many frames.
@@ -171,14 +171,14 @@ fn plan(args: &TourArgs) -> Result<TourPlan, Refusal> {
     if let [_, _, ..] = args.frame.backend.as_slice() {
         return Err(format!(
             "tour: --backend: a tour draws with one backend (choose one of {})",
-            crate::backend::BackendKind::ALL
+            flushlab_core::backend::BackendKind::ALL
                 .map(|b| b.name())
                 .join(", ")
         )
         .into());
     }
     let exports = args.exports();
-    crate::results::export::distinct(&exports, "--export-json, --export-markdown")
+    flushlab_core::results::export::distinct(&exports, "--export-json, --export-markdown")
         .map_err(|why| format!("tour: {why}"))?;
     for export in &exports {
         export.check().map_err(|e| format!("tour: {e}"))?;
@@ -227,10 +227,10 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     // Given back (flushed, fd 1 the pipe again) before the exports are written.
     let redirect = plan
         .terminal
-        .map(crate::sys::StdoutRedirect::to)
+        .map(flushlab_core::sys::StdoutRedirect::to)
         .transpose()?;
     let TourPlan { modes, exports, .. } = plan;
-    let (cols, rows) = crate::sys::window_size(std::io::stdout())?;
+    let (cols, rows) = flushlab_core::sys::window_size(std::io::stdout())?;
     let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
     crate::plumbing::terminal_session::end_stuck_runs()?;
 
@@ -289,7 +289,7 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
     for export in &exports {
         export.write_file(&results)?;
     }
-    crate::results::export::deliver(&results, &exports)?;
+    flushlab_core::results::export::deliver(&results, &exports)?;
     Ok(outcome)
 }
 
@@ -364,10 +364,10 @@ impl Visit<'_> {
             }
             // The clock is read around the write only for a confirmer that keeps the times.
             let timed = self.confirmers.each().any(|c| c.wants_write_times());
-            let start_ns = timed.then(crate::sys::monotonic_ns);
+            let start_ns = timed.then(flushlab_core::sys::monotonic_ns);
             self.out.present(&self.query)?;
             if let Some(start_ns) = start_ns {
-                let end_ns = crate::sys::monotonic_ns();
+                let end_ns = flushlab_core::sys::monotonic_ns();
                 self.confirmers
                     .each_mut()
                     .for_each(|c| c.written(start_ns, end_ns));
@@ -463,10 +463,10 @@ fn tour_results(
     args: &TourArgs,
     identity: TerminalIdentity,
     modes: &[Mode],
-    meters: &crate::meters::Meters,
-    condition: crate::condition::Condition,
+    meters: &flushlab_core::meters::Meters,
+    condition: flushlab_core::condition::Condition,
     shown: &[Option<Shown>],
-    painted: Option<(Vec<crate::results::painted::Painted>, f64)>,
+    painted: Option<(Vec<flushlab_core::results::painted::Painted>, f64)>,
 ) -> BenchResults {
     let (cols, rows) = (identity.cols, identity.rows);
     let terminal_name = identity.name().unwrap_or_else(|| "unknown".to_owned());
@@ -486,7 +486,7 @@ fn tour_results(
             sync: args.frame.sync,
             backends: vec![condition.backend],
             // The tour's writers are the explorer's: they sleep in write(2).
-            wait: crate::wait::Wait::Sleep,
+            wait: flushlab_core::wait::Wait::Sleep,
             capacity: args.frame.capacity,
             command: std::iter::once("flushlab".to_owned())
                 .chain(std::env::args().skip(1))
@@ -499,16 +499,18 @@ fn tour_results(
                 segments
                     .into_iter()
                     .zip(modes)
-                    .map(|(painted, mode)| crate::results::painted::PaintRun {
-                        terminal: terminal_name.clone(),
-                        mode: Subject::Mode(mode.stream, mode.buffering),
-                        sync: args.frame.sync,
-                        cols,
-                        rows,
-                        observed: true,
-                        observer_cpu_share: cpu_share,
-                        painted,
-                    })
+                    .map(
+                        |(painted, mode)| flushlab_core::results::painted::PaintRun {
+                            terminal: terminal_name.clone(),
+                            mode: Subject::Mode(mode.stream, mode.buffering),
+                            sync: args.frame.sync,
+                            cols,
+                            rows,
+                            observed: true,
+                            observer_cpu_share: cpu_share,
+                            painted,
+                        },
+                    )
                     .collect()
             })
             .unwrap_or_default(),
@@ -548,7 +550,7 @@ fn row(
     );
     row.runs.push(Run {
         figures: totals.figures(),
-        peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
+        peak_rss_kib: flushlab_core::sys::peak_rss_kib(flushlab_core::sys::Usage::Process),
         p50_ns: None,
         p99_ns: None,
         key_to_frame_ms: None,

@@ -5,7 +5,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::writer_mode::{Buffering, Stream};
+use flushlab_core::writer_mode::{Buffering, Stream};
 
 /// What a key asks for. Keys map to actions only through [`BINDINGS`], so the bindings can be
 /// tested without a terminal.

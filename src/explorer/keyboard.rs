@@ -41,7 +41,7 @@ impl KeyClock {
         let arrived = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (noted, stopped) = (Arc::clone(&arrived), Arc::clone(&stop));
-        crate::sys::spawn_thread("key-clock", move || {
+        flushlab_core::sys::spawn_thread("key-clock", move || {
             let tick = rustix::event::Timespec {
                 tv_sec: 0,
                 tv_nsec: 50_000_000,
@@ -150,7 +150,7 @@ impl Keyboard {
             {
                 // A hung-up terminal: the same EIO its output side gives, so the run ends as
                 // one whose reader went away (exit 3), wherever it noticed.
-                return Err(crate::outcome::mark_reader_gone(
+                return Err(flushlab_core::outcome::mark_reader_gone(
                     rustix::io::Errno::IO.into(),
                 ));
             }
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn keys_become_the_same_actions_as_crossterm_events() {
-        use crate::writer_mode::Buffering;
+        use flushlab_core::writer_mode::Buffering;
         assert_eq!(
             actions(b" \tfq\x03?"),
             [
@@ -401,7 +401,7 @@ mod tests {
         assert_eq!(
             actions(b"\x1b[1;5Cr\x1b"),
             [
-                Action::Buffering(crate::writer_mode::Buffering::Raw),
+                Action::Buffering(flushlab_core::writer_mode::Buffering::Raw),
                 Action::Back
             ]
         );

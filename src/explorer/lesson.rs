@@ -6,11 +6,11 @@
 use ratatui::style::{Color, Stylize};
 use ratatui::text::{Line, Span};
 
-use crate::backend::BackendKind;
-use crate::condition::Condition;
-use crate::meters::{Meters, Totals};
-use crate::units::{bytes, count};
-use crate::writer_mode::{Buffering, Mode, Stream};
+use flushlab_core::backend::BackendKind;
+use flushlab_core::condition::Condition;
+use flushlab_core::meters::{Meters, Totals};
+use flushlab_core::units::{bytes, count};
+use flushlab_core::writer_mode::{Buffering, Mode, Stream};
 
 /// One step: a mode, synchronized output or not, and what to say.
 #[derive(Debug)]
@@ -343,10 +343,10 @@ mod tests {
     /// the lean one.
     #[test]
     fn the_encoders_step_compares_the_two_backends() {
-        use crate::condition::HudLayout;
         use crate::explorer::app::{Action, App};
-        use crate::meters::{ModeRow, Totals};
-        use crate::scene::Scene;
+        use flushlab_core::condition::HudLayout;
+        use flushlab_core::meters::{ModeRow, Totals};
+        use flushlab_core::scene::Scene;
 
         let at = STEPS
             .iter()

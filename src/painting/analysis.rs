@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::probe::FrameTime;
-use crate::latency::Histogram;
-pub use crate::results::painted::{PaintRun, Painted};
+use flushlab_core::latency::Histogram;
+pub use flushlab_core::results::painted::{PaintRun, Painted};
 
 /// One look at the window after a repaint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

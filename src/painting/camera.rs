@@ -125,7 +125,7 @@ impl Camera {
         done: impl Fn() -> bool,
         last_change: impl Fn() -> u64,
     ) -> std::io::Result<Film> {
-        let cpu = crate::sys::thread_cpu_ns();
+        let cpu = flushlab_core::sys::thread_cpu_ns();
         let started = Instant::now();
         let mut film = Film {
             width: self.region.2,
@@ -136,7 +136,7 @@ impl Camera {
         let mut next = Instant::now();
         let mut grabbed_after = None;
         while !done() {
-            let at_ns = crate::sys::monotonic_ns();
+            let at_ns = flushlab_core::sys::monotonic_ns();
             let change = last_change();
             let quiet = grabbed_after == Some(change)
                 && at_ns.saturating_sub(change) > QUIET.as_nanos() as u64;
@@ -168,7 +168,7 @@ impl Camera {
             }
         }
         let wall = started.elapsed().as_nanos().max(1) as f64;
-        film.cpu_share = crate::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / wall;
+        film.cpu_share = flushlab_core::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / wall;
         Ok(film)
     }
 }
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn a_grab_is_the_regions_pixels_row_by_row() {
-        let dir = crate::files::Scratch::new("flushlab-camera-test").unwrap();
+        let dir = flushlab_core::files::Scratch::new("flushlab-camera-test").unwrap();
         screen(dir.path(), 10, 6);
         let camera = Camera::open(dir.path(), (2, 3, 3, 2)).unwrap();
         let mut grab = Vec::new();

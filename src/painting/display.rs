@@ -42,7 +42,7 @@ impl Group {
         file.take(1 << 20).read_to_end(&mut text).ok()?;
         let text = String::from_utf8_lossy(&text);
         let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
-        Some(crate::units::printable(line.trim()))
+        Some(flushlab_core::units::printable(line.trim()))
     }
 
     pub fn pid(&self) -> i32 {
@@ -69,7 +69,7 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        use crate::sys::signals::{Signal, signal_group};
+        use flushlab_core::sys::signals::{Signal, signal_group};
         if self.exited() {
             return;
         }
@@ -84,7 +84,7 @@ impl Drop for Group {
 
 /// The program's path, or the one line that says which Debian package has it.
 pub(crate) fn installed(program: &str, package: &str) -> anyhow::Result<std::path::PathBuf> {
-    crate::files::find_program(program.as_ref()).with_context(|| {
+    flushlab_core::files::find_program(program.as_ref()).with_context(|| {
         format!("{program} is not installed (Debian package {package}: apt-get install {package})")
     })
 }

@@ -11,7 +11,7 @@ use x11rb::protocol::xproto::{ConnectionExt as _, InputFocus, Keycode, Window};
 use x11rb::protocol::xtest::{self, ConnectionExt as _};
 use x11rb::rust_connection::RustConnection;
 
-use crate::keyscript::{Key, Named};
+use flushlab_core::keyscript::{Key, Named};
 
 /// X keysyms of the keys flushlab types (X11/keysymdef.h).
 mod keysym {

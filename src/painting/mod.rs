@@ -24,7 +24,7 @@ pub mod window_watch;
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::painted::PaintRun;
+use flushlab_core::results::painted::PaintRun;
 
 /// Every run of a `flushlab paint`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

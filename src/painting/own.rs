@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::confirm::FrameConfirmer;
+use flushlab_core::confirm::FrameConfirmer;
 
 use super::analysis::{Painted, analyse_segments};
 use super::marker::NUMBER_MASK;
@@ -50,7 +50,7 @@ impl OwnWindow {
         let cannot = |e: anyhow::Error| {
             format!(
                 "painted frames: {}; the tour ran without them",
-                crate::units::one_line(&format!("{e:#}"))
+                flushlab_core::units::one_line(&format!("{e:#}"))
             )
         };
         let observer = X11Watcher::connect(&display).map_err(cannot)?;

@@ -5,8 +5,8 @@
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
-use crate::results::painted::PaintRun;
-use crate::statistics::median;
+use flushlab_core::results::painted::PaintRun;
+use flushlab_core::statistics::median;
 
 const ROW_HEIGHT: u32 = 30;
 const ACCEPTED: RGBColor = RGBColor(170, 200, 235);
@@ -20,12 +20,12 @@ struct Bar {
 }
 
 fn bars(runs: &[PaintRun]) -> Vec<Bar> {
-    crate::results::painted::groups(runs)
+    flushlab_core::results::painted::groups(runs)
         .iter()
         .map(|g| Bar {
             label: format!(
                 "{} {} {}x{}{}",
-                crate::units::printable(&g[0].terminal),
+                flushlab_core::units::printable(&g[0].terminal),
                 g[0].mode,
                 g[0].cols,
                 g[0].rows,
@@ -60,10 +60,10 @@ fn value_label(bar: &Bar) -> String {
     match bar.painted {
         Some(p) => format!(
             "{} of {}",
-            crate::units::count(p),
-            crate::units::count(bar.accepted)
+            flushlab_core::units::count(p),
+            flushlab_core::units::count(bar.accepted)
         ),
-        None => format!("{} (not read)", crate::units::count(bar.accepted)),
+        None => format!("{} (not read)", flushlab_core::units::count(bar.accepted)),
     }
 }
 
@@ -100,7 +100,7 @@ pub fn svg(runs: &[PaintRun]) -> anyhow::Result<String> {
             .disable_y_mesh()
             .y_labels(n)
             .y_label_formatter(&label)
-            .x_label_formatter(&|v| crate::units::count(*v))
+            .x_label_formatter(&|v| flushlab_core::units::count(*v))
             .x_desc("frames/s")
             .draw()?;
         let y = |i: usize| n - 1 - i;

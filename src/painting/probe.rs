@@ -9,13 +9,13 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::writer_mode::Stream;
+use flushlab_core::writer_mode::Stream;
 
 /// How long the run waits for the observer to say it found the calibration pattern. A
 /// terminal on software GL (kitty, alacritty) can take seconds to show its first picture.
 const OBSERVER_WAIT: Duration = Duration::from_secs(60);
 
-/// One frame's write, CLOCK_MONOTONIC nanoseconds ([`crate::sys::monotonic_ns`]): from before
+/// One frame's write, CLOCK_MONOTONIC nanoseconds ([`flushlab_core::sys::monotonic_ns`]): from before
 /// the frame's first write(2) to after its last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameTime {
@@ -83,7 +83,7 @@ impl Probe {
         self.times.push(FrameTime {
             number: (frame & super::marker::NUMBER_MASK) as u32,
             start_ns,
-            end_ns: crate::sys::monotonic_ns(),
+            end_ns: flushlab_core::sys::monotonic_ns(),
         });
     }
 
@@ -93,14 +93,14 @@ impl Probe {
         for t in &self.times {
             text.push_str(&format!("{} {} {}\n", t.number, t.start_ns, t.end_ns));
         }
-        crate::files::write_atomically(&self.log, text.as_bytes())
+        flushlab_core::files::write_atomically(&self.log, text.as_bytes())
     }
 }
 
 /// Reads a log [`Probe::finish`] wrote; a line that is not three numbers, or times that run
 /// backwards, make it an error naming the line.
 pub fn read_log(path: &Path) -> io::Result<Vec<FrameTime>> {
-    let bytes = crate::files::read_input(path, crate::files::InputKind::FrameLog)?;
+    let bytes = flushlab_core::files::read_input(path, flushlab_core::files::InputKind::FrameLog)?;
     let text = String::from_utf8_lossy(&bytes);
     let bad = |n: usize| {
         io::Error::new(
@@ -135,14 +135,14 @@ pub fn read_log(path: &Path) -> io::Result<Vec<FrameTime>> {
 mod tests {
     #[test]
     fn a_log_round_trips_and_bad_lines_are_named() {
-        let dir = crate::files::Scratch::new("flushlab-probe-test").unwrap();
+        let dir = flushlab_core::files::Scratch::new("flushlab-probe-test").unwrap();
         let log = dir.path().join("frames.log");
         let mut probe = super::Probe {
             log: log.clone(),
             times: Vec::new(),
         };
         probe.record(7, 100);
-        probe.record(8, crate::sys::monotonic_ns());
+        probe.record(8, flushlab_core::sys::monotonic_ns());
         probe.finish().unwrap();
         let times = super::read_log(&log).unwrap();
         assert_eq!(times.iter().map(|t| t.number).collect::<Vec<_>>(), [7, 8]);

@@ -1,6 +1,9 @@
 //! The terminals flushlab can start, and how each is told its size, its app id, its own
 //! settings (`wrap --terminal-option`) and the command it runs: the launch table
-//! [`super::display::launch`] reads.
+//! [`super::display::launch`] reads. Every match on [`Terminal`] names each terminal (no
+//! wildcard arm): a terminal added is a compile error wherever it must be described.
+
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -58,6 +61,30 @@ impl Renderer {
     }
 }
 
+/// Where a terminal draws, and so which display wrap opens for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// An X11 window only.
+    X11,
+    /// X11, or Wayland under `--wayland` (flushlab's own compositor or a running one).
+    X11OrWayland,
+    /// Wayland only: flushlab's own compositor, or a running one.
+    Wayland,
+    /// A web page in headless Chromium, with xterm.js's renderer.
+    Browser(Renderer),
+}
+
+/// How a terminal takes one of its own settings on its command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionSyntax {
+    /// `-xrm 'CLASS*KEY: VALUE'`, an X resource of its class.
+    XResource { class: &'static str },
+    /// `-o KEY=VALUE`.
+    DashO,
+    /// No way to set one setting on its command line.
+    None,
+}
+
 /// One setting of the terminal's own (`wrap --terminal-option KEY=VALUE`): foot's and
 /// kitty's and alacritty's `-o KEY=VALUE`, xterm's and urxvt's X resource `KEY: VALUE` of their
 /// class. How the terminal renders is part of what a key's pixels measure, so it is a condition
@@ -72,7 +99,7 @@ impl TerminalOption {
     /// `KEY=VALUE`: a key of letters, digits and `.`, `_`, `-`; a value of at most 200
     /// printable characters (it becomes one argument of the terminal's command line).
     pub fn parse(text: &str) -> Result<TerminalOption, String> {
-        let shown = crate::units::printable(text);
+        let shown = flushlab_core::units::printable(text);
         let Some((key, value)) = text.split_once('=') else {
             return Err(format!(
                 "'{shown}' is not KEY=VALUE (e.g. tweak.delayed-render-lower=0 for foot)"
@@ -104,7 +131,7 @@ impl TerminalOption {
 pub fn options_said(options: &[TerminalOption]) -> String {
     options
         .iter()
-        .map(|o| format!(", {}", crate::units::printable(&o.to_string())))
+        .map(|o| format!(", {}", flushlab_core::units::printable(&o.to_string())))
         .collect()
 }
 
@@ -131,7 +158,7 @@ impl Terminal {
 
     /// `wrap --terminal`'s NAME: an emulator's, or `xtermjs[:RENDERER]`.
     pub fn parse(text: &str) -> Result<Terminal, String> {
-        let shown = crate::units::printable(text);
+        let shown = flushlab_core::units::printable(text);
         if let Some(renderer) = text.strip_prefix("xtermjs:") {
             return match renderer {
                 "dom" => Ok(Terminal::XtermJs),
@@ -144,11 +171,43 @@ impl Terminal {
         if text == "xtermjs" {
             return Ok(Terminal::XtermJs);
         }
-        <Terminal as ValueEnum>::from_str(text, false).map_err(|_| {
-            format!(
-                "'{shown}' is not a terminal: xterm, st, alacritty, kitty, urxvt, mlterm, foot, xtermjs, xtermjs:webgl"
-            )
-        })
+        <Terminal as ValueEnum>::from_str(text, false)
+            .map_err(|_| format!("'{shown}' is not a terminal: {}", Terminal::names(|_| true)))
+    }
+
+    /// The names of the terminals `which` keeps, in the table's order, for the messages that
+    /// list them: "xterm, st, …".
+    pub fn names(which: impl Fn(Terminal) -> bool) -> String {
+        Terminal::value_variants()
+            .iter()
+            .copied()
+            .filter(|t| which(*t))
+            .map(Terminal::name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Where it draws.
+    pub fn surface(self) -> Surface {
+        match self {
+            Terminal::Xterm | Terminal::St | Terminal::Urxvt | Terminal::Mlterm => Surface::X11,
+            Terminal::Alacritty | Terminal::Kitty => Surface::X11OrWayland,
+            Terminal::Foot => Surface::Wayland,
+            Terminal::XtermJs => Surface::Browser(Renderer::Dom),
+            Terminal::XtermJsWebgl => Surface::Browser(Renderer::Webgl),
+        }
+    }
+
+    /// How it takes one of its own settings ([`TerminalOption`]).
+    pub fn option_syntax(self) -> OptionSyntax {
+        match self {
+            Terminal::Xterm => OptionSyntax::XResource { class: "XTerm" },
+            Terminal::Urxvt => OptionSyntax::XResource { class: "URxvt" },
+            Terminal::Alacritty | Terminal::Kitty | Terminal::Foot => OptionSyntax::DashO,
+            Terminal::St | Terminal::Mlterm | Terminal::XtermJs | Terminal::XtermJsWebgl => {
+                OptionSyntax::None
+            }
+        }
     }
 
     /// How it paints, for the terminal model (`wrap --paint NAME`), and what the policy was
@@ -203,16 +262,20 @@ impl Terminal {
 
     /// The renderer of xterm.js in the browser, for the terminals drawn by a web page.
     pub fn in_browser(self) -> Option<Renderer> {
-        match self {
-            Terminal::XtermJs => Some(Renderer::Dom),
-            Terminal::XtermJsWebgl => Some(Renderer::Webgl),
-            _ => None,
+        match self.surface() {
+            Surface::Browser(renderer) => Some(renderer),
+            Surface::X11 | Surface::X11OrWayland | Surface::Wayland => None,
         }
     }
 
     /// Whether it draws through Wayland only (no X11 window to open).
     pub fn wayland_only(self) -> bool {
-        self == Terminal::Foot
+        self.surface() == Surface::Wayland
+    }
+
+    /// Whether it opens an X11 window without `--wayland`.
+    pub fn on_x11(self) -> bool {
+        matches!(self.surface(), Surface::X11 | Surface::X11OrWayland)
     }
 
     /// The program, and the Debian package that has it.
@@ -266,17 +329,20 @@ impl Terminal {
                     off: "no",
                 },
             ],
-            _ => &[],
+            Terminal::Xterm
+            | Terminal::St
+            | Terminal::Alacritty
+            | Terminal::Urxvt
+            | Terminal::Mlterm
+            | Terminal::XtermJs
+            | Terminal::XtermJsWebgl => &[],
         }
     }
 
     /// Whether it takes [`TerminalOption`]s: st and mlterm have no way to set one setting on
     /// their command line.
     pub fn takes_options(self) -> bool {
-        !matches!(
-            self,
-            Terminal::St | Terminal::Mlterm | Terminal::XtermJs | Terminal::XtermJsWebgl
-        )
+        self.option_syntax() != OptionSyntax::None
     }
 
     /// `flushlab xtermjs-host`'s: the renderer and the size the page opens xterm.js at.
@@ -296,12 +362,43 @@ impl Terminal {
     }
 
     /// `option` as this terminal's arguments ([`Terminal::takes_options`]).
-    fn option_args(self, option: &TerminalOption) -> [OsString; 2] {
+    fn option_args(self, option: &TerminalOption) -> Option<[OsString; 2]> {
         let TerminalOption { key, value } = option;
+        match self.option_syntax() {
+            OptionSyntax::XResource { class } => {
+                Some(["-xrm".into(), format!("{class}*{key}: {value}").into()])
+            }
+            OptionSyntax::DashO => Some(["-o".into(), format!("{key}={value}").into()]),
+            OptionSyntax::None => None,
+        }
+    }
+
+    /// The flag that names its window's app id on Wayland (the window rule that floats it
+    /// names it): foot's `--app-id`, kitty's and alacritty's `--class`.
+    fn app_id_flag(self) -> Option<&'static str> {
         match self {
-            Terminal::Xterm => ["-xrm".into(), format!("XTerm*{key}: {value}").into()],
-            Terminal::Urxvt => ["-xrm".into(), format!("URxvt*{key}: {value}").into()],
-            _ => ["-o".into(), format!("{key}={value}").into()],
+            Terminal::Foot => Some("--app-id"),
+            Terminal::Alacritty | Terminal::Kitty => Some("--class"),
+            Terminal::Xterm
+            | Terminal::St
+            | Terminal::Urxvt
+            | Terminal::Mlterm
+            | Terminal::XtermJs
+            | Terminal::XtermJsWebgl => None,
+        }
+    }
+
+    /// Whether its command comes after a `--` (its own options end there; the others end
+    /// theirs with `-e`, or take the command as it comes).
+    fn command_after_dashes(self) -> bool {
+        match self {
+            Terminal::Foot | Terminal::XtermJs | Terminal::XtermJsWebgl => true,
+            Terminal::Xterm
+            | Terminal::St
+            | Terminal::Alacritty
+            | Terminal::Kitty
+            | Terminal::Urxvt
+            | Terminal::Mlterm => false,
         }
     }
 
@@ -381,20 +478,14 @@ impl Terminal {
                 "--config=/dev/null".into(),
             ],
         };
-        // foot's `--app-id`; kitty's and alacritty's `--class` is the app id on Wayland.
-        let flag = match self {
-            Terminal::Foot => "--app-id",
-            _ => "--class",
-        };
-        let app_id = app_id.map(|app_id| OsString::from(format!("{flag}={app_id}")));
-        let given = options.iter().flat_map(|o| self.option_args(o));
+        let app_id = app_id
+            .zip(self.app_id_flag())
+            .map(|(app_id, flag)| OsString::from(format!("{flag}={app_id}")));
+        let given = options.iter().filter_map(|o| self.option_args(o)).flatten();
         // Before `-e`, which ends alacritty's options and begins the others' command.
         let at = args.len() - usize::from(args.last().is_some_and(|a| a == "-e"));
         args.splice(at..at, app_id.into_iter().chain(given));
-        if matches!(
-            self,
-            Terminal::Foot | Terminal::XtermJs | Terminal::XtermJsWebgl
-        ) {
+        if self.command_after_dashes() {
             args.push("--".into());
         }
         args.extend(command.iter().cloned());
@@ -403,87 +494,5 @@ impl Terminal {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_terminal_option_is_key_equals_value_and_nothing_else() {
-        let o = TerminalOption::parse("tweak.delayed-render-lower=0").unwrap();
-        assert_eq!(
-            (o.key.as_str(), o.value.as_str()),
-            ("tweak.delayed-render-lower", "0")
-        );
-        assert_eq!(TerminalOption::parse("a=b=c").unwrap().value, "b=c");
-        for bad in ["", "=0", "no-equals", "a b=1", "key=\x1b[31m", "k*=1"] {
-            let e = TerminalOption::parse(bad).unwrap_err();
-            assert!(!e.contains('\n') && !e.contains('\x1b'), "{bad:?}: {e}");
-        }
-        assert!(TerminalOption::parse(&format!("k={}", "v".repeat(201))).is_err());
-    }
-
-    #[test]
-    fn options_come_after_the_terminals_own_and_before_its_command() {
-        let command: Vec<OsString> = vec!["/bin/cat".into()];
-        let options = [TerminalOption::parse("repaint_delay=0").unwrap()];
-        for terminal in Terminal::value_variants()
-            .iter()
-            .filter(|t| t.takes_options())
-        {
-            let args = terminal.args((80, 24), &command, Some("flushlab-1"), &options);
-            let given = terminal.option_args(&options[0]);
-            let at = args
-                .windows(2)
-                .position(|w| w == given)
-                .unwrap_or_else(|| panic!("{terminal:?}: {args:?}"));
-            let command_at = args.len() - command.len();
-            assert!(
-                args[at + 2..command_at]
-                    .iter()
-                    .all(|a| a == "-e" || a == "--"),
-                "{terminal:?}: {args:?}"
-            );
-            assert!(at > 3, "after its own: {terminal:?}: {args:?}");
-        }
-        assert_eq!(
-            Terminal::Xterm.option_args(&TerminalOption::parse("cursorBlink=false").unwrap())[1],
-            "XTerm*cursorBlink: false"
-        );
-    }
-
-    #[test]
-    fn every_terminal_runs_the_command_last_and_is_told_its_size() {
-        let command: Vec<OsString> = vec!["/bin/flushlab".into(), "--duration".into(), "1".into()];
-        for terminal in Terminal::value_variants() {
-            let args = terminal.args((80, 24), &command, None, &[]);
-            assert!(args.ends_with(&command), "{terminal:?}");
-            if matches!(
-                terminal,
-                Terminal::Foot | Terminal::Kitty | Terminal::Alacritty
-            ) {
-                // The app id among the terminal's own options, before its command.
-                let named = terminal.args((80, 24), &command, Some("flushlab-1"), &[]);
-                assert!(named.ends_with(&command), "{terminal:?}");
-                let at = named
-                    .iter()
-                    .position(|a| a.to_string_lossy().ends_with("=flushlab-1"))
-                    .unwrap();
-                let command_at = named.len() - command.len();
-                assert!(
-                    named[at + 1..command_at]
-                        .iter()
-                        .all(|a| a == "-e" || a == "--"),
-                    "{terminal:?}: {named:?}"
-                );
-            }
-            let text = args
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ");
-            assert!(
-                text.contains("80") && text.contains("24"),
-                "{terminal:?}: {text}"
-            );
-        }
-    }
-}
+#[path = "terminals_tests.rs"]
+mod tests;

@@ -20,7 +20,7 @@ use x11rb::rust_connection::RustConnection;
 
 use super::analysis::Read;
 use super::strips::{Strips, decode_strip, find_strips};
-use crate::detect::recording::Recording;
+use flushlab_core::detect::recording::Recording;
 
 /// A connection to the display, and the window it watches once found.
 pub struct X11Watcher {
@@ -75,13 +75,13 @@ impl X11Watcher {
             return Ok(Some(id));
         }
         let mut ancestors = Vec::new();
-        let mut ids = crate::sys::process_ids(None);
+        let mut ids = flushlab_core::sys::process_ids(None);
         while let Some(parent) = ids
             .map(|i| i.parent)
             .filter(|p| *p > 0 && ancestors.len() < 64)
         {
             ancestors.push(parent as u32);
-            ids = crate::sys::process_ids(Some(parent));
+            ids = flushlab_core::sys::process_ids(Some(parent));
         }
         self.window_of(&ancestors)
     }
@@ -186,7 +186,7 @@ impl X11Watcher {
         strips: Strips,
         done: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> std::io::Result<std::thread::JoinHandle<anyhow::Result<Observed>>> {
-        crate::sys::spawn_thread("paint-observer", move || {
+        flushlab_core::sys::spawn_thread("paint-observer", move || {
             let core = CoreShare::start();
             let watch = self.watch(window)?;
             let reads = watch.reads(&strips, || done.load(std::sync::atomic::Ordering::Relaxed))?;
@@ -247,7 +247,7 @@ impl CoreShare {
     }
 
     fn cpu() -> f64 {
-        let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+        let (user, system) = flushlab_core::sys::cpu_time(flushlab_core::sys::Usage::Thread);
         (user + system).as_secs_f64()
     }
 
@@ -410,7 +410,7 @@ impl Watch<'_> {
                 if let Event::DamageNotify(notify) = event
                     && notify.damage == self.damage
                 {
-                    let now = crate::sys::monotonic_ns();
+                    let now = flushlab_core::sys::monotonic_ns();
                     damaged = Some((damaged.map_or(now, |d| d.0), now));
                     let server = server_ns(notify.timestamp, now);
                     stamped = Some((stamped.map_or(server, |s| s.0), server));
@@ -425,7 +425,7 @@ impl Watch<'_> {
                 return Ok(Some(at_ns));
             }
             // Events are read at the loop's top, whether this says they came or the time is up.
-            crate::sys::readable_within(conn.stream().as_fd(), Duration::from_millis(20))?;
+            flushlab_core::sys::readable_within(conn.stream().as_fd(), Duration::from_millis(20))?;
         }
         Ok(None)
     }

@@ -4,10 +4,10 @@
 //!   no system call at all. No writer mode can beat it.
 //! - `transport`: one pre-encoded frame written over and over, in writes of several sizes
 //!   ([`write_sizes`]), the best of them reported, by a writer that never sleeps
-//!   ([`Wait::Spin`](crate::wait::Wait::Spin)): no painting or encoding, only what the file
+//!   ([`Wait::Spin`](flushlab_core::wait::Wait::Spin)): no painting or encoding, only what the file
 //!   descriptor and whoever reads it accept per second. No writer mode can beat that either;
 //!   the lower of the two is the real ceiling. It spins because, where idle CPUs halt at once,
-//!   a writer that sleeps gets about half of what the pty takes (see [`crate::wait`]); the
+//!   a writer that sleeps gets about half of what the pty takes (see [`flushlab_core::wait`]); the
 //!   ceiling is the fastest way through wherever it runs, and burns a core to be so. The frame
 //!   is the one the modes write, HUD included: a frame of every cell would be a heavier frame
 //!   and a ceiling the modes beat.
@@ -19,14 +19,14 @@ use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
 
-use crate::condition::Condition;
 use crate::explorer::app::App;
 use crate::explorer::hud::Hud;
-use crate::meters::Meters;
-use crate::outcome::Outcome;
 use crate::plumbing::measured::MeasuredOutput;
 use crate::plumbing::renderer::Renderer;
-use crate::writer_mode::{Buffering, Mode};
+use flushlab_core::condition::Condition;
+use flushlab_core::meters::Meters;
+use flushlab_core::outcome::Outcome;
+use flushlab_core::writer_mode::{Buffering, Mode};
 
 #[derive(Clone, Default)]
 struct SharedBytes(Arc<Mutex<Vec<u8>>>);
@@ -114,8 +114,8 @@ mod tests {
 
     use ratatui::buffer::Buffer;
 
-    use crate::scene::Scene;
-    use crate::writer_mode::Stream;
+    use flushlab_core::scene::Scene;
+    use flushlab_core::writer_mode::Stream;
 
     #[test]
     fn the_transport_frame_is_the_loops_steady_frame() {
@@ -125,7 +125,7 @@ mod tests {
             Scene::Full,
             true,
         );
-        app.hud = crate::condition::HudLayout::Compact;
+        app.hud = flushlab_core::condition::HudLayout::Compact;
         let hud = Hud::default();
         let frame =
             String::from_utf8(encode_steady_frame(&app, &hud, app.condition(80, 24))).unwrap();

@@ -7,14 +7,14 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::accounting::Accounting;
-use crate::backend::BackendKind;
 use crate::plumbing::frame_args::ChildOf;
-use crate::results::conditions::ReaderModel;
-use crate::scene::Scene;
-use crate::subject::{Ceiling, FloodWriter};
-use crate::wait::Wait;
-use crate::writer_mode::{Buffering, Stream};
+use flushlab_core::accounting::Accounting;
+use flushlab_core::backend::BackendKind;
+use flushlab_core::results::conditions::ReaderModel;
+use flushlab_core::scene::Scene;
+use flushlab_core::subject::{Ceiling, FloodWriter};
+use flushlab_core::wait::Wait;
+use flushlab_core::writer_mode::{Buffering, Stream};
 
 /// Every environment variable a headless run reads: what a parent clears so that its own
 /// environment never leaks into a child it configures. The run's clap definition is the truth;
@@ -138,7 +138,7 @@ pub struct HeadlessWrap {
     pub size: (u16, u16),
     pub reader: ReaderModel,
     /// Keys typed into CMD (`bench --keys`), as the script was written.
-    pub keys: Option<crate::keyscript::KeyScript>,
+    pub keys: Option<flushlab_core::keyscript::KeyScript>,
     pub child_of: ChildOf,
     pub command: Vec<OsString>,
 }

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::accounting::Accounting;
-use crate::backend::BackendKind;
-use crate::scene::Scene;
-use crate::units::{parse_capacity, parse_switch};
-use crate::writer_mode::DEFAULT_CAPACITY;
+use flushlab_core::accounting::Accounting;
+use flushlab_core::backend::BackendKind;
+use flushlab_core::scene::Scene;
+use flushlab_core::units::{parse_capacity, parse_switch};
+use flushlab_core::writer_mode::DEFAULT_CAPACITY;
 
 /// What a frame is made of, for the subcommands that render frames (`bench`, `tour`).
 #[derive(Debug, Args)]

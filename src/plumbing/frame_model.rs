@@ -15,11 +15,11 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_cha
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::condition::Condition;
 use crate::plumbing::renderer::BoxedWriter;
-use crate::writer_mode::{self, Mode};
+use flushlab_core::condition::Condition;
 use flushlab_core::seen::PaintPolicy;
 use flushlab_core::seen::frames::{FrameModel, FrameSeen, TimedWrite};
+use flushlab_core::writer_mode::{self, Mode};
 
 /// How often two frames are taken for the model.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -33,7 +33,7 @@ struct Kept(Writes);
 
 impl Write for Kept {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let at_ns = crate::sys::monotonic_ns();
+        let at_ns = flushlab_core::sys::monotonic_ns();
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -111,7 +111,7 @@ impl FrameWatch {
     pub fn start(policy: PaintPolicy) -> io::Result<FrameWatch> {
         let (to_model, samples) = sync_channel::<Sample>(1);
         let (to_meters, seen) = sync_channel(16);
-        let thread = crate::sys::spawn_thread("flushlab-model", move || {
+        let thread = flushlab_core::sys::spawn_thread("flushlab-model", move || {
             let mut model: Option<FrameModel> = None;
             while let Ok(sample) = samples.recv() {
                 let size = (sample.condition.cols, sample.condition.rows);

@@ -12,13 +12,13 @@ use std::time::Instant;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::condition::Condition;
-use crate::meters::{Meters, Phases};
 use crate::plumbing::frame_model::FrameWatch;
 use crate::plumbing::renderer::{BoxedWriter, Renderer};
-use crate::writer_mode::{self, Mode};
+use flushlab_core::condition::Condition;
+use flushlab_core::meters::{Meters, Phases};
 use flushlab_core::seen::PaintPolicy;
 use flushlab_core::seen::frames::FrameSeen;
+use flushlab_core::writer_mode::{self, Mode};
 
 /// Builds the writer for a mode: the real stack, or a fixed one for the ceilings.
 pub type OpenWriter = fn(Mode) -> io::Result<BoxedWriter>;
@@ -191,7 +191,7 @@ impl MeasuredOutput {
     /// Builds the next frame: `paint` draws into the buffer (with the meters to show), and
     /// the time it takes is the frame's `build` phase of the time split.
     pub fn build_frame(&mut self, paint: impl FnOnce(&Meters, &mut Buffer)) {
-        let building = crate::timing::timing().then(Instant::now);
+        let building = flushlab_core::timing::timing().then(Instant::now);
         paint(&self.meters, self.renderer.buffer_mut());
         if let Some(building) = building {
             self.add_phases(Phases {

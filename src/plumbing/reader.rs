@@ -5,7 +5,7 @@ use std::num::NonZeroU16;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::results::conditions::ReaderModel;
+use flushlab_core::results::conditions::ReaderModel;
 
 /// Keeps the last bytes read, so that a failed run can show what it printed last.
 #[derive(Debug, Default)]

@@ -14,8 +14,8 @@ use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
 use ratatui_termion::TermionBackend;
 
-use crate::backend::{BackendKind, LeanBackend};
-use crate::outcome::mark_reader_gone;
+use flushlab_core::backend::{BackendKind, LeanBackend};
+use flushlab_core::outcome::mark_reader_gone;
 
 pub type BoxedWriter = Box<dyn Write + Send>;
 

@@ -11,7 +11,7 @@ use std::sync::Once;
 
 use ratatui::crossterm::terminal::{disable_raw_mode, enable_raw_mode};
 
-use crate::writer_mode::Stream;
+use flushlab_core::writer_mode::Stream;
 
 /// Alternate screen on, cursor hidden, screen cleared.
 const ENTER: &[u8] = b"\x1b[?1049h\x1b[?25l\x1b[2J";
@@ -70,7 +70,7 @@ impl Drop for TerminalSession {
 /// `flushlab wrap`) has no such ancestor: stopped, it would stay stopped for good. Ancestors are
 /// followed through /proc; other members of the group that are not ancestors are not looked at.
 pub fn resumable() -> bool {
-    use crate::sys::process_ids;
+    use flushlab_core::sys::process_ids;
     // Ids of 0 lie outside this PID namespace: nothing here can tell whether a shell waits there.
     let Some(own) = process_ids(None).filter(|ids| ids.group > 0 && ids.session > 0) else {
         return false;
@@ -102,7 +102,7 @@ pub fn suspend() -> io::Result<bool> {
     }
     let held = *ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     restore();
-    crate::sys::signals::stop_self()?;
+    flushlab_core::sys::signals::stop_self()?;
     // Here again after SIGCONT.
     if let Some((stream, screen)) = held {
         enable_raw_mode()?;
@@ -117,13 +117,13 @@ pub fn suspend() -> io::Result<bool> {
 /// SIGTSTP from outside (`kill -TSTP`, or Ctrl-Z where the terminal is not in raw mode) sets
 /// this flag instead of stopping the process with the terminal still taken over.
 pub fn watch_suspend() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
-    crate::sys::signals::flag_on(crate::sys::signals::Watched::Suspend)
+    flushlab_core::sys::signals::flag_on(flushlab_core::sys::signals::Watched::Suspend)
 }
 
 /// Turns SIGINT, SIGTERM, SIGQUIT and SIGHUP into a number the caller's loop looks at (0 while
 /// none arrived), so that every way out goes through the same orderly exit.
 pub fn watch_termination_signals() -> io::Result<std::sync::Arc<std::sync::atomic::AtomicUsize>> {
-    crate::sys::signals::termination_flag()
+    flushlab_core::sys::signals::termination_flag()
 }
 
 /// How long a run may take to end in order after a termination signal before
@@ -147,8 +147,8 @@ pub fn end_stuck_runs_after(
     grace: std::time::Duration,
     last_words: impl FnOnce() + Send + 'static,
 ) -> io::Result<()> {
-    let signals = crate::sys::signals::TerminationSignals::watch()?;
-    crate::sys::spawn_thread("stuck-run-watchdog", move || {
+    let signals = flushlab_core::sys::signals::TerminationSignals::watch()?;
+    flushlab_core::sys::spawn_thread("stuck-run-watchdog", move || {
         let Some(signal) = signals.wait() else {
             return;
         };
@@ -160,7 +160,7 @@ pub fn end_stuck_runs_after(
             let _ = disable_raw_mode();
         }
         last_words();
-        let code = crate::outcome::Outcome::Signal(signal as usize).exit_code();
+        let code = flushlab_core::outcome::Outcome::Signal(signal as usize).exit_code();
         std::process::exit(i32::from(code));
     })?;
     Ok(())
@@ -183,5 +183,5 @@ pub fn restore() {
 /// run then ends as for any SIGTERM (wrap ends CMD's whole tree). If the bench is already gone
 /// (this process was handed to another parent before asking), the SIGTERM comes at once.
 pub fn end_with_parent(parent: i32) -> io::Result<()> {
-    crate::sys::signals::terminate_with_parent(parent)
+    flushlab_core::sys::signals::terminate_with_parent(parent)
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::files::{InputKind, read_bounded, read_input};
-use crate::units::plain;
+use flushlab_core::files::{InputKind, read_bounded, read_input};
+use flushlab_core::units::plain;
 
 /// A function and the share of the samples it took.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use flushlab::sys::pty::{Pty, read_to_end};
+use flushlab_core::sys::pty::{Pty, read_to_end};
 use serde_json::Value;
 
 pub const COLS: u16 = 80;

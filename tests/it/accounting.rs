@@ -2,7 +2,6 @@
 //! counting layer flushlab falls back to elsewhere, forced here with ACCOUNTING=counting.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
-#![allow(clippy::too_many_lines)]
 
 use crate::common;
 
@@ -114,6 +113,45 @@ const WRITE: &str = "1";
 #[cfg(target_arch = "aarch64")]
 const WRITE: &str = "64";
 
+/// How often the kernel finds the thread that writes to the pipe asleep in write(2), sampled
+/// every 2 ms until CHILD ends: (asleep, samples).
+fn asleep_in_write(child: &mut std::process::Child, buffering: &str) -> (u32, u32) {
+    let pid = child.id();
+    // The thread that writes to the pipe: the frame loop (the main thread), or the writer
+    // thread it starts.
+    let writer = || -> Option<String> {
+        if buffering == "frame" {
+            return Some(pid.to_string());
+        }
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .ok()?
+            .flatten()
+            .find(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim() == "flushlab-writer")
+            })
+            .map(|task| task.file_name().to_string_lossy().into_owned())
+    };
+    let (mut asleep_in_write, mut samples) = (0u32, 0u32);
+    let started = std::time::Instant::now();
+    // The first half second is the run's set-up; the report's figures are of the whole run.
+    while child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        if started.elapsed() < std::time::Duration::from_millis(300) {
+            continue;
+        }
+        let Some(tid) = writer() else { continue };
+        let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")) else {
+            continue;
+        };
+        samples += 1;
+        if syscall.split_whitespace().next() == Some(WRITE) {
+            asleep_in_write += 1;
+        }
+    }
+    (asleep_in_write, samples)
+}
+
 /// The time split's "reader wait" is checked against the kernel, not against flushlab: while a
 /// headless run writes into a pipe the test reads slowly (or quickly), the test samples what
 /// the writing thread is doing every 2 ms (`/proc/PID/task/TID/syscall`: asleep in write(2),
@@ -147,7 +185,6 @@ fn the_reader_wait_is_the_time_the_kernel_sees_the_writer_asleep_in_write() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let pid = child.id();
         let mut pipe = child.stdout.take().unwrap();
         let reader = std::thread::spawn(move || {
             let mut buf = vec![0u8; 16 * 1024];
@@ -158,44 +195,12 @@ fn the_reader_wait_is_the_time_the_kernel_sees_the_writer_asleep_in_write() {
                 }
             }
         });
-        // The thread that writes to the pipe: the frame loop (the main thread), or the writer
-        // thread it starts.
-        let writer = || -> Option<String> {
-            if buffering == "frame" {
-                return Some(pid.to_string());
-            }
-            std::fs::read_dir(format!("/proc/{pid}/task"))
-                .ok()?
-                .flatten()
-                .find(|task| {
-                    std::fs::read_to_string(task.path().join("comm"))
-                        .is_ok_and(|comm| comm.trim() == "flushlab-writer")
-                })
-                .map(|task| task.file_name().to_string_lossy().into_owned())
-        };
-        let (mut asleep_in_write, mut samples) = (0u32, 0u32);
-        let started = std::time::Instant::now();
-        // The first half second is the run's set-up; the report's figures are of the whole run.
-        while child.try_wait().unwrap().is_none() {
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            if started.elapsed() < std::time::Duration::from_millis(300) {
-                continue;
-            }
-            let Some(tid) = writer() else { continue };
-            let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall"))
-            else {
-                continue;
-            };
-            samples += 1;
-            if syscall.split_whitespace().next() == Some(WRITE) {
-                asleep_in_write += 1;
-            }
-        }
+        let (asleep_in_write, samples) = asleep_in_write(&mut child, buffering);
         reader.join().unwrap();
         let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
         std::fs::remove_file(&report).unwrap();
         // Read with flushlab's own schema type: the parts, and their sum.
-        let split: flushlab::figures::TimeSplit =
+        let split: flushlab_core::figures::TimeSplit =
             serde_json::from_value(run["time_split"].clone()).unwrap();
         let (wait, total) = match split.writer {
             Some(w) => (w.reader_wait_ms, w.parts().iter().map(|p| p.1).sum::<f64>()),

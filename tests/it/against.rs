@@ -433,7 +433,7 @@ fn the_ci_recipes_command_runs_as_written() {
         .unwrap();
     let end = start + page[start..].find("./target/release/my-tui").unwrap();
     let line = page[start..end + "./target/release/my-tui".len()].replace("\\\n", " ");
-    let words = flushlab::units::parse_words(&line).unwrap();
+    let words = flushlab_core::units::parse_words(&line).unwrap();
     let program = common::c_program("stages");
     let program = program.to_str().unwrap();
     let dir = common::scratch_dir("against-ci");

@@ -583,14 +583,17 @@ fn no_file_over_500_lines_where_wrap_and_painting_live() {
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
-/// No function is let past clippy's length: a long one is split by what it does.
+/// No function is let past clippy's length, tests included: a long one is split by what it
+/// does.
 #[test]
 fn no_function_is_let_past_its_length() {
     let mut files = Vec::new();
-    for root in SOURCE_ROOTS
-        .iter()
-        .chain(&["crates/flushlab-observer/src", "examples"])
-    {
+    for root in SOURCE_ROOTS.iter().chain(&[
+        "crates/flushlab-observer/src",
+        "examples",
+        "tests",
+        "benches",
+    ]) {
         rust_files(&Path::new(ROOT).join(root), &mut files);
     }
     let allowed: Vec<String> = files
@@ -724,4 +727,31 @@ fn markdown_tables_are_written_by_the_one_writer() {
         })
         .collect();
     assert!(by_hand.is_empty(), "tables written by hand: {by_hand:?}");
+}
+
+/// Layers and terminals are tables the compiler checks: every file that matches on a
+/// `Terminal` or a `Layer` variant denies wildcard arms (`_ =>`), so that a variant added is a
+/// compile error in each place that must describe it (clippy denies it in CI).
+#[test]
+fn layers_and_terminals_are_matched_without_a_wildcard() {
+    let variant = |code: &str| {
+        ["Terminal::", "Layer::"].iter().any(|enum_| {
+            code.match_indices(enum_).any(|(at, _)| {
+                let rest = &code[at + enum_.len()..];
+                rest.starts_with(|c: char| c.is_ascii_uppercase())
+            })
+        })
+    };
+    let deny = concat!("#![deny(clippy::", "wildcard_enum_match_arm)]");
+    let mut naming = 0;
+    let wild: Vec<String> = sources()
+        .iter()
+        // A test file's matches are its own (`*_tests.rs`, kept beside the room it tests).
+        .filter(|(f, code)| !f.to_string_lossy().ends_with("tests.rs") && variant(code))
+        .inspect(|_| naming += 1)
+        .filter(|(_, code)| !code.contains(deny))
+        .map(|(f, _)| relative(f))
+        .collect();
+    assert!(wild.is_empty(), "variants matched without {deny}: {wild:?}");
+    assert!(naming >= 3, "{naming} files: the enums were not found");
 }

@@ -1,7 +1,6 @@
 //! `flushlab bench` end to end: real children in real ptys.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
-#![allow(clippy::too_many_lines)]
 
 use crate::common;
 
@@ -11,9 +10,9 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use flushlab::commands::bench::executor::{RunSpec, run_once};
-use flushlab::results::conditions::{ReaderModel, Sink};
-use flushlab::subject::Subject;
-use flushlab::writer_mode::{Buffering, Stream};
+use flushlab_core::results::conditions::{ReaderModel, Sink};
+use flushlab_core::subject::Subject;
+use flushlab_core::writer_mode::{Buffering, Stream};
 use serde_json::Value;
 
 use common::{bench, quick_bench, read_json, scratch_dir as scratch, wait_for};
@@ -146,10 +145,10 @@ fn spec(binary: PathBuf, dir: PathBuf) -> RunSpec {
         binary,
         subject: Subject::Mode(Stream::Stdout, Buffering::Frame),
         capacity: 8192,
-        scene: flushlab::scene::Scene::Full,
+        scene: flushlab_core::scene::Scene::Full,
         sync: false,
-        backend: flushlab::backend::BackendKind::Crossterm,
-        wait: flushlab::wait::Wait::Sleep,
+        backend: flushlab_core::backend::BackendKind::Crossterm,
+        wait: flushlab_core::wait::Wait::Sleep,
         size: (80, 24),
         duration: Duration::from_millis(100),
         sink: Sink::Pty,
@@ -589,6 +588,12 @@ fn another_program_is_a_row_beside_the_modes() {
         lines["per_second"]["writes_per_second"].as_f64().unwrap() > 0.0,
         "{lines}"
     );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A bad `--command`, or a row named twice, or one file for two exports: one line, exit 2.
+#[test]
+fn a_bad_command_row_is_one_line_and_exit_2() {
     for (bad, says) in [
         (&["--command", "nameless"][..], "NAME=COMMAND"),
         (
@@ -615,7 +620,20 @@ fn another_program_is_a_row_beside_the_modes() {
         assert_eq!(err.lines().count(), 1, "{bad:?}: {err}");
         assert!(err.contains(says), "{bad:?}: {err}");
     }
-    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// keyed.c's own log: each read's time from the read to its drained frame, ms, sorted.
+fn own_key_times(log: &std::path::Path) -> Vec<f64> {
+    let mut own: Vec<f64> = std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<f64> = l.split(' ').map(|x| x.parse().unwrap_or(0.0)).collect();
+            (f[2] - f[1]) / 1e6
+        })
+        .collect();
+    own.sort_by(f64::total_cmp);
+    own
 }
 
 /// A program that draws when a key arrives, as a row: its key→frame figures beside the mode's,
@@ -659,15 +677,7 @@ fn a_keyed_program_is_a_row_with_its_time_from_a_key_to_its_frame() {
         .clone();
     let p50 = row["runs"][0]["key_to_frame_ms"]["p50"].as_f64().unwrap();
     // The program's own median (read to drained frame), over the keys of the same run.
-    let mut own: Vec<f64> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let f: Vec<f64> = l.split(' ').map(|x| x.parse().unwrap_or(0.0)).collect();
-            (f[2] - f[1]) / 1e6
-        })
-        .collect();
-    own.sort_by(f64::total_cmp);
+    let own = own_key_times(&log);
     // One line a read: a program left unscheduled for over 40 ms takes two keys in one read
     // (13 lines seen beside two test suites); a line lost beyond that is lost, not merged.
     assert!(

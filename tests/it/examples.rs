@@ -126,7 +126,7 @@ fn http_log_serves_and_logs_every_request_into_a_pipe_and_a_pty() {
         assert_eq!(stdout.matches("GET / 200").count(), lines, "{writer}");
     }
     // Into a terminal: the log lines and the result share it.
-    let pty = flushlab::sys::pty::Pty::open(80, 24).unwrap();
+    let pty = flushlab_core::sys::pty::Pty::open(80, 24).unwrap();
     let exe = example("http_log").get_program().to_owned();
     let mut child = pty
         .spawn(std::path::Path::new(&exe), |cmd| {
@@ -134,7 +134,7 @@ fn http_log_serves_and_logs_every_request_into_a_pipe_and_a_pty() {
         })
         .unwrap();
     let mut seen = Vec::new();
-    flushlab::sys::pty::read_to_end(&pty.master, |b| seen.extend_from_slice(b)).unwrap();
+    flushlab_core::sys::pty::read_to_end(&pty.master, |b| seen.extend_from_slice(b)).unwrap();
     assert!(child.wait().unwrap().success());
     let text = String::from_utf8_lossy(&seen);
     assert_eq!(text.matches("GET / 200").count(), 1000);

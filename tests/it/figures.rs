@@ -42,7 +42,7 @@
 
 use crate::common;
 
-use flushlab::backend::BackendKind;
+use flushlab_core::backend::BackendKind;
 
 use flushlab_core::results::conditions::Workload;
 use flushlab_core::results::painted::PaintRun;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use flushlab::sys::pty::{Pty, read_to_end};
+use flushlab_core::sys::pty::{Pty, read_to_end};
 use flushlab_observer::{Injection, Mode};
 use serde_json::Value;
 
@@ -144,11 +144,11 @@ fn held_frames_reach_the_terminal_byte_for_byte_as_unheld() {
     let frames_sh = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/frames.sh");
     cases.push(("/bin/sh", vec![frames_sh, "rows"], vec![("FRAMES", "5")]));
     let frames_js = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/frames.js");
-    if flushlab::files::find_program("node".as_ref()).is_some() {
+    if flushlab_core::files::find_program("node".as_ref()).is_some() {
         cases.push(("node", vec![frames_js], vec![("FRAMES", "5")]));
     }
     for (program, args, envs) in &cases {
-        let program = flushlab::files::find_program(program.as_ref())
+        let program = flushlab_core::files::find_program(program.as_ref())
             .unwrap()
             .to_string_lossy()
             .into_owned();

@@ -3,7 +3,6 @@
 //! stderr/raw stdout/frame`).
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
-#![allow(clippy::too_many_lines)]
 
 use crate::common;
 
@@ -270,18 +269,8 @@ const ONE_STACK: &str = r#"{"frame":[0],"prefix":[null]}"#;
 const ONE_FRAME: &str = r#"{"address":[null],"func":[0]}"#;
 const ONE_NAME: &str = r#"["main"]"#;
 
-/// Hostile but well-formed profiles cost time linear in their size and memory within
-/// [`MEMORY_BOUND`]: each shape fills the 16 MiB a profile may inflate to with the entry that
-/// is cheapest to write and dearest to hold, and a chain of 400,000 stacks each sampled once
-/// (a walk up every stack would take 8·10^10 steps) finishes within the deadline.
-#[test]
-#[cfg_attr(
-    not(feature = "slow-tests"),
-    ignore = "slow tier (4 s): cargo test --features slow-tests"
-)]
-fn hostile_profiles_cost_bounded_time_and_memory() {
-    let near_limit = |entry_bytes: usize| (16 << 20) / entry_bytes - 512;
-    let chain = 400_000;
+/// CHAIN stacks, each the one before it and a frame, each sampled once.
+fn a_chain_of_stacks(chain: usize) -> Vec<u8> {
     let prefixes: String = {
         let mut p = String::from("[null");
         for i in 0..chain - 1 {
@@ -289,22 +278,30 @@ fn hostile_profiles_cost_bounded_time_and_memory() {
         }
         p + "]"
     };
-    let cases: Vec<(&str, Vec<u8>, Option<i32>, &str)> = vec![
+    let all: Vec<String> = (0..chain).map(|i| i.to_string()).collect();
+    profile_json(
+        "1",
+        &format!(r#"{{"stack":[{}]}}"#, all.join(",")),
+        &format!(
+            r#"{{"frame":{},"prefix":{prefixes}}}"#,
+            json_list("0", chain)
+        ),
+        ONE_FRAME,
+        ONE_NAME,
+    )
+}
+
+/// A hostile profile: what it is, its bytes, the exit code and a word the digest must say.
+type Hostile = (&'static str, Vec<u8>, Option<i32>, &'static str);
+
+/// Each shape filling the 16 MiB a profile may inflate to, a chain of 400,000 stacks, and a
+/// byte too many.
+fn hostile_profiles() -> Vec<Hostile> {
+    let near_limit = |entry_bytes: usize| (16 << 20) / entry_bytes - 512;
+    vec![
         (
             "a chain of 400,000 stacks",
-            profile_json(
-                "1",
-                &format!(r#"{{"stack":{}}}"#, {
-                    let all: Vec<String> = (0..chain).map(|i| i.to_string()).collect();
-                    format!("[{}]", all.join(","))
-                }),
-                &format!(
-                    r#"{{"frame":{},"prefix":{prefixes}}}"#,
-                    json_list("0", chain)
-                ),
-                ONE_FRAME,
-                ONE_NAME,
-            ),
+            a_chain_of_stacks(400_000),
             Some(0),
             "400000",
         ),
@@ -375,7 +372,20 @@ fn hostile_profiles_cost_bounded_time_and_memory() {
             Some(1),
             "larger than the 16 MiB flushlab reads",
         ),
-    ];
+    ]
+}
+
+/// Hostile but well-formed profiles cost time linear in their size and memory within
+/// [`MEMORY_BOUND`]: each shape fills the 16 MiB a profile may inflate to with the entry that
+/// is cheapest to write and dearest to hold, and a chain of 400,000 stacks each sampled once
+/// (a walk up every stack would take 8·10^10 steps) finishes within the deadline.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (4 s): cargo test --features slow-tests"
+)]
+fn hostile_profiles_cost_bounded_time_and_memory() {
+    let cases = hostile_profiles();
     let dir = common::scratch_dir("costly-profiles");
     for (i, (what, json, code, expected)) in cases.iter().enumerate() {
         let path = dir.join(format!("cost-{i}.json.gz"));

@@ -2,7 +2,6 @@
 //! suite's fake terminal (tests/it/tour.rs).
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
-#![allow(clippy::too_many_lines)]
 
 use crate::common;
 
@@ -10,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use flushlab::commands::report::pivot;
-use flushlab::results::BenchResults;
+use flushlab_core::results::BenchResults;
 
 fn fixture(name: &str) -> BenchResults {
     serde_json::from_slice(&std::fs::read(format!("tests/fixtures/tours/{name}.json")).unwrap())
@@ -102,12 +101,14 @@ fn outputs_are_checked_before_anything_is_read() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-#[test]
-fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
-    let dir = common::scratch_dir("hostile-results");
+/// A corruption of a good result file.
+type Corrupt = fn(&mut serde_json::Value);
+
+/// The tmux tour's result file, broken ten ways, and two files that are not one: (what, bytes,
+/// the exit code `report` must give).
+fn hostile_result_files() -> Vec<(String, Vec<u8>, i32)> {
     let tmux: serde_json::Value =
         serde_json::from_slice(&std::fs::read("tests/fixtures/tours/tmux.json").unwrap()).unwrap();
-    type Corrupt = fn(&mut serde_json::Value);
     // (what, how, exit code): a hostile name is printed escaped, a hostile number refused.
     let cases: [(&str, Corrupt, i32); 10] = [
         (
@@ -182,6 +183,13 @@ fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
         1,
     ));
     files.push(("not JSON".into(), b"\x1b[2J\x1b]0;pwned\x07".to_vec(), 1));
+    files
+}
+
+#[test]
+fn hostile_result_files_get_one_line_never_a_panic_a_hang_or_an_escape() {
+    let dir = common::scratch_dir("hostile-results");
+    let files = hostile_result_files();
     for (i, (what, bytes, expected)) in files.iter().enumerate() {
         let path = dir.join(format!("case-{i}.json"));
         std::fs::write(&path, bytes).unwrap();

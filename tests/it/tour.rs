@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use flushlab::sys::pty::Pty;
+use flushlab_core::sys::pty::Pty;
 use serde_json::Value;
 
 /// Which queries the fake terminal answers.
@@ -272,7 +272,7 @@ fn a_tour_waiting_for_answers_quits_and_dies_at_once() {
             _ => {
                 let master = pty.master.try_clone().unwrap();
                 Some(std::thread::spawn(move || {
-                    flushlab::sys::pty::read_to_end(&master, |_| {})
+                    flushlab_core::sys::pty::read_to_end(&master, |_| {})
                 }))
             }
         };

@@ -294,7 +294,7 @@ fn on_pty(
     typed_ahead: &[u8],
     answer: Option<&'static [u8]>,
 ) -> (Option<i32>, Vec<u8>) {
-    let pty = flushlab::sys::pty::Pty::open(COLS, ROWS).unwrap();
+    let pty = flushlab_core::sys::pty::Pty::open(COLS, ROWS).unwrap();
     std::io::Write::write_all(&mut &pty.master, typed_ahead).unwrap();
     let mut child = pty
         .spawn(program, |cmd| {
@@ -305,7 +305,7 @@ fn on_pty(
     let reader = std::thread::spawn(move || {
         let mut output = Vec::new();
         let mut answered = false;
-        let _ = flushlab::sys::pty::read_to_end(&master, |bytes| {
+        let _ = flushlab_core::sys::pty::read_to_end(&master, |bytes| {
             output.extend_from_slice(bytes);
             let asked = output.windows(9).any(|w| w == b"\x1b[?2026$p");
             if asked && !answered {
@@ -446,7 +446,7 @@ fn everything_cmd_started_ends_with_it() {
 fn a_terminal_that_stopped_reading_does_not_hold_sigterm() {
     // Interactive wrap copying `yes` to a terminal nobody reads: SIGTERM still ends it all.
     let marker = "stalled-terminal-marker";
-    let pty = flushlab::sys::pty::Pty::open(COLS, ROWS).unwrap();
+    let pty = flushlab_core::sys::pty::Pty::open(COLS, ROWS).unwrap();
     let mut child = pty
         .spawn(
             std::path::Path::new(env!("CARGO_BIN_EXE_flushlab")),

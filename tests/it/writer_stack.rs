@@ -4,11 +4,11 @@
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-use flushlab::backend::BackendKind;
 use flushlab::plumbing::renderer::Renderer;
-use flushlab::scene::Scene;
-use flushlab::wait::Wait;
-use flushlab::writer_mode::{Buffering, wrap};
+use flushlab_core::backend::BackendKind;
+use flushlab_core::scene::Scene;
+use flushlab_core::wait::Wait;
+use flushlab_core::writer_mode::{Buffering, wrap};
 use ratatui::layout::Rect;
 
 /// Stands in for the file descriptor: counts the write calls that reach it and keeps their

@@ -8,16 +8,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::detect::keyed::WrapKeysRun;
-use crate::figures::WrapRun;
 use crate::plumbing::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
 use crate::plumbing::frame_args::ChildOf;
 use crate::plumbing::reader::{Tail, consume};
-use crate::results::conditions::{ReaderModel, Sink};
-use crate::results::{FailedRun, Run};
-use crate::subject::Subject;
-use crate::sys::pty::Pty;
-use crate::writer_mode::Stream;
+use flushlab_core::detect::keyed::WrapKeysRun;
+use flushlab_core::figures::WrapRun;
+use flushlab_core::results::conditions::{ReaderModel, Sink};
+use flushlab_core::results::{FailedRun, Run};
+use flushlab_core::subject::Subject;
+use flushlab_core::sys::pty::Pty;
+use flushlab_core::writer_mode::Stream;
 
 /// Everything one run needs.
 #[derive(Clone, Debug)]
@@ -25,11 +25,11 @@ pub struct RunSpec {
     pub binary: PathBuf,
     pub subject: Subject,
     pub capacity: usize,
-    pub scene: crate::scene::Scene,
+    pub scene: flushlab_core::scene::Scene,
     pub sync: bool,
-    pub backend: crate::backend::BackendKind,
+    pub backend: flushlab_core::backend::BackendKind,
     /// How a mode's writer waits for room (the ceilings wait their own way).
-    pub wait: crate::wait::Wait,
+    pub wait: flushlab_core::wait::Wait,
     pub size: (u16, u16),
     pub duration: Duration,
     pub sink: Sink,
@@ -42,7 +42,7 @@ pub struct RunSpec {
     pub work: Option<Duration>,
     pub rate: Option<u64>,
     /// Keys typed into another program's row (`--command … --keys`).
-    pub keys: Option<crate::keyscript::KeyScript>,
+    pub keys: Option<flushlab_core::keyscript::KeyScript>,
 }
 
 impl RunSpec {
@@ -70,7 +70,7 @@ impl RunSpec {
     fn child_args(&self, report: &Path) -> Vec<std::ffi::OsString> {
         let child_of = ChildOf::this_process(report.to_owned());
         // The children count writes the way the bench was told to.
-        let accounting = crate::accounting::accounting();
+        let accounting = flushlab_core::accounting::accounting();
         let (buffering, ceiling) = match &self.subject {
             Subject::Mode(_, buffering) => (Some(*buffering), None),
             // A ceiling writes where the modes write, on the same fd to the same reader.
@@ -128,7 +128,7 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
     let _ = std::fs::remove_file(&report);
     let started = Instant::now();
     let child_gone = Arc::new(AtomicBool::new(false));
-    let busy_before = crate::sys::machine_busy();
+    let busy_before = flushlab_core::sys::machine_busy();
     let (child, reader) = spawn(spec, &report, &child_gone)
         .map_err(|e| failed(format!("could not start: {e}"), String::new()))?;
     let (status, read) = wait(
@@ -139,7 +139,7 @@ pub fn run_once(spec: &RunSpec, interrupt: &AtomicUsize) -> Result<Run, FailedRu
         &child_gone,
         interrupt,
     );
-    let busy = crate::sys::machine_busy()
+    let busy = flushlab_core::sys::machine_busy()
         .zip(busy_before)
         .map(|(after, before)| after.saturating_sub(before));
     let tail = read.tail;
@@ -173,7 +173,7 @@ fn last_words(tail: &str) -> Option<String> {
     tail.lines()
         .rev()
         .find_map(|line| line.trim_end().strip_prefix("flushlab: "))
-        .map(crate::units::one_line)
+        .map(flushlab_core::units::one_line)
 }
 
 /// A run of another program, from `flushlab wrap`'s report: its per-frame figures when wrap
@@ -210,11 +210,11 @@ fn spawn(
     // A thread that cannot be started (RLIMIT_NPROC) fails the run, never panics the bench.
     let read_in_thread = |source: File, model: ReaderModel| {
         let child_gone = Arc::clone(child_gone);
-        crate::sys::spawn_thread("bench-reader", move || {
+        flushlab_core::sys::spawn_thread("bench-reader", move || {
             let mut tail = Tail::default();
             let bytes =
                 consume(model, source, size, &mut |b, _| tail.push(b), &child_gone).unwrap_or(0);
-            let (user, kernel) = crate::sys::cpu_time(crate::sys::Usage::Thread);
+            let (user, kernel) = flushlab_core::sys::cpu_time(flushlab_core::sys::Usage::Thread);
             (tail, bytes, user + kernel)
         })
     };
@@ -252,7 +252,7 @@ fn spawn(
         };
         let measured = read_in_thread(pipe, reader_model)?;
         // Report the measured stream's bytes, but the other stream's words on failure.
-        let both = crate::sys::spawn_thread("bench-readers", move || {
+        let both = flushlab_core::sys::spawn_thread("bench-readers", move || {
             let (_, bytes, cpu) = measured.join().unwrap_or_default();
             let (tail, _, _) = other
                 .map(|o| o.join().unwrap_or_default())

@@ -2,9 +2,9 @@
 //! same way, with the two ceilings beside them.
 //!
 //! Split like hyperfine: this module schedules (sizes × subjects, warm-up, rounds of runs,
-//! exports after each run), [`executor`] runs one child, [`crate::statistics`]
-//! summarises, [`crate::results`] is the plain data the [`crate::results::export`]ers and the
-//! [`crate::results::drawings::plot`] read.
+//! exports after each run), [`executor`] runs one child, [`flushlab_core::statistics`]
+//! summarises, [`flushlab_core::results`] is the plain data the [`flushlab_core::results::export`]ers and the
+//! [`flushlab_core::results::drawings::plot`] read.
 
 pub mod executor;
 
@@ -18,17 +18,19 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use self::executor::{RunSpec, run_once};
-use crate::backend::BackendKind;
-use crate::files::Destination;
-use crate::outcome::{Outcome, Refusal, complain};
 use crate::plumbing::frame_args::FrameArgs;
-use crate::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
-use crate::results::drawings::plot;
-use crate::results::export::{CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter};
-use crate::results::{BenchResults, Machine, Row, Run, Settings};
-use crate::subject::{Subject, parse_subjects};
-use crate::units::{parse_duration, parse_size};
-use crate::wait::Wait;
+use flushlab_core::backend::BackendKind;
+use flushlab_core::files::Destination;
+use flushlab_core::outcome::{Outcome, Refusal, complain};
+use flushlab_core::results::conditions::{Reader, ReaderModel, Sink, Size, Workload};
+use flushlab_core::results::drawings::plot;
+use flushlab_core::results::export::{
+    CsvExporter, Export, Exporter, JsonExporter, MarkdownExporter,
+};
+use flushlab_core::results::{BenchResults, Machine, Row, Run, Settings};
+use flushlab_core::subject::{Subject, parse_subjects};
+use flushlab_core::units::{parse_duration, parse_size};
+use flushlab_core::wait::Wait;
 
 const BENCHARGS_EXAMPLES: &str = "\
 Examples:
@@ -56,7 +58,7 @@ pub struct BenchArgs {
     /// block, frame and thread, the ceilings: 7 rows), `all`, `modes`, `ceilings`, `flood`, a
     /// stream (`stdout`: its every buffering) or a buffering (`frame`: both streams)
     /// [default: std for tui, flood for flood]
-    #[arg(long, value_delimiter = ',', value_parser = crate::subject::MODES, hide_possible_values = true)]
+    #[arg(long, value_delimiter = ',', value_parser = flushlab_core::subject::MODES, hide_possible_values = true)]
     pub modes: Vec<Vec<Subject>>,
 
     /// Terminal sizes, comma-separated COLSxROWS.
@@ -65,7 +67,7 @@ pub struct BenchArgs {
 
     /// How the terminal (or pipe) side is read, comma-separated: drain, vt, throttle:RATE
     /// (e.g. throttle:20MB/s). Each reader is a row of its own.
-    #[arg(long, value_delimiter = ',', value_parser = crate::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
+    #[arg(long, value_delimiter = ',', value_parser = flushlab_core::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: Vec<ReaderModel>,
 
     /// What is behind the measured stream, comma-separated: pty, pipe, file, null. Files and
@@ -90,14 +92,14 @@ pub struct BenchArgs {
     /// Another program as a row, measured through `flushlab wrap`, NAME=COMMAND ARGS…
     /// (repeatable; arguments split at spaces, `sh -c '…'` for more): "my TUI vs stdout() vs
     /// BufWriter" in one table. Where wrap cannot find its frames, its row is per second.
-    #[arg(long = "command", value_name = "NAME=CMD", value_parser = crate::subject::parse_command)]
+    #[arg(long = "command", value_name = "NAME=CMD", value_parser = flushlab_core::subject::parse_command)]
     pub commands: Vec<Subject>,
 
     /// Type these keys into every --command row's program, as `wrap --keys` does (the key
     /// language: docs/wrap.md), within each run's duration: the rows add the time from a key to
     /// its frame, p50 / p95
-    #[arg(long, value_name = "SCRIPT", value_parser = crate::keyscript::KeyScript::parse)]
-    pub keys: Option<crate::keyscript::KeyScript>,
+    #[arg(long, value_name = "SCRIPT", value_parser = flushlab_core::keyscript::KeyScript::parse)]
+    pub keys: Option<flushlab_core::keyscript::KeyScript>,
 
     /// How the modes' writers wait when the terminal is full, and the thread modes' painter and
     /// writer for each other: sleep (in write(2), as std does), poll (100 µs, then sleep) or
@@ -318,11 +320,11 @@ impl BenchArgs {
             let Subject::Command(external) = command else {
                 continue;
             };
-            if crate::files::find_program(external.argv[0].as_ref()).is_none() {
+            if flushlab_core::files::find_program(external.argv[0].as_ref()).is_none() {
                 return Err(Refusal::bad_input(format!(
                     "--command {}: '{}' is not a command (not found, or not executable)",
                     external.name,
-                    crate::units::printable(&external.argv[0])
+                    flushlab_core::units::printable(&external.argv[0])
                 )));
             }
             if names.contains(&external.name.as_str()) {
@@ -361,7 +363,7 @@ impl BenchArgs {
                 .map_err(|e| Refusal::bad_input(format!("--plot {e}")))?;
         }
         let exports = self.exports();
-        crate::results::export::distinct(
+        flushlab_core::results::export::distinct(
             &exports,
             "--export-json, --export-csv, --export-markdown, --plot",
         )?;
@@ -401,7 +403,7 @@ impl BenchPlan {
         let interrupt = crate::plumbing::terminal_session::watch_termination_signals()
             .context("installing the signal handlers")?;
         self.measure(&mut results, &interrupt)?;
-        crate::results::export::deliver(&results, &self.exports)?;
+        flushlab_core::results::export::deliver(&results, &self.exports)?;
         if let Some(warning) = results.noise_warning() {
             complain(&format!("bench: {warning}"));
         }
@@ -437,7 +439,7 @@ impl BenchPlan {
         let args = &self.args;
         let binary = std::env::current_exe().context("finding flushlab's own binary")?;
         // Swept: a bench killed mid-run (SIGKILL) leaves nothing in TMPDIR either.
-        let scratch = crate::files::Scratch::swept("flushlab-bench")
+        let scratch = flushlab_core::files::Scratch::swept("flushlab-bench")
             .context("creating a scratch directory")?;
         let mut cells = args.cells(&binary, scratch.path());
         let steps = plan(cells.len(), args.warmup, args.runs);

@@ -6,9 +6,9 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::subject::FloodWriter;
-use crate::units::{parse_capacity, parse_duration};
-use crate::writer_mode::DEFAULT_CAPACITY;
+use flushlab_core::subject::FloodWriter;
+use flushlab_core::units::{parse_capacity, parse_duration};
+use flushlab_core::writer_mode::DEFAULT_CAPACITY;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -75,8 +75,8 @@ pub struct FloodArgs {
 
     /// Also write the results as JSON to this file (`-` = stdout, for a writer that logs to
     /// stderr; the summary then on stderr too).
-    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = crate::files::Destination::parse)]
-    pub report: Option<crate::files::Destination>,
+    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = flushlab_core::files::Destination::parse)]
+    pub report: Option<flushlab_core::files::Destination>,
 
     /// End (as on SIGTERM) when this process is no longer our parent: a bench's flood row must
     /// not outlive a bench that was killed.

@@ -12,9 +12,9 @@ use std::thread::JoinHandle;
 use std::fs::File;
 
 use super::args::{FloodArgs, OnFull};
-use crate::accounting::Counted;
-use crate::subject::FloodWriter;
-use crate::writer_mode::stdout_dup;
+use flushlab_core::accounting::Counted;
+use flushlab_core::subject::FloodWriter;
+use flushlab_core::writer_mode::stdout_dup;
 
 /// The line every writer writes: 72 bytes with the newline (the logging crates add their own
 /// prefix: time, level, target).
@@ -54,7 +54,7 @@ impl LineThread {
         on_full: OnFull,
     ) -> io::Result<LineThread> {
         let (to_thread, lines) = mpsc::sync_channel::<Vec<u8>>(queue);
-        let thread = crate::sys::spawn_thread("flushlab-log-writer", move || {
+        let thread = flushlab_core::sys::spawn_thread("flushlab-log-writer", move || {
             let mut out = BufWriter::with_capacity(capacity, out);
             loop {
                 let line = match lines.try_recv() {

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::accounting::{IoProbe, std_handles_counted};
-use crate::figures::PerLine;
-use crate::latency::Histogram;
-use crate::meters::{Sample, Totals};
-use crate::outcome::{Outcome, Refusal, reader_gone};
-use crate::subject::FloodWriter;
+use flushlab_core::accounting::{IoProbe, std_handles_counted};
+use flushlab_core::figures::PerLine;
+use flushlab_core::latency::Histogram;
+use flushlab_core::meters::{Sample, Totals};
+use flushlab_core::outcome::{Outcome, Refusal, reader_gone};
+use flushlab_core::subject::FloodWriter;
 
-use crate::writer_mode::Stream;
+use flushlab_core::writer_mode::Stream;
 
 mod args;
 mod logger;
@@ -85,11 +85,11 @@ impl FloodReport {
         format!(
             "flood {}: {} lines in {:.3} s = {} lines/s, {} write(2) ({} per line), {} p50 {} p99 {} max {}, {} dropped",
             self.writer.name(),
-            crate::units::thousands(self.figures.0.frames),
+            flushlab_core::units::thousands(self.figures.0.frames),
             self.figures.0.seconds,
-            crate::units::count(self.figures.0.fps),
+            flushlab_core::units::count(self.figures.0.fps),
             self.write_calls
-                .map_or("n/a".into(), crate::units::thousands),
+                .map_or("n/a".into(), flushlab_core::units::thousands),
             self.figures
                 .0
                 .writes_per_frame
@@ -99,14 +99,14 @@ impl FloodReport {
             } else {
                 "log call"
             },
-            crate::units::nanoseconds(self.p50_ns),
-            crate::units::nanoseconds(self.p99_ns),
-            crate::units::nanoseconds(self.max_ns),
-            crate::units::thousands(self.dropped),
+            flushlab_core::units::nanoseconds(self.p50_ns),
+            flushlab_core::units::nanoseconds(self.p99_ns),
+            flushlab_core::units::nanoseconds(self.max_ns),
+            flushlab_core::units::thousands(self.dropped),
         ) + &if self.lost > 0 {
             format!(
                 ", {} LOST (logged, never written, never counted by {})",
-                crate::units::thousands(self.lost),
+                flushlab_core::units::thousands(self.lost),
                 self.writer.name()
             )
         } else {
@@ -117,7 +117,7 @@ impl FloodReport {
 
 /// The stream the flood logs to, once its flags are checked; or why they are refused.
 fn plan(args: &FloodArgs) -> Result<Stream, Refusal> {
-    let stream = crate::subject::Subject::Flood(args.writer).stream();
+    let stream = flushlab_core::subject::Subject::Flood(args.writer).stream();
     if let Some(e) = stream.closed_at_start() {
         // Said by the stream itself, in the words every command uses for it.
         stream.say_reader_gone(&e);
@@ -292,7 +292,7 @@ fn flood_report(
         line_bytes: LINE_BYTES,
         write_calls: io.map(|io| io.write_calls),
         bytes_written: io.map(|io| io.bytes),
-        peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
+        peak_rss_kib: flushlab_core::sys::peak_rss_kib(flushlab_core::sys::Usage::Process),
         latency_samples: latency.count(),
         p50_ns: latency.percentile(0.5),
         p99_ns: latency.percentile(0.99),

@@ -19,14 +19,14 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde::Deserialize;
 
-use crate::files::Destination;
-use crate::outcome::{Outcome, Refusal};
 use crate::painting::display::Xvfb;
 use crate::painting::terminals::Terminal;
 use crate::painting::{PaintResults, analysis, marker, plot, probe, window_watch};
-use crate::results::painted::PaintRun;
-use crate::subject::Subject;
-use crate::units::{parse_duration, parse_fps, parse_size};
+use flushlab_core::files::Destination;
+use flushlab_core::outcome::{Outcome, Refusal};
+use flushlab_core::results::painted::PaintRun;
+use flushlab_core::subject::Subject;
+use flushlab_core::units::{parse_duration, parse_fps, parse_size};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -44,7 +44,7 @@ pub struct PaintArgs {
     pub terminal: Vec<Terminal>,
 
     /// Writer modes, comma-separated (stdout/line, stdout/frame, stderr/raw, …).
-    #[arg(long, value_delimiter = ',', value_parser = crate::subject::MODES, hide_possible_values = true, default_value = "stdout/line,stdout/frame")]
+    #[arg(long, value_delimiter = ',', value_parser = flushlab_core::subject::MODES, hide_possible_values = true, default_value = "stdout/line,stdout/frame")]
     pub modes: Vec<Vec<Subject>>,
 
     /// Terminal size COLSxROWS (at least 32 columns: the marker's).
@@ -52,7 +52,7 @@ pub struct PaintArgs {
     pub size: (u16, u16),
 
     /// Synchronized output (DEC 2026) around each frame: off, on, or both (`off,on`).
-    #[arg(long, value_delimiter = ',', value_parser = crate::units::parse_switch, default_value = "off")]
+    #[arg(long, value_delimiter = ',', value_parser = flushlab_core::units::parse_switch, default_value = "off")]
     pub sync: Vec<bool>,
 
     /// Seconds each run writes frames.
@@ -68,8 +68,8 @@ pub struct PaintArgs {
     pub fps_cap: Option<f64>,
 
     /// What the frames show.
-    #[arg(long, value_enum, default_value_t = crate::scene::Scene::Full)]
-    pub scene: crate::scene::Scene,
+    #[arg(long, value_enum, default_value_t = flushlab_core::scene::Scene::Full)]
+    pub scene: flushlab_core::scene::Scene,
 
     /// Write the results as JSON to this file (`-` = stdout).
     #[arg(long, value_name = "FILE", value_parser = Destination::parse)]
@@ -103,7 +103,7 @@ struct Plan {
     duration: Duration,
     runs: u32,
     fps_cap: Option<f64>,
-    scene: crate::scene::Scene,
+    scene: flushlab_core::scene::Scene,
     observe: bool,
     /// An export goes to stdout: the table then goes to stderr.
     stdout_taken: bool,
@@ -130,7 +130,7 @@ impl PaintArgs {
         }
         let exports = self.exports();
         let flags = "--export-json, --export-csv, --export-markdown, --plot";
-        crate::results::export::distinct_destinations(&exports, flags)?;
+        flushlab_core::results::export::distinct_destinations(&exports, flags)?;
         for destination in exports {
             destination
                 .check()
@@ -151,8 +151,9 @@ impl PaintArgs {
         }
         if let Some(t) = self.terminal.iter().find(|t| t.wayland_only()) {
             return Err(Refusal::bad_input(format!(
-                "--terminal {}: it runs on Wayland only, and paint opens terminals on X11 (xterm, st, alacritty, kitty, urxvt, mlterm); time its keys with wrap --terminal {}",
+                "--terminal {}: it runs on Wayland only, and paint opens terminals on X11 ({}); time its keys with wrap --terminal {}",
                 t.name(),
+                crate::painting::terminals::Terminal::names(|t| t.on_x11()),
                 t.name()
             )));
         }
@@ -210,17 +211,17 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e),
     };
-    let table = crate::results::export::painted_markdown(&results.runs);
+    let table = flushlab_core::results::export::painted_markdown(&results.runs);
     if stdout_taken {
-        crate::outcome::print_aside(table.as_bytes())?;
+        flushlab_core::outcome::print_aside(table.as_bytes())?;
     } else {
-        crate::outcome::print(table.as_bytes())?;
+        flushlab_core::outcome::print(table.as_bytes())?;
     }
     if let Some(destination) = &args.export_json {
         destination.write(&serde_json::to_vec_pretty(&results)?)?;
     }
     if let Some(destination) = &args.export_csv {
-        destination.write(crate::results::export::painted_csv(&results.runs).as_bytes())?;
+        destination.write(flushlab_core::results::export::painted_csv(&results.runs).as_bytes())?;
     }
     if let Some(destination) = &args.export_markdown {
         destination.write(table.as_bytes())?;
@@ -241,7 +242,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         })
         .collect();
     for line in &failed {
-        crate::outcome::complain(&format!("self-check failed: {line}"));
+        flushlab_core::outcome::complain(&format!("self-check failed: {line}"));
     }
     Ok(match signal.load(Ordering::Relaxed) {
         0 if failed.is_empty() => Outcome::Finished,
@@ -253,7 +254,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
 impl Plan {
     fn measure(&self, signal: &AtomicUsize) -> anyhow::Result<PaintResults> {
         let xvfb = Xvfb::start()?;
-        let scratch = crate::files::Scratch::swept("flushlab-paint")?;
+        let scratch = flushlab_core::files::Scratch::swept("flushlab-paint")?;
         let mut runs = Vec::new();
         'all: for _ in 0..self.runs {
             for &terminal in &self.terminals {
@@ -325,7 +326,7 @@ impl Plan {
         };
         let cpu_before = cpu_seconds();
         let wall = std::time::Instant::now();
-        crate::files::write_atomically(&probe::go_file(&files.log), b"")?;
+        flushlab_core::files::write_atomically(&probe::go_file(&files.log), b"")?;
         let limit = self.duration + Duration::from_secs(30);
         let reads = match &watch {
             Some(watch) => watch.reads(&strips, || {
@@ -401,9 +402,12 @@ impl Plan {
 
     /// The run's frame times, once its report says it drew at the size asked.
     fn collect(&self, name: &str, files: &RunFiles) -> anyhow::Result<Vec<probe::FrameTime>> {
-        let report = crate::files::read_input(&files.report, crate::files::InputKind::RunReport)
-            .with_context(|| format!("the run in {name} wrote no report"))?;
-        let size: RunSize = crate::results::from_sent_json(&report)
+        let report = flushlab_core::files::read_input(
+            &files.report,
+            flushlab_core::files::InputKind::RunReport,
+        )
+        .with_context(|| format!("the run in {name} wrote no report"))?;
+        let size: RunSize = flushlab_core::results::from_sent_json(&report)
             .with_context(|| format!("the run in {name} wrote a bad report"))?;
         if (size.cols, size.rows) != self.size {
             bail!(
@@ -451,6 +455,6 @@ struct RunSize {
 }
 
 fn cpu_seconds() -> f64 {
-    let (user, system) = crate::sys::cpu_time(crate::sys::Usage::Process);
+    let (user, system) = flushlab_core::sys::cpu_time(flushlab_core::sys::Usage::Process);
     (user + system).as_secs_f64()
 }

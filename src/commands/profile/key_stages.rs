@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::samply::{Lib, Profile, Symbols, Thread, TopFunction, ranked};
-use crate::units::{milliseconds, percent};
+use flushlab_core::units::{milliseconds, percent};
 
 /// What ran inside the keys' stages.
 #[derive(Clone, Debug, PartialEq, Serialize)]

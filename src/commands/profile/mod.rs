@@ -19,8 +19,8 @@ use serde::Serialize;
 pub use crate::samply::TopFunction;
 use crate::samply::{Lib, Symbols, Thread, ranked, read_profile};
 
-use crate::files::{InputKind, read_input, sibling};
-use crate::units::percent;
+use flushlab_core::files::{InputKind, read_input, sibling};
+use flushlab_core::units::percent;
 
 const PROFILEARGS_EXAMPLES: &str = "\
 Examples:
@@ -69,8 +69,8 @@ fn share_of(function: &str, lib: &str) -> Option<Share> {
         return Some(Share::Write);
     }
     const WRITER: [&str; 9] = [
-        "flushlab::frame_writer",
-        "flushlab::writer_mode",
+        "flushlab_core::frame_writer",
+        "flushlab_core::writer_mode",
         "std::io::buffered",
         "LineWriter",
         "BufWriter",
@@ -91,7 +91,7 @@ fn share_of(function: &str, lib: &str) -> Option<Share> {
         Some(Share::Writer)
     } else if RATATUI.iter().any(|r| function.contains(r)) {
         Some(Share::Ratatui)
-    } else if function.contains("flushlab::scene") {
+    } else if function.contains("flushlab_core::scene") {
         Some(Share::Scene)
     } else {
         None
@@ -161,7 +161,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
     let report: Option<RunReport> =
         read_input(&sibling(path, ".report.json", false), InputKind::RunReport)
             .ok()
-            .and_then(|bytes| crate::results::from_sent_json(&bytes).ok());
+            .and_then(|bytes| flushlab_core::results::from_sent_json(&bytes).ok());
 
     let mut shares: HashMap<Share, f64> = HashMap::new();
     let mut self_time: HashMap<&str, f64> = HashMap::new();
@@ -242,7 +242,9 @@ pub fn render_table(digests: &[Digest]) -> String {
             let file = Path::new(&d.file)
                 .file_name()
                 .map_or(d.file.clone(), |f| f.to_string_lossy().into_owned());
-            let text = |t: &str| crate::results::export::markdown_cell(&crate::units::printable(t));
+            let text = |t: &str| {
+                flushlab_core::results::export::markdown_cell(&flushlab_core::units::printable(t))
+            };
             vec![
                 text(&file),
                 text(d.mode.as_deref().unwrap_or("?")),
@@ -259,7 +261,9 @@ pub fn render_table(digests: &[Digest]) -> String {
             ]
         })
         .collect();
-    out.push_str(&crate::results::export::markdown_table(&header, &rows, 2));
+    out.push_str(&flushlab_core::results::export::markdown_table(
+        &header, &rows, 2,
+    ));
     for d in digests {
         if let Some(keys) = &d.keys {
             out.push_str(&keys.render(&d.file));
@@ -280,7 +284,7 @@ pub fn render_table(digests: &[Digest]) -> String {
     out
 }
 
-pub fn run(args: ProfileArgs) -> anyhow::Result<crate::outcome::Outcome> {
+pub fn run(args: ProfileArgs) -> anyhow::Result<flushlab_core::outcome::Outcome> {
     let digests = args
         .profiles
         .iter()
@@ -289,12 +293,14 @@ pub fn run(args: ProfileArgs) -> anyhow::Result<crate::outcome::Outcome> {
     if args.json {
         let mut json = serde_json::to_vec_pretty(&digests)?;
         json.push(b'\n');
-        crate::outcome::print(&json)?;
+        flushlab_core::outcome::print(&json)?;
     } else {
         // Function names come from the profile: escaped, never sent to the terminal as commands.
-        crate::outcome::print(crate::units::printable(&render_table(&digests)).as_bytes())?;
+        flushlab_core::outcome::print(
+            flushlab_core::units::printable(&render_table(&digests)).as_bytes(),
+        )?;
     }
-    Ok(crate::outcome::Outcome::Finished)
+    Ok(flushlab_core::outcome::Outcome::Finished)
 }
 
 #[cfg(test)]
@@ -318,7 +324,7 @@ mod tests {
         );
         assert_eq!(
             share_of(
-                "<flushlab::frame_writer::FrameWriter<W> as std::io::Write>::write",
+                "<flushlab_core::frame_writer::FrameWriter<W> as std::io::Write>::write",
                 "flushlab"
             ),
             Some(Share::Writer)
@@ -335,7 +341,7 @@ mod tests {
             Some(Share::Ratatui)
         );
         assert_eq!(
-            share_of("flushlab::scene::paint_gradient", "flushlab"),
+            share_of("flushlab_core::scene::paint_gradient", "flushlab"),
             Some(Share::Scene)
         );
         assert_eq!(share_of("__memmove_avx_unaligned_erms", "libc.so.6"), None);

@@ -4,14 +4,14 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::backend::BackendKind;
-use crate::condition::HudLayout;
-use crate::scene::Scene;
-use crate::subject::Ceiling;
-use crate::wait::Wait;
+use flushlab_core::backend::BackendKind;
+use flushlab_core::condition::HudLayout;
+use flushlab_core::scene::Scene;
+use flushlab_core::subject::Ceiling;
+use flushlab_core::wait::Wait;
 
-use crate::units::{parse_capacity, parse_duration, parse_fps, parse_size, parse_switch};
-use crate::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
+use flushlab_core::units::{parse_capacity, parse_duration, parse_fps, parse_size, parse_switch};
+use flushlab_core::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
 
 /// The explorer's and the headless run's settings.
 #[derive(Debug, Args)]
@@ -71,8 +71,8 @@ pub struct RunArgs {
 
     /// Also write the summary as JSON to this file (`-` = stdout, when the frames go to
     /// stderr).
-    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = crate::files::Destination::parse)]
-    pub report: Option<crate::files::Destination>,
+    #[arg(long = "export-json", alias = "report", value_name = "FILE", value_parser = flushlab_core::files::Destination::parse)]
+    pub report: Option<flushlab_core::files::Destination>,
 
     /// How much of the screen the HUD takes [default: full from 100x40, else compact]
     #[arg(long, env = "HUD", value_enum)]

@@ -9,16 +9,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::args::RunArgs;
-use crate::accounting::Counted;
 use crate::explorer::app::{Action, App, verdict};
 use crate::explorer::hud::Hud;
 use crate::explorer::keyboard::{KeyClock, Keyboard};
-use crate::meters::Phases;
-use crate::outcome::Outcome;
 use crate::plumbing::ceiling;
 use crate::plumbing::measured::{MeasuredOutput, OpenWriter};
-use crate::wait::{Wait, Waiting};
-use crate::writer_mode::Stream;
+use flushlab_core::accounting::Counted;
+use flushlab_core::meters::Phases;
+use flushlab_core::outcome::Outcome;
+use flushlab_core::wait::{Wait, Waiting};
+use flushlab_core::writer_mode::Stream;
 
 /// How the loop is driven, decided once before it starts.
 pub(super) struct LoopSettings {
@@ -38,7 +38,7 @@ pub(super) struct LoopSettings {
 /// Whether `parent` is gone: we were handed to another (init, a subreaper). One getppid(2), asked
 /// once a second (when the meters' window closes), not per frame.
 fn orphaned(parent: Option<i32>) -> bool {
-    parent.is_some_and(|pid| crate::sys::signals::parent() != Some(pid))
+    parent.is_some_and(|pid| flushlab_core::sys::signals::parent() != Some(pid))
 }
 
 /// The transport ceiling: one pre-encoded frame written over and over, as fast as the stream
@@ -47,10 +47,10 @@ pub(super) fn transport_ceiling(
     cli: &RunArgs,
     app: &App,
     hud: &Hud,
-    condition: crate::condition::Condition,
+    condition: flushlab_core::condition::Condition,
     settings: &LoopSettings,
     signal: &AtomicUsize,
-) -> anyhow::Result<(io::Result<Outcome>, crate::meters::Meters)> {
+) -> anyhow::Result<(io::Result<Outcome>, flushlab_core::meters::Meters)> {
     let (stream, mode) = (cli.stream, cli.mode());
     let (cols, rows) = (condition.cols, condition.rows);
     let frame = ceiling::encode_steady_frame(app, hud, condition);
@@ -98,7 +98,7 @@ fn resized(settings: &LoopSettings, app: &mut App) -> Option<(u16, u16)> {
     if !flag.swap(false, Ordering::Relaxed) {
         return None;
     }
-    let size = crate::sys::window_size(stream_fd(*size_of)).ok()?;
+    let size = flushlab_core::sys::window_size(stream_fd(*size_of)).ok()?;
     let drawn = drawable(size.0, size.1);
     if drawn != size {
         app.status = Some(too_large(size.0, size.1));
@@ -122,7 +122,7 @@ pub(super) fn frame_loop(
         .and_then(|k| crate::explorer::keyboard::KeyClock::start(k).ok());
     // A key read and not yet answered: when it arrived, when the loop read it, and the mode it
     // was typed in.
-    let mut unanswered: Option<(Instant, Instant, crate::writer_mode::Mode)> = None;
+    let mut unanswered: Option<(Instant, Instant, flushlab_core::writer_mode::Mode)> = None;
     let mut next_poll = start;
     let mut pace = settings.fps_cap.map(|fps| Pace {
         next_due: start,
@@ -175,8 +175,9 @@ pub(super) fn frame_loop(
                 crate::painting::marker::paint(frame, area, canvas);
             }
         });
-        let writing = probe.is_some().then(crate::sys::monotonic_ns);
-        let presenting = unanswered.map(|_| (Instant::now(), crate::meters::CpuTimes::thread()));
+        let writing = probe.is_some().then(flushlab_core::sys::monotonic_ns);
+        let presenting =
+            unanswered.map(|_| (Instant::now(), flushlab_core::meters::CpuTimes::thread()));
         let window_closed = out.present(&[])?;
         if let (Some((arrived, read, mode)), Some(presenting)) = (unanswered.take(), presenting) {
             app.key_to_frame = Some(key_frame(mode, (arrived, read), presenting));
@@ -206,21 +207,21 @@ pub(super) fn frame_loop(
 /// presenting began at `presenting` (with the loop's CPU times then) and ended now: its stages
 /// ([`KeyFrame`](crate::explorer::app::KeyFrame) says how they are taken).
 fn key_frame(
-    mode: crate::writer_mode::Mode,
+    mode: flushlab_core::writer_mode::Mode,
     (arrived, read): (Instant, Instant),
-    (presenting, cpu): (Instant, crate::meters::CpuTimes),
+    (presenting, cpu): (Instant, flushlab_core::meters::CpuTimes),
 ) -> crate::explorer::app::KeyFrame {
     let now = Instant::now();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let present = now.saturating_duration_since(presenting);
-    let encode = crate::meters::CpuTimes::thread()
+    let encode = flushlab_core::meters::CpuTimes::thread()
         .user
         .saturating_sub(cpu.user)
         .min(present);
     crate::explorer::app::KeyFrame {
         mode,
         took: now.saturating_duration_since(arrived),
-        stages: crate::detect::keyed::Stages {
+        stages: flushlab_core::detect::keyed::Stages {
             input_delay: Some(ms(read.saturating_duration_since(arrived))),
             processing: ms(presenting.saturating_duration_since(read) + encode),
             presentation_delay: None,

@@ -13,19 +13,19 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Context;
 
-use crate::condition::{Condition, HudLayout};
 use crate::explorer::app::App;
 use crate::explorer::hud::Hud;
-use crate::meters::{Meters, ModeRow};
-use crate::outcome::{Outcome, Refusal, reader_gone};
 use crate::plumbing::measured::MeasuredOutput;
 use crate::plumbing::terminal_session::TerminalSession;
-use crate::subject::Ceiling;
-use crate::units::DEFAULT_SIZE;
-use crate::wait::Wait;
-use crate::writer_mode::{Mode, Stream};
 pub use args::RunArgs;
 use drive::{LoopSettings, drawable, frame_loop, stream_fd, too_large, transport_ceiling};
+use flushlab_core::condition::{Condition, HudLayout};
+use flushlab_core::meters::{Meters, ModeRow};
+use flushlab_core::outcome::{Outcome, Refusal, reader_gone};
+use flushlab_core::subject::Ceiling;
+use flushlab_core::units::DEFAULT_SIZE;
+use flushlab_core::wait::Wait;
+use flushlab_core::writer_mode::{Mode, Stream};
 use run_report::{ModeReport, Report};
 
 pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
@@ -35,7 +35,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
         Err(refusal) => return Ok(refusal.tell()),
     };
     let (cols, rows) = if terminal {
-        let (cols, rows) = crate::sys::window_size(stream_fd(stream))?;
+        let (cols, rows) = flushlab_core::sys::window_size(stream_fd(stream))?;
         drawable(cols, rows)
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
@@ -56,7 +56,7 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     };
     let mut app = start_app(&cli, terminal, (cols, rows))?;
     let settings = loop_settings(&cli, terminal, stop)?;
-    crate::timing::time_split(!cli.no_time_split);
+    flushlab_core::timing::time_split(!cli.no_time_split);
     let condition = crate::explorer::hud::fit(&mut app, cols, rows);
     let hud = Hud::default();
     let (outcome, meters) = match cli.ceiling {
@@ -140,7 +140,7 @@ fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Res
     let mut app = App::new(cli.mode(), cli.scene, cli.sync);
     app.paint = cli.model(terminal);
     app.backend = cli.backend;
-    app.vcpus_halt = crate::results::Idle::this().is_some_and(|idle| idle.halts_at_once());
+    app.vcpus_halt = flushlab_core::results::Idle::this().is_some_and(|idle| idle.halts_at_once());
     app.tour_step = cli.tour_seconds;
     app.hud_wanted = cli.hud.unwrap_or(HudLayout::Full);
     if let Some(step) = cli.lesson {
@@ -149,7 +149,7 @@ fn start_app(cli: &RunArgs, terminal: bool, (cols, rows): (u16, u16)) -> io::Res
         app.go_to_step(step);
     }
     if terminal {
-        let size = crate::sys::window_size(stream_fd(stream))?;
+        let size = flushlab_core::sys::window_size(stream_fd(stream))?;
         if (cols, rows) != size {
             app.status = Some(too_large(size.0, size.1));
         }
@@ -172,7 +172,8 @@ fn loop_settings(
         parent: cli.exit_with_parent,
         stop,
         resize: if terminal && cli.ceiling.is_none() {
-            let flag = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
+            let flag =
+                flushlab_core::sys::signals::flag_on(flushlab_core::sys::signals::Watched::Resize)?;
             Some((flag, cli.stream))
         } else {
             None
@@ -213,8 +214,11 @@ fn frames(
     let mut out = if sink {
         MeasuredOutput::with_writers(mode, condition, |_| Ok(Box::new(io::sink())))?
     } else {
-        let out =
-            MeasuredOutput::with_writers(mode, condition, crate::writer_mode::opener(cli.wait))?;
+        let out = MeasuredOutput::with_writers(
+            mode,
+            condition,
+            flushlab_core::writer_mode::opener(cli.wait),
+        )?;
         match app.paint {
             Some(policy) => out.with_model(policy)?,
             None => out,
@@ -233,7 +237,7 @@ fn frames(
 fn write_summaries(
     cli: &RunArgs,
     outcome: Outcome,
-    meters: &crate::meters::Meters,
+    meters: &flushlab_core::meters::Meters,
     modes: &[ModeReport],
 ) {
     // Rows of different conditions did different work: the summary says which is which.
@@ -277,9 +281,9 @@ fn write_summaries(
 fn tell(
     cli: &RunArgs,
     outcome: Outcome,
-    meters: &crate::meters::Meters,
+    meters: &flushlab_core::meters::Meters,
     app: &App,
-    condition: crate::condition::Condition,
+    condition: flushlab_core::condition::Condition,
     terminal: bool,
 ) -> anyhow::Result<()> {
     let name = |row: &ModeRow| match cli.ceiling {
@@ -315,8 +319,8 @@ fn tell(
             rows: end.rows,
             total_frames: meters.frames(),
             terminal,
-            peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Process),
-            accounting: crate::accounting::accounting(),
+            peak_rss_kib: flushlab_core::sys::peak_rss_kib(flushlab_core::sys::Usage::Process),
+            accounting: flushlab_core::accounting::accounting(),
             paint: app.paint,
             last,
             modes,

@@ -4,15 +4,15 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::accounting::Accounting;
-use crate::condition::Condition;
-use crate::figures::Figures;
-use crate::meters::Totals;
-use crate::scene::Scene;
-use crate::units::{bytes, count, percent};
-use crate::writer_mode::{Buffering, Mode, Stream};
+use flushlab_core::accounting::Accounting;
+use flushlab_core::condition::Condition;
+use flushlab_core::figures::Figures;
+use flushlab_core::meters::Totals;
+use flushlab_core::scene::Scene;
 use flushlab_core::seen::PaintPolicy;
 use flushlab_core::seen::frames::FramesSeen;
+use flushlab_core::units::{bytes, count, percent};
+use flushlab_core::writer_mode::{Buffering, Mode, Stream};
 
 /// One mode's figures over the whole run.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -58,7 +58,7 @@ impl ModeReport {
         format!(
             "{}: {} frames in {:.2} s = {} fps, {} writes/frame, {}/frame, {}/write, kernel {}",
             self.mode,
-            crate::units::thousands(figures.frames),
+            flushlab_core::units::thousands(figures.frames),
             figures.seconds,
             count(figures.fps),
             or_na(figures.writes_per_frame, count),
@@ -78,7 +78,7 @@ impl ModeReport {
             ", torn {} paints/s ({} of {} sampled frames, {} pieces each)",
             count(per_second),
             percent(seen.torn_share().unwrap_or(0.0)),
-            crate::units::thousands(seen.frames),
+            flushlab_core::units::thousands(seen.frames),
             count(seen.pieces_per_frame().unwrap_or(0.0)),
         )
     }
@@ -110,9 +110,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// Writes the JSON to `destination` (see [`crate::files::Destination::write`]): a reader
+    /// Writes the JSON to `destination` (see [`flushlab_core::files::Destination::write`]): a reader
     /// never sees half a report, and a device stays a device.
-    pub fn write_json(&self, destination: &crate::files::Destination) -> io::Result<()> {
+    pub fn write_json(&self, destination: &flushlab_core::files::Destination) -> io::Result<()> {
         let mut json = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         json.push(b'\n');
         destination.write(&json)

@@ -8,11 +8,11 @@ use clap::Args;
 
 use serde::Serialize;
 
-use crate::files::Destination;
-use crate::keyscript::KeyScript;
 use crate::painting::paint_arg::Paint;
-use crate::results::conditions::ReaderModel;
-use crate::units::{parse_duration, parse_size};
+use flushlab_core::files::Destination;
+use flushlab_core::keyscript::KeyScript;
+use flushlab_core::results::conditions::ReaderModel;
+use flushlab_core::units::{parse_duration, parse_size};
 
 const WRAPARGS_EXAMPLES: &str = "\
 Examples:
@@ -35,7 +35,7 @@ pub struct WrapArgs {
     pub size: (u16, u16),
 
     /// How the headless pty is read: drain, vt, throttle:RATE (a slow terminal)
-    #[arg(long, value_parser = crate::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
+    #[arg(long, value_parser = flushlab_core::results::conditions::READERS, hide_possible_values = true, default_value = "drain")]
     pub reader: ReaderModel,
 
     /// How the terminal model paints what CMD wrote, for each key's flashes, tears and
@@ -50,7 +50,7 @@ pub struct WrapArgs {
     /// (flushlab's own X server: read 250 times a second while it changes; Wayland: the
     /// compositor's copy at each change; xterm.js: its DOM renderer's rows at each render;
     /// `off`: no camera, nothing it costs)
-    #[arg(long, value_name = "on|off", value_parser = crate::units::parse_switch, default_value = "on", action = clap::ArgAction::Set, requires = "terminal")]
+    #[arg(long, value_name = "on|off", value_parser = flushlab_core::units::parse_switch, default_value = "on", action = clap::ArgAction::Set, requires = "terminal")]
     pub camera: bool,
 
     /// A pause at least this long (seconds) before each frame confirms frames found from the
@@ -123,7 +123,7 @@ pub struct WrapArgs {
     pub against: Option<OldBuild>,
 
     /// `--against`: a change within this share of OLD is no change (`5%`, `0.05`)
-    #[arg(long, value_parser = crate::units::parse_share, default_value = "5%", value_name = "SHARE")]
+    #[arg(long, value_parser = flushlab_core::units::parse_share, default_value = "5%", value_name = "SHARE")]
     pub threshold: f64,
 
     /// `--against`: also write the verdict as Markdown (a CI job's summary page; `-` = stdout)
@@ -208,10 +208,12 @@ pub struct WrapArgs {
     pub observer: ObserverArg,
 
     /// Run CMD at the far end of these layers, in order from the near end: `ssh` (CMD on the far
-    /// side of an ssh connection to an sshd of wrap's own). Keys are typed into the near end (the
-    /// ssh client), and each key is timed end to end on one clock: uplink, CMD's own stages,
-    /// downlink, and the pieces its frame reaches the near end in. The link runs between two
-    /// network namespaces of wrap's own (root)
+    /// side of an ssh connection to an sshd of wrap's own), `tmux` (CMD in a tmux session whose
+    /// server redraws the client's terminal), `mosh` (mosh-client near, mosh-server far, started
+    /// through ssh); chains: ssh,tmux and mosh,tmux. Keys are typed into the near end, and each
+    /// key is timed end to end on one clock: uplink, CMD's own stages, downlink, and the pieces
+    /// its frame reaches the near end in. The link runs between two network namespaces of
+    /// wrap's own (root)
     #[arg(long, value_name = "LAYERS", value_enum, value_delimiter = ',', conflicts_with_all = ["terminal", "compare", "try_fix", "profile", "no_observer"])]
     pub via: Vec<crate::commands::wrap::via::Layer>,
 
@@ -249,7 +251,7 @@ fn parse_display(text: &str) -> Result<String, String> {
     let (_, number) = text.rsplit_once(':').ok_or_else(|| {
         format!(
             "'{}' is no X display: [host]:N[.S], as :0",
-            crate::units::printable(text)
+            flushlab_core::units::printable(text)
         )
     })?;
     let number = number.split_once('.').map_or(number, |(n, _)| n);
@@ -259,7 +261,7 @@ fn parse_display(text: &str) -> Result<String, String> {
     {
         return Err(format!(
             "'{}' is no X display: [host]:N[.S], as :0",
-            crate::units::printable(text)
+            flushlab_core::units::printable(text)
         ));
     }
     Ok(text.to_owned())
@@ -298,6 +300,6 @@ pub struct OldBuild(pub Vec<String>);
 
 impl OldBuild {
     pub fn parse(text: &str) -> Result<OldBuild, String> {
-        crate::units::parse_words(text).map(OldBuild)
+        flushlab_core::units::parse_words(text).map(OldBuild)
     }
 }

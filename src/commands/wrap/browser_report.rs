@@ -7,10 +7,10 @@
 
 use serde::Serialize;
 
-use crate::detect::keyed::{KeyAnswer, Percentiles};
 use crate::painting::browser::Renderer;
 use crate::painting::browser::protocol::BrowserRun;
-use crate::units::thousands;
+use flushlab_core::detect::keyed::{KeyAnswer, Percentiles};
+use flushlab_core::units::thousands;
 
 /// How pty output becomes WebSocket messages here.
 pub const TRANSPORT: &str =
@@ -180,7 +180,7 @@ impl BrowserReport {
             self.gl
                 .as_deref()
                 .filter(|_| self.drew == "webgl")
-                .map(|gl| format!(", WebGL on {}", crate::units::printable(gl)))
+                .map(|gl| format!(", WebGL on {}", flushlab_core::units::printable(gl)))
                 .unwrap_or_default(),
             TRANSPORT
         );
@@ -188,8 +188,8 @@ impl BrowserReport {
         if let Some(m) = Percentiles::of(messages) {
             out += &format!(
                 "\n  WebSocket messages a key p50 {} max {}; {} messages, {} compositor frames in the run",
-                crate::units::count(m.p50),
-                crate::units::count(m.max),
+                flushlab_core::units::count(m.p50),
+                flushlab_core::units::count(m.max),
                 thousands(self.messages),
                 thousands(self.draw_frames)
             );

@@ -17,13 +17,13 @@ use super::running::How;
 use super::side::{RunReport, Side};
 use super::typing::Keys;
 use super::wrap_report::WrapReport;
-use crate::detect::keyed::{Percentiles, Stage, StageSummary};
-use crate::detect::timeline::Timeline;
-use crate::outcome::{Outcome, complain};
-use crate::results::drawings::waterfall::Panel;
-use crate::statistics::Spread;
-use crate::statistics::verdict::Ratio;
-use crate::units::{bytes, count, thousands};
+use flushlab_core::detect::keyed::{Percentiles, Stage, StageSummary};
+use flushlab_core::detect::timeline::Timeline;
+use flushlab_core::outcome::{Outcome, complain};
+use flushlab_core::results::drawings::waterfall::Panel;
+use flushlab_core::statistics::Spread;
+use flushlab_core::statistics::verdict::Ratio;
+use flushlab_core::units::{bytes, count, thousands};
 
 /// What makes `--try sync` permanent, in any language.
 const SYNC_FIX: &str = "write ESC[?2026h before the first byte of each answer and ESC[?2026l after \
@@ -33,7 +33,7 @@ const SYNC_FIX: &str = "write ESC[?2026h before the first byte of each answer an
 /// A round's length when `--duration` is not given.
 const DEFAULT_ROUND: Duration = Duration::from_secs(3);
 
-/// The `--export-json` of a comparison: every run, and the speedup.
+/// The `--export-json` of a comparison: every run, and what the fix buys as one ratio.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     pub fix: Fix,
@@ -41,16 +41,42 @@ pub struct Comparison {
     pub seconds_each: f64,
     pub as_is: Vec<WrapReport>,
     pub tried: Vec<WrapReport>,
-    /// Frames a second tried over as is, round by round; `null` where a side's rate is unknown.
-    pub speedup: Option<Spread>,
-    /// With `--keys`: the time from a key to its frame, as is over tried (×2: a key's frame
-    /// comes in half the time), round by round.
-    pub key_speedup: Option<KeySpeedup>,
+    /// What the fix buys, tried over as is.
+    pub tried_over_as_is: Ratios,
     /// What makes the fix permanent, in CMD's language.
     pub permanent_fix: String,
     /// With `--keys` and the terminal model: keys whose answer flashed the screen, round by
     /// round, as is and tried.
     pub flashed: Option<Flashed>,
+}
+
+/// Tried over as is (NEW over OLD), each one statistic: the rounds' trimmed geometric mean and
+/// its 95% bootstrap interval (`Ratio::of_rounds`, as `--against` answers: ×2 frames a second
+/// is twice the frames, ×0.5 key to frame a key answered in half the time). `null` under three
+/// rounds or where a side's figure is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Ratios {
+    pub fps: Option<Ratio>,
+    /// With `--keys`.
+    pub keys: Option<KeyRatios>,
+}
+
+/// Key to frame at the median and the 95th percentile, and each stage's median: what the fix
+/// changes (emit) and what it leaves (input delay, processing).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct KeyRatios {
+    pub key_to_frame_p50: Option<Ratio>,
+    pub key_to_frame_p95: Option<Ratio>,
+    pub stages_p50: StageRatios,
+}
+
+/// Each stage's p50.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StageRatios {
+    pub input_delay: Option<Ratio>,
+    pub processing: Option<Ratio>,
+    pub emit: Option<Ratio>,
+    pub drain: Option<Ratio>,
 }
 
 /// Keys that flashed the screen in each round, as is and tried, of the keys sent, under the
@@ -93,30 +119,6 @@ impl Flashed {
             rounds(&self.tried)
         )
     }
-}
-
-/// Key to frame, as is over tried, at the median and the 95th percentile; and each stage's
-/// median, as is over tried: what the fix changes (emit) and what it leaves (input delay,
-/// processing).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct KeySpeedup {
-    pub key_to_frame_p50: Option<Spread>,
-    pub key_to_frame_p95: Option<Spread>,
-    /// Key to frame p50, tried over as is (NEW over OLD), as `--against` answers it: the
-    /// rounds' trimmed geometric mean and its 95% bootstrap interval (`Ratio::of_rounds`, one
-    /// function for both); `null` under three rounds. The answer printed.
-    pub key_to_frame_p50_ratio: Option<Ratio>,
-    pub key_to_frame_p95_ratio: Option<Ratio>,
-    pub stages_p50: StageSpeedup,
-}
-
-/// Each stage's p50, as is over tried, round by round.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct StageSpeedup {
-    pub input_delay: Option<Spread>,
-    pub processing: Option<Spread>,
-    pub emit: Option<Spread>,
-    pub drain: Option<Spread>,
 }
 
 pub(super) fn run(
@@ -166,8 +168,10 @@ pub(super) fn run(
         as_is.push(a);
         tried.push(t);
     }
-    let speedup = Spread::of_ratios(&tried, &as_is, fps);
-    let key_speedup = keys.map(|_| key_speedup(&as_is, &tried));
+    let tried_over_as_is = Ratios {
+        fps: tried_over_as_is(&as_is, &tried, fps),
+        keys: keys.map(|_| key_ratios(&as_is, &tried)),
+    };
     let permanent_fix = match fix {
         Fix::Frame => as_is
             .first()
@@ -187,8 +191,7 @@ pub(super) fn run(
         },
         as_is,
         tried,
-        speedup,
-        key_speedup,
+        tried_over_as_is,
         permanent_fix,
         flashed,
     };
@@ -207,19 +210,14 @@ pub(super) fn run(
     })
 }
 
-/// Key to frame and each stage, as is over tried, round by round.
-fn key_speedup(as_is: &[WrapReport], tried: &[WrapReport]) -> KeySpeedup {
+/// Key to frame and each stage, tried over as is.
+fn key_ratios(as_is: &[WrapReport], tried: &[WrapReport]) -> KeyRatios {
     let ratio =
-        |figure: &dyn Fn(&WrapReport) -> Option<f64>| Spread::of_ratios(as_is, tried, figure);
-    let new_over_old = |figure: &dyn Fn(&WrapReport) -> Option<f64>| {
-        new_over_old(&rounds_of(as_is, tried, figure))
-    };
-    KeySpeedup {
+        |figure: &dyn Fn(&WrapReport) -> Option<f64>| tried_over_as_is(as_is, tried, figure);
+    KeyRatios {
         key_to_frame_p50: ratio(&|r| Some(key_to_frame(r)?.p50)),
         key_to_frame_p95: ratio(&|r| Some(key_to_frame(r)?.p95)),
-        key_to_frame_p50_ratio: new_over_old(&|r| Some(key_to_frame(r)?.p50)),
-        key_to_frame_p95_ratio: new_over_old(&|r| Some(key_to_frame(r)?.p95)),
-        stages_p50: StageSpeedup {
+        stages_p50: StageRatios {
             input_delay: ratio(&|r| Some(stages(r)?.input_delay?.p50)),
             processing: ratio(&|r| Some(stages(r)?.processing?.p50)),
             emit: ratio(&|r| Some(stages(r)?.emit?.p50)),
@@ -230,7 +228,7 @@ fn key_speedup(as_is: &[WrapReport], tried: &[WrapReport]) -> KeySpeedup {
 
 /// `--plot`: the last round's keys, as is and tried, side by side on one axis.
 fn draw_last_round(
-    destination: &crate::files::Destination,
+    destination: &flushlab_core::files::Destination,
     command: &str,
     comparison: &Comparison,
     last: &[Timeline; 2],
@@ -255,38 +253,44 @@ fn draw_last_round(
     draw_keys(destination, &plot_title(command, a), &panels)
 }
 
-/// Tried over as is from each round's (as is, tried) figures: `--against`'s answer to the same
-/// question (its verdict's ratio, looked at once), so the two never give two statistics of
-/// "how much faster".
-pub(super) fn new_over_old(rounds: &[(f64, f64)]) -> Option<Ratio> {
-    Ratio::of_rounds(rounds)
-}
-
-/// A tried-over-as-is ratio as the summary says it: the estimate, its interval and how many
-/// times faster; unknown under three rounds.
-pub(super) fn answered(ratio: Option<Ratio>) -> String {
-    ratio.map_or("unknown (an interval needs 3 rounds)".to_owned(), |r| {
-        format!(
-            "×{:.3} (×{:.3}–×{:.3}), {:.1} times faster",
-            r.estimate,
-            r.low,
-            r.high,
-            1.0 / r.estimate
-        )
-    })
-}
-
-/// Each round's (as is, tried) figure, where both have it: `--against`'s (OLD, NEW).
-pub(super) fn rounds_of(
-    as_is: &[WrapReport],
-    tried: &[WrapReport],
-    figure: &dyn Fn(&WrapReport) -> Option<f64>,
-) -> Vec<(f64, f64)> {
-    as_is
+/// `figure` tried over as is (NEW over OLD) from each round's pair, where both sides have it:
+/// `--against`'s statistic (its verdict's ratio, looked at once), so that no two statistics
+/// answer "how much faster". The one ratio every comparison prints and exports.
+pub(super) fn tried_over_as_is<R>(
+    as_is: &[R],
+    tried: &[R],
+    figure: impl Fn(&R) -> Option<f64>,
+) -> Option<Ratio> {
+    let rounds: Vec<(f64, f64)> = as_is
         .iter()
         .zip(tried)
         .filter_map(|(a, t)| Some((figure(a)?, figure(t)?)))
-        .collect()
+        .collect();
+    Ratio::of_rounds(&rounds)
+}
+
+/// Which way a figure is better: a time lower, a rate higher.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Better {
+    Lower,
+    Higher,
+}
+
+/// A tried-over-as-is ratio as the summary says it: the estimate, its interval and how many
+/// times faster or slower; unknown under three rounds.
+pub(super) fn answered(ratio: Option<Ratio>, better: Better) -> String {
+    ratio.map_or("unknown (an interval needs 3 rounds)".to_owned(), |r| {
+        let faster = match better {
+            Better::Lower => 1.0 / r.estimate,
+            Better::Higher => r.estimate,
+        };
+        let how = if faster >= 1.0 {
+            format!("{faster:.1} times faster")
+        } else {
+            format!("{:.1} times slower", 1.0 / faster)
+        };
+        format!("×{:.3} (×{:.3}–×{:.3}), {how}", r.estimate, r.low, r.high)
+    })
 }
 
 fn key_to_frame(report: &WrapReport) -> Option<Percentiles> {
@@ -319,7 +323,7 @@ impl Comparison {
             self.rounds,
             self.seconds_each
         );
-        let keyed = self.key_speedup.is_some();
+        let keyed = self.tried_over_as_is.keys.is_some();
         let mut header: Vec<String> = [
             "run",
             "fps (min–max)",
@@ -358,7 +362,7 @@ impl Comparison {
                     ),
                 ];
                 if keyed {
-                    let ms = |v: f64| crate::units::milliseconds(v);
+                    let ms = |v: f64| flushlab_core::units::milliseconds(v);
                     row.push(cell(
                         Spread::of_each(runs, |r| Some(key_to_frame(r)?.p50)),
                         &ms,
@@ -371,17 +375,8 @@ impl Comparison {
                 row
             })
             .collect();
-        out += &crate::results::export::markdown_table(&header, &rows, 1);
-        out += &match self.speedup {
-            Some(s) => format!(
-                "speedup ×{:.2} (×{:.2}–×{:.2} over {} round(s))",
-                s.median,
-                s.min,
-                s.max,
-                thousands(self.as_is.len().min(self.tried.len()) as u64)
-            ),
-            None => "speedup unknown: a side's frames are unknown (see --export-json)".to_owned(),
-        };
+        out += &flushlab_core::results::export::markdown_table(&header, &rows, 1);
+        out += &self.fps_said();
         out += &self.keys_and_bytes();
         out += &self.flashed.as_ref().map(Flashed::line).unwrap_or_default();
         out += &match self.permanent_fix.is_empty() {
@@ -391,15 +386,33 @@ impl Comparison {
         out
     }
 
-    /// Key to frame's speedup, and whether the terminal received the same bytes in every run.
+    /// Frames a second, tried over as is; unknown where a side's frames are.
+    fn fps_said(&self) -> String {
+        format!(
+            "frames a second, tried over as is (the rounds' trimmed geometric mean, 95% bootstrap \
+             interval, as --against answers): {}",
+            match self.tried_over_as_is.fps {
+                None if self
+                    .as_is
+                    .iter()
+                    .chain(&self.tried)
+                    .any(|r| fps(r).is_none()) =>
+                {
+                    "unknown: a side's frames are unknown (see --export-json)".to_owned()
+                }
+                ratio => answered(ratio, Better::Higher),
+            }
+        )
+    }
+
+    /// Key to frame tried over as is, and whether the terminal received the same bytes in every run.
     fn keys_and_bytes(&self) -> String {
         let mut out = String::new();
-        if let Some(k) = self.key_speedup {
+        if let Some(k) = self.tried_over_as_is.keys {
             out += &format!(
-                "\nkey to frame, tried over as is (as --against answers: the rounds' trimmed \
-                 geometric mean, 95% bootstrap interval): p50 {}, p95 {}",
-                answered(k.key_to_frame_p50_ratio),
-                answered(k.key_to_frame_p95_ratio)
+                "\nkey to frame, tried over as is: p50 {}, p95 {}",
+                answered(k.key_to_frame_p50, Better::Lower),
+                answered(k.key_to_frame_p95, Better::Lower)
             );
             out += &self.stages_lines(k.stages_p50);
         }
@@ -420,13 +433,13 @@ impl Comparison {
     }
 
     /// Each stage's p50 as is and tried (the median of the rounds), and what the fix changed.
-    fn stages_lines(&self, speedup: StageSpeedup) -> String {
-        let ms = crate::units::milliseconds;
+    fn stages_lines(&self, ratios: StageRatios) -> String {
+        let ms = flushlab_core::units::milliseconds;
         let each = [
-            (Stage::InputDelay, speedup.input_delay),
-            (Stage::Processing, speedup.processing),
-            (Stage::Emit, speedup.emit),
-            (Stage::Drain, speedup.drain),
+            (Stage::InputDelay, ratios.input_delay),
+            (Stage::Processing, ratios.processing),
+            (Stage::Emit, ratios.emit),
+            (Stage::Drain, ratios.drain),
         ];
         let p50 = |runs: &[WrapReport], stage: Stage| {
             Spread::of_each(runs, |r| {
@@ -456,13 +469,19 @@ impl Comparison {
             .iter()
             .map(|&(stage, s)| match s {
                 _ if small(stage) => format!("{} under 0.1 ms either way", stage.name()),
-                Some(s) => format!("{} ×{:.2}", stage.name(), s.median),
+                Some(r) => format!(
+                    "{} ×{:.2} (×{:.2}–×{:.2})",
+                    stage.name(),
+                    r.estimate,
+                    r.low,
+                    r.high
+                ),
                 None => format!("{} unknown", stage.name()),
             })
             .collect();
         if each.iter().any(|(_, s)| s.is_some()) {
             out += &format!(
-                "\nwhat the fix changes, stage by stage (as is over tried): {}",
+                "\nwhat the fix changes, stage by stage (tried over as is): {}",
                 ratios.join(", ")
             );
         }

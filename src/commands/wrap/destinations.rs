@@ -2,8 +2,8 @@
 //! `--export-markdown`): each checked writable before anything runs, as the identity that will
 //! write it, distinct from the others and named for what it holds.
 
-use crate::files::Destination;
-use crate::outcome::Refusal;
+use flushlab_core::files::Destination;
+use flushlab_core::outcome::Refusal;
 
 /// The files (or stdout) wrap writes.
 #[derive(Clone, Debug, Default)]
@@ -47,12 +47,12 @@ pub(super) fn checked(outputs: Outputs, as_them: bool) -> Result<Outputs, Refusa
     {
         return Err(format!(
             "wrap: --filmstrip '{}': name it FILE.svg or FILE.png (or - for SVG on stdout)",
-            crate::units::printable(&strip.to_string())
+            flushlab_core::units::printable(&strip.to_string())
         )
         .into());
     }
     let destinations: Vec<&Destination> = outputs.each().map(|(_, d)| d).collect();
-    crate::results::export::distinct_destinations(
+    flushlab_core::results::export::distinct_destinations(
         &destinations,
         "--export-json, --trace, --plot, --filmstrip, --export-markdown",
     )
@@ -65,7 +65,9 @@ pub(super) fn checked(outputs: Outputs, as_them: bool) -> Result<Outputs, Refusa
 /// root (`as_them` false: `--as-root`, a wire, a terminal), so their outputs are checked as
 /// them, or a run would be measured only to be lost.
 fn check_outputs(outputs: &Outputs, as_them: bool) -> Result<(), Refusal> {
-    let writer = as_them.then(crate::sys::user::sudo_invoker).flatten();
+    let writer = as_them
+        .then(flushlab_core::sys::user::sudo_invoker)
+        .flatten();
     for (flag, destination) in outputs.each() {
         let checked = match &writer {
             Some(them) => them

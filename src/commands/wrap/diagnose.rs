@@ -3,10 +3,10 @@
 use serde::Serialize;
 
 use super::tree::{Language, Writer};
-use crate::accounting::IoCounters;
-use crate::detect::frames::Frames;
-use crate::detect::keyed::{KeyLatencies, Stage};
-use crate::units::{bytes, count, percent, thousands};
+use flushlab_core::accounting::IoCounters;
+use flushlab_core::detect::frames::Frames;
+use flushlab_core::detect::keyed::{KeyLatencies, Stage};
+use flushlab_core::units::{bytes, count, percent, thousands};
 
 /// One finding: a stable code for scripts, a sentence with the figure behind it and the fix.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -177,10 +177,10 @@ fn encoder_bound(e: &Evidence) -> Option<Diagnosis> {
 /// Keys slower than [`SLOW_KEY_MS`] (to their frame, or in a real terminal to their last
 /// pixel): the stage that dominates, and what to change in its terms.
 pub(super) fn slow_keys(
-    keys: &crate::detect::keyed::KeyLatencies,
+    keys: &flushlab_core::detect::keyed::KeyLatencies,
     found: &[Diagnosis],
 ) -> Option<Diagnosis> {
-    use crate::units::milliseconds;
+    use flushlab_core::units::milliseconds;
     let (whole, to) = match keys.pixels_ms {
         Some(pixels) => (pixels.last.p50, "its last pixel"),
         None => (keys.key_to_frame_ms?.p50, "its frame"),

@@ -1,7 +1,7 @@
 //! Tests of `diagnose.rs`.
 
 use super::*;
-use crate::detect::frames::FrameMethod;
+use flushlab_core::detect::frames::FrameMethod;
 
 fn frames(known: bool) -> Frames {
     Frames {

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::args::ObserverArg;
 use super::observers::choice::{Choice, Needs, Way};
-use crate::outcome::Outcome;
 use crate::painting::terminals::Terminal;
+use flushlab_core::outcome::Outcome;
 
 /// `flushlab doctor`'s flags.
 #[derive(Debug, clap::Args)]
@@ -76,9 +76,9 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<Outcome> {
     if args.json {
         let mut text = serde_json::to_vec_pretty(&findings)?;
         text.push(b'\n');
-        crate::outcome::print(&text)?;
+        flushlab_core::outcome::print(&text)?;
     } else {
-        crate::outcome::print(said(&findings).as_bytes())?;
+        flushlab_core::outcome::print(said(&findings).as_bytes())?;
     }
     Ok(Outcome::Finished)
 }
@@ -101,7 +101,7 @@ fn look(command: &[OsString]) -> anyhow::Result<Findings> {
     };
     let sysctls = SYSCTLS
         .iter()
-        .map(|name| (*name, crate::sys::sysctl(name)))
+        .map(|name| (*name, flushlab_core::sys::sysctl(name)))
         .collect();
     let parts = parts();
     let mut missing: Vec<&str> = parts
@@ -130,8 +130,8 @@ fn observer_for(
     program: &OsString,
     ebpf_refused: Option<&String>,
 ) -> anyhow::Result<ObserverFound> {
-    let shown = crate::units::printable(&program.to_string_lossy());
-    let Some(path) = crate::files::find_program(program.as_ref()) else {
+    let shown = flushlab_core::units::printable(&program.to_string_lossy());
+    let Some(path) = flushlab_core::files::find_program(program.as_ref()) else {
         anyhow::bail!("doctor: '{shown}' is not a program found on PATH");
     };
     let choice = Choice::of(ObserverArg::Auto, (&path, &shown), Needs::default());
@@ -174,7 +174,7 @@ fn parts() -> Vec<Part> {
         if path.is_absolute() {
             path.exists()
         } else {
-            crate::files::find_program(program.as_ref()).is_some()
+            flushlab_core::files::find_program(program.as_ref()).is_some()
         }
     };
     let part = |what, needs: &[(&'static str, &'static str)]| Part {
@@ -188,7 +188,7 @@ fn parts() -> Vec<Part> {
     x11.extend(
         <Terminal as clap::ValueEnum>::value_variants()
             .iter()
-            .filter(|t| !t.wayland_only())
+            .filter(|t| t.on_x11())
             .map(|t| t.program()),
     );
     vec![
@@ -240,19 +240,22 @@ fn said(f: &Findings) -> String {
     if let Some(o) = &f.observer {
         out += &format!(
             "  wrap -- {}: observer {} ({})\n",
-            crate::units::printable(&o.program),
+            flushlab_core::units::printable(&o.program),
             o.way.unwrap_or("none: refused"),
-            crate::units::printable(&o.why)
+            flushlab_core::units::printable(&o.why)
         );
     }
     out += &match (&f.ebpf_refused, f.kernel_observer_built) {
         (None, _) => "  the kernel observer: built in, and eBPF is allowed here\n".to_owned(),
         (Some(why), true) => format!(
             "  the kernel observer: built in, but eBPF is refused here: {}\n",
-            crate::units::printable(why)
+            flushlab_core::units::printable(why)
         ),
         (Some(why), false) => {
-            format!("  the kernel observer: {}\n", crate::units::printable(why))
+            format!(
+                "  the kernel observer: {}\n",
+                flushlab_core::units::printable(why)
+            )
         }
     };
     let settings: Vec<String> = f

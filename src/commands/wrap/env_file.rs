@@ -89,7 +89,7 @@ fn parse(text: &[u8]) -> Vec<(OsString, OsString)> {
 pub fn run(args: &EnvFileArgs) -> std::io::Result<std::convert::Infallible> {
     use std::io::Read as _;
     use std::os::unix::process::CommandExt;
-    let shown = |path: &Path| crate::units::printable(&path.to_string_lossy());
+    let shown = |path: &Path| flushlab_core::units::printable(&path.to_string_lossy());
     let mut text = Vec::new();
     std::fs::File::open(&args.file)
         .and_then(|file| file.take(AT_MOST + 1).read_to_end(&mut text))
@@ -111,7 +111,7 @@ pub fn run(args: &EnvFileArgs) -> std::io::Result<std::convert::Infallible> {
         error.kind(),
         format!(
             "env-file: '{}': {error}",
-            crate::units::printable(&args.command[0].to_string_lossy())
+            flushlab_core::units::printable(&args.command[0].to_string_lossy())
         ),
     ))
 }
@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn the_variables_are_in_the_file_alone() {
-        let scratch = crate::files::Scratch::new("flushlab-env-file-test").unwrap();
+        let scratch = flushlab_core::files::Scratch::new("flushlab-env-file-test").unwrap();
         let vars = [
             ("SECRET".into(), "planted value".into()),
             ("EMPTY".into(), OsString::new()),

@@ -42,7 +42,7 @@ pub fn of_run(
     source: Source<'_>,
     (seen, keys): (
         &super::seen_report::SeenReport,
-        &[crate::detect::keyed::KeyAnswer],
+        &[flushlab_core::detect::keyed::KeyAnswer],
     ),
     end_ns: u64,
     what: &str,
@@ -55,7 +55,7 @@ pub fn of_run(
         "{what} · key {} of {} ({}) · {}",
         key + 1,
         keys.len(),
-        crate::units::printable(&keys[key].key),
+        flushlab_core::units::printable(&keys[key].key),
         match &source {
             Source::Camera(_) => "the camera's grabs".to_owned(),
             Source::Model(policy, ..) => format!("a terminal that paints {policy}"),

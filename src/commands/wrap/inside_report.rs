@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::args::Fix;
 use super::observers::choice::Way;
-use crate::accounting::IoCounters;
+use flushlab_core::accounting::IoCounters;
 
 /// Where a figure came from: the observer inside CMD, or outside it (and why).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -115,7 +115,7 @@ fn not_loaded(
         Some(format!(
             "{} did not load the observer: a static, Go or setuid program, or one that \
              cleared its environment (--observer ptrace sees the first two)",
-            crate::units::one_line(program)
+            flushlab_core::units::one_line(program)
         ))
     } else {
         None
@@ -142,11 +142,11 @@ fn unseen_drawer(drew: &str, programs: &[String]) -> String {
         format!(
             "'{}', the program that drew, did not load the preload (a static or Go program, \
              started by {}): --observer kernel or ptrace sees it",
-            crate::units::printable(&name),
+            flushlab_core::units::printable(&name),
             programs
                 .iter()
                 .filter(|p| p.as_str() != "setsid")
-                .map(|p| crate::units::printable(p))
+                .map(|p| flushlab_core::units::printable(p))
                 .collect::<Vec<_>>()
                 .join(", then ")
         )
@@ -255,7 +255,7 @@ impl InsideReport {
 
     /// How the figures were obtained, for the summary: one line, two spaces in.
     pub fn summary(&self) -> String {
-        use crate::units::thousands;
+        use flushlab_core::units::thousands;
         let mut out = match (&self.frames_from, &self.writes_from) {
             (Source::Inside, Source::Inside) => format!(
                 "\n  seen from inside CMD ({}): frames between its waits, write(2) counts of the \

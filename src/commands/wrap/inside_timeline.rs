@@ -8,7 +8,7 @@ use flushlab_observer::Sightings;
 
 use super::inside_report::InsideReport;
 use super::observers::Observation;
-use crate::detect::finder::FrameFinder;
+use flushlab_core::detect::finder::FrameFinder;
 
 /// After CMD's tree is gone: what the observer saw, as the report says it, and, where the frames
 /// are CMD's waits, the timeline's events; the frame finder is told the waits (and, where every
@@ -18,7 +18,10 @@ pub(super) fn seen_from_inside(
     inside: Observation,
     finder: &Mutex<FrameFinder>,
     (program, writer): (&str, &str),
-) -> (InsideReport, Option<crate::detect::timeline::Inside>) {
+) -> (
+    InsideReport,
+    Option<flushlab_core::detect::timeline::Inside>,
+) {
     let (base, fix, way) = (inside.base(), inside.fix, inside.way());
     let why = inside.why().to_owned();
     let redrawn = inside.redrawn();
@@ -70,8 +73,8 @@ pub(super) fn seen_from_inside(
 fn bursts(
     sightings: &Sightings,
     waited: &std::collections::HashSet<u32>,
-) -> Vec<crate::detect::timeline::Burst> {
-    use crate::detect::timeline::Burst;
+) -> Vec<flushlab_core::detect::timeline::Burst> {
+    use flushlab_core::detect::timeline::Burst;
     let burst = |w: &flushlab_observer::Wait| Burst {
         pid: w.pid,
         tid: w.tid,
@@ -122,8 +125,8 @@ fn bursts(
 /// What the observer said, as the run's timeline holds it: each thread's bursts of terminal
 /// writes (a wait after writes ends one; the writes after a thread's last wait are its tail),
 /// its reads of the terminal, its waits, the bound's releases; times stay on CLOCK_MONOTONIC.
-pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
-    use crate::detect::timeline::{Inside, Release, TerminalRead, WaitKind, WaitSpan};
+pub fn timeline(sightings: &Sightings) -> flushlab_core::detect::timeline::Inside {
+    use flushlab_core::detect::timeline::{Inside, Release, TerminalRead, WaitKind, WaitSpan};
     let waited: std::collections::HashSet<u32> = sightings.waits.iter().map(|w| w.pid).collect();
     Inside {
         reads: sightings
@@ -169,7 +172,7 @@ pub fn timeline(sightings: &Sightings) -> crate::detect::timeline::Inside {
 
 #[cfg(test)]
 mod tests {
-    use crate::detect::timeline::WaitKind;
+    use flushlab_core::detect::timeline::WaitKind;
     use flushlab_observer::wire;
 
     /// The core reads a wait's kind by record.h's numbers (the core does not depend on the

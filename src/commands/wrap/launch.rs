@@ -12,9 +12,9 @@ use super::observers::Observation;
 use super::plan::Plan;
 use super::profiling::Preparing;
 use super::via::Wire;
-use crate::detect::recording::Recording;
-use crate::sys::pty::Pty;
-use crate::sys::user::Invoker;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::sys::pty::Pty;
+use flushlab_core::sys::user::Invoker;
 
 /// The observer for CMD on `pty` (none under `--no-observer`), and `--profile`'s marker files,
 /// which only the preload can map (samply records without markers otherwise); `fix`: the one
@@ -66,7 +66,7 @@ pub(super) fn command(
         None => (program.to_owned(), plan.cmd.arguments().to_vec()),
     };
     let invoker = (!plan.as_root && via.is_none())
-        .then(crate::sys::user::sudo_invoker)
+        .then(flushlab_core::sys::user::sudo_invoker)
         .flatten();
     let Some(invoker) = invoker else {
         return Ok((program, words, None));
@@ -76,7 +76,7 @@ pub(super) fn command(
         Some(rustix::fs::Uid::from_raw(invoker.uid)),
         Some(rustix::fs::Gid::from_raw(invoker.gid)),
     )?;
-    let setpriv = crate::files::find_program("setpriv".as_ref()).ok_or_else(|| {
+    let setpriv = flushlab_core::files::find_program("setpriv".as_ref()).ok_or_else(|| {
         anyhow::anyhow!(
             "wrap: under sudo CMD runs as {} through setpriv (util-linux), which is not \
              installed: apt-get install util-linux, or --as-root",

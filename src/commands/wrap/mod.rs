@@ -1,8 +1,8 @@
 //! `flushlab wrap -- CMD`: any program's terminal output measured the way flushlab measures its
 //! own modes. CMD runs in a new pseudo-terminal; what it writes is read from the master side
 //! (by a reader model when headless, copied to the user's terminal when interactive). Its frames
-//! are found from what it draws ([`finder`](crate::detect::finder), on the cursor model of
-//! [`screen`](crate::detect::screen)), its write(2)
+//! are found from what it draws ([`finder`](flushlab_core::detect::finder), on the cursor model of
+//! [`screen`](flushlab_core::detect::screen)), its write(2)
 //! calls and its waits on the terminal from its whole process tree ([`tree`]), and a diagnosis
 //! says what to change in its own language ([`mod@diagnose`]); [`wrap_report`] holds the results and
 //! `summary` says them.
@@ -47,7 +47,7 @@ pub mod wrap_report;
 pub use self::args::WrapArgs;
 use self::plan::{Mode, Plan, plan};
 use self::running::How;
-use crate::outcome::Outcome;
+use flushlab_core::outcome::Outcome;
 
 pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
     let plan = match plan(&args) {

@@ -10,8 +10,8 @@ use super::plan::Plan;
 use super::running::How;
 use super::side::{RunReport, Side, SideRun};
 use super::typing::Keys;
-use crate::outcome::{Outcome, complain};
-use crate::results::drawings::waterfall::Panel;
+use flushlab_core::outcome::{Outcome, complain};
+use flushlab_core::results::drawings::waterfall::Panel;
 
 /// One run headless or on the user's terminal, as `how` says.
 pub(super) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::Result<Outcome> {

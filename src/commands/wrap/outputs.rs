@@ -6,10 +6,10 @@ use anyhow::Context;
 
 use super::plan::Plan;
 use super::wrap_report::WrapReport;
-use crate::detect::timeline::Timeline;
-use crate::files::Destination;
-use crate::outcome::complain;
-use crate::results::drawings::waterfall::{Panel, waterfall_svg};
+use flushlab_core::detect::timeline::Timeline;
+use flushlab_core::files::Destination;
+use flushlab_core::outcome::complain;
+use flushlab_core::results::drawings::waterfall::{Panel, waterfall_svg};
 
 /// `--export-json`, then `--trace`: the run's report, and its timeline (with a terminal's
 /// window changes) as trace-event JSON. Before the summary: a summary written to a terminal
@@ -18,7 +18,7 @@ pub(super) fn write_report_and_trace(
     plan: &Plan,
     report: &impl serde::Serialize,
     timeline: &Timeline,
-    keys: Option<&crate::detect::keyed::KeyLatencies>,
+    keys: Option<&flushlab_core::detect::keyed::KeyLatencies>,
 ) -> anyhow::Result<()> {
     if let Some(destination) = &plan.outputs.report {
         destination
@@ -28,13 +28,14 @@ pub(super) fn write_report_and_trace(
     let Some(destination) = &plan.outputs.trace else {
         return Ok(());
     };
-    let trace =
-        crate::results::drawings::trace::trace_json(&crate::results::drawings::trace::TraceRun {
+    let trace = flushlab_core::results::drawings::trace::trace_json(
+        &flushlab_core::results::drawings::trace::TraceRun {
             timeline,
             keys,
             command: &plan.cmd.line(),
             wrap_pid: std::process::id(),
-        })?;
+        },
+    )?;
     destination
         .write(&trace)
         .with_context(|| format!("writing the trace to {destination}"))
@@ -63,7 +64,7 @@ pub(super) fn profile_line(
     recorded: &super::profiling::Recorded,
     file: Option<&std::path::Path>,
 ) -> Option<String> {
-    let file = crate::units::printable(&file?.to_string_lossy());
+    let file = flushlab_core::units::printable(&file?.to_string_lossy());
     Some(if recorded.saved {
         let lost = match recorded.handed.checked_sub(recorded.markers) {
             Some(0) | None => String::new(),
@@ -102,7 +103,7 @@ pub(super) fn write_filmstrip(
     let Some(destination) = &plan.outputs.filmstrip else {
         return Ok(String::new());
     };
-    let shown = crate::units::printable(&destination.to_string());
+    let shown = flushlab_core::units::printable(&destination.to_string());
     let Some(strip) = strip else {
         return Ok(format!(
             "\n  filmstrip: nothing to film (no camera on this terminal, or no key drew): {shown} \
@@ -122,7 +123,7 @@ pub(super) fn write_filmstrip(
         .with_context(|| format!("writing the filmstrip to {destination}"))?;
     Ok(format!(
         "\n  filmstrip: {}: {} state(s) between the screen before the key and after it → {shown}",
-        crate::units::printable(&strip.title),
+        flushlab_core::units::printable(&strip.title),
         strip.shots.len().saturating_sub(2),
     ))
 }

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::accounting::IoCounters;
+use flushlab_core::accounting::IoCounters;
 
 /// The writes wrap makes itself while CMD runs (copying CMD's output to the terminal, passing
 /// keys to CMD): taken off its own counters, which also hold CMD's tree's.

@@ -1,7 +1,8 @@
 //! `wrap --compare frame --terminal NAME`: what a fix buys a key in that terminal. Each round
 //! runs CMD as it is and tried in the terminal (key→first and last pixel), then as it is and
 //! tried headless (wrap's own reader of the pty), alternating, so that a machine that slows
-//! down meanwhile slows every side; one table, each ratio with its spread over the rounds.
+//! down meanwhile slows every side; one table, and each figure tried over as is with its
+//! interval (`compare::tried_over_as_is`, the one ratio).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -9,22 +10,23 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::args::Fix;
-use super::compare::answered;
+use super::compare::{Better, answered, tried_over_as_is};
 use super::pixel_report::PixelReport;
 use super::plan::Plan;
 use super::rounds::{Schedule, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
 use super::wrap_report::WrapReport;
-use crate::detect::keyed::{KeyLatencies, Percentiles, Stage};
-use crate::outcome::{Outcome, complain};
 use crate::painting::terminals::{Terminal, TerminalOption};
-use crate::statistics::Spread;
-use crate::statistics::verdict::Ratio;
-use crate::units::milliseconds;
+use flushlab_core::detect::keyed::{KeyLatencies, Percentiles, Stage};
+use flushlab_core::outcome::{Outcome, complain};
+use flushlab_core::statistics::Spread;
+use flushlab_core::statistics::verdict::Ratio;
+use flushlab_core::units::milliseconds;
 
-/// The `--export-json` of a comparison in a terminal: every run, and the ratios (as is over
-/// tried, round by round: ×2 is a key answered in half the time).
+/// The `--export-json` of a comparison in a terminal: every run, and each figure tried over as
+/// is (NEW over OLD: ×0.5 is a key answered in half the time), the rounds' trimmed geometric
+/// mean and its 95% bootstrap interval (`null` under three rounds).
 #[derive(Clone, Debug, Serialize)]
 pub struct PixelComparison {
     pub fix: Fix,
@@ -34,17 +36,14 @@ pub struct PixelComparison {
     pub tried: Vec<PixelReport>,
     pub headless_as_is: Vec<WrapReport>,
     pub headless_tried: Vec<WrapReport>,
-    pub last_pixel_p50: Option<Spread>,
-    pub last_pixel_p95: Option<Spread>,
-    pub first_pixel_p50: Option<Spread>,
+    /// Key to last pixel p50: the answer printed first.
+    pub last_pixel_p50: Option<Ratio>,
+    pub last_pixel_p95: Option<Ratio>,
+    pub first_pixel_p50: Option<Ratio>,
     /// Key to frame inside CMD, with the terminal reading the pty.
-    pub key_to_frame_p50: Option<Spread>,
+    pub key_to_frame_p50: Option<Ratio>,
     /// Key to frame headless, wrap reading the pty.
-    pub headless_key_to_frame_p50: Option<Spread>,
-    /// Key to last pixel p50 and key to frame p50 headless, tried over as is, as `--against`
-    /// answers (`compare::new_over_old`): the answers printed.
-    pub last_pixel_p50_ratio: Option<Ratio>,
-    pub headless_key_to_frame_p50_ratio: Option<Ratio>,
+    pub headless_key_to_frame_p50: Option<Ratio>,
 }
 
 pub(super) fn run(
@@ -65,8 +64,6 @@ pub(super) fn run(
         first_pixel_p50: None,
         key_to_frame_p50: None,
         headless_key_to_frame_p50: None,
-        last_pixel_p50_ratio: None,
-        headless_key_to_frame_p50_ratio: None,
     };
     // Each round: in the terminal as it is, then tried; then headless as it is, then tried.
     let sides = [
@@ -112,13 +109,6 @@ pub(super) fn run(
     c.headless_key_to_frame_p50 = ratio(&c.headless_as_is, &c.headless_tried, headless, |k| {
         Some(k.key_to_frame_ms?.p50)
     });
-    c.last_pixel_p50_ratio = new_over_old(&c.as_is, &c.tried, in_terminal, |k| {
-        Some(k.pixels_ms?.last.p50)
-    });
-    c.headless_key_to_frame_p50_ratio =
-        new_over_old(&c.headless_as_is, &c.headless_tried, headless, |k| {
-            Some(k.key_to_frame_ms?.p50)
-        });
     complain(&c.table(&plan.cmd.line()));
     if let Some(destination) = &plan.outputs.report {
         destination
@@ -139,29 +129,14 @@ fn headless_keys(r: &WrapReport) -> Option<&KeyLatencies> {
     r.keys.as_ref().map(|k| &k.latencies)
 }
 
-/// `figure` as is over tried, round by round.
+/// `figure` of the runs' keys, tried over as is.
 fn ratio<R>(
     as_is: &[R],
     tried: &[R],
     keys: impl Fn(&R) -> Option<&KeyLatencies>,
     figure: impl Fn(&KeyLatencies) -> Option<f64>,
-) -> Option<Spread> {
-    Spread::of_ratios(as_is, tried, |r| figure(keys(r)?))
-}
-
-/// `figure` tried over as is, as `--against` answers (`compare::new_over_old`).
-fn new_over_old<R>(
-    as_is: &[R],
-    tried: &[R],
-    keys: impl Fn(&R) -> Option<&KeyLatencies>,
-    figure: impl Fn(&KeyLatencies) -> Option<f64>,
 ) -> Option<Ratio> {
-    let rounds: Vec<(f64, f64)> = as_is
-        .iter()
-        .zip(tried)
-        .filter_map(|(a, t)| Some((figure(keys(a)?)?, figure(keys(t)?)?)))
-        .collect();
-    super::compare::new_over_old(&rounds)
+    tried_over_as_is(as_is, tried, |r| figure(keys(r)?))
 }
 
 /// The median over runs of a figure of their keys.
@@ -174,29 +149,20 @@ fn median_of<R>(
         .map_or("unknown".to_owned(), |s| milliseconds(s.median))
 }
 
-fn spread(s: Option<Spread>) -> String {
-    s.map_or("unknown".to_owned(), |s| {
-        format!("×{:.2} (×{:.2}–×{:.2})", s.median, s.min, s.max)
-    })
-}
-
 impl PixelComparison {
-    /// The answer (key to last pixel p50, as `--against` gives it) and the rest, round by round.
+    /// The answer (key to last pixel p50) and the rest, each tried over as is.
     fn ratios_said(&self, name: &str) -> String {
-        let mut out = String::new();
-        out += &format!(
-            "in {name}: key to last pixel p50, tried over as is (as --against answers: the \
-             rounds' trimmed geometric mean, 95% bootstrap interval) {}\n",
-            answered(self.last_pixel_p50_ratio)
-        );
-        out += &format!(
-            "in {name}, as is over tried, round by round: key to last pixel p95 {}; first pixel \
-             p50 {}; key to frame p50 {}\n",
-            spread(self.last_pixel_p95),
-            spread(self.first_pixel_p50),
-            spread(self.key_to_frame_p50),
-        );
-        out
+        let time = |r| answered(r, Better::Lower);
+        format!(
+            "in {name}, tried over as is (the rounds' trimmed geometric mean, 95% bootstrap \
+             interval, as --against answers): key to last pixel p50 {}\n\
+             in {name}, tried over as is: key to last pixel p95 {}; first pixel p50 {}; key to \
+             frame p50 {}\n",
+            time(self.last_pixel_p50),
+            time(self.last_pixel_p95),
+            time(self.first_pixel_p50),
+            time(self.key_to_frame_p50),
+        )
     }
 
     /// The table printed after the rounds.
@@ -241,7 +207,7 @@ impl PixelComparison {
             ]
         })
         .collect();
-        out += &crate::results::export::markdown_table(&header, &rows, 1);
+        out += &flushlab_core::results::export::markdown_table(&header, &rows, 1);
         out += &self.ratios_said(name);
         out += &render_delays_said(
             self.terminal,
@@ -251,7 +217,7 @@ impl PixelComparison {
         );
         out += &format!(
             "headless (wrap reading the pty): key to frame p50, tried over as is {}",
-            answered(self.headless_key_to_frame_p50_ratio)
+            answered(self.headless_key_to_frame_p50, Better::Lower)
         );
         for (side, runs) in [("as is", &self.as_is), ("tried", &self.tried)] {
             let cells: Vec<String> = [

@@ -12,7 +12,7 @@ use super::typing::KeysRun;
 use super::typing::{Keys, ReadyBy};
 use super::wrap_report::KeysReport;
 use crate::painting::terminals::{Terminal, TerminalOption};
-use crate::units::{printable, thousands};
+use flushlab_core::units::{printable, thousands};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PixelReport {
@@ -67,8 +67,8 @@ impl PixelReport {
         keys: &Keys,
         film: Option<&crate::painting::camera::Film>,
     ) -> PixelReport {
-        let mut latencies = crate::detect::keyed::key_latencies(&run.timeline);
-        crate::detect::pixels::add_pixels(&mut latencies, &run.timeline);
+        let mut latencies = flushlab_core::detect::keyed::key_latencies(&run.timeline);
+        flushlab_core::detect::pixels::add_pixels(&mut latencies, &run.timeline);
         let browser = run
             .browser
             .as_ref()
@@ -156,7 +156,7 @@ impl PixelReport {
             self.rows,
             crate::painting::terminals::options_said(&self.terminal_options),
             self.desktop.said(),
-            crate::units::count(self.seconds),
+            flushlab_core::units::count(self.seconds),
             thousands(self.terminal_write_calls),
             thousands(self.terminal_bytes_written),
         );

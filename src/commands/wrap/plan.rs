@@ -17,12 +17,12 @@ use super::rounds::Until;
 use super::stored_run::{Baseline, stored_run};
 use super::typing::Keys;
 use super::via::{Layer, LinkSettings};
-use crate::outcome::{Outcome, Refusal};
 use crate::painting::browser::Renderer;
-use crate::painting::terminals::{Terminal, TerminalOption};
+use crate::painting::terminals::{Surface, Terminal, TerminalOption};
 use crate::painting::wayland::Session;
-use crate::results::conditions::ReaderModel;
-use crate::units::printable;
+use flushlab_core::outcome::{Outcome, Refusal};
+use flushlab_core::results::conditions::ReaderModel;
+use flushlab_core::units::printable;
 
 /// What a wrap does, every flag read and checked.
 #[derive(Clone, Debug)]
@@ -73,7 +73,7 @@ impl Invocation {
 
     /// The command line, for one line.
     pub(super) fn line(&self) -> String {
-        crate::units::one_line(&self.words_text().join(" "))
+        flushlab_core::units::one_line(&self.words_text().join(" "))
     }
 }
 
@@ -251,7 +251,7 @@ fn cmd(words: &[OsString]) -> Result<Invocation, Refusal> {
             });
         }
     }
-    let Some(program) = crate::files::find_program(program) else {
+    let Some(program) = flushlab_core::files::find_program(program) else {
         return Err(Refusal {
             outcome: Outcome::NotFound,
             why: format!("wrap: '{shown}' is not a command (not found, or not executable)"),
@@ -290,6 +290,11 @@ fn choice(args: &WrapArgs, asked: ObserverArg, cmd: &Invocation) -> Result<Choic
     Ok(Choice::of(asked, (&cmd.program, &shown), needs)?)
 }
 
+/// Whether `terminal` draws on Wayland (`--wayland`, or foot's own).
+fn draws_on_wayland(terminal: Terminal) -> bool {
+    matches!(terminal.surface(), Surface::X11OrWayland | Surface::Wayland)
+}
+
 /// `--terminal`'s display, or why the flags cannot go with it: keys to type, an observer to
 /// see each frame, a terminal that takes the settings given, a display it draws on.
 fn in_terminal(
@@ -312,7 +317,8 @@ fn in_terminal(
     }
     if !args.terminal_options.is_empty() && !terminal.takes_options() {
         return Err(format!(
-            "wrap --terminal {name} --terminal-option: {name} takes no setting on its command line (xterm, urxvt, alacritty, kitty and foot do)"
+            "wrap --terminal {name} --terminal-option: {name} takes no setting on its command line ({} do)",
+            Terminal::names(Terminal::takes_options)
         ).into());
     }
     if args.profile.is_some() {
@@ -335,28 +341,27 @@ fn in_terminal(
     };
     if args.refresh.is_some() && matches!(display, Display::X11(_)) {
         return Err(format!(
-            "wrap --terminal {name} --refresh: the refresh rate is the Wayland output's: add --wayland (foot, kitty, alacritty)"
+            "wrap --terminal {name} --refresh: the refresh rate is the Wayland output's: add --wayland ({})",
+            Terminal::names(draws_on_wayland)
         ).into());
     }
     if terminal.wayland_only() && args.display.is_some() {
         return Err(format!(
-            "wrap --terminal {name} --display: {name} runs on Wayland only (flushlab's own compositor, or --wayland-display); --display names an X display (xterm, st, alacritty, kitty, urxvt, mlterm)"
+            "wrap --terminal {name} --display: {name} runs on Wayland only (flushlab's own compositor, or --wayland-display); --display names an X display ({})",
+            Terminal::names(Terminal::on_x11)
         ).into());
     }
-    if (args.wayland || args.wayland_display.is_some())
-        && matches!(
-            terminal,
-            Terminal::Xterm | Terminal::St | Terminal::Urxvt | Terminal::Mlterm
-        )
-    {
+    if (args.wayland || args.wayland_display.is_some()) && terminal.surface() == Surface::X11 {
         return Err(format!(
-            "wrap --terminal {name} {}: {name} draws through X11 only; on Wayland: foot, kitty, alacritty",
+            "wrap --terminal {name} {}: {name} draws through X11 only; on Wayland: {}",
             if args.wayland {
                 "--wayland"
             } else {
                 "--wayland-display"
-            }
-        ).into());
+            },
+            Terminal::names(draws_on_wayland)
+        )
+        .into());
     }
     if let Some(name) = &args.wayland_display {
         crate::painting::wayland::find_session(name)?;
@@ -440,7 +445,9 @@ fn against(args: &WrapArgs, OldBuild(old): &OldBuild, new: &Plan) -> Result<Agai
     let until = match args.rounds {
         Some(n) => Until::Rounds(n as usize),
         None => Until::Decisive {
-            looks: crate::statistics::verdict::Looks::until_decisive(args.max_rounds as usize),
+            looks: flushlab_core::statistics::verdict::Looks::until_decisive(
+                args.max_rounds as usize,
+            ),
             max_time: args.max_time,
         },
     };

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use flushlab_observer::{Markers, OnExit, Sightings};
 
-use crate::accounting::IoCounters;
-use crate::detect::keyed::{KeyLatencies, Stage, key_latencies};
-use crate::detect::recording::Recording;
-use crate::detect::timeline::Timeline;
-use crate::files::Scratch;
-use crate::units::milliseconds;
+use flushlab_core::accounting::IoCounters;
+use flushlab_core::detect::keyed::{KeyLatencies, Stage, key_latencies};
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::detect::timeline::Timeline;
+use flushlab_core::files::Scratch;
+use flushlab_core::units::milliseconds;
 
 /// `--profile`: samply, and the file it writes.
 #[derive(Clone, Debug)]
@@ -31,21 +31,21 @@ pub(super) struct Profile {
 /// before anything starts); `None` where samply or the kernel's perf events are missing, said
 /// in one line with the fix: the run goes on without a profile.
 pub(super) fn samply_for(path: &Path) -> Result<Option<PathBuf>, String> {
-    let shown = crate::units::printable(&path.to_string_lossy());
+    let shown = flushlab_core::units::printable(&path.to_string_lossy());
     if path.as_os_str() == "-" {
         return Err("wrap: --profile '-': samply writes a file: name one".to_owned());
     }
-    let symbols = crate::files::sibling(path, ".syms.json", true);
+    let symbols = flushlab_core::files::sibling(path, ".syms.json", true);
     for file in [path, &symbols] {
-        crate::files::check_writable(file).map_err(|e| {
-            let file = crate::units::printable(&file.to_string_lossy());
+        flushlab_core::files::check_writable(file).map_err(|e| {
+            let file = flushlab_core::units::printable(&file.to_string_lossy());
             format!("wrap: --profile '{shown}': cannot write '{file}': {e}")
         })?;
     }
     match samply() {
         Ok(samply) => Ok(Some(samply)),
         Err(why) => {
-            crate::outcome::complain(&format!(
+            flushlab_core::outcome::complain(&format!(
                 "wrap: --profile '{shown}': {why}; measuring without a profile"
             ));
             Ok(None)
@@ -55,7 +55,7 @@ pub(super) fn samply_for(path: &Path) -> Result<Option<PathBuf>, String> {
 
 /// samply, or why it cannot record here: one line, with the fix.
 fn samply() -> Result<PathBuf, String> {
-    let found = crate::files::find_program("samply".as_ref()).or_else(|| {
+    let found = flushlab_core::files::find_program("samply".as_ref()).or_else(|| {
         let home = std::env::var_os("HOME")?;
         let cargo = PathBuf::from(home).join(".cargo/bin/samply");
         cargo.is_file().then_some(cargo)
@@ -63,7 +63,7 @@ fn samply() -> Result<PathBuf, String> {
     let Some(samply) = found else {
         return Err("samply is not installed: cargo install samply --locked".to_owned());
     };
-    match crate::sys::perf_event_paranoid() {
+    match flushlab_core::sys::perf_event_paranoid() {
         Some(level) if level > 1 => Err(format!(
             "the kernel refuses perf events to this user (perf_event_paranoid is {level}): \
              sudo sysctl kernel.perf_event_paranoid=1"
@@ -119,7 +119,7 @@ impl Preparing {
             if let Some(recording) = &w.recording {
                 let timeline = recording.so_far(
                     Some(super::inside_timeline::timeline(sightings)),
-                    crate::sys::monotonic_ns(),
+                    flushlab_core::sys::monotonic_ns(),
                 );
                 let latencies = key_latencies(&timeline);
                 w.written += write_markers(&w.markers, &timeline, &latencies);
@@ -157,8 +157,8 @@ impl Preparing {
             .stderr(log)
             .spawn()?;
         let recording = wait_until(Duration::from_secs(10), || {
-            crate::sys::process::opened(child.id() as i32, "anon_inode:[perf_event]")
-                || crate::sys::process::has_exited(child.id() as i32)
+            flushlab_core::sys::process::opened(child.id() as i32, "anon_inode:[perf_event]")
+                || flushlab_core::sys::process::has_exited(child.id() as i32)
         });
         Ok(Profiling {
             child,
@@ -201,17 +201,20 @@ impl Profiling {
     pub(super) fn finish(mut self) -> Recorded {
         let pid = self.child.id() as i32;
         if !wait_until(Duration::from_secs(60), || {
-            crate::sys::process::has_exited(pid)
+            flushlab_core::sys::process::has_exited(pid)
         }) {
-            let _ = crate::sys::signals::signal_process(pid, crate::sys::signals::Signal::INT);
+            let _ = flushlab_core::sys::signals::signal_process(
+                pid,
+                flushlab_core::sys::signals::Signal::INT,
+            );
             if !wait_until(Duration::from_secs(30), || {
-                crate::sys::process::has_exited(pid)
+                flushlab_core::sys::process::has_exited(pid)
             }) {
                 let _ = self.child.kill();
             }
         }
         // Read before it is reaped: then its counts join the tree's.
-        let io = crate::sys::io::process_io(pid);
+        let io = flushlab_core::sys::io::process_io(pid);
         let status = self.child.wait();
         let scratch = self.preparing.scratch.path();
         let recorded = scratch.join(RECORDED);
@@ -220,9 +223,9 @@ impl Profiling {
             && status.is_ok_and(|s| s.success())
             && std::fs::metadata(&recorded).is_ok_and(|m| m.len() > 0);
         let saved = saved && {
-            let symbols = crate::files::sibling(&recorded, ".syms.json", true);
+            let symbols = flushlab_core::files::sibling(&recorded, ".syms.json", true);
             let delivered = deliver(&recorded, &self.output).and_then(|()| {
-                let beside = crate::files::sibling(&self.output, ".syms.json", true);
+                let beside = flushlab_core::files::sibling(&self.output, ".syms.json", true);
                 match symbols.exists() {
                     true => deliver(&symbols, &beside),
                     false => Ok(()),
@@ -248,7 +251,7 @@ impl Profiling {
             markers: in_file.unwrap_or(0),
             handed: writer.written,
             io,
-            said: crate::units::one_line(said.trim()),
+            said: flushlab_core::units::one_line(said.trim()),
         }
     }
 }
@@ -299,7 +302,7 @@ fn write_markers(markers: &Markers, timeline: &Timeline, latencies: &KeyLatencie
 
 /// A file samply wrote, to where the user asked, as every output of flushlab's is written.
 fn deliver(from: &Path, to: &Path) -> std::io::Result<()> {
-    crate::files::write_atomically(to, &std::fs::read(from)?)
+    flushlab_core::files::write_atomically(to, &std::fs::read(from)?)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

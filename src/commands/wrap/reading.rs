@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use super::own_writes::OwnWrites;
 use super::terminal::{Answerer, Exchange, SharedModes};
-use crate::detect::finder::FrameFinder;
-use crate::detect::recording::Recording;
 use crate::plumbing::reader::consume;
-use crate::results::conditions::ReaderModel;
-use crate::sys::pty::Pty;
+use flushlab_core::detect::finder::FrameFinder;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::results::conditions::ReaderModel;
 use flushlab_core::seen::Transcript;
+use flushlab_core::sys::pty::Pty;
 
 /// Reads CMD's output in a thread: through the reader model when headless, copied to the
 /// user's terminal as it comes when interactive; every chunk is recorded in `recording` (and
@@ -53,23 +53,23 @@ pub(super) fn read_output(
     let (finder, own, child_gone) = (Arc::clone(finder), Arc::clone(own), Arc::clone(child_gone));
     // Straight to the fd, as it came: no LineWriter between CMD and the terminal.
     let mut out = if interactive {
-        Some(crate::writer_mode::Stream::Stdout.raw()?)
+        Some(flushlab_core::writer_mode::Stream::Stdout.raw()?)
     } else {
         None
     };
-    let thread = crate::sys::spawn_thread("wrap-reader", move || {
+    let thread = flushlab_core::sys::spawn_thread("wrap-reader", move || {
         // Parsing happens beside the reading, not between two reads: a read is never late
         // because the previous chunk is still being parsed (measured: 4% of a 16 MB/s
         // program's frame rate when it was). Chunks go over in batches, each chunk with the
         // time it was read: an unbuffered program's reads are a few bytes each, and a hand-off
         // per read cost it 20%. The queue is bounded, so memory is too.
-        noted.read_by(crate::sys::thread_id().unsigned_abs());
+        noted.read_by(flushlab_core::sys::thread_id().unsigned_abs());
         let (batches, parser) = parse_beside(finder, kept)?;
         let mut batch = Batch::default();
         let mut answers = Vec::new();
         let mut seen = |chunk: &[u8], vt: Option<&vt100::Screen>| {
             let at = Instant::now();
-            let at_ns = crate::sys::monotonic_ns();
+            let at_ns = flushlab_core::sys::monotonic_ns();
             last.store((at - epoch).as_nanos() as u64, Ordering::Relaxed);
             noted.read(at_ns, chunk.len());
             if let Some(out) = &mut out {
@@ -171,7 +171,7 @@ fn parse_beside(
     std::thread::JoinHandle<()>,
 )> {
     let (batches, parse) = std::sync::mpsc::sync_channel::<Batch>(PARSE_QUEUE);
-    let parser = crate::sys::spawn_thread("wrap-parser", move || {
+    let parser = flushlab_core::sys::spawn_thread("wrap-parser", move || {
         for batch in parse {
             let mut finder = finder.lock().unwrap_or_else(|e| e.into_inner());
             let mut transcript = transcript

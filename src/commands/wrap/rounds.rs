@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::statistics::verdict::Looks;
+use flushlab_core::statistics::verdict::Looks;
 
 /// The order of a round's sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::detect::keyed::{KeyLatencies, Stage};
+use flushlab_core::detect::keyed::{KeyLatencies, Stage};
 
 /// Which of a key's times the verdict is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

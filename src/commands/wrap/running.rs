@@ -19,13 +19,13 @@ use super::tree::Tree;
 use super::typing::{Keys, KeysRun, Sending};
 use super::user_terminal::{forward_keys_and_resizes, give_back};
 use super::watch::{GRACE, KeyWatch, Watch, wait_for_end};
-use crate::accounting::IoCounters;
-use crate::detect::finder::FrameFinder;
-use crate::detect::recording::Recording;
-use crate::detect::timeline::Timeline;
-use crate::meters::CpuTimes;
-use crate::results::conditions::ReaderModel;
-use crate::sys::pty::Pty;
+use flushlab_core::accounting::IoCounters;
+use flushlab_core::detect::finder::FrameFinder;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::detect::timeline::Timeline;
+use flushlab_core::meters::CpuTimes;
+use flushlab_core::results::conditions::ReaderModel;
+use flushlab_core::sys::pty::Pty;
 
 use super::plan::Plan;
 
@@ -260,7 +260,7 @@ impl Running {
     fn start(plan: &Plan, how: How<'_>) -> anyhow::Result<Running> {
         let interactive = how.interactive;
         let size = if interactive {
-            let (cols, rows) = crate::sys::window_size(io::stdout())?;
+            let (cols, rows) = flushlab_core::sys::window_size(io::stdout())?;
             (cols.max(1), rows.max(1))
         } else {
             plan.size
@@ -271,7 +271,7 @@ impl Running {
         let session = if interactive {
             Some(
                 crate::plumbing::terminal_session::TerminalSession::raw_only(
-                    crate::writer_mode::Stream::Stdout,
+                    flushlab_core::writer_mode::Stream::Stdout,
                 )?,
             )
         } else {
@@ -303,8 +303,10 @@ impl Running {
             crate::plumbing::terminal_session::end_stuck_runs_after(
                 GRACE + Duration::from_millis(500),
                 move || {
-                    let _ =
-                        crate::sys::signals::signal_group(pid, crate::sys::signals::Signal::KILL);
+                    let _ = flushlab_core::sys::signals::signal_group(
+                        pid,
+                        flushlab_core::sys::signals::Signal::KILL,
+                    );
                 },
             )?;
         }
@@ -369,7 +371,7 @@ impl Running {
         mut self,
         ended_by_wrap: bool,
         keys: Option<(Option<Instant>, bool, bool)>,
-        script: Option<&crate::keyscript::KeyScript>,
+        script: Option<&flushlab_core::keyscript::KeyScript>,
     ) -> anyhow::Result<Measured> {
         let status = self.child.wait()?;
         // samply follows CMD out, saving the profile: before the rest of the tree is ended
@@ -380,7 +382,7 @@ impl Running {
             .map(super::profiling::Profiling::finish);
         self.tree.end_the_rest(GRACE);
         let ended = Instant::now();
-        let ended_ns = crate::sys::monotonic_ns();
+        let ended_ns = flushlab_core::sys::monotonic_ns();
         let seconds = (ended - self.started).as_secs_f64();
         self.child_gone.store(true, Ordering::Relaxed);
         let keys = KeysRun::of(self.sending.take(), keys, script, self.started);

@@ -4,12 +4,12 @@
 
 use serde::Serialize;
 
-use crate::detect::keyed::KeyAnswer;
-use crate::detect::timeline::Inside;
 use crate::painting::camera::Film;
-use crate::units::{milliseconds, thousands};
+use flushlab_core::detect::keyed::KeyAnswer;
+use flushlab_core::detect::timeline::Inside;
 use flushlab_core::seen::states::{KeySeen, Window, see, see_film};
 use flushlab_core::seen::{PaintPolicy, Transcript};
+use flushlab_core::units::{milliseconds, thousands};
 
 /// What saw the states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -138,9 +138,9 @@ impl SeenReport {
         transcript: &Transcript,
         (keys, end_ns): (&[KeyAnswer], u64),
     ) -> SeenReport {
-        let cpu = crate::sys::thread_cpu_ns();
+        let cpu = flushlab_core::sys::thread_cpu_ns();
         let (seen, paints) = see(policy, size, transcript, &windows(keys, end_ns), end_ns);
-        let cpu_ms = crate::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / 1e6;
+        let cpu_ms = flushlab_core::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / 1e6;
         let (bytes, in_blocks, held) = seen.iter().fold((0, 0, 0), |(b, i, h), k| {
             (b + k.bytes, i + k.bytes_in_blocks, h + k.bytes_held)
         });
@@ -192,7 +192,7 @@ impl SeenReport {
             keys_flashed: seen.iter().filter(|k| k.flashes > 0).count() as u64,
             keys_torn: seen.iter().filter(|k| k.tears > 0).count() as u64,
             flash_p50_ms: (!flashes.is_empty())
-                .then(|| crate::statistics::percentile(&flashes, 0.5)),
+                .then(|| flushlab_core::statistics::percentile(&flashes, 0.5)),
             scrollback_churn: None,
             sync_share: None,
             sync_honoured_share: None,

@@ -14,9 +14,9 @@ use super::plan::Plan;
 use super::profiling::Recorded;
 use super::running::{FarStart, How, measure};
 use super::wrap_report::{KeysReport, WrapReport};
-use crate::detect::keyed::KeyLatencies;
-use crate::detect::timeline::Timeline;
 use crate::painting::terminals::Terminal;
+use flushlab_core::detect::keyed::KeyLatencies;
+use flushlab_core::detect::timeline::Timeline;
 
 /// How one side runs: `how` (keys, a fix, a duration; on the user's terminal or headless), or
 /// typed into `terminal`'s window, where keys are required.

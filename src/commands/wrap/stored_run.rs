@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::run_figures::RunFigures;
-use crate::detect::keyed::Stage;
+use flushlab_core::detect::keyed::Stage;
 
 /// `--against FILE.json`: a stored run (one word naming a `.json` file), not a command.
 pub fn stored_run(old: &[String]) -> Option<&Path> {
@@ -47,8 +47,8 @@ struct StoredKeys {
     script: String,
     keys: u64,
     unanswered: u64,
-    key_to_frame_ms: Option<crate::detect::keyed::Percentiles>,
-    stages_ms: Option<crate::detect::keyed::StageSummary>,
+    key_to_frame_ms: Option<flushlab_core::detect::keyed::Percentiles>,
+    stages_ms: Option<flushlab_core::detect::keyed::StageSummary>,
     bytes_per_key: f64,
 }
 
@@ -56,12 +56,12 @@ impl Baseline {
     /// The stored run at `path`, or why it is none: read as every file others send is (a
     /// regular file, 16 MiB at most), its texts escaped, its figures finite and not negative.
     pub fn load(path: &Path) -> Result<Baseline, String> {
-        use crate::files::{InputKind, read_input};
+        use flushlab_core::files::{InputKind, read_input};
         let bytes = read_input(path, InputKind::WrapRun).map_err(|e| e.to_string())?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err("an empty file: a stored run is `flushlab wrap --export-json`'s".into());
         }
-        let stored: StoredRun = crate::results::from_sent_json(&bytes).map_err(|e| {
+        let stored: StoredRun = flushlab_core::results::from_sent_json(&bytes).map_err(|e| {
             format!(
                 "not a stored run (`flushlab wrap --keys … --export-json FILE` writes one): {e}"
             )
@@ -78,7 +78,7 @@ impl Baseline {
             .map(|s| s.each().map(|(stage, p)| (stage, p.p50)).collect())
             .unwrap_or_default();
         Ok(Baseline {
-            path: crate::units::one_line(&path.to_string_lossy()),
+            path: flushlab_core::units::one_line(&path.to_string_lossy()),
             version: stored.version,
             machine: stored.machine,
             command: stored.command,
@@ -108,7 +108,7 @@ impl Baseline {
                 env!("CARGO_PKG_VERSION")
             ));
         }
-        let machine = crate::sys::process::cpu_model();
+        let machine = flushlab_core::sys::process::cpu_model();
         if self.machine != machine {
             out.push(format!(
                 "another machine ({} then, {} now)",
@@ -126,7 +126,7 @@ impl Baseline {
             out.push(format!(
                 "other keys ('{}' then, '{}' now)",
                 self.script,
-                crate::units::one_line(script)
+                flushlab_core::units::one_line(script)
             ));
         }
         out

@@ -2,13 +2,13 @@
 //! said for a person. Nothing here measures or decides a figure.
 
 use super::wrap_report::{KeysReport, WrapReport, WriteScope};
-use crate::detect::frames::{Confirmation, FrameMethod};
-use crate::units::{bytes, count, printable, thousands};
+use flushlab_core::detect::frames::{Confirmation, FrameMethod};
+use flushlab_core::units::{bytes, count, printable, thousands};
 
 impl KeysReport {
     /// The keys' lines of the summary.
     pub(super) fn summary(&self) -> String {
-        use crate::units::milliseconds;
+        use flushlab_core::units::milliseconds;
         let typed = self.ready_by == super::typing::ReadyBy::Typed;
         let mut out = format!(
             "
@@ -107,8 +107,8 @@ impl KeysReport {
 }
 
 /// A terminal run's pixels: key→last and key→first pixel, on a line of their own.
-fn pixels_line(p: &crate::detect::keyed::PixelSummary) -> String {
-    use crate::units::milliseconds;
+fn pixels_line(p: &flushlab_core::detect::keyed::PixelSummary) -> String {
+    use flushlab_core::units::milliseconds;
     format!(
         "
   key to last pixel p50 {} p95 {} max {}, to first pixel p50 {} p95 {} ({} window changes{})",
@@ -142,11 +142,11 @@ fn pixels_line(p: &crate::detect::keyed::PixelSummary) -> String {
 /// The stages' line: each stage's p50 / p95 / max, and the one that dominates.
 /// `(drained, staged)`: the keys whose drain is known, of those with stages.
 fn stages_line(
-    stages: &crate::detect::keyed::StageSummary,
-    dominant: Option<crate::detect::keyed::Stage>,
+    stages: &flushlab_core::detect::keyed::StageSummary,
+    dominant: Option<flushlab_core::detect::keyed::Stage>,
     (drained, staged): (usize, usize),
 ) -> String {
-    use crate::units::milliseconds;
+    use flushlab_core::units::milliseconds;
     let each: Vec<String> = stages
         .each()
         .map(|(stage, p)| {

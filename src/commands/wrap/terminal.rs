@@ -16,10 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::detect::recording::Recording;
-use crate::detect::screen::{Event, Query as Asked, Screen};
-use crate::detect::timeline::Query;
-use crate::keyscript::KeyModes;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::detect::screen::{Event, Query as Asked, Screen};
+use flushlab_core::detect::timeline::Query;
+use flushlab_core::keyscript::KeyModes;
 
 /// The modes that change what a key sends, as the reader thread last saw CMD set them.
 #[derive(Debug, Default)]

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::accounting::{IoCounters, process_io};
+use flushlab_core::accounting::{IoCounters, process_io};
 
 /// write-family system calls, by number, on the architectures wrap knows.
 #[cfg(target_arch = "x86_64")]
@@ -89,7 +89,7 @@ pub struct Tree {
 impl Tree {
     /// Makes wrap a subreaper and notes its counters; call before CMD starts.
     pub fn adopt_descendants(slave: PathBuf) -> std::io::Result<Tree> {
-        crate::sys::process::become_subreaper()?;
+        flushlab_core::sys::process::become_subreaper()?;
         Ok(Tree {
             slave,
             io_before: self_io(),
@@ -125,7 +125,7 @@ impl Tree {
         let mut found = Vec::new();
         let mut next = vec![std::process::id() as i32];
         while let Some(pid) = next.pop() {
-            for child in crate::sys::process::children(pid) {
+            for child in flushlab_core::sys::process::children(pid) {
                 if !spared.contains(&child) {
                     found.push(child);
                     next.push(child);
@@ -160,7 +160,7 @@ impl Tree {
             // Looked at again after an exec (`setsid` and `env` become CMD in place; a forked
             // shell becomes `cat`). A process that exited meanwhile (its exe no longer
             // readable) is not a writer to name.
-            let Ok(exe) = crate::sys::process::executable(pid) else {
+            let Ok(exe) = flushlab_core::sys::process::executable(pid) else {
                 continue;
             };
             let known = self
@@ -201,19 +201,20 @@ impl Tree {
         let pids = Tree::descendants();
         let all = !pids.is_empty()
             && pids.iter().all(|&pid| {
-                crate::sys::process::thread_states(pid, false)
+                flushlab_core::sys::process::thread_states(pid, false)
                     .is_some_and(|threads| threads.iter().all(|t| matches!(t.state, b'S' | b'Z')))
             });
         all.then_some(pids)
     }
 
     fn waits_on_terminal(&self, pid: i32) -> bool {
-        let Some(threads) = crate::sys::process::thread_states(pid, true) else {
+        let Some(threads) = flushlab_core::sys::process::thread_states(pid, true) else {
             return false;
         };
         threads.iter().any(|thread| match thread.call {
             Some((number, fd)) if WRITE_CALLS.contains(&number) => {
-                crate::sys::process::fd_target(pid, fd).is_ok_and(|target| target == self.slave)
+                flushlab_core::sys::process::fd_target(pid, fd)
+                    .is_ok_and(|target| target == self.slave)
             }
             _ => false,
         })
@@ -278,7 +279,7 @@ impl Tree {
     /// Ends every descendant of wrap but `spared` and theirs (SIGTERM, SIGKILL after `grace`)
     /// and reaps them.
     pub fn end_descendants_sparing(grace: Duration, spared: &[i32]) {
-        use crate::sys::signals::{Signal, signal_process};
+        use flushlab_core::sys::signals::{Signal, signal_process};
         let signal_all = |signal| {
             let pids = Tree::descendants_sparing(spared);
             for &pid in &pids {
@@ -286,19 +287,19 @@ impl Tree {
             }
             !pids.is_empty()
         };
-        crate::sys::process::reap_exited();
+        flushlab_core::sys::process::reap_exited();
         if signal_all(Signal::TERM) {
             let until = Instant::now() + grace;
             while Instant::now() < until && !Tree::descendants_sparing(spared).is_empty() {
                 std::thread::sleep(Duration::from_millis(5));
-                crate::sys::process::reap_exited();
+                flushlab_core::sys::process::reap_exited();
             }
             while signal_all(Signal::KILL) {
                 std::thread::sleep(Duration::from_millis(5));
-                crate::sys::process::reap_exited();
+                flushlab_core::sys::process::reap_exited();
             }
         }
-        crate::sys::process::reap_exited();
+        flushlab_core::sys::process::reap_exited();
     }
 
     /// The write(2) calls and bytes of the whole tree, once it is reaped: wrap's counters since
@@ -316,7 +317,7 @@ impl Tree {
 /// Bytes a process wrote itself: its threads' counters (`/proc/PID/io` also holds the children
 /// it reaped, which would make a shell the writer of its pipeline).
 fn own_writes(pid: i32) -> u64 {
-    crate::sys::process::threads_wrote(pid)
+    flushlab_core::sys::process::threads_wrote(pid)
 }
 
 fn self_io() -> Option<IoCounters> {
@@ -324,7 +325,7 @@ fn self_io() -> Option<IoCounters> {
 }
 
 fn look_at(pid: i32, exe: PathBuf) -> Seen {
-    let maps = crate::sys::process::memory_map(pid);
+    let maps = flushlab_core::sys::process::memory_map(pid);
     let has = |lib: &str| maps.contains(lib);
     Seen {
         exe,

@@ -1,6 +1,6 @@
 //! `wrap --keys`: a script's keys typed into CMD's pty as a terminal types them, once CMD is
 //! ready for them, each with the moment it was sent (on the clock the output's arrival is read
-//! on), so that [`key_latencies`](crate::detect::keyed::key_latencies) can tell what each cost.
+//! on), so that [`key_latencies`](flushlab_core::detect::keyed::key_latencies) can tell what each cost.
 
 use std::fs::File;
 use std::io;
@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use super::own_writes::OwnWrites;
 use super::terminal::SharedModes;
-use crate::detect::recording::Recording;
-use crate::detect::timeline::SentKey;
-use crate::keyscript::KeyScript;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::detect::timeline::SentKey;
+use flushlab_core::keyscript::KeyScript;
 
 /// Where a run's keys came from and what said CMD was ready for them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -68,7 +68,7 @@ pub fn send(
     let script = keys.script.clone();
     let (log, go, finished) = (Arc::clone(recording), Arc::clone(&ready), Arc::clone(&done));
     let (stop, modes, own) = (Arc::clone(stop), Arc::clone(modes), Arc::clone(own));
-    let thread = crate::sys::spawn_thread("wrap-keys", move || {
+    let thread = flushlab_core::sys::spawn_thread("wrap-keys", move || {
         while !go.load(Ordering::Relaxed) {
             if stop.load(Ordering::Relaxed) {
                 return;
@@ -141,7 +141,7 @@ impl KeysRun {
     pub(super) fn of(
         sending: Option<Sending>,
         watched: Option<(Option<Instant>, bool, bool)>,
-        script: Option<&crate::keyscript::KeyScript>,
+        script: Option<&flushlab_core::keyscript::KeyScript>,
         started: Instant,
     ) -> Option<KeysRun> {
         let (sending, (ready_at, by_delay, unsettled)) = (sending?, watched?);
@@ -163,7 +163,7 @@ impl KeysRun {
 impl KeysRun {
     /// Interactive: the keys the user typed (`None` when none was).
     pub(super) fn typed(
-        typed: &[crate::detect::timeline::SentKey],
+        typed: &[flushlab_core::detect::timeline::SentKey],
         started: Instant,
     ) -> Option<KeysRun> {
         let first = typed.first()?.at;
@@ -193,8 +193,8 @@ pub(super) struct KeysRun {
 /// every file others send is (`files::read_input`): a FIFO or a device is refused at once, never
 /// waited on, and 1 MiB at most.
 pub(super) fn read_keys_file(path: &std::path::Path) -> Result<KeyScript, String> {
-    use crate::files::{InputKind, read_input};
-    let shown = crate::units::printable(&path.to_string_lossy());
+    use flushlab_core::files::{InputKind, read_input};
+    let shown = flushlab_core::units::printable(&path.to_string_lossy());
     let bytes = read_input(path, InputKind::KeyScript)
         .map_err(|e| format!("wrap: --keys-file '{shown}': {e}"))?;
     let text = String::from_utf8(bytes)

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::own_writes::OwnWrites;
-use crate::detect::finder::FrameFinder;
-use crate::sys::pty::Pty;
+use flushlab_core::detect::finder::FrameFinder;
+use flushlab_core::sys::pty::Pty;
 
 /// Interactive, CMD done: undoes the modes CMD left set (and only those), asks the terminal
 /// whether it supports synchronized output when that matters (CMD drew frames without markers),
@@ -26,7 +26,7 @@ pub(super) fn give_back(
     }
     let undo = finder.screen().modes.undo();
     if !undo.is_empty()
-        && let Ok(mut out) = crate::writer_mode::Stream::Stdout.raw()
+        && let Ok(mut out) = flushlab_core::writer_mode::Stream::Stdout.raw()
     {
         let _ = out.write_all(&undo);
     }
@@ -72,13 +72,14 @@ pub(super) fn forward_keys_and_resizes(
     stop: &Arc<AtomicBool>,
     finder: &Arc<Mutex<FrameFinder>>,
     own: &Arc<OwnWrites>,
-    recording: &Arc<crate::detect::recording::Recording>,
+    recording: &Arc<flushlab_core::detect::recording::Recording>,
 ) -> io::Result<std::thread::JoinHandle<()>> {
-    let resized = crate::sys::signals::flag_on(crate::sys::signals::Watched::Resize)?;
+    let resized =
+        flushlab_core::sys::signals::flag_on(flushlab_core::sys::signals::Watched::Resize)?;
     let master = pty.master.try_clone()?;
     let (stop, finder, own) = (Arc::clone(stop), Arc::clone(finder), Arc::clone(own));
     let recording = Arc::clone(recording);
-    crate::sys::spawn_thread("wrap-input", move || {
+    flushlab_core::sys::spawn_thread("wrap-input", move || {
         use rustix::event::{PollFd, PollFlags, Timespec, poll};
         let stdin = rustix::stdio::stdin();
         let mut buf = [0u8; 4096];
@@ -88,9 +89,9 @@ pub(super) fn forward_keys_and_resizes(
         };
         while !stop.load(Ordering::Relaxed) {
             if resized.swap(false, Ordering::Relaxed)
-                && let Ok((cols, rows)) = crate::sys::window_size(io::stdout())
+                && let Ok((cols, rows)) = flushlab_core::sys::window_size(io::stdout())
             {
-                let _ = crate::sys::set_window_size(&master, (cols, rows));
+                let _ = flushlab_core::sys::set_window_size(&master, (cols, rows));
                 finder
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -105,8 +106,8 @@ pub(super) fn forward_keys_and_resizes(
                 Ok(n) => {
                     // A read is a key as the terminal sent it (a paste: one read); its
                     // kind only is kept, never what was typed.
-                    let key = crate::detect::timeline::SentKey::now(
-                        crate::keyscript::typed_kind(&buf[..n]),
+                    let key = flushlab_core::detect::timeline::SentKey::now(
+                        flushlab_core::keyscript::typed_kind(&buf[..n]),
                         n,
                     );
                     if own.write_all(&master, &buf[..n]).is_err() {

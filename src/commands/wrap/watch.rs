@@ -30,7 +30,7 @@ pub(super) fn wait_for_end(
     tree: &mut Tree,
 ) -> bool {
     loop {
-        if crate::sys::process::has_exited(pid) {
+        if flushlab_core::sys::process::has_exited(pid) {
             return false;
         }
         if suspend.is_some_and(|s| s.swap(false, Ordering::Relaxed)) {
@@ -160,8 +160,8 @@ impl KeyWatch<'_> {
 /// SIGTERM to CMD's process group (it leads a session of its own), SIGKILL after [`GRACE`];
 /// returns once CMD has exited (not reaped).
 pub(super) fn end_group(pid: i32, child: &mut std::process::Child) {
-    use crate::sys::process::has_exited;
-    use crate::sys::signals::{Signal, signal_group};
+    use flushlab_core::sys::process::has_exited;
+    use flushlab_core::sys::signals::{Signal, signal_group};
     let _ = signal_group(pid, Signal::TERM);
     let until = Instant::now() + GRACE;
     while Instant::now() < until {

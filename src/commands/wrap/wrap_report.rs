@@ -10,12 +10,12 @@ use super::plan::Plan;
 use super::running::Measured;
 use super::tree::Writer;
 use super::typing::KeysRun;
-use crate::accounting::IoCounters;
-use crate::detect::frames::{FrameMethod, Frames};
-use crate::detect::keyed::KeyLatencies;
-use crate::detect::timeline::Timeline;
-use crate::figures::{Figures, PerSecond, WrapRun};
-use crate::meters::CpuTimes;
+use flushlab_core::accounting::IoCounters;
+use flushlab_core::detect::frames::{FrameMethod, Frames};
+use flushlab_core::detect::keyed::KeyLatencies;
+use flushlab_core::detect::timeline::Timeline;
+use flushlab_core::figures::{Figures, PerSecond, WrapRun};
+use flushlab_core::meters::CpuTimes;
 
 /// Whether the tree's write(2) counts are the terminal's.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -127,7 +127,7 @@ pub struct KeysReport {
     /// `watch::SETTLE_AT_MOST`.
     pub unsettled: bool,
     #[serde(flatten)]
-    pub latencies: crate::detect::keyed::KeyLatencies,
+    pub latencies: flushlab_core::detect::keyed::KeyLatencies,
 }
 
 /// The figures a frame, when the frames are known; write(2) a frame only when the writes are
@@ -201,7 +201,7 @@ pub fn last_line(tail: &[u8]) -> Option<String> {
         .split(['\n', '\r'])
         .map(str::trim)
         .rfind(|l| !l.is_empty())?;
-    Some(crate::units::one_line(
+    Some(flushlab_core::units::one_line(
         &line.chars().take(200).collect::<String>(),
     ))
 }
@@ -241,7 +241,7 @@ impl WrapReport {
         }
         let trusted = counted.filter(|_| scope == WriteScope::Terminal);
         let keys = m.keys.take().map(|k| {
-            let latencies = crate::detect::keyed::key_latencies(timeline);
+            let latencies = flushlab_core::detect::keyed::key_latencies(timeline);
             KeysReport::of(k, timeline, latencies)
         });
         let seen = super::seen_report::SeenReport::of_run(
@@ -263,7 +263,7 @@ impl WrapReport {
         let tree_io = m.io.filter(|_| !over_a_wire);
         WrapReport {
             version: env!("CARGO_PKG_VERSION"),
-            machine: crate::sys::process::cpu_model(),
+            machine: flushlab_core::sys::process::cpu_model(),
             command: plan.cmd.words_text(),
             cols: m.size.0,
             rows: m.size.1,
@@ -278,7 +278,7 @@ impl WrapReport {
                     writes_per_second: counted.map(|io| per(io.write_calls)),
                 },
                 figures,
-                peak_rss_kib: crate::sys::peak_rss_kib(crate::sys::Usage::Children),
+                peak_rss_kib: flushlab_core::sys::peak_rss_kib(flushlab_core::sys::Usage::Children),
             },
             // Over a wire, wrap's descendants are the ssh client and sshd too: no count of CMD's.
             tree_write_calls: tree_io.map(|io| io.write_calls),

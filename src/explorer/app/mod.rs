@@ -2,12 +2,12 @@
 
 use std::time::{Duration, Instant};
 
-use crate::backend::BackendKind;
-use crate::condition::{Condition, HudLayout};
-use crate::meters::{Meters, Totals, per};
-use crate::scene::Scene;
-use crate::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
-use crate::writer_mode::{Buffering, Mode, Stream};
+use flushlab_core::backend::BackendKind;
+use flushlab_core::condition::{Condition, HudLayout};
+use flushlab_core::meters::{Meters, Totals, per};
+use flushlab_core::scene::Scene;
+use flushlab_core::units::{MAX_CAPACITY, MIN_CAPACITY, format_capacity};
+use flushlab_core::writer_mode::{Buffering, Mode, Stream};
 
 pub use crate::explorer::bindings::Action;
 
@@ -64,7 +64,7 @@ pub struct App {
 }
 
 /// A key's time to the frame that answered it, in the stages `wrap --keys` splits a program's
-/// keys into ([`Stages`](crate::detect::keyed::Stages)), for flushlab's own frames: input delay
+/// keys into ([`Stages`](flushlab_core::detect::keyed::Stages)), for flushlab's own frames: input delay
 /// until the frame loop's poll read it, processing the frame's building and encoding (the
 /// loop's user CPU while it presents), emit the rest of presenting it — the writes: in the
 /// kernel, blocked in write(2) until the terminal reads, or waiting for a core. The user/kernel
@@ -73,7 +73,7 @@ pub struct App {
 pub struct KeyFrame {
     pub mode: Mode,
     pub took: Duration,
-    pub stages: crate::detect::keyed::Stages,
+    pub stages: flushlab_core::detect::keyed::Stages,
 }
 
 impl App {

@@ -1,7 +1,7 @@
 //! Keys to actions, actions to state: every binding, the lesson's keys, modes and conditions.
 
 use super::*;
-use crate::writer_mode::DEFAULT_CAPACITY;
+use flushlab_core::writer_mode::DEFAULT_CAPACITY;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 fn key(code: KeyCode) -> Action {
@@ -33,7 +33,7 @@ fn a_status_message_goes_after_its_lifetime_and_a_new_one_starts_afresh() {
 
 #[test]
 fn the_verdict_names_stdout_against_stderr_and_the_best_against_stdout() {
-    use crate::meters::{CpuTimes, ModeRow};
+    use flushlab_core::meters::{CpuTimes, ModeRow};
     let condition = App::new(
         Mode::new(Stream::Stdout, Buffering::Line, DEFAULT_CAPACITY),
         Scene::Full,
@@ -206,7 +206,7 @@ fn o_and_e_mean_std_handles_as_std_buffers_them() {
 
 #[test]
 fn the_verdict_compares_rows_of_one_condition_only() {
-    use crate::meters::{ModeRow, Totals};
+    use flushlab_core::meters::{ModeRow, Totals};
     let app = app();
     let here = app.condition(80, 24);
     let sparse = Condition {

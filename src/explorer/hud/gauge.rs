@@ -7,8 +7,8 @@ use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
 use ratatui::widgets::{Gauge, Sparkline, Widget};
 
-use crate::meters::Meters;
-use crate::units::count;
+use flushlab_core::meters::Meters;
+use flushlab_core::units::count;
 
 /// The gauge's decades: 1 fps at the left end, 10,000 at the right.
 pub(super) const DECADES: f64 = 4.0;

@@ -6,11 +6,11 @@ use ratatui::style::{Color, Modifier, Stylize};
 use ratatui::text::{Line, Span};
 
 use super::text::{fit_groups, shown};
-use crate::accounting::Accounting;
 use crate::explorer::app::App;
-use crate::meters::Meters;
-use crate::units::{bytes, count, percent, thousands};
-use crate::writer_mode::{Buffering, Mode};
+use flushlab_core::accounting::Accounting;
+use flushlab_core::meters::Meters;
+use flushlab_core::units::{bytes, count, percent, thousands};
+use flushlab_core::writer_mode::{Buffering, Mode};
 
 /// The last key's time to its frame, and the mode it was typed in: `key→frame 480 ms in
 /// stderr/raw` (what a person feels of a mode, beside what the meters count).
@@ -18,7 +18,7 @@ pub(super) fn key_to_frame(app: &App) -> Option<String> {
     let key = app.key_to_frame?;
     Some(format!(
         "key→frame {} in {}",
-        crate::units::milliseconds(key.took.as_secs_f64() * 1e3),
+        flushlab_core::units::milliseconds(key.took.as_secs_f64() * 1e3),
         key.mode
     ))
 }
@@ -27,7 +27,7 @@ pub(super) fn key_to_frame(app: &App) -> Option<String> {
 /// 478 ms` (the writes, not the work, are what an unbuffered mode costs).
 pub(super) fn key_stages(app: &App) -> Option<String> {
     let s = app.key_to_frame?.stages;
-    let ms = crate::units::milliseconds;
+    let ms = flushlab_core::units::milliseconds;
     Some(format!(
         "last key = input {} · processing {} · emit {}",
         ms(s.input_delay.unwrap_or(0.0)),
@@ -139,7 +139,7 @@ pub(super) fn writer_line(mode: Mode, meters: &Meters, width: u16) -> Line<'stat
     stacked_bar("writer", &writer.parts(), &WRITER_COLOURS, width)
 }
 
-/// Colours of the writer thread's parts, in [`crate::figures::WriterSplit::parts`]'s order:
+/// Colours of the writer thread's parts, in [`flushlab_core::figures::WriterSplit::parts`]'s order:
 /// the same colour as the painter's part of the same kind.
 pub(super) const WRITER_COLOURS: [Color; 4] = [
     Color::LightRed,
@@ -192,7 +192,7 @@ pub(super) fn setup_line(app: &App, meters: &Meters, area: Rect) -> Line<'static
         area.width,
         area.height,
         match (
-            crate::accounting::accounting(),
+            flushlab_core::accounting::accounting(),
             meters.accounting_available()
         ) {
             (_, false) => "n/a",

@@ -2,7 +2,7 @@
 //! widgets cost, and only when its figures change (once a second), thanks to the diff.
 //!
 //! Its size depends on the screen size and the [`HudLayout`] alone, never on what it shows, so
-//! every mode compared under one [`Condition`](crate::condition::Condition) draws the same
+//! every mode compared under one [`Condition`](flushlab_core::condition::Condition) draws the same
 //! scene cells: the table has room for [`TABLE_ROWS`] rows from the start. When the screen is
 //! too small for everything, parts go in a fixed order and the frame rate goes last.
 
@@ -14,12 +14,12 @@ use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget};
 
-use crate::condition::HudLayout;
 use crate::explorer::app::App;
-use crate::meters::Meters;
-use crate::scene::Scene;
-use crate::units::{bytes, count, percent};
-use crate::writer_mode::Mode;
+use flushlab_core::condition::HudLayout;
+use flushlab_core::meters::Meters;
+use flushlab_core::scene::Scene;
+use flushlab_core::units::{bytes, count, percent};
+use flushlab_core::writer_mode::Mode;
 
 mod gauge;
 mod help;
@@ -169,7 +169,7 @@ pub fn fitting(wanted: HudLayout, cols: u16, rows: u16) -> HudLayout {
 /// The condition `app` draws its next frame under on a `cols`×`rows` screen, its HUD fitted to
 /// that size first (after every resize and every key). Says so when the size, not the user,
 /// chose the compact HUD.
-pub fn fit(app: &mut App, cols: u16, rows: u16) -> crate::condition::Condition {
+pub fn fit(app: &mut App, cols: u16, rows: u16) -> flushlab_core::condition::Condition {
     // Called every frame; the layout's geometry (every mode's expression measured) only when
     // the size or the wish changed.
     if app.hud_fitted_for == Some((app.hud_wanted, cols, rows)) {

@@ -8,8 +8,8 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Row, Table, Widget};
 
 use super::text::{centered, fitted};
 use crate::explorer::app::App;
-use crate::meters::{Meters, ModeRow, Totals};
-use crate::units::{bytes, count, percent, thousands};
+use flushlab_core::meters::{Meters, ModeRow, Totals};
+use flushlab_core::units::{bytes, count, percent, thousands};
 
 /// Rows the full HUD's table keeps for modes, visited or not.
 pub const TABLE_ROWS: u16 = 10;

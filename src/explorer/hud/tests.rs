@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use super::gauge::SCALE;
 use super::*;
-use crate::accounting::IoCounters;
-use crate::condition::Condition;
-use crate::meters::Totals;
-use crate::meters::{CpuTimes, ModeRow};
-use crate::scene::Scene;
-use crate::writer_mode::{Buffering, Mode, Stream};
+use flushlab_core::accounting::IoCounters;
+use flushlab_core::condition::Condition;
+use flushlab_core::meters::Totals;
+use flushlab_core::meters::{CpuTimes, ModeRow};
+use flushlab_core::scene::Scene;
+use flushlab_core::writer_mode::{Buffering, Mode, Stream};
 
 fn text(buf: &Buffer) -> String {
     let area = buf.area;
@@ -53,7 +53,7 @@ fn totals(frames: u64, writes: u64, bytes: u64) -> Totals {
         },
         cells: frames * 1920,
         // The frame loop's thread: 0.6 s of the second on a CPU, 0.1 s of it building.
-        thread: Some(crate::meters::ThreadTimes {
+        thread: Some(flushlab_core::meters::ThreadTimes {
             on_cpu: Duration::from_millis(600),
             cpu_wait: Duration::from_millis(50),
             cpu: CpuTimes {
@@ -61,7 +61,7 @@ fn totals(frames: u64, writes: u64, bytes: u64) -> Totals {
                 kernel: Duration::from_millis(450),
             },
         }),
-        phases: crate::meters::Phases {
+        phases: flushlab_core::meters::Phases {
             build: Duration::from_millis(100),
             idle: Duration::ZERO,
         },
@@ -158,7 +158,7 @@ fn thread_modes_show_the_writer_threads_frame() {
     let mut window = meters.window.unwrap();
     // 160 frames in a second: the writer thread 0.2 s on a CPU, 0.1 s waiting for frames,
     // the rest (0.7 s) asleep in write(2).
-    window.writer = Some(crate::timing::WriterTimes {
+    window.writer = Some(flushlab_core::timing::WriterTimes {
         on_cpu: Duration::from_millis(200),
         cpu_wait: Duration::ZERO,
         frame_wait: Duration::from_millis(100),
@@ -410,11 +410,11 @@ fn the_table_shows_the_current_condition_and_counts_the_others() {
 
 #[test]
 fn rows_that_do_not_fit_are_folded_never_dropped_silently() {
-    use crate::meters::ModeRow;
+    use flushlab_core::meters::ModeRow;
     let mut app = app(Buffering::Block, HudLayout::Compact);
     let condition = app.condition(80, 24);
     let mut meters = meters(condition);
-    meters.rows = Mode::all(crate::writer_mode::DEFAULT_CAPACITY)
+    meters.rows = Mode::all(flushlab_core::writer_mode::DEFAULT_CAPACITY)
         .map(|mode| ModeRow {
             condition,
             mode: mode.key(),
@@ -438,7 +438,7 @@ fn rows_that_do_not_fit_are_folded_never_dropped_silently() {
     // The overlay (m, and the end of a tour) shows all ten at 80x24.
     app.show_table = true;
     let screen = text(&render(&app, &meters, 80, 24));
-    for mode in Mode::all(crate::writer_mode::DEFAULT_CAPACITY) {
+    for mode in Mode::all(flushlab_core::writer_mode::DEFAULT_CAPACITY) {
         assert!(screen.contains(&mode.key().to_string()), "{mode}: {screen}");
     }
     assert!(!screen.contains("folded"), "{screen}");
@@ -482,7 +482,7 @@ fn the_hud_says_how_long_the_last_key_took_to_show() {
         app.key_to_frame = Some(crate::explorer::app::KeyFrame {
             mode: Mode::new(Stream::Stderr, Buffering::Raw, 8192),
             took: Duration::from_millis(480),
-            stages: crate::detect::keyed::Stages {
+            stages: flushlab_core::detect::keyed::Stages {
                 input_delay: Some(0.12),
                 processing: 2.1,
                 presentation_delay: None,

@@ -4,7 +4,7 @@
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::meters::Meters;
+use flushlab_core::meters::Meters;
 
 /// `text` in `width` columns: whole when it fits, else cut after the last ` · ` that leaves
 /// room for "…", never in the middle of a figure.

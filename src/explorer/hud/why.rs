@@ -5,9 +5,9 @@ use ratatui::style::{Color, Stylize};
 use ratatui::text::Line;
 
 use super::text::shown;
-use crate::meters::Meters;
-use crate::units::{bytes, count, percent};
-use crate::writer_mode::{Buffering, Mode, Stream};
+use flushlab_core::meters::Meters;
+use flushlab_core::units::{bytes, count, percent};
+use flushlab_core::writer_mode::{Buffering, Mode, Stream};
 
 /// Lines the longest expression of any mode takes at `width`: the HUD reserves that many, so
 /// switching modes never changes its size.
@@ -75,7 +75,7 @@ pub fn why(mode: Mode, meters: &Meters, vcpus_halt: bool) -> String {
     let per_write = shown(meters, window.bytes_per_write(), bytes);
     let frame = shown(meters, window.bytes_per_frame(), bytes);
     let kernel = shown(meters, Some(window.kernel_share()), percent);
-    let capacity = crate::units::format_capacity(mode.capacity);
+    let capacity = flushlab_core::units::format_capacity(mode.capacity);
     match (mode.stream, mode.buffering) {
         (Stream::Stderr, Buffering::Raw) => format!(
             "why: stderr() is unbuffered: each escape sequence crossterm writes is its own \

@@ -56,7 +56,7 @@ impl DevTools {
         let waiting: Waiting = Arc::default();
         let (events_to, events) = mpsc::channel();
         let answers = Arc::clone(&waiting);
-        crate::sys::spawn_thread("devtools", move || {
+        flushlab_core::sys::spawn_thread("devtools", move || {
             for message in BufReader::new(from).split(0) {
                 let Ok(message) = message else { break };
                 let Ok(value) = serde_json::from_slice::<Value>(&message) else {
@@ -120,7 +120,7 @@ impl DevTools {
         if let Some(error) = answer.get("error") {
             bail!(
                 "the browser refused {method}: {}",
-                crate::units::printable(&error.to_string())
+                flushlab_core::units::printable(&error.to_string())
             );
         }
         Ok(answer.get("result").cloned().unwrap_or(Value::Null))

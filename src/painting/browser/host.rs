@@ -25,7 +25,7 @@ use super::Renderer;
 use super::devtools::DevTools;
 use super::page::Page;
 use super::protocol::{Drew, Event, Order};
-use crate::outcome::Outcome;
+use flushlab_core::outcome::Outcome;
 
 /// The host's flags (`flushlab xtermjs-host --renderer R --cols C --rows R --modules DIR
 /// --browser PATH --parent PID -- CMD…`).
@@ -90,18 +90,18 @@ pub fn run(args: HostArgs) -> anyhow::Result<Outcome> {
 }
 
 fn host(args: &HostArgs, tell: &Tell) -> anyhow::Result<()> {
-    crate::sys::signals::terminate_with_parent(args.parent)?;
-    crate::sys::process::become_subreaper()?;
+    flushlab_core::sys::signals::terminate_with_parent(args.parent)?;
+    flushlab_core::sys::process::become_subreaper()?;
     let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
     let stop = || signal.load(Ordering::Relaxed) != 0;
     // CMD first: wrap takes the host's first child for CMD.
-    let pty = crate::sys::pty::Pty::open(args.cols, args.rows)?;
+    let pty = flushlab_core::sys::pty::Pty::open(args.cols, args.rows)?;
     let (program, rest) = args.command.split_first().context("no CMD")?;
     let mut cmd = pty.spawn(program.as_ref(), |c| {
         c.args(rest).env("TERM", "xterm-256color");
     })?;
     let page = Page::serve(args.modules.clone())?;
-    let profile = crate::files::Scratch::new("flushlab-chromium")?;
+    let profile = flushlab_core::files::Scratch::new("flushlab-chromium")?;
     let browser = DevTools::start(&args.browser, &browser_flags(args, profile.path()))?;
     let (session, version) = open_page(
         &browser,
@@ -155,11 +155,11 @@ fn host(args: &HostArgs, tell: &Tell) -> anyhow::Result<()> {
 /// Ends and reaps what is left of the host's descendants (Chromium's helpers whose parent
 /// ended first were given to the host).
 fn end_orphans() {
-    use crate::sys::signals::{Signal, signal_process};
-    crate::sys::process::reap_exited();
+    use flushlab_core::sys::signals::{Signal, signal_process};
+    flushlab_core::sys::process::reap_exited();
     let me = std::process::id() as i32;
     for signal in [Signal::TERM, Signal::KILL] {
-        let left = crate::sys::process::children(me);
+        let left = flushlab_core::sys::process::children(me);
         if left.is_empty() {
             break;
         }
@@ -167,7 +167,7 @@ fn end_orphans() {
             let _ = signal_process(pid, signal);
         }
         std::thread::sleep(Duration::from_millis(200));
-        crate::sys::process::reap_exited();
+        flushlab_core::sys::process::reap_exited();
     }
 }
 
@@ -260,7 +260,7 @@ fn take_orders(
     session: String,
     ended: Arc<AtomicBool>,
 ) -> anyhow::Result<()> {
-    crate::sys::spawn_thread("host-orders", move || {
+    flushlab_core::sys::spawn_thread("host-orders", move || {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
             match serde_json::from_str::<Order>(&line) {
@@ -281,7 +281,7 @@ fn take_orders(
 /// number before it), told as sent; the page's keys to the pty; its render reports told as
 /// they arrive.
 fn bridge(
-    pty: &crate::sys::pty::Pty,
+    pty: &flushlab_core::sys::pty::Pty,
     mut ws: WebSocket<TcpStream>,
     tell: &Tell,
     over: impl Fn() -> bool,
@@ -320,7 +320,7 @@ fn bridge(
             match master.read(&mut buf) {
                 Ok(n) if n > 0 => {
                     seq += 1;
-                    let at_ns = crate::sys::monotonic_ns();
+                    let at_ns = flushlab_core::sys::monotonic_ns();
                     let (sync_begins, sync_ends) = sync.scan(&buf[..n]);
                     let mut message = Vec::with_capacity(n + 4);
                     message.extend_from_slice(&(seq as u32).to_be_bytes());
@@ -369,7 +369,7 @@ fn from_page(
         match ws.read() {
             Ok(Message::Binary(keys)) => master.write_all(&keys)?,
             Ok(Message::Text(text)) => {
-                let at_ns = crate::sys::monotonic_ns();
+                let at_ns = flushlab_core::sys::monotonic_ns();
                 let text = text.as_str();
                 if let Some(count) = text.strip_prefix("render ").and_then(|n| n.parse().ok()) {
                     tell.tell(&Event::Render { count, at_ns });

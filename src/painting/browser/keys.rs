@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::keyscript::{Key, Named};
 use crate::painting::keyboard::ctrl_char;
+use flushlab_core::keyscript::{Key, Named};
 
 /// DevTools' modifier bits.
 const ALT: u8 = 1;

@@ -17,8 +17,8 @@ pub use super::terminals::Renderer;
 /// Chromium here: Debian's headless shell, else its full browser (headless); or the one line
 /// that names the package.
 pub fn chromium() -> anyhow::Result<std::path::PathBuf> {
-    crate::files::find_program("chromium-headless-shell".as_ref())
-        .or_else(|| crate::files::find_program("chromium".as_ref()))
+    flushlab_core::files::find_program("chromium-headless-shell".as_ref())
+        .or_else(|| flushlab_core::files::find_program("chromium".as_ref()))
         .ok_or_else(|| {
             anyhow::anyhow!(
                 "chromium is not installed (Debian package chromium-headless-shell: apt-get install chromium-headless-shell)"

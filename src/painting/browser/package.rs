@@ -127,7 +127,7 @@ fn install(dir: &Path) -> anyhow::Result<()> {
         ".{}.{}",
         dir.file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-        crate::files::unpredictable()
+        flushlab_core::files::unpredictable()
     ));
     std::fs::create_dir(&building)?;
     let cleanup = Cleanup(&building);
@@ -171,7 +171,7 @@ fn install(dir: &Path) -> anyhow::Result<()> {
         bail!(
             "npm could not install xterm.js ({}): {}",
             out.status,
-            crate::units::printable(line.trim())
+            flushlab_core::units::printable(line.trim())
         );
     }
     let _ = std::fs::remove_dir_all(&npm_cache);

@@ -48,10 +48,10 @@ impl Page {
             refused: Arc::clone(&refused),
         };
         let server = Arc::new(server);
-        crate::sys::spawn_thread("page-listener", move || {
+        flushlab_core::sys::spawn_thread("page-listener", move || {
             for stream in listener.incoming().flatten() {
                 let (server, send) = (Arc::clone(&server), send.clone());
-                let _ = crate::sys::spawn_thread("page-request", move || {
+                let _ = flushlab_core::sys::spawn_thread("page-request", move || {
                     if let Some(ws) = server.answer(stream) {
                         let _ = send.send(ws);
                     }

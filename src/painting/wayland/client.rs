@@ -17,7 +17,7 @@ use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1 as
 use super::ipc::Placed;
 use super::keyboard::{Keyboard, Stroke, keymap, stroke_of};
 use super::screencopy::{Capture, Shots};
-use crate::keyscript::Key;
+use flushlab_core::keyscript::Key;
 
 /// A client of the compositor: its output, its shared memory and the two protocols wrap needs.
 pub struct Client {
@@ -186,7 +186,7 @@ impl Client {
                     format!(
                         "the Wayland display has {} outputs and names none {} (wl_output version 4 says their names)",
                         all.len(),
-                        crate::units::printable(&placed.output)
+                        flushlab_core::units::printable(&placed.output)
                     )
                 })?
                 .0,

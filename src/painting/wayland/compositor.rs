@@ -40,7 +40,7 @@ pub(super) fn sweep_stale(temp: &Path) {
         else {
             continue;
         };
-        if crate::sys::process::thread_states(pid, false).is_none() {
+        if flushlab_core::sys::process::thread_states(pid, false).is_none() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
@@ -51,7 +51,7 @@ pub(super) fn sweep_stale(temp: &Path) {
 pub(super) struct RuntimeDir(
     PathBuf,
     #[expect(dead_code, reason = "held only: let go after the directory is removed")]
-    crate::files::Sweeper,
+    flushlab_core::files::Sweeper,
 );
 
 impl RuntimeDir {
@@ -61,13 +61,13 @@ impl RuntimeDir {
         let path = std::env::temp_dir().join(format!(
             "{RUNTIME_PREFIX}{}-{}",
             std::process::id(),
-            crate::sys::monotonic_ns()
+            flushlab_core::sys::monotonic_ns()
         ));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)
             .with_context(|| format!("creating {}", path.display()))?;
-        let sweeper = crate::files::Sweeper::start(&path);
+        let sweeper = flushlab_core::files::Sweeper::start(&path);
         let sweeper = match sweeper {
             Ok(sweeper) => sweeper,
             Err(e) => {
@@ -130,7 +130,7 @@ impl Compositor {
     /// A running sway session's display, `name` (see [`find_session`]), once its IPC answers.
     fn running(name: &Path) -> anyhow::Result<Compositor> {
         let found = find_session(name).map_err(anyhow::Error::msg)?;
-        let said = crate::units::printable(&name.to_string_lossy());
+        let said = flushlab_core::units::printable(&name.to_string_lossy());
         let SessionPaths {
             socket,
             runtime,
@@ -236,7 +236,7 @@ impl Compositor {
     /// Whether the compositor is gone: flushlab's own exited, or the session's display closed.
     pub fn gone(&self) -> bool {
         match &self.own {
-            Some(own) => crate::sys::process::thread_states(own.server.pid(), false)
+            Some(own) => flushlab_core::sys::process::thread_states(own.server.pid(), false)
                 .is_none_or(|threads| threads.iter().all(|t| t.state == b'Z')),
             None => !self.socket.exists(),
         }

@@ -35,7 +35,7 @@ pub struct SessionPaths {
 /// `XDG_RUNTIME_DIR`, or its path) — its IPC socket `SWAYSOCK`, or the only one in the runtime
 /// directory — or the one line that says what is missing.
 pub fn find_session(name: &Path) -> Result<SessionPaths, String> {
-    let said = crate::units::printable(&name.to_string_lossy());
+    let said = flushlab_core::units::printable(&name.to_string_lossy());
     let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from);
     let (socket, runtime) = match (name.components().count() > 1, runtime) {
         (true, runtime) => {
@@ -54,7 +54,7 @@ pub fn find_session(name: &Path) -> Result<SessionPaths, String> {
     if !is_socket {
         return Err(format!(
             "wrap --wayland-display {said}: no Wayland display at {} (WAYLAND_DISPLAY in your session names it)",
-            crate::units::printable(&socket.to_string_lossy())
+            flushlab_core::units::printable(&socket.to_string_lossy())
         ));
     }
     let ipc = std::env::var_os("SWAYSOCK")
@@ -63,7 +63,7 @@ pub fn find_session(name: &Path) -> Result<SessionPaths, String> {
         .ok_or_else(|| {
             format!(
                 "wrap --wayland-display {said}: wrap finds the terminal's window through sway's IPC, and finds none (SWAYSOCK is not set, and {} holds no single sway-ipc socket): sway only (Hyprland, river: not yet)",
-                crate::units::printable(&runtime.to_string_lossy())
+                flushlab_core::units::printable(&runtime.to_string_lossy())
             )
         })?;
     Ok(SessionPaths {
@@ -125,7 +125,7 @@ pub(super) fn served(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 pub(super) fn last_line(dir: &Path) -> String {
     let log = std::fs::read_to_string(dir.join("sway.log")).unwrap_or_default();
     let line = log.lines().rev().find(|l| !l.trim().is_empty());
-    crate::units::printable(line.unwrap_or("it said nothing"))
+    flushlab_core::units::printable(line.unwrap_or("it said nothing"))
 }
 
 /// A rectangle of the output, pixels.

@@ -7,8 +7,8 @@ use anyhow::Context;
 use wayland_client::Connection;
 use wayland_protocols_misc::zwp_virtual_keyboard_v1::client::zwp_virtual_keyboard_v1 as keyboard;
 
-use crate::keyscript::{Key, Named};
 use crate::painting::keyboard::{char_keysym, ctrl_char, named_keysym};
+use flushlab_core::keyscript::{Key, Named};
 
 /// Modifier masks of the virtual keyboard's keymap (its real modifiers).
 pub(super) const SHIFT: u32 = 1;
@@ -72,8 +72,9 @@ impl Keyboard {
     /// Types one stroke: modifiers down, the key pressed and released, modifiers up, sent in
     /// one flush.
     pub fn type_stroke(&self, stroke: Stroke) -> anyhow::Result<()> {
-        let ms = u32::try_from(crate::sys::monotonic_ns() / 1_000_000 % u64::from(u32::MAX))
-            .unwrap_or_default();
+        let ms =
+            u32::try_from(flushlab_core::sys::monotonic_ns() / 1_000_000 % u64::from(u32::MAX))
+                .unwrap_or_default();
         if stroke.modifiers != 0 {
             self.typing.modifiers(stroke.modifiers, 0, 0, 0);
         }

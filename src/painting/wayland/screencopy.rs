@@ -204,7 +204,10 @@ impl Capture {
             let Some(guard) = self.queue.prepare_read() else {
                 continue;
             };
-            if crate::sys::readable_within(guard.connection_fd(), Duration::from_millis(20))? {
+            if flushlab_core::sys::readable_within(
+                guard.connection_fd(),
+                Duration::from_millis(20),
+            )? {
                 match guard.read() {
                     Ok(_) => {}
                     Err(wayland_client::backend::WaylandError::Io(e))
@@ -313,7 +316,7 @@ impl Copies {
     /// The camera on the region: each change's picture, timed when the compositor committed
     /// it, until `done`; a picture the same as the one before is no new state.
     pub fn film(mut self, mut done: impl FnMut() -> bool) -> anyhow::Result<Film> {
-        let cpu = crate::sys::thread_cpu_ns();
+        let cpu = flushlab_core::sys::thread_cpu_ns();
         let started = std::time::Instant::now();
         let mut film = Film::default();
         let mut kept = 0usize;
@@ -336,7 +339,7 @@ impl Copies {
             film.frames.push((at_ns, pixels));
         }
         let wall = started.elapsed().as_nanos().max(1) as f64;
-        film.cpu_share = crate::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / wall;
+        film.cpu_share = flushlab_core::sys::thread_cpu_ns().saturating_sub(cpu) as f64 / wall;
         Ok(film)
     }
 }

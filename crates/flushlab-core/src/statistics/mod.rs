@@ -48,21 +48,6 @@ impl Spread {
         Spread::of(runs.iter().filter_map(figure))
     }
 
-    /// `figure` of `over`'s run over `under`'s, round by round (the i-th of each ran in the
-    /// same round, beside the same load): a pair where either figure is unknown, or the ratio
-    /// is not finite, is left out.
-    pub fn of_ratios<T>(
-        over: &[T],
-        under: &[T],
-        figure: impl Fn(&T) -> Option<f64>,
-    ) -> Option<Spread> {
-        Spread::of(
-            over.iter()
-                .zip(under)
-                .filter_map(|(o, u)| Some(figure(o)? / figure(u)?)),
-        )
-    }
-
     /// Fastest over slowest run: 1.0 when every run agreed.
     pub fn ratio(&self) -> f64 {
         if self.min > 0.0 {
@@ -111,14 +96,5 @@ mod tests {
         assert_eq!(percentile(&v, 0.0), 1.0);
         assert_eq!(percentile(&[7.0], 0.95), 7.0);
         assert_eq!((rank(0.5, 3), rank(0.5, 4), rank(1.0, 4)), (2, 2, 4));
-    }
-
-    #[test]
-    fn ratios_go_round_by_round_and_skip_what_is_unknown() {
-        let over = [Some(4.0), None, Some(9.0), Some(1.0)];
-        let under = [Some(2.0), Some(1.0), Some(3.0), Some(0.0)];
-        let s = Spread::of_ratios(&over, &under, |x| *x).unwrap();
-        assert_eq!((s.median, s.min, s.max), (2.0, 2.0, 3.0));
-        assert_eq!(Spread::of_ratios(&over[1..2], &under, |x| *x), None);
     }
 }

@@ -4,9 +4,9 @@
 //! warm-up round that is dropped, with the same size, keys, readiness rule, observer and reader
 //! (the rounds engine, `rounds.rs`). Each round gives one ratio of key→frame p50, NEW over OLD; the
 //! verdict is the rounds' ratio with an interval from resampling them
-//! ([`crate::statistics::verdict`]) against `--threshold`: slower, faster, the same, or
+//! ([`flushlab_core::statistics::verdict`]) against `--threshold`: slower, faster, the same, or
 //! inconclusive — and an exit code a CI job can gate on. The rounds run until a scheduled look
-//! decides, within a budget ([`Looks`](crate::statistics::verdict::Looks)), or `--rounds N`.
+//! decides, within a budget ([`Looks`](flushlab_core::statistics::verdict::Looks)), or `--rounds N`.
 
 mod report;
 #[cfg(test)]
@@ -22,10 +22,10 @@ use super::plan::{AgainstPlan, Old, Plan};
 use super::rounds::{Order, Ran, Schedule, Stopped, Until, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
-use crate::detect::keyed::KeyLatencies;
-use crate::detect::timeline::Timeline;
-use crate::outcome::{Outcome, complain};
-use crate::results::drawings::waterfall::Panel;
+use flushlab_core::detect::keyed::KeyLatencies;
+use flushlab_core::detect::timeline::Timeline;
+use flushlab_core::outcome::{Outcome, complain};
+use flushlab_core::results::drawings::waterfall::Panel;
 
 pub use self::report::{Against, Stored};
 pub use self::verdict::{AgainstVerdict, Build, Round, StageRatio};
@@ -249,7 +249,7 @@ fn tell(plan: &Plan, against: &Against, until: &Until, last: &Last) -> anyhow::R
 /// `--plot`: the last round's keys, OLD and NEW side by side on one axis (headless runs: a
 /// terminal's runs keep no timeline of wrap's reads to draw).
 fn draw_last_round(
-    destination: &crate::files::Destination,
+    destination: &flushlab_core::files::Destination,
     command: &str,
     against: &Against,
     last: &Last,

@@ -9,9 +9,9 @@ use super::super::run_figures::RunFigures;
 use super::super::side::RunReport;
 use super::super::stored_run::Baseline;
 use super::verdict::{AgainstVerdict, Build, Round, StageRatio, stages};
-use crate::results::export::markdown_table;
-use crate::statistics::verdict::{DECISIVE_ROUNDS, Ratio, Verdict};
-use crate::units::milliseconds;
+use flushlab_core::results::export::markdown_table;
+use flushlab_core::statistics::verdict::{DECISIVE_ROUNDS, Ratio, Verdict};
+use flushlab_core::units::milliseconds;
 
 /// The `--export-json` of `--against`.
 #[derive(Clone, Debug, Serialize)]
@@ -39,7 +39,7 @@ impl Against {
             None => format!(
                 "wrap --against: NEW {command}, OLD {}; {} rounds ABBA after a dropped warm-up, \
                  {cols}x{rows}\n",
-                crate::units::one_line(&v.old.join(" ")),
+                flushlab_core::units::one_line(&v.old.join(" ")),
                 self.rounds.len()
             ),
             Some(stored) => format!(
@@ -47,11 +47,11 @@ impl Against {
                  of {}\n",
                 stored.baseline.path,
                 self.rounds.len(),
-                crate::units::one_line(&v.old.join(" ")),
+                flushlab_core::units::one_line(&v.old.join(" ")),
             ),
         };
         let median = |pick: &dyn Fn(&Round) -> Option<f64>| {
-            crate::statistics::Spread::of(self.rounds.iter().filter_map(pick))
+            flushlab_core::statistics::Spread::of(self.rounds.iter().filter_map(pick))
                 .map_or("unknown".to_owned(), |s| milliseconds(s.median))
         };
         let header: Vec<String> = ["build".to_owned(), format!("{} p50", v.measure.name())]

@@ -2,9 +2,9 @@
 
 use super::super::rounds::{Stopped, Until};
 use super::*;
-use crate::detect::keyed::Stage;
-use crate::statistics::verdict::Looks;
-use crate::statistics::verdict::{DECISIVE_ROUNDS, Verdict};
+use flushlab_core::detect::keyed::Stage;
+use flushlab_core::statistics::verdict::Looks;
+use flushlab_core::statistics::verdict::{DECISIVE_ROUNDS, Verdict};
 
 fn figures(p50: f64, emit: f64) -> RunFigures {
     RunFigures {
@@ -195,20 +195,36 @@ fn compare_and_against_give_one_answer_on_the_same_rounds() {
         ((5.2, 1.0), (4.2, 0.3)),
     ];
     let against = verdict(&rounds(&pairs));
-    let bits = |r: crate::statistics::verdict::Ratio| {
+    let bits = |r: flushlab_core::statistics::verdict::Ratio| {
         (r.estimate.to_bits(), r.low.to_bits(), r.high.to_bits())
     };
-    let p50s: Vec<(f64, f64)> = pairs.iter().map(|&((o, _), (n, _))| (o, n)).collect();
-    let compare = super::super::compare::new_over_old(&p50s);
-    assert!(compare.is_some());
-    assert_eq!(against.ratio.map(bits), compare.map(bits));
-    let p95s: Vec<(f64, f64)> = p50s.iter().map(|&(o, n)| (o * 1.5, n * 1.5)).collect();
-    assert_eq!(
-        against.p95_ratio.map(bits),
-        super::super::compare::new_over_old(&p95s).map(bits)
-    );
+    let olds: Vec<f64> = pairs.iter().map(|&((o, _), _)| o).collect();
+    let news: Vec<f64> = pairs.iter().map(|&(_, (n, _))| n).collect();
+    let compare =
+        |scale: f64| super::super::compare::tried_over_as_is(&olds, &news, |x| Some(x * scale));
+    assert!(compare(1.0).is_some());
+    assert_eq!(against.ratio.map(bits), compare(1.0).map(bits));
+    assert_eq!(against.p95_ratio.map(bits), compare(1.5).map(bits));
 }
 
+/// A round where either side's figure is unknown is left out; under three rounds with both
+/// there is no ratio, and the summary says why.
+#[test]
+fn the_one_ratio_skips_unknown_rounds_and_needs_three() {
+    use super::super::compare;
+    let as_is = [Some(10.0), None, Some(20.0), Some(40.0), Some(8.0)];
+    let tried = [Some(5.0), Some(1.0), Some(10.0), Some(20.0), None];
+    let r = compare::tried_over_as_is(&as_is, &tried, |x| *x).unwrap();
+    assert!((r.estimate - 0.5).abs() < 1e-12, "{r:?}");
+    assert!((r.low, r.high) == (r.estimate, r.estimate), "{r:?}");
+    assert_eq!(
+        compare::tried_over_as_is(&as_is[..3], &tried[..3], |x| *x),
+        None
+    );
+    assert!(compare::answered(None, compare::Better::Lower).contains("3 rounds"));
+    assert!(compare::answered(Some(r), compare::Better::Lower).ends_with("2.0 times faster"));
+    assert!(compare::answered(Some(r), compare::Better::Higher).ends_with("2.0 times slower"));
+}
 /// A build that flashes the screen where the old one did not is a regression at the same
 /// speed, and ends the rounds once every round of enough says so; fewer flashes is said, and
 /// leaves the exit to the time.
@@ -237,7 +253,7 @@ fn flashing_more_is_a_regression_whatever_the_time_says() {
     let flicker = worse.flicker.as_ref().unwrap();
     assert_eq!(flicker.verdict, verdict::FlickerVerdict::More);
     assert!(flicker.decisively_more() && worse.decides());
-    assert_eq!(worse.outcome(), crate::outcome::Outcome::Slower);
+    assert_eq!(worse.outcome(), flushlab_core::outcome::Outcome::Slower);
     assert!(
         flicker.line().contains("NEW flickers more, in every round"),
         "{}",
@@ -248,6 +264,6 @@ fn flashing_more_is_a_regression_whatever_the_time_says() {
         better.flicker.as_ref().unwrap().verdict,
         verdict::FlickerVerdict::Less
     );
-    assert_ne!(better.outcome(), crate::outcome::Outcome::Slower);
+    assert_ne!(better.outcome(), flushlab_core::outcome::Outcome::Slower);
     assert!(verdict(&rounds(&same)).flicker.is_none());
 }

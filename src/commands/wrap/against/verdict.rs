@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use super::super::rounds::Stopped;
 use super::super::run_figures::{Measure, RunFigures};
-use crate::detect::keyed::Stage;
-use crate::outcome::Outcome;
-use crate::statistics::verdict::{Looks, Ratio, StageChange, Verdict, moved};
+use flushlab_core::detect::keyed::Stage;
+use flushlab_core::outcome::Outcome;
+use flushlab_core::statistics::verdict::{Looks, Ratio, StageChange, Verdict, moved};
 
 /// Which build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -267,7 +267,7 @@ impl Flicker {
     pub fn decisively_more(&self) -> bool {
         self.verdict == FlickerVerdict::More
             && self.rounds_more == self.rounds
-            && self.rounds >= crate::statistics::verdict::DECISIVE_ROUNDS
+            && self.rounds >= flushlab_core::statistics::verdict::DECISIVE_ROUNDS
     }
 
     /// One line for the summary.

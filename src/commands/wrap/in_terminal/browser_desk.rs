@@ -16,7 +16,6 @@ use anyhow::{Context, bail};
 use serde_json::Value;
 
 use super::desk::{CameraThread, Desk, Desktop, WatchThread, Watching};
-use crate::keyscript::Key;
 use crate::painting::browser::Renderer;
 use crate::painting::browser::protocol::{BrowserRun, Event, Order};
 use crate::painting::camera::Film;
@@ -24,6 +23,7 @@ use crate::painting::display::Group;
 use crate::painting::strips::Strips;
 use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::window_watch::CoreShare;
+use flushlab_core::keyscript::Key;
 
 /// The browser's trace is read and sent within this once the run is over.
 const TRACE_WITHIN: Duration = Duration::from_secs(60);
@@ -125,7 +125,7 @@ impl Desk for BrowserDesk {
         drop(host);
         *self.orders.lock().unwrap_or_else(|e| e.into_inner()) = Some(orders_in);
         let (to, events) = mpsc::channel();
-        crate::sys::spawn_thread("browser-events", move || {
+        flushlab_core::sys::spawn_thread("browser-events", move || {
             for line in BufReader::new(events_out).lines() {
                 let Ok(line) = line else { break };
                 if let Ok(event) = serde_json::from_str::<Event>(&line)
@@ -159,7 +159,7 @@ impl Desk for BrowserDesk {
             }
             Ok(Event::Failed { why }) => bail!(
                 "the browser terminal could not start: {}",
-                crate::units::printable(&why)
+                flushlab_core::units::printable(&why)
             ),
             Ok(_) | Err(mpsc::TryRecvError::Empty) => Ok(None),
             Err(mpsc::TryRecvError::Disconnected) => {
@@ -181,7 +181,7 @@ impl Desk for BrowserDesk {
             Arc::clone(&self.ended),
         );
         let (shots, cols) = (Arc::clone(&self.shots), usize::from(self.cols));
-        Ok(crate::sys::spawn_thread("wrap-page", move || {
+        Ok(flushlab_core::sys::spawn_thread("wrap-page", move || {
             let core = CoreShare::start();
             loop {
                 let event = match events.recv_timeout(Duration::from_millis(20)) {
@@ -264,14 +264,17 @@ impl Desk for BrowserDesk {
             Arc::clone(&self.shots),
         );
         let width = u32::from(self.cols);
-        Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
-            while !shared.done.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let run = run.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let shots = std::mem::take(&mut *shots.lock().unwrap_or_else(|e| e.into_inner()));
-            Ok(film_of(shots, &run, width))
-        })?))
+        Ok(Some(flushlab_core::sys::spawn_thread(
+            "wrap-camera",
+            move || {
+                while !shared.done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                let run = run.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let shots = std::mem::take(&mut *shots.lock().unwrap_or_else(|e| e.into_inner()));
+                Ok(film_of(shots, &run, width))
+            },
+        )?))
     }
 
     fn browser_run(&self) -> Option<BrowserRun> {

@@ -15,7 +15,7 @@ pub(super) struct Cmd(pub(super) i32);
 
 impl Drop for Cmd {
     fn drop(&mut self) {
-        use crate::sys::signals::{Signal, signal_process};
+        use flushlab_core::sys::signals::{Signal, signal_process};
         if gone(self.0) {
             return;
         }
@@ -74,12 +74,12 @@ pub(super) fn terminal_sets(name: &std::ffi::OsStr) -> bool {
 
 /// Whether `pid` (the terminal's child, not wrap's) has exited: no more, or a zombie.
 pub(super) fn gone(pid: i32) -> bool {
-    crate::sys::process::thread_states(pid, false)
+    flushlab_core::sys::process::thread_states(pid, false)
         .is_none_or(|threads| threads.iter().all(|t| t.state == b'Z'))
 }
 
 /// Whether `pid`'s threads are all asleep.
 pub(super) fn asleep(pid: i32) -> bool {
-    crate::sys::process::thread_states(pid, false)
+    flushlab_core::sys::process::thread_states(pid, false)
         .is_some_and(|threads| threads.iter().all(|t| t.state == b'S'))
 }

@@ -13,12 +13,12 @@ use anyhow::Context;
 
 use super::super::typing::Keys;
 use super::cmd::Cmd;
-use crate::detect::recording::Recording;
-use crate::keyscript::Key;
 use crate::painting::display;
 use crate::painting::strips::Strips;
 use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::window_watch::wait_for;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::keyscript::Key;
 
 /// How long a terminal may take to map its window (kitty's first start on software GL: ~4 s).
 pub(super) const WINDOW_AT_MOST: Duration = Duration::from_secs(20);
@@ -163,7 +163,7 @@ pub(super) fn start_terminal<D: Desk>(
     let cmd = wait_for(
         Duration::from_secs(10),
         || holder.exited(),
-        || Ok(crate::sys::process::children(pid).first().copied()),
+        || Ok(flushlab_core::sys::process::children(pid).first().copied()),
     )?
     .with_context(|| format!("{} started no program", terminal.name()))?;
     Ok((holder, window, Cmd(cmd)))
@@ -223,7 +223,7 @@ impl Desktop {
             Desktop::OwnXvfb => "flushlab's Xvfb, keys typed as X key events".to_owned(),
             Desktop::X11(display) => format!(
                 "on {}, keys typed as X key events",
-                crate::units::printable(display)
+                flushlab_core::units::printable(display)
             ),
             Desktop::Chromium {
                 browser,
@@ -232,7 +232,7 @@ impl Desktop {
                 sandboxed,
             } => format!(
                 "{}{}, xterm.js {} with its {} renderer ({}), keys as the browser's key events, pixels from its trace (DrawFrame), software rendering",
-                crate::units::printable(browser),
+                flushlab_core::units::printable(browser),
                 if *sandboxed {
                     ""
                 } else {
@@ -258,8 +258,8 @@ impl Desktop {
                 refresh_hz,
             } => format!(
                 "Wayland: the sway session at {}, output {} at {refresh_hz} Hz, keys typed through a virtual keyboard",
-                crate::units::printable(display),
-                crate::units::printable(output)
+                flushlab_core::units::printable(display),
+                flushlab_core::units::printable(output)
             ),
         }
     }

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use super::cmd::asleep;
 use super::desk::{Desk, Typed};
-use crate::detect::recording::Recording;
-use crate::detect::timeline::SentKey;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::detect::timeline::SentKey;
 
 /// CMD is ready for keys once its threads are asleep and the window has not changed this long.
 pub(super) const READY_QUIET: Duration = Duration::from_millis(100);
@@ -70,7 +70,8 @@ pub(super) fn wait_until_ready(
         let quiet = match changed {
             0 => asleep_since.is_some_and(|since| now - since >= READY_UNDRAWN),
             _ => {
-                crate::sys::monotonic_ns().saturating_sub(changed) >= READY_QUIET.as_nanos() as u64
+                flushlab_core::sys::monotonic_ns().saturating_sub(changed)
+                    >= READY_QUIET.as_nanos() as u64
             }
         };
         let ready = match after {
@@ -89,10 +90,11 @@ pub(super) fn wait_until_ready(
 /// [`SETTLE`] (true), or [`SETTLE_AT_MOST`] has passed (false), or `over` (true).
 pub(super) fn settle(pid: i32, recording: &Recording, mut over: impl FnMut() -> bool) -> bool {
     let from = Instant::now();
-    let from_ns = crate::sys::monotonic_ns();
+    let from_ns = flushlab_core::sys::monotonic_ns();
     while !over() {
         let changed = recording.last_window_change().max(from_ns);
-        let quiet = crate::sys::monotonic_ns().saturating_sub(changed) >= SETTLE.as_nanos() as u64;
+        let quiet =
+            flushlab_core::sys::monotonic_ns().saturating_sub(changed) >= SETTLE.as_nanos() as u64;
         if quiet && asleep(pid) {
             return true;
         }

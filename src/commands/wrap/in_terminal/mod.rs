@@ -36,8 +36,8 @@ use super::observers::choice::Way;
 use super::plan::{Display, Plan};
 use super::running::How;
 use super::typing::Keys;
-use crate::detect::timeline::Timeline;
 use crate::painting::terminals::Terminal;
+use flushlab_core::detect::timeline::Timeline;
 
 pub(super) use self::desk::Desktop;
 
@@ -108,7 +108,7 @@ pub(super) fn measure(
     let Some(in_terminal) = &plan.terminal else {
         anyhow::bail!("a run in {} with no display planned", terminal.name());
     };
-    crate::sys::process::become_subreaper()?;
+    flushlab_core::sys::process::become_subreaper()?;
     let side = (terminal, keys, how);
     match &in_terminal.display {
         Display::Wayland(session) => on(
@@ -145,7 +145,7 @@ fn on<D: Desk>(
     let (before, strokes) = strokes(&mut desk, keys)?;
     // The shim's socket, where the kernel observer roots CMD, and CMD's environment; gone with
     // the run, however wrap ends.
-    let scratch = crate::files::Scratch::swept("flushlab-terminal")?;
+    let scratch = flushlab_core::files::Scratch::swept("flushlab-terminal")?;
     let inside = start_inside(plan, fix, scratch.path())?;
     let command = through_env(&inside, scratch.path(), program, plan.cmd.arguments())?;
     let started = Instant::now();
@@ -184,7 +184,7 @@ fn on<D: Desk>(
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    let end_ns = crate::sys::monotonic_ns();
+    let end_ns = flushlab_core::sys::monotonic_ns();
     let seconds = started.elapsed().as_secs_f64();
     // CMD first (its last records reach the observer's channel), then its terminal, then what
     // the window showed.

@@ -9,12 +9,12 @@ use std::sync::atomic::Ordering;
 use anyhow::{Context, bail};
 
 use super::desk::{CameraThread, Desk, Desktop, WINDOW_AT_MOST, WatchThread, Watching};
-use crate::keyscript::Key;
 use crate::painting::display::{self, Screen};
 use crate::painting::strips::Strips;
 use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::wayland::{Client, Compositor, Keyboard, Output, Placed, Session, Stroke};
 use crate::painting::window_watch::{record_changes, wait_for};
+use flushlab_core::keyscript::Key;
 
 pub(super) struct WaylandDesk {
     client: Client,
@@ -70,7 +70,7 @@ impl Desk for WaylandDesk {
         let app_id = format!(
             "flushlab-{}-{}",
             std::process::id(),
-            crate::sys::monotonic_ns()
+            flushlab_core::sys::monotonic_ns()
         );
         self.compositor.float_when_mapped(&app_id)?;
         let screen = Screen::Wayland {
@@ -108,13 +108,13 @@ impl Desk for WaylandDesk {
             .with_context(|| {
                 format!(
                     "sway lists no output {} for the terminal's window",
-                    crate::units::printable(&placed.output)
+                    flushlab_core::units::printable(&placed.output)
                 )
             })?;
         if (on.scale - 1.0).abs() > f64::EPSILON {
             bail!(
                 "wrap --terminal: output {0} is at scale {1}: wrap reads the terminal's pixels at scale 1 (for the run: swaymsg output {0} scale 1)",
-                crate::units::printable(&on.name),
+                flushlab_core::units::printable(&on.name),
                 on.scale
             );
         }
@@ -134,15 +134,18 @@ impl Desk for WaylandDesk {
     fn watch(&mut self, window: &Placed, shared: &Arc<Watching>) -> anyhow::Result<WatchThread> {
         let capture = self.client.capture(window)?;
         let shared = Arc::clone(shared);
-        Ok(crate::sys::spawn_thread("wrap-window", move || {
-            let done = || shared.done.load(Ordering::Relaxed);
-            record_changes(
-                &mut capture.copies(),
-                done,
-                &shared.recording,
-                &shared.strips,
-            )
-        })?)
+        Ok(flushlab_core::sys::spawn_thread(
+            "wrap-window",
+            move || {
+                let done = || shared.done.load(Ordering::Relaxed);
+                record_changes(
+                    &mut capture.copies(),
+                    done,
+                    &shared.recording,
+                    &shared.strips,
+                )
+            },
+        )?)
     }
 
     /// A second copier of the window's region, beside the watcher's, on a connection of its
@@ -161,9 +164,10 @@ impl Desk for WaylandDesk {
             .capture(window)?
             .copies();
         let shared = Arc::clone(shared);
-        Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
-            copies.film(|| shared.done.load(Ordering::Relaxed))
-        })?))
+        Ok(Some(flushlab_core::sys::spawn_thread(
+            "wrap-camera",
+            move || copies.film(|| shared.done.load(Ordering::Relaxed)),
+        )?))
     }
 
     fn calibrate(&self, window: &Placed) -> anyhow::Result<Option<Strips>> {

@@ -9,19 +9,19 @@ use anyhow::Context;
 use x11rb::protocol::xproto::Window;
 
 use super::desk::{CameraThread, Desk, Desktop, WatchThread, Watching};
-use crate::keyscript::Key;
 use crate::painting::camera::Camera;
 use crate::painting::display::{self, Screen, Xvfb};
 use crate::painting::keyboard::{Keyboard, Stroke};
 use crate::painting::strips::Strips;
 use crate::painting::terminals::{Terminal, TerminalOption};
 use crate::painting::window_watch::{X11Watcher, record_changes};
+use flushlab_core::keyscript::Key;
 
 pub(super) struct X11Desk {
     /// flushlab's own Xvfb, held until the run is over; `None` on `--display`.
     server: Option<Xvfb>,
     /// Where that Xvfb keeps its screen for the camera (after `server`: the server ends first).
-    framebuffer: Option<crate::files::Scratch>,
+    framebuffer: Option<flushlab_core::files::Scratch>,
     display: String,
     keyboard: Keyboard,
     /// The window's watcher, until its thread takes it.
@@ -36,7 +36,9 @@ impl X11Desk {
             (None, true) => {
                 // Xvfb first: where it is missing, that is what the run says, not the scratch.
                 display::installed("Xvfb", "xvfb")?;
-                Some(crate::files::Scratch::swept("flushlab-framebuffer")?)
+                Some(flushlab_core::files::Scratch::swept(
+                    "flushlab-framebuffer",
+                )?)
             }
             _ => None,
         };
@@ -107,11 +109,14 @@ impl Desk for X11Desk {
             .watcher
             .take()
             .context("the window is watched already")?;
-        Ok(crate::sys::spawn_thread("wrap-window", move || {
-            let done = || shared.done.load(Ordering::Relaxed);
-            let mut changes = watcher.watch_every_change(window)?;
-            record_changes(&mut changes, done, &shared.recording, &shared.strips)
-        })?)
+        Ok(flushlab_core::sys::spawn_thread(
+            "wrap-window",
+            move || {
+                let done = || shared.done.load(Ordering::Relaxed);
+                let mut changes = watcher.watch_every_change(window)?;
+                record_changes(&mut changes, done, &shared.recording, &shared.strips)
+            },
+        )?)
     }
 
     fn camera(
@@ -127,10 +132,13 @@ impl Desk for X11Desk {
         let region = watcher.region(*window)?;
         let camera = Camera::open(framebuffer.path(), region)?;
         let shared = Arc::clone(shared);
-        Ok(Some(crate::sys::spawn_thread("wrap-camera", move || {
-            let done = || shared.done.load(Ordering::Relaxed);
-            Ok(camera.roll(done, || shared.recording.last_window_change())?)
-        })?))
+        Ok(Some(flushlab_core::sys::spawn_thread(
+            "wrap-camera",
+            move || {
+                let done = || shared.done.load(Ordering::Relaxed);
+                Ok(camera.roll(done, || shared.recording.last_window_change())?)
+            },
+        )?))
     }
 
     fn calibrate(&self, window: &Window) -> anyhow::Result<Option<Strips>> {

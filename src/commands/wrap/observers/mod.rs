@@ -19,8 +19,8 @@ use flushlab_observer::{Injection, Listening, Mode, Sightings};
 
 use self::choice::Way;
 use super::args::Fix;
-use crate::detect::recording::Recording;
-use crate::sys::pty::Pty;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::sys::pty::Pty;
 
 /// The observer, injected (or attached in the kernel) for one run: what wrap sees of CMD from
 /// inside it.
@@ -159,7 +159,7 @@ impl Observation {
                 format!("none: eBPF refused ({refused}): CMD on the far side is not seen"),
             ),
         };
-        let owner = crate::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
+        let owner = flushlab_core::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
         let far = super::via::far_root::FarRoot::listen(
             &wire.scratch().join("far"),
             owner,

@@ -12,8 +12,8 @@ use flushlab_observer::Sightings;
 use flushlab_observer::kernel::Attached;
 
 use super::far_root::FarRoot;
-use crate::detect::recording::Recording;
-use crate::detect::timeline::NearWrites;
+use flushlab_core::detect::recording::Recording;
+use flushlab_core::detect::timeline::NearWrites;
 
 /// `--via`'s observer: one for both ends.
 pub struct BothEnds {
@@ -59,7 +59,7 @@ impl BothEnds {
                 if !started && self.recording.is_some() {
                     return;
                 }
-                crate::outcome::complain(&if self.recording.is_some() {
+                flushlab_core::outcome::complain(&if self.recording.is_some() {
                     format!(
                         "wrap --via: the observer did not look at the far end ({why}); the \
                          near end's figures stand alone"

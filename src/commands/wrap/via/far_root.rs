@@ -55,7 +55,7 @@ pub fn shim(args: &FarRootArgs) -> std::io::Result<std::convert::Infallible> {
         error.kind(),
         format!(
             "far-root: '{}': {error}",
-            crate::units::one_line(&args.command[0].to_string_lossy())
+            flushlab_core::units::one_line(&args.command[0].to_string_lossy())
         ),
     ))
 }
@@ -78,7 +78,10 @@ impl FarRoot {
         owner: Option<(u32, u32)>,
         observer: Option<Arc<Mutex<Attached>>>,
     ) -> std::io::Result<FarRoot> {
-        let path = dir.join(format!("root-{}.sock", crate::files::unpredictable()));
+        let path = dir.join(format!(
+            "root-{}.sock",
+            flushlab_core::files::unpredictable()
+        ));
         let listener = UnixListener::bind(&path)?;
         if let Some((uid, gid)) = owner {
             rustix::fs::chown(
@@ -155,7 +158,7 @@ fn root_at_the_far_end(
     let credentials = rustix::net::sockopt::socket_peercred(&stream)
         .map_err(|e| format!("the far root's credentials: {e}"))?;
     let pid = credentials.pid.as_raw_nonzero().get();
-    let rooted = crate::sys::process::open_fd_of(pid, 0)
+    let rooted = flushlab_core::sys::process::open_fd_of(pid, 0)
         .map_err(|e| format!("the far end's terminal (/proc/{pid}/fd/0): {e}"))
         .and_then(|tty| {
             let observer = observer.as_ref().ok_or("eBPF was refused")?;

@@ -18,7 +18,7 @@ pub struct FarUser {
 
 impl FarUser {
     pub fn of_invoker() -> FarUser {
-        match crate::sys::user::sudo_invoker() {
+        match flushlab_core::sys::user::sudo_invoker() {
             Some(invoker) => FarUser {
                 name: invoker.name,
                 uid: invoker.uid,

@@ -1,5 +1,8 @@
 //! The layers `--via` takes, the link's flags, and what is checked of them before anything
-//! starts.
+//! starts. What a layer is, is said once here, each in an exhaustive match: a layer added is a
+//! compile error wherever it must be described (docs: ARCHITECTURE.md, "How to add a layer").
+
+#![deny(clippy::wildcard_enum_match_arm)]
 
 use std::time::Duration;
 
@@ -28,6 +31,44 @@ impl Layer {
             Layer::Mosh => "mosh",
         }
     }
+
+    /// Whether it crosses wrap's link (two network namespaces, an sshd): `--rtt`, `--rate`,
+    /// `--loss` and `--loopback` shape only such a layer.
+    pub fn crosses_the_link(self) -> bool {
+        match self {
+            Layer::Ssh | Layer::Mosh => true,
+            Layer::Tmux => false,
+        }
+    }
+
+    /// Whether it redraws the near terminal from a screen of its own instead of passing CMD's
+    /// bytes: a key's frame is then matched by time, not by its bytes.
+    pub fn redraws(self) -> bool {
+        match self {
+            Layer::Tmux | Layer::Mosh => true,
+            Layer::Ssh => false,
+        }
+    }
+
+    /// Whether, first at the near end, it runs in a pid namespace of its own (so that its
+    /// server ends with the run) and a mount namespace where it writes no login record.
+    pub fn own_namespaces_near(self) -> bool {
+        match self {
+            Layer::Tmux => true,
+            Layer::Ssh | Layer::Mosh => false,
+        }
+    }
+
+    /// How many round trips its connection takes at CMD's start, as the link retries them
+    /// (ssh's handshake, then CMD's start; mosh's, its server already started through ssh),
+    /// and what that start is called when it never ends.
+    pub fn start(self) -> (&'static str, u32) {
+        match self {
+            Layer::Ssh => ("the ssh connection (its handshake, then CMD's start)", 12),
+            Layer::Mosh => ("mosh's connection", 3),
+            Layer::Tmux => ("tmux's start of CMD", 0),
+        }
+    }
 }
 
 /// The longest round trip `--rtt` takes: 10 s.
@@ -45,7 +86,7 @@ pub fn parse_rtt(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| {
             format!(
                 "'{}' is no round trip: milliseconds from 0 to 10000, e.g. 40",
-                crate::units::one_line(text)
+                flushlab_core::units::one_line(text)
             )
         })
 }
@@ -59,7 +100,7 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
         .ok_or_else(|| {
             format!(
                 "'{}' is no rate: bytes a second, {MIN_RATE} or more, e.g. 125000",
-                crate::units::one_line(text)
+                flushlab_core::units::one_line(text)
             )
         })
 }
@@ -69,7 +110,7 @@ pub fn parse_loss(text: &str) -> Result<f64, String> {
     let refused = || {
         format!(
             "'{}' is no loss: a share from 0 to 0.5 (or 0% to 50%), e.g. 0.01",
-            crate::units::one_line(text)
+            flushlab_core::units::one_line(text)
         )
     };
     let value = match text.trim().strip_suffix('%') {
@@ -159,16 +200,22 @@ pub fn check(
         );
     }
     let link_asked = !link.rtt.is_zero() || link.rate.is_some() || link.loss > 0.0 || link.loopback;
-    if link_asked && !layers.iter().any(|l| matches!(l, Layer::Ssh | Layer::Mosh)) {
+    if link_asked && !layers.iter().any(|l| l.crosses_the_link()) {
+        let crossing: Vec<Layer> = <Layer as clap::ValueEnum>::value_variants()
+            .iter()
+            .copied()
+            .filter(|l| l.crosses_the_link())
+            .collect();
         return Err(format!(
-            "wrap --via {}: --rtt, --rate, --loss and --loopback shape the link, which only ssh \
-             and mosh cross",
-            named(layers)
+            "wrap --via {}: --rtt, --rate, --loss and --loopback shape the link, which only {} \
+             cross",
+            named(layers),
+            named(&crossing).replace(',', " and ")
         ));
     }
     for layer in layers {
         for (program, package) in needs(*layer) {
-            if crate::files::find_program(program.as_ref()).is_none() {
+            if flushlab_core::files::find_program(program.as_ref()).is_none() {
                 return Err(format!(
                     "wrap --via {}: '{program}' is not installed (Debian: apt-get install {package})",
                     layer.name()

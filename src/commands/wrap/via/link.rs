@@ -196,7 +196,7 @@ impl Link {
                         "wrap --loopback: ip link set lo up failed ({up})"
                     )));
                 }
-                crate::sys::process::thread_net_namespace()
+                flushlab_core::sys::process::thread_net_namespace()
             })?
             .join()
             .map_err(|_| std::io::Error::other("the link's setup panicked"))??;
@@ -297,12 +297,12 @@ fn device_in_new_namespace(
         .up();
     let device = tun::create(&config)
         .map_err(|e| std::io::Error::other(format!("the link's TUN device {name}: {e}")))?;
-    Ok((device, crate::sys::process::thread_net_namespace()?))
+    Ok((device, flushlab_core::sys::process::thread_net_namespace()?))
 }
 
 /// `f` run on this thread inside the namespace `ns`, then back in the one it was in.
 fn in_namespace<T>(ns: std::os::fd::BorrowedFd<'_>, f: impl FnOnce() -> T) -> std::io::Result<T> {
-    let home = crate::sys::process::thread_net_namespace()?;
+    let home = flushlab_core::sys::process::thread_net_namespace()?;
     nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWNET)
         .map_err(|e| std::io::Error::other(format!("entering the link's namespace: {e}")))?;
     let result = f();

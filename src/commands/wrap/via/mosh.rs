@@ -65,8 +65,8 @@ pub fn start(sshd: &Sshd, link: &Link, far: &[OsString]) -> std::io::Result<Mosh
                 "wrap --via mosh: the ssh connection that starts mosh-server did not finish \
                  within {:.1} s at RTT {}, loss {}",
                 within.as_secs_f64(),
-                crate::units::milliseconds(link.settings().rtt.as_secs_f64() * 1e3),
-                crate::units::plain(link.settings().loss)
+                flushlab_core::units::milliseconds(link.settings().rtt.as_secs_f64() * 1e3),
+                flushlab_core::units::plain(link.settings().loss)
             )));
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -91,7 +91,7 @@ pub fn start(sshd: &Sshd, link: &Link, far: &[OsString]) -> std::io::Result<Mosh
         .ok_or_else(|| {
             std::io::Error::other(format!(
                 "wrap --via mosh: mosh-server did not start ({status}): {}",
-                crate::units::one_line(complaint.trim())
+                flushlab_core::units::one_line(complaint.trim())
             ))
         })?;
     Ok(MoshClient {

@@ -1,5 +1,5 @@
 //! What a run says of its wire: the settings, each key's frame at the near end (core's
-//! [`follow_over_the_wire`](crate::detect::wire::follow_over_the_wire)), what crossed the link, and the
+//! [`follow_over_the_wire`](flushlab_core::detect::wire::follow_over_the_wire)), what crossed the link, and the
 //! summary's line.
 
 use serde::Serialize;
@@ -13,7 +13,7 @@ pub struct ViaReport {
     #[serde(flatten)]
     pub settings: ViaSettings,
     #[serde(flatten)]
-    pub near: crate::detect::wire::NearEndRun,
+    pub near: flushlab_core::detect::wire::NearEndRun,
     pub wire: WireFigures,
     /// Synchronized-output blocks through the layers; `None` where the near end's pieces were
     /// not kept.
@@ -35,8 +35,8 @@ pub struct SyncBlocks {
 /// and how many the link dropped in the whole run. Without a link (`--via tmux`), none.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct WireFigures {
-    pub packets_per_frame: Option<crate::detect::keyed::Percentiles>,
-    pub bytes_per_frame: Option<crate::detect::keyed::Percentiles>,
+    pub packets_per_frame: Option<flushlab_core::detect::keyed::Percentiles>,
+    pub bytes_per_frame: Option<flushlab_core::detect::keyed::Percentiles>,
     pub dropped_up: u64,
     pub dropped_down: u64,
 }
@@ -48,21 +48,20 @@ impl ViaReport {
     /// its stream.
     pub fn of(
         wire: &Wire,
-        (timeline, blocks): (&crate::detect::timeline::Timeline, &[(u64, u64)]),
-        keys: &mut crate::detect::keyed::KeyLatencies,
+        (timeline, blocks): (&flushlab_core::detect::timeline::Timeline, &[(u64, u64)]),
+        keys: &mut flushlab_core::detect::keyed::KeyLatencies,
     ) -> ViaReport {
-        use crate::detect::keyed::Percentiles;
-        let near = crate::detect::wire::follow_over_the_wire(timeline, keys);
+        use flushlab_core::detect::keyed::Percentiles;
+        let near = flushlab_core::detect::wire::follow_over_the_wire(timeline, keys);
         let figures = wire.link().map(|link| {
             let crossed: Vec<(u64, u64)> = keys
                 .each
                 .iter()
                 .filter_map(|key| {
                     // From the frame's first write: an unbuffered frame crosses while drawn.
-                    let (_, first, _) = key
-                        .stage_spans()
-                        .into_iter()
-                        .find(|(stage, _, _)| *stage == crate::detect::keyed::Stage::Emit)?;
+                    let (_, first, _) = key.stage_spans().into_iter().find(|(stage, _, _)| {
+                        *stage == flushlab_core::detect::keyed::Stage::Emit
+                    })?;
                     let last = key.sent_ns + (key.near.last_byte_ms? * 1e6) as u64;
                     link.down_between(first, last + 1)
                 })
@@ -77,7 +76,7 @@ impl ViaReport {
         });
         let forwarded = wire.settings().matching == "bytes";
         let sync_blocks =
-            crate::detect::near::sync_arrived(timeline, blocks).map(|arrived| SyncBlocks {
+            flushlab_core::detect::near::sync_arrived(timeline, blocks).map(|arrived| SyncBlocks {
                 sent: forwarded.then_some(arrived.arrived),
                 arrived: arrived.arrived,
                 whole: arrived.whole,
@@ -91,8 +90,8 @@ impl ViaReport {
     }
 
     /// The summary's line, with the figures `keys` carry.
-    pub fn summary(&self, keys: &crate::detect::keyed::KeyLatencies) -> String {
-        let p = |p: Option<crate::detect::keyed::Percentiles>, unit: &str| {
+    pub fn summary(&self, keys: &flushlab_core::detect::keyed::KeyLatencies) -> String {
+        let p = |p: Option<flushlab_core::detect::keyed::Percentiles>, unit: &str| {
             p.map_or("n/a".to_owned(), |p| {
                 format!(
                     "{:.2}{unit} / {:.2}{unit} / {:.2}{unit}",
@@ -124,8 +123,9 @@ impl ViaReport {
             self.settings.loss,
             self.settings.matching,
             match self.near.pieces_from {
-                Some(crate::detect::timeline::PiecesFrom::NearWrites) => "the near writer's writes",
-                Some(crate::detect::timeline::PiecesFrom::NearReads) => "wrap's reads",
+                Some(flushlab_core::detect::timeline::PiecesFrom::NearWrites) =>
+                    "the near writer's writes",
+                Some(flushlab_core::detect::timeline::PiecesFrom::NearReads) => "wrap's reads",
                 None => "nothing",
             },
             p(keys.key_to_last_byte_ms, " ms"),

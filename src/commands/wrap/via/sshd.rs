@@ -108,7 +108,7 @@ impl Sshd {
         far: &[OsString],
         tty: bool,
     ) -> std::io::Result<(PathBuf, Vec<OsString>)> {
-        let ssh = crate::files::find_program("ssh".as_ref())
+        let ssh = flushlab_core::files::find_program("ssh".as_ref())
             .ok_or_else(|| std::io::Error::other("ssh is not installed (openssh-client)"))?;
         let mut words: Vec<OsString> = vec![
             "-F".into(),
@@ -140,7 +140,7 @@ impl Sshd {
                 let said = std::fs::read_to_string(log).unwrap_or_default();
                 return Err(std::io::Error::other(format!(
                     "wrap --via ssh: sshd ended ({status}): {}",
-                    crate::units::one_line(said.trim())
+                    flushlab_core::units::one_line(said.trim())
                 )));
             }
             let reached =
@@ -153,8 +153,8 @@ impl Sshd {
                     "wrap --via ssh: sshd did not accept a connection within {:.1} s at RTT {}, \
                      loss {}",
                     within.as_secs_f64(),
-                    crate::units::milliseconds(settings.rtt.as_secs_f64() * 1e3),
-                    crate::units::plain(settings.loss)
+                    flushlab_core::units::milliseconds(settings.rtt.as_secs_f64() * 1e3),
+                    flushlab_core::units::plain(settings.loss)
                 )));
             }
             std::thread::sleep(Duration::from_millis(20));

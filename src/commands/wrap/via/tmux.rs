@@ -30,7 +30,7 @@ impl Tmux {
     /// A tmux for `user`, in `far` (their directory in the wire's scratch directory).
     pub fn prepare(far: &Path, user: &FarUser) -> std::io::Result<Tmux> {
         let dir = far.join("tmux");
-        let name = format!("flushlab-{}", crate::files::unpredictable());
+        let name = format!("flushlab-{}", flushlab_core::files::unpredictable());
         // tmux's socket is `TMUX_TMPDIR/tmux-UID/NAME`; a Unix socket's path holds 107 bytes.
         let socket = dir.join(format!("tmux-{}", user.uid)).join(&name);
         let length = socket.as_os_str().len();
@@ -39,7 +39,7 @@ impl Tmux {
                 "wrap --via tmux: tmux's socket would be {length} bytes long in the temporary \
                  directory '{}' (a socket's path holds {SOCKET_PATH_AT_MOST}): set TMPDIR to a \
                  shorter one, e.g. TMPDIR=/tmp",
-                crate::units::printable(&std::env::temp_dir().to_string_lossy())
+                flushlab_core::units::printable(&std::env::temp_dir().to_string_lossy())
             )));
         }
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;

@@ -1,6 +1,8 @@
 //! The wire, started once a wrap: the layers' scratch directory, the link and sshd where ssh
 //! is a layer, tmux's directory where tmux is, and what the near end runs for CMD.
 
+#![deny(clippy::wildcard_enum_match_arm)]
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +30,7 @@ pub struct ViaSettings {
     pub loopback: bool,
     /// How near-end pieces were matched to CMD's frames: `bytes` (ssh forwards a byte stream:
     /// a frame's bytes are its share of what reached the near end, in order) or `time` (tmux
-    /// redraws: a frame's pieces follow its first write, [`Redrawn`](crate::detect::timeline::Redrawn)).
+    /// redraws: a frame's pieces follow its first write, [`Redrawn`](flushlab_core::detect::timeline::Redrawn)).
     pub matching: &'static str,
     /// Matching by time: how long a pause between two near-end pieces ends a frame's, in ms.
     pub quiet_ms: Option<f64>,
@@ -47,7 +49,7 @@ pub struct Wire {
     tmux: Option<tmux::Tmux>,
     far_user: FarUser,
     /// Swept: removed where wrap could not remove it (SIGKILL).
-    scratch: crate::files::Scratch,
+    scratch: flushlab_core::files::Scratch,
     settings: ViaSettings,
 }
 
@@ -63,7 +65,7 @@ impl Wire {
     /// The layers' scratch directory, and the link up with sshd listening at its far end
     /// where ssh is one.
     pub fn start(layers: &[Layer], link: LinkSettings) -> std::io::Result<Wire> {
-        let scratch = crate::files::Scratch::swept("flushlab-via")?;
+        let scratch = flushlab_core::files::Scratch::swept("flushlab-via")?;
         let far_user = FarUser::of_invoker();
         // The far user passes through the scratch directory into `far/`, theirs: sshd reads
         // their authorized key there as them, tmux keeps its socket there, and CMD's shim
@@ -78,7 +80,7 @@ impl Wire {
         std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
             .create(&far)?;
         far_user.owns(&far)?;
-        let crosses = layers.iter().any(|l| matches!(l, Layer::Ssh | Layer::Mosh));
+        let crosses = layers.iter().any(|l| l.crosses_the_link());
         let (link, sshd) = match crosses {
             true => {
                 let link = Link::start(link)?;
@@ -92,9 +94,7 @@ impl Wire {
             false => None,
         };
         let shaped = link.as_ref().map(Link::settings);
-        let redraws = layers
-            .iter()
-            .any(|l| matches!(l, Layer::Tmux | Layer::Mosh));
+        let redraws = layers.iter().any(|l| l.redraws());
         let settings = ViaSettings {
             layers: layers.to_vec(),
             rtt_ms: shaped.map_or(0.0, |l| l.rtt.as_secs_f64() * 1e3),
@@ -128,7 +128,7 @@ impl Wire {
             "env",
         ]
         .iter()
-        .filter_map(|p| crate::files::find_program(p.as_ref()))
+        .filter_map(|p| flushlab_core::files::find_program(p.as_ref()))
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect()
     }
@@ -156,17 +156,17 @@ impl Wire {
     /// through ssh) as the link retries them, the keys' answers a round trip.
     pub(in super::super) fn waits(&self) -> super::super::watch::LinkWaits {
         let link = self.link.as_ref().map(Link::settings);
-        let (what, round_trips) = match self.settings.layers.first() {
-            Some(Layer::Ssh) => ("the ssh connection (its handshake, then CMD's start)", 12),
-            Some(Layer::Mosh) => ("mosh's connection", 3),
-            Some(Layer::Tmux) | None => ("tmux's start of CMD", 0),
-        };
+        let (what, round_trips) = self
+            .settings
+            .layers
+            .first()
+            .map_or(Layer::Tmux.start(), |l| l.start());
         let within = link.map_or(START_BASE, |l| l.patience(START_BASE, round_trips));
         let said_link = link.map_or(String::new(), |l| {
             format!(
                 " at RTT {}, loss {}",
-                crate::units::milliseconds(l.rtt.as_secs_f64() * 1e3),
-                crate::units::plain(l.loss)
+                flushlab_core::units::milliseconds(l.rtt.as_secs_f64() * 1e3),
+                flushlab_core::units::plain(l.loss)
             )
         });
         super::super::watch::LinkWaits {
@@ -188,9 +188,9 @@ impl Wire {
     }
 
     /// How frames are matched to the near end by time, where a layer redraws.
-    pub fn redrawn(&self) -> Option<crate::detect::timeline::Redrawn> {
+    pub fn redrawn(&self) -> Option<flushlab_core::detect::timeline::Redrawn> {
         let quiet_ms = self.settings.quiet_ms?;
-        Some(crate::detect::timeline::Redrawn {
+        Some(flushlab_core::detect::timeline::Redrawn {
             delay_ns: (self.settings.rtt_ms / 2.0 * 1e6) as u64,
             quiet_ns: (quiet_ms * 1e6) as u64,
         })
@@ -208,6 +208,34 @@ impl Wire {
     /// The scratch directory a run's far root listens in.
     pub fn scratch(&self) -> &Path {
         self.scratch.path()
+    }
+
+    /// COMMAND in a pid namespace of its own (its server ends with it) and a mount namespace
+    /// where it writes no login record, as the far user: a first layer that asks for it.
+    fn in_own_namespaces(&self, command: Vec<OsString>) -> Vec<OsString> {
+        let mut near: Vec<OsString> = ["--pdeathsig", "KILL", "--", "unshare", "--pid"]
+            .into_iter()
+            .chain([
+                "--fork",
+                "--kill-child",
+                "--mount",
+                "--propagation",
+                "private",
+            ])
+            .chain(["--", "sh", "-c", NO_LOGIN_RECORDS, "sh"])
+            .map(OsString::from)
+            .collect();
+        if self.far_user.uid != 0 {
+            near.extend([
+                "setpriv".into(),
+                format!("--reuid={}", self.far_user.uid).into(),
+                format!("--regid={}", self.far_user.gid).into(),
+                "--init-groups".into(),
+                "--".into(),
+            ]);
+        }
+        near.extend(command);
+        std::iter::once("setpriv".into()).chain(near).collect()
     }
 
     /// What the near end runs for CMD (`program`, resolved, and its `words`): the layers from
@@ -233,59 +261,46 @@ impl Wire {
             program.into(),
         ];
         command.extend(words.iter().cloned());
-        for layer in self.settings.layers.iter().rev() {
-            command = match (layer, &self.tmux, &self.sshd) {
-                (Layer::Tmux, Some(tmux), _) => tmux.command(&command),
-                (Layer::Ssh, _, Some(sshd)) => {
+        for &layer in self.settings.layers.iter().rev() {
+            let not_started = || {
+                std::io::Error::other(format!(
+                    "wrap --via: the {} layer was not started",
+                    layer.name()
+                ))
+            };
+            command = match layer {
+                Layer::Tmux => self
+                    .tmux
+                    .as_ref()
+                    .ok_or_else(not_started)?
+                    .command(&command),
+                Layer::Ssh => {
+                    let sshd = self.sshd.as_ref().ok_or_else(not_started)?;
                     let far: Vec<OsString> =
                         std::iter::once("exec".into()).chain(command).collect();
                     let (ssh, words) = sshd.client_command(&far, true)?;
                     std::iter::once(ssh.into_os_string()).chain(words).collect()
                 }
-                (Layer::Mosh, _, Some(sshd)) => {
-                    let link = self.link.as_ref().ok_or_else(|| {
-                        std::io::Error::other("wrap --via mosh: the link was not started")
-                    })?;
+                Layer::Mosh => {
+                    let sshd = self.sshd.as_ref().ok_or_else(not_started)?;
+                    let link = self.link.as_ref().ok_or_else(not_started)?;
                     let client = mosh::start(sshd, link, &command)?;
                     environment.extend(client.environment);
                     client.words
                 }
-                _ => {
-                    return Err(std::io::Error::other(format!(
-                        "wrap --via: the {} layer was not started",
-                        layer.name()
-                    )));
-                }
             };
         }
-        if self.settings.layers.first() == Some(&Layer::Tmux) {
-            let mut near: Vec<OsString> = ["--pdeathsig", "KILL", "--", "unshare", "--pid"]
-                .into_iter()
-                .chain([
-                    "--fork",
-                    "--kill-child",
-                    "--mount",
-                    "--propagation",
-                    "private",
-                ])
-                .chain(["--", "sh", "-c", NO_LOGIN_RECORDS, "sh"])
-                .map(OsString::from)
-                .collect();
-            if self.far_user.uid != 0 {
-                near.extend([
-                    "setpriv".into(),
-                    format!("--reuid={}", self.far_user.uid).into(),
-                    format!("--regid={}", self.far_user.gid).into(),
-                    "--init-groups".into(),
-                    "--".into(),
-                ]);
-            }
-            near.extend(command);
-            command = std::iter::once("setpriv".into()).chain(near).collect();
+        if self
+            .settings
+            .layers
+            .first()
+            .is_some_and(|l| l.own_namespaces_near())
+        {
+            command = self.in_own_namespaces(command);
         }
         let mut words = command.into_iter();
         let first = words.next().unwrap_or_default();
-        let program = crate::files::find_program(first.as_ref()).ok_or_else(|| {
+        let program = flushlab_core::files::find_program(first.as_ref()).ok_or_else(|| {
             std::io::Error::other(format!(
                 "wrap --via: '{}' is not installed",
                 first.to_string_lossy()

@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 use super::filter;
 use super::filter::{Call, Stops};
 use super::stopped::{asked_bytes, blocks};
-use crate::outcome::Outcome;
+use flushlab_core::outcome::Outcome;
 
 /// A futex wait shorter than this is a lock, not a wait between frames (the preload's rule,
 /// `FUTEX_BLOCKED_NS` in observer.c).

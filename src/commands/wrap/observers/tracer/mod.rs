@@ -33,7 +33,7 @@ use nix::unistd::Pid;
 
 use self::filter::Stops;
 use self::following::Tracer;
-use crate::outcome::{Outcome, complain};
+use flushlab_core::outcome::{Outcome, complain};
 
 /// `flushlab trace-exec`: not for people (wrap starts it); hidden from the help.
 #[derive(Debug, clap::Args)]
@@ -102,7 +102,7 @@ fn become_traced(args: &TraceArgs) -> anyhow::Result<Outcome> {
     let error = command.exec();
     complain(&format!(
         "wrap: '{}': {error}",
-        crate::units::printable(&program.to_string_lossy())
+        flushlab_core::units::printable(&program.to_string_lossy())
     ));
     Ok(match error.kind() {
         std::io::ErrorKind::NotFound => Outcome::NotFound,
