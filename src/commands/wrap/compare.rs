@@ -277,14 +277,16 @@ pub(super) enum Better {
 }
 
 /// A tried-over-as-is ratio as the summary says it: the estimate, its interval and how many
-/// times faster or slower; unknown under three rounds.
+/// times faster or slower (neither where the interval holds 1); unknown under three rounds.
 pub(super) fn answered(ratio: Option<Ratio>, better: Better) -> String {
     ratio.map_or("unknown (an interval needs 3 rounds)".to_owned(), |r| {
         let faster = match better {
             Better::Lower => 1.0 / r.estimate,
             Better::Higher => r.estimate,
         };
-        let how = if faster >= 1.0 {
+        let how = if r.low <= 1.0 && r.high >= 1.0 {
+            "its interval holds ×1: no difference shown".to_owned()
+        } else if faster >= 1.0 {
             format!("{faster:.1} times faster")
         } else {
             format!("{:.1} times slower", 1.0 / faster)
@@ -479,10 +481,16 @@ impl Comparison {
                 None => format!("{} unknown", stage.name()),
             })
             .collect();
-        if each.iter().any(|(_, s)| s.is_some()) {
+        // Said wherever a side had stages, with the ones no three rounds had on both sides.
+        if !out.is_empty() {
+            let unknown = ratios.iter().any(|r| r.ends_with(" unknown"));
             out += &format!(
-                "\nwhat the fix changes, stage by stage (tried over as is): {}",
-                ratios.join(", ")
+                "\nwhat the fix changes, stage by stage (tried over as is): {}{}",
+                ratios.join(", "),
+                match unknown {
+                    true => " (unknown: fewer than 3 rounds have it on both sides)",
+                    false => "",
+                }
             );
         }
         out

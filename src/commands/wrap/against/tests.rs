@@ -224,7 +224,10 @@ fn the_one_ratio_skips_unknown_rounds_and_needs_three() {
     assert!(compare::answered(None, compare::Better::Lower).contains("3 rounds"));
     assert!(compare::answered(Some(r), compare::Better::Lower).ends_with("2.0 times faster"));
     assert!(compare::answered(Some(r), compare::Better::Higher).ends_with("2.0 times slower"));
+    let even = compare::tried_over_as_is(&[1.0, 1.0, 1.0], &[0.9, 1.1, 1.0], |x| Some(*x));
+    assert!(compare::answered(even, compare::Better::Lower).ends_with("no difference shown"));
 }
+
 /// A build that flashes the screen where the old one did not is a regression at the same
 /// speed, and ends the rounds once every round of enough says so; fewer flashes is said, and
 /// leaves the exit to the time.
