@@ -11,7 +11,7 @@ the unobserved.
 Sides: `none` (--observer none), `floor` (the kernel observer's hooks with programs that return
 at once: FLUSHLAB_KERNEL_FLOOR=1), `kernel`, `kernel-timed` (the kernel observer with the
 kernel timing its programs, BPF_ENABLE_STATS: FLUSHLAB_KERNEL_STATS=1), `preload`, `ptrace`. Needs eBPF (root) for the
-kernel sides. docs/wrap.md quotes what this printed, with the command.
+kernel sides. docs/wrap/observers.md quotes what this printed, with the command.
 """
 
 import argparse

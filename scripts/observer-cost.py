@@ -8,7 +8,7 @@ spread of each side and of their ratio.
 CMD must end by itself (a sized run: `env FRAMES=60 target/release/examples/corpus_ratatui
 stdout`), so that both sides draw the same frames. The frames are counted by wrap on each
 side (the observer's waits with it, the program's cursor or sync markers without); a side
-whose frames are unknown is an error, never a guess. docs/wrap.md quotes what this printed.
+whose frames are unknown is an error, never a guess. docs/wrap/costs.md quotes what this printed.
 """
 
 import argparse

@@ -2,7 +2,7 @@
 # Published programs under `flushlab wrap`'s default observer, 120x40, 20 keys 100 ms apart: a
 # markdown row each — the observer that looked, the headline's frames, the keys' frames
 # (answering + unprompted + before the first key) and the answering keys with every stage.
-# docs/wrap.md ("The kernel observer") quotes what this printed. A program not installed is
+# docs/wrap/observers.md ("The kernel observer") quotes what this printed. A program not installed is
 # skipped, said.
 #
 #   scripts/observer-programs.sh [FLUSHLAB]     (default target/release/flushlab)

@@ -3,7 +3,7 @@
 full screen a key (examples/keyed_ratatui.rs) into unbuffered `stderr()`, tried, against the same
 program behind its own 64 KiB `BufWriter`, as is; alternated, each key→frame p50 from wrap's
 JSON (with `--terminal NAME`: in that terminal, key→last pixel p50), and their ratio round by
-round. docs/wrap.md quotes what this printed.
+round. docs/wrap/comparing.md quotes what this printed.
 
     cargo build --release --example keyed_ratatui
     python3 scripts/tried-vs-real.py [--rounds N] [--size WxH] [--keys SCRIPT] [--terminal NAME]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What one write a frame buys over a wire: unbuffered against one write a frame, through
 # `flushlab wrap --via LAYERS` at several round trips and at 125,000 B/s. Prints one line a row
-# (the run's own "wrap via" line); docs/wrap.md quotes it. Needs root (the layers' namespaces),
+# (the run's own "wrap via" line); docs/wrap/wire.md quotes it. Needs root (the layers' namespaces),
 # openssh-server, tmux and mosh.
 #
 #   scripts/via-table.sh [KEYS]                  --via ssh: examples/keyed_ratatui, stderr

@@ -11,7 +11,7 @@
 //!
 //! The corpus: `examples/corpus_ratatui.rs` (Rust, ratatui: the material's own program on
 //! `stderr()`, `stdout()`, a `BufWriter`, DEC 2026, `ratatui::init()`), `tests/corpus/stdio.c`,
-//! `frames.py`, `frames.sh`, `frames.js`. docs/wrap.md shows the table this test checks.
+//! `frames.py`, `frames.sh`, `frames.js`. docs/wrap/costs.md shows the table this test checks.
 
 // A test is one story from setup to its last assertion: the length limit is for src/.
 
@@ -387,7 +387,7 @@ fn table_line(
     )
 }
 
-/// One line of the accuracy table, as docs/wrap.md shows it.
+/// One line of the accuracy table, as docs/wrap/costs.md shows it.
 fn check(case: &Case, index: usize, dir: &Path) -> Vec<String> {
     let mut lines = Vec::new();
     for (run, size) in RUNS.into_iter().enumerate() {

@@ -22,6 +22,7 @@ mod figures;
 mod flood;
 mod kernel;
 mod keyed;
+mod links;
 mod observer;
 mod profile_digest;
 mod seen;

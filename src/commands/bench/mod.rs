@@ -96,7 +96,7 @@ pub struct BenchArgs {
     pub commands: Vec<Subject>,
 
     /// Type these keys into every --command row's program, as `wrap --keys` does (the key
-    /// language: docs/wrap.md), within each run's duration: the rows add the time from a key to
+    /// language: docs/wrap/keys.md), within each run's duration: the rows add the time from a key to
     /// its frame, p50 / p95
     #[arg(long, value_name = "SCRIPT", value_parser = flushlab_core::keyscript::KeyScript::parse)]
     pub keys: Option<flushlab_core::keyscript::KeyScript>,

@@ -132,7 +132,7 @@ pub struct WrapArgs {
 
     /// Type these keys into CMD, headless, once it is ready, and report the time from each key
     /// to its frame: literal text, `<Down>`, `<PageDown>`, `<Enter>`, `<Esc>`, `<C-x>`, `<M-x>`, `<F1>`..,
-    /// repeats and pacing (`j*200@15ms`), `<wait 500ms>`, `<paste TEXT>` (docs/wrap.md). Without
+    /// repeats and pacing (`j*200@15ms`), `<wait 500ms>`, `<paste TEXT>` (docs/wrap/keys.md). Without
     /// `--duration` the run ends once the keys are done and CMD has settled
     #[arg(long, value_name = "SCRIPT", value_parser = KeyScript::parse, conflicts_with = "keys_file")]
     pub keys: Option<KeyScript>,

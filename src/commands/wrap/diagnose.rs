@@ -18,7 +18,7 @@ pub struct Diagnosis {
 }
 
 /// Below this many bytes a write(2), writes are pieces of a frame, not buffers. From the corpus
-/// (docs/wrap.md): unbuffered writers write 1.9–40 B a call (an escape sequence, a cell, a
+/// (docs/wrap/costs.md): unbuffered writers write 1.9–40 B a call (an escape sequence, a cell, a
 /// line), the smallest buffer in use is 1 KiB; 128 B sits between them with room on each side.
 const SMALL_WRITE: f64 = 128.0;
 /// A frame needs more writes than this for "unbuffered" to matter (a status line's few do not).
@@ -218,7 +218,7 @@ pub(super) fn slow_keys(
                  its processing and its frame's first write, in a wait that ended by its \
                  timeout. Draw when input arrives (a frame after each key), or tick faster"
             ),
-            "docs/wrap.md#presentation-delay-a-key-waiting-for-the-programs-tick",
+            "docs/wrap/observers.md#presentation-delay-a-key-waiting-for-the-programs-tick",
         ),
         Stage::Emit => {
             let advice = if found.iter().any(|d| d.code == "unbuffered") {
@@ -247,7 +247,7 @@ pub(super) fn slow_keys(
                  window's last change; fewer cells changed a frame, or a faster terminal \
                  (`flushlab wrap --terminal NAME` measures another)"
             ),
-            "docs/wrap.md#key-to-pixel-in-a-real-terminal",
+            "docs/wrap/terminals.md#key-to-pixel-in-a-real-terminal---terminal",
         ),
     };
     Some(Diagnosis {

@@ -28,6 +28,7 @@ pub mod pixel_compare;
 pub mod pixel_report;
 mod plan;
 mod profiling;
+mod ratio;
 mod reading;
 mod rounds;
 pub mod run_figures;

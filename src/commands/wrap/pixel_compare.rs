@@ -10,9 +10,9 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::args::Fix;
-use super::compare::{Better, answered, tried_over_as_is};
 use super::pixel_report::PixelReport;
 use super::plan::Plan;
+use super::ratio::{Better, answered, tried_over_as_is};
 use super::rounds::{Schedule, play};
 use super::side::{RunReport, Side};
 use super::typing::Keys;
@@ -243,7 +243,7 @@ impl PixelComparison {
 /// The terminal's own render delays, where it has them and the run left them at their
 /// defaults: both sides' paint holds them, and how unbuffered writes trickle in decides
 /// how long they last, so the comparison is of the program and the terminal's rendering
-/// together; the options that take them out, to see which (docs/wrap.md).
+/// together; the options that take them out, to see which (docs/wrap/comparing.md).
 fn render_delays_said(terminal: Terminal, given: &[TerminalOption]) -> String {
     let delays = terminal.render_delays();
     if delays.is_empty() || given.iter().any(|o| delays.iter().any(|d| d.key == o.key)) {
@@ -259,7 +259,7 @@ fn render_delays_said(terminal: Terminal, given: &[TerminalOption]) -> String {
         .collect();
     format!(
         "{} waits before it renders what arrives on its pty ({} by default): both sides' paint \
-         holds it; `{}` measures without it (docs/wrap.md#what-one-write-a-frame-buys-terminal-by-terminal)\n",
+         holds it; `{}` measures without it (docs/wrap/comparing.md#what-one-write-a-frame-buys-terminal-by-terminal)\n",
         terminal.name(),
         defaults.join(", "),
         off.join(" ")

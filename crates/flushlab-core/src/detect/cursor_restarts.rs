@@ -12,7 +12,7 @@ use super::frames::{Confirmation, FrameMethod};
 use super::screen::{Event, Mark};
 
 /// The share of frames a confirmation must hold in, and how many pauses a frame may have
-/// (0.1 of a pause per frame: a rare hiccup). Chosen from the corpus (docs/wrap.md shows the
+/// (0.1 of a pause per frame: a rare hiccup). Chosen from the corpus (docs/wrap/costs.md shows the
 /// shares measured): programs whose frames a confirmation matched were at 1.00 and 0.98–1.00;
 /// the ones it must reject (unbuffered writers, paused mid-frame; a border drawn after the
 /// content) at 0.50 or below.

@@ -201,7 +201,7 @@ fn compare_and_against_give_one_answer_on_the_same_rounds() {
     let olds: Vec<f64> = pairs.iter().map(|&((o, _), _)| o).collect();
     let news: Vec<f64> = pairs.iter().map(|&(_, (n, _))| n).collect();
     let compare =
-        |scale: f64| super::super::compare::tried_over_as_is(&olds, &news, |x| Some(x * scale));
+        |scale: f64| super::super::ratio::tried_over_as_is(&olds, &news, |x| Some(x * scale));
     assert!(compare(1.0).is_some());
     assert_eq!(against.ratio.map(bits), compare(1.0).map(bits));
     assert_eq!(against.p95_ratio.map(bits), compare(1.5).map(bits));
@@ -211,21 +211,21 @@ fn compare_and_against_give_one_answer_on_the_same_rounds() {
 /// there is no ratio, and the summary says why.
 #[test]
 fn the_one_ratio_skips_unknown_rounds_and_needs_three() {
-    use super::super::compare;
+    use super::super::ratio;
     let as_is = [Some(10.0), None, Some(20.0), Some(40.0), Some(8.0)];
     let tried = [Some(5.0), Some(1.0), Some(10.0), Some(20.0), None];
-    let r = compare::tried_over_as_is(&as_is, &tried, |x| *x).unwrap();
+    let r = ratio::tried_over_as_is(&as_is, &tried, |x| *x).unwrap();
     assert!((r.estimate - 0.5).abs() < 1e-12, "{r:?}");
     assert!((r.low, r.high) == (r.estimate, r.estimate), "{r:?}");
     assert_eq!(
-        compare::tried_over_as_is(&as_is[..3], &tried[..3], |x| *x),
+        ratio::tried_over_as_is(&as_is[..3], &tried[..3], |x| *x),
         None
     );
-    assert!(compare::answered(None, compare::Better::Lower).contains("3 rounds"));
-    assert!(compare::answered(Some(r), compare::Better::Lower).ends_with("2.0 times faster"));
-    assert!(compare::answered(Some(r), compare::Better::Higher).ends_with("2.0 times slower"));
-    let even = compare::tried_over_as_is(&[1.0, 1.0, 1.0], &[0.9, 1.1, 1.0], |x| Some(*x));
-    assert!(compare::answered(even, compare::Better::Lower).ends_with("no difference shown"));
+    assert!(ratio::answered(None, ratio::Better::Lower).contains("3 rounds"));
+    assert!(ratio::answered(Some(r), ratio::Better::Lower).ends_with("2.0 times faster"));
+    assert!(ratio::answered(Some(r), ratio::Better::Higher).ends_with("2.0 times slower"));
+    let even = ratio::tried_over_as_is(&[1.0, 1.0, 1.0], &[0.9, 1.1, 1.0], |x| Some(*x));
+    assert!(ratio::answered(even, ratio::Better::Lower).ends_with("no difference shown"));
 }
 
 /// A build that flashes the screen where the old one did not is a regression at the same

@@ -96,7 +96,7 @@ impl Observation {
                     }
                     Err(refused) => {
                         let why = format!(
-                            "{}: eBPF refused ({refused}), see docs/wrap.md#the-kernel-observer",
+                            "{}: eBPF refused ({refused}), see docs/wrap/observers.md#the-kernel-observer",
                             way.name()
                         );
                         (way, None, why)
