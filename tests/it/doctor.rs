@@ -65,6 +65,10 @@ fn doctor_names(nobody: Option<&Path>, cmd: &[std::ffi::OsString]) -> (String, V
 /// and fzf through `env`, as root and as nobody: the observer doctor names is the one the run
 /// then says it used, every time.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (15 s here: every observer tried): cargo test --features slow-tests"
+)]
 fn doctor_names_the_observer_a_run_then_uses() {
     if !common::has_programs(&["setpriv"]) {
         return;

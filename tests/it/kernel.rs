@@ -284,6 +284,10 @@ fn what_programs_do_changes_no_count_under_the_kernel() {
 /// CMD in a pid namespace of its own (`unshare -pf`): its processes are followed by their
 /// numbers in wrap's namespace, and its writes counted as it counts its frames.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (13 s here: a pid namespace, eBPF): cargo test --features slow-tests"
+)]
 fn a_cmd_in_its_own_pid_namespace_is_seen() {
     if !kernel_allowed() || !common::has_programs(&["unshare"]) {
         return;

@@ -212,6 +212,10 @@ pub(super) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 /// Keys 100 ms apart: a 200x60 frame drained through a pty takes tens of ms on a loaded CI
 /// machine, and a frame that ends after the next key is sent counts with that key.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (14 s here: a program's own clock, key by key): cargo test --features slow-tests"
+)]
 fn key_to_frame_agrees_with_a_c_programs_own_clock() {
     let _serial = one_at_a_time();
     let program = keyed_c();
@@ -238,6 +242,10 @@ fn key_to_frame_agrees_with_a_c_programs_own_clock() {
 const CURSES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus/keyed_curses.py");
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (24 s here: a program's own clock, key by key): cargo test --features slow-tests"
+)]
 fn key_to_frame_agrees_with_a_python_curses_programs_own_clock() {
     let _serial = one_at_a_time();
     for (size, tried) in [
@@ -318,6 +326,10 @@ fn a_pager_and_an_editor_scrolled_by_keys_draw_a_frame_a_key() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (24 s here: a program's own clock, key by key): cargo test --features slow-tests"
+)]
 fn key_to_frame_agrees_with_a_ratatui_programs_own_clock_through_its_channel() {
     let _serial = one_at_a_time();
     // An input thread, a channel: the drawing thread waits in a futex, which the observer sees.
@@ -1064,6 +1076,10 @@ fn a_pager_driven_through_tiocsti_draws_a_frame_a_key() {
 /// the same frames (answering, unprompted, before the keys), write(2) and bytes a key, run after
 /// run, as is and tried.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (11 s here: a program's own clock, key by key): cargo test --features slow-tests"
+)]
 fn the_same_script_gives_the_same_counts_run_after_run() {
     let _serial = one_at_a_time();
     let program = stages_c();

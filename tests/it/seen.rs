@@ -82,6 +82,10 @@ fn a_clear_then_a_draw_flashes_every_key_as_often_as_the_program_blanked_its_scr
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (14 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn a_block_the_policy_honours_holds_the_blank_and_one_it_ignores_does_not() {
     for (mode, ignored) in [("csi", "eager,sync=dcs"), ("dcs", "eager,sync=csi")] {
         let (seen, said, blanked) = run(mode, None);
@@ -100,6 +104,10 @@ fn a_block_the_policy_honours_holds_the_blank_and_one_it_ignores_does_not() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (10 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn a_frame_redrawn_in_place_in_one_write_shows_nothing_between_under_any_policy() {
     for policy in ["eager", "vsync:60", "delay:0.5-8.3"] {
         let (seen, _, blanked) = run("place", Some(policy));
@@ -157,6 +165,10 @@ fn the_model_off_is_no_seen_part_and_a_bad_policy_is_one_line() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (13 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn try_sync_puts_each_answer_in_a_block_that_a_terminal_honouring_it_paints_whole() {
     for words in [&["clear"][..], &["clear", "poll"][..]] {
         let (seen, said, blanked) = run_with(&["--try", "sync"], words);
@@ -260,6 +272,10 @@ fn try_sync_ends_each_block_before_the_program_waits_for_a_key() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (13 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn compare_sync_counts_the_flashes_as_is_and_tried_round_by_round() {
     let program = common::c_program("flash");
     let report = common::scratch("compare.json");
@@ -551,6 +567,10 @@ fn explorer(envs: &[(&str, &str)]) -> Value {
 /// last; a frame in one write reaches the terminal in the tty's 2,048-byte pieces, and tears at
 /// each but the last; inside a synchronized-output block the model honours, none does.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (15 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn the_explorers_own_frames_tear_at_each_piece_the_writes_make_unless_the_block_holds_them() {
     let each = |report: &Value| {
         let seen = &report["seen"];

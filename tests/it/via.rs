@@ -102,6 +102,10 @@ fn p50(report: &Value, name: &str) -> f64 {
 /// within max(15%, 0.5 ms) of the program's own stamps; at RTT 40 the uplink and the downlink
 /// each at least 18 ms (the relay holds each packet 20 ms); and nothing left behind.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (14 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
     if !via_allowed() {
         return;
@@ -161,6 +165,10 @@ fn a_key_through_ssh_is_timed_end_to_end_against_the_programs_own_stamps() {
 /// own drawing (its status line) counted apart; the far stages against the program's stamps;
 /// and nothing left behind (no tmux server, no scratch directory, no wtmp entry).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (20 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn a_key_through_tmux_is_its_own_frame_and_tmuxs_drawing_is_counted_apart() {
     if !via_allowed() || !common::has_programs(&["tmux"]) {
         assert!(
@@ -231,6 +239,10 @@ fn a_key_through_tmux_is_its_own_frame_and_tmuxs_drawing_is_counted_apart() {
 /// before the key has reached the far side: a key's first byte comes before its uplink is over,
 /// and those pieces are mosh's own, about one a key more than with `never`.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (17 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn over_mosh_its_predictive_echo_is_its_own_and_the_programs_echo_answers() {
     if !via_allowed() || !common::has_programs(&["mosh-server", "mosh-client"]) {
         assert!(
@@ -290,6 +302,10 @@ fn over_mosh_its_predictive_echo_is_its_own_and_the_programs_echo_answers() {
 /// spares the wire's processes), and the verdict on key→last byte at the near end, every round's
 /// figure known for both builds.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (16 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn against_over_ssh_judges_key_to_last_byte_round_after_round() {
     if !via_allowed() {
         return;
@@ -343,6 +359,10 @@ fn against_over_ssh_judges_key_to_last_byte_round_after_round() {
 /// reaches the near end, and no more of them whole than arrived; through tmux 3.3a, which does
 /// not pass 2026 on from a pane, none arrives, and what CMD sent is not said (not seen).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (11 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn synchronized_blocks_all_cross_ssh_and_none_crosses_tmux() {
     if !via_allowed() || !common::has_programs(&["tmux"]) {
         return;
@@ -490,6 +510,10 @@ fn a_frame_at_a_low_rate_tears_for_as_long_as_its_bytes_take() {
 /// client writes in messages of several kB and the pty passes on in smaller pieces (wrap's
 /// reads counted 4× the writes before the near writer was observed).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (18 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn pieces_are_the_ssh_clients_writes_as_strace_counts_them() {
     if !via_allowed() || !common::has_programs(&["strace", "python3"]) {
         return;
@@ -541,6 +565,10 @@ fn wire_dirs() -> Vec<std::path::PathBuf> {
 /// pipe). A SIGTERM through tmux and mosh, the two with daemons of their own: wrap ends the
 /// layers itself and exits 143 (128 + 15), leaving nothing either.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (12 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn a_sigkill_of_wrap_leaves_no_sshd_no_tmux_no_mosh_no_cmd_and_no_scratch() {
     if !via_allowed() || !common::has_programs(&["tmux", "mosh-server", "mosh-client"]) {
         return;
@@ -964,6 +992,10 @@ fn a_sudoer_with_a_locked_password_runs_through_ssh_and_tmux() {
 /// frame of its own or is said to be coalesced into the one before's, and key→last byte is the
 /// round trip (200 ± 20 ms: echo.c takes microseconds).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (19 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn keys_in_flight_are_each_matched_to_their_own_frame() {
     if !via_allowed() {
         return;

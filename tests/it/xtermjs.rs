@@ -144,6 +144,10 @@ fn every_key_drawn_in_order(report: &Value, said: &str, keys: usize, within_a_fr
 /// between, one in four writes 30 ms apart tears every key; the model under xterm.js's policy
 /// (`--paint xtermjs`) counts within 2 of it each time.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (46 s here: headless Chromium and xterm.js): cargo test --features slow-tests"
+)]
 fn the_camera_in_xterm_js_sees_its_rows_flash_and_tear_as_the_model_says() {
     if !browser_here() {
         return;
@@ -184,6 +188,10 @@ fn the_camera_in_xterm_js_sees_its_rows_flash_and_tear_as_the_model_says() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (17 s here: headless Chromium and xterm.js): cargo test --features slow-tests"
+)]
 fn the_floor_in_xterm_js_dom_and_webgl_has_every_key_to_its_draw_frame() {
     if !browser_here() {
         return;
@@ -381,6 +389,10 @@ fn nothing_of_the_browser_outlives_a_killed_wrap() {
 /// With nothing in the cache, the first run installs xterm.js's pinned packages (said in one
 /// line) into the cache alone, and runs; the next run installs nothing.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (48 s here: headless Chromium and xterm.js): cargo test --features slow-tests"
+)]
 fn the_first_run_installs_xterm_js_into_the_cache_and_the_next_reuses_it() {
     if !browser_here() {
         return;
