@@ -39,6 +39,10 @@ fn headless_with(mode: &str, accounting: &str, backend: &str) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s here: the kernel against the counting layer): cargo test --features slow-tests"
+)]
 fn the_counting_layer_sees_the_calls_the_kernel_sees() {
     for stream in ["stdout", "stderr"] {
         for buffering in ["raw", "line", "block", "frame", "thread"] {

@@ -185,6 +185,10 @@ fn assert_own_rows(report: &Value, own: &str, rows: u64, said: &str) {
 /// the exec chain, and the terminal's writes are the program's own (a row a write, 24 rows a
 /// frame, as it counts its frames).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s here: a pid namespace, eBPF): cargo test --features slow-tests"
+)]
 fn a_static_program_behind_launchers_is_seen_with_every_stage() {
     if !kernel_allowed() {
         return;
@@ -540,6 +544,10 @@ fn under_sudo_cmd_runs_as_the_person_who_ran_it() {
 /// tree grows and empties as fast as they come, nothing is lost of the one line drawn after
 /// them, and the run ends with the shell's status.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s here: a pid namespace, eBPF): cargo test --features slow-tests"
+)]
 fn a_thousand_short_children_change_no_count() {
     if !kernel_allowed() {
         return;

@@ -71,6 +71,10 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s here: a program's own clock, key by key): cargo test --features slow-tests"
+)]
 fn keys_arrive_in_order_and_complete_in_both_cursor_modes() {
     let program = keyed_c();
     let program = program.to_str().unwrap();
@@ -450,6 +454,10 @@ fn a_held_frame_never_waits_for_the_next_key() {
 /// Interactive wrap: the keys a person types get the same figures, each named by its kind only
 /// (what was typed is never written down).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 s here: a program's own clock, key by key): cargo test --features slow-tests"
+)]
 fn keys_typed_into_interactive_wrap_are_timed_against_the_programs_own_clock() {
     let _serial = one_at_a_time();
     use std::io::Write;

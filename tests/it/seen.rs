@@ -51,6 +51,10 @@ fn keys_with(seen: &Value, kind: &str) -> usize {
 /// half old, half new rows for longer than a refresh, a tear and never a flash; the same
 /// frame in one write shows nothing between.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn a_frame_written_in_parts_over_a_refresh_tears_every_key_and_in_one_write_none() {
     let (seen, said, _) = run("rows", None);
     assert_eq!(seen["keys_torn"], 20, "{seen}");
@@ -308,6 +312,10 @@ fn compare_sync_counts_the_flashes_as_is_and_tried_round_by_round() {
 /// its time on screen; PNG where the file is named so; refused without keys or with another
 /// kind of file, in one line.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 s here: the explorer and the model, key by key): cargo test --features slow-tests"
+)]
 fn a_filmstrip_shows_the_blank_screen_with_its_time_on_screen() {
     let svg = common::scratch("strip.svg");
     let strip = svg.to_str().unwrap();

@@ -403,6 +403,10 @@ fn synchronized_blocks_all_cross_ssh_and_none_crosses_tmux() {
 /// is at least the 40 ms the relay holds each round trip, and within 10% of it; the smoothed
 /// estimate is said beside it.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn tcp_itself_sees_the_links_round_trip() {
     if !via_allowed() || !common::has_programs(&["ss", "nsenter", "pgrep"]) {
         return;
@@ -470,6 +474,10 @@ fn tcp_itself_sees_the_links_round_trip() {
 /// allows for all but one of ssh's messages (the client writes a message only once it has all
 /// of it, and a channel message carries up to 32 KiB): lower bounds no load can break.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (6 s here: network namespaces, sshd and a link of its own): cargo test --features slow-tests"
+)]
 fn a_frame_at_a_low_rate_tears_for_as_long_as_its_bytes_take() {
     if !via_allowed() {
         return;

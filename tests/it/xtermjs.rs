@@ -263,6 +263,10 @@ fn dua_3_in_xterm_js_has_every_key_to_its_draw_frame() {
 /// nothing until the block ends (one compositor frame a key), where without the block it draws
 /// the first half on its own (two).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 s here: headless Chromium and xterm.js): cargo test --features slow-tests"
+)]
 fn xterm_js_holds_a_synchronized_block_until_its_end() {
     if !browser_here() || !common::has_programs(&["python3"]) {
         return;
