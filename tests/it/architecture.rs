@@ -640,6 +640,23 @@ fn wrap_args_are_read_only_by_the_plan() {
     assert!(named.is_empty(), "WrapArgs named in {named:?}");
 }
 
+/// The command line's module is imported by the plan alone (and by wrap's door, which hands
+/// `WrapArgs` on): the choices the rooms share (`Fix`, `ObserverArg`) live in rooms of their own.
+#[test]
+fn only_the_plan_imports_wraps_args() {
+    let allowed = ["src/commands/wrap/plan.rs", "src/commands/wrap/mod.rs"];
+    let importing: Vec<String> = sources()
+        .iter()
+        .filter(|(f, _)| relative(f).starts_with("src/commands/wrap/"))
+        .filter(|(f, code)| {
+            !allowed.contains(&relative(f).as_str())
+                && (code.contains("super::args::") || code.contains("super::super::args::"))
+        })
+        .map(|(f, _)| relative(f))
+        .collect();
+    assert!(importing.is_empty(), "args.rs imported by {importing:?}");
+}
+
 /// The plan's types, from `struct Plan` to the function that builds them, as plan.rs defines
 /// them; and the struct types among them.
 fn plan_types() -> (String, Vec<String>) {

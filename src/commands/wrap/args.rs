@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use serde::Serialize;
-
+use super::fix::Fix;
+use super::observers::choice::ObserverArg;
 use crate::painting::paint_arg::Paint;
 use flushlab_core::files::Destination;
 use flushlab_core::keyscript::KeyScript;
@@ -265,33 +265,6 @@ fn parse_display(text: &str) -> Result<String, String> {
         ));
     }
     Ok(text.to_owned())
-}
-
-/// What wrap does with CMD's terminal writes, beside watching them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fix {
-    /// Hold each frame's writes until CMD next waits, then write them at once: what
-    /// `BufWriter` and one flush a frame would do, tried without changing CMD.
-    Frame,
-    /// Put each key's answer in a synchronized-output block (DEC 2026), from CMD's first
-    /// terminal write after it read the terminal until it next waits for input: what
-    /// synchronized output would buy, in the terminal it runs in.
-    Sync,
-}
-
-/// `--observer`: how wrap looks inside CMD.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ObserverArg {
-    Auto,
-    /// eBPF programs on the system calls of CMD's whole tree (`flushlab_observer::kernel`).
-    Kernel,
-    Preload,
-    Ptrace,
-    /// The preload, and the tracer for key reads made with raw system calls.
-    Both,
-    None,
 }
 
 /// `--against`: the old build's command, its words as a shell splits them.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::args::Fix;
+use super::fix::Fix;
 use super::outputs::{draw_keys, plot_title};
 use super::plan::Plan;
 use super::ratio::{Better, answered, tried_over_as_is};

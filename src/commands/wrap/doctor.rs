@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::args::ObserverArg;
+use super::observers::choice::ObserverArg;
 use super::observers::choice::{Choice, Needs, Way};
 use crate::painting::terminals::Terminal;
 use flushlab_core::outcome::Outcome;

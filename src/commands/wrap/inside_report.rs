@@ -5,7 +5,7 @@
 use flushlab_observer::Sightings;
 use serde::Serialize;
 
-use super::args::Fix;
+use super::fix::Fix;
 use super::observers::choice::Way;
 use flushlab_core::accounting::IoCounters;
 

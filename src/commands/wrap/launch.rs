@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::args::Fix;
+use super::fix::Fix;
 use super::observers::Observation;
 use super::plan::Plan;
 use super::profiling::Preparing;

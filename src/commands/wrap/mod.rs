@@ -16,6 +16,7 @@ pub mod diagnose;
 pub mod doctor;
 pub mod env_file;
 pub mod filmstrip;
+pub mod fix;
 mod in_terminal;
 pub mod inside_report;
 pub mod inside_timeline;

@@ -90,7 +90,7 @@ pub(super) fn in_a_terminal(
     (terminal, keys, fix): (
         crate::painting::terminals::Terminal,
         &Keys,
-        Option<super::args::Fix>,
+        Option<super::fix::Fix>,
     ),
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Context;
 use serde::Serialize;
 
-use super::args::Fix;
+use super::fix::Fix;
 use super::pixel_report::PixelReport;
 use super::plan::Plan;
 use super::ratio::{Better, answered, tried_over_as_is};

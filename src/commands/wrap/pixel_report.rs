@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::args::Fix;
+use super::fix::Fix;
 use super::in_terminal::PixelRun;
 use super::inside_report::InsideReport;
 use super::typing::KeysRun;

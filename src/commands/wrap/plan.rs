@@ -9,8 +9,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::args::{Fix, ObserverArg, OldBuild, WrapArgs};
+use super::args::{OldBuild, WrapArgs};
 use super::destinations::{Outputs, checked};
+use super::fix::Fix;
+use super::observers::choice::ObserverArg;
 use super::observers::choice::{Choice, Needs};
 use super::profiling::Profile;
 use super::rounds::Until;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::args::Fix;
+use super::fix::Fix;
 use super::inside_report::InsideReport;
 use super::observers::Observation;
 use super::own_writes::OwnWrites;

@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicUsize;
 
 use serde::Serialize;
 
-use super::args::Fix;
 use super::filmstrip::Source;
+use super::fix::Fix;
 use super::pixel_report::PixelReport;
 use super::plan::Plan;
 use super::profiling::Recorded;

@@ -9,8 +9,21 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::super::args::ObserverArg;
 use super::tracer::image::{Image, image_of, is_setuid, reads_keys_raw};
+
+/// `--observer`: how wrap looks inside CMD, as asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObserverArg {
+    Auto,
+    /// eBPF programs on the system calls of CMD's whole tree (`flushlab_observer::kernel`).
+    Kernel,
+    Preload,
+    Ptrace,
+    /// The preload, and the tracer for key reads made with raw system calls.
+    Both,
+    None,
+}
 
 /// The way a run looks inside CMD, decided once from `--observer` and CMD's executable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

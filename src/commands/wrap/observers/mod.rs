@@ -18,7 +18,7 @@ use flushlab_observer::kernel::{Attached, Refused};
 use flushlab_observer::{Injection, Listening, Mode, Sightings};
 
 use self::choice::Way;
-use super::args::Fix;
+use super::fix::Fix;
 use flushlab_core::detect::recording::Recording;
 use flushlab_core::sys::pty::Pty;
 
