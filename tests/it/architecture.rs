@@ -15,11 +15,16 @@ fn spans(page: &str) -> Vec<&str> {
 }
 
 fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    files_with_extension(dir, "rs", into);
+}
+
+/// Every file under `dir` whose name ends in `.EXTENSION`, into `into`.
+pub(super) fn files_with_extension(dir: &Path, extension: &str, into: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, into);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_with_extension(&path, extension, into);
+        } else if path.extension().is_some_and(|e| e == extension) {
             into.push(path);
         }
     }

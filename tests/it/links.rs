@@ -87,17 +87,7 @@ fn every_link_in_the_docs_and_the_code_resolves() {
         .iter()
         .map(|p| root.join(p))
         .collect();
-    let mut dirs = vec![root.join("docs")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
+    super::architecture::files_with_extension(&root.join("docs"), "md", &mut pages);
     let mut broken = Vec::new();
     let mut checked = 0;
     for page in &pages {
@@ -114,17 +104,7 @@ fn every_link_in_the_docs_and_the_code_resolves() {
     }
     let mut code = Vec::new();
     for dir in ["src", "crates"] {
-        let mut dirs = vec![root.join(dir)];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "rs") {
-                    code.push(path);
-                }
-            }
-        }
+        super::architecture::files_with_extension(&root.join(dir), "rs", &mut code);
     }
     for file in &code {
         let text = std::fs::read_to_string(file).unwrap();
