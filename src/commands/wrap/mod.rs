@@ -15,6 +15,7 @@ mod destinations;
 pub mod diagnose;
 pub mod doctor;
 pub mod env_file;
+mod executable;
 pub mod filmstrip;
 pub mod fix;
 mod in_terminal;

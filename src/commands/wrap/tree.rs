@@ -253,7 +253,7 @@ impl Tree {
             "sh" | "bash" | "dash" | "zsh" | "ksh" | "mksh" | "fish" | "busybox"
         ) {
             Language::Shell
-        } else if super::observers::tracer::image::mentions(&seen.exe, b"/rustc/") {
+        } else if super::executable::mentions(&seen.exe, b"/rustc/") {
             Language::Rust
         } else if seen.libc {
             Language::C
@@ -261,7 +261,7 @@ impl Tree {
             Language::Unknown
         };
         let ratatui_crossterm = language == Language::Rust
-            && super::observers::tracer::image::mentions(&seen.exe, b"ratatui-crossterm");
+            && super::executable::mentions(&seen.exe, b"ratatui-crossterm");
         Writer {
             executable: seen.exe.to_string_lossy().into_owned(),
             language,

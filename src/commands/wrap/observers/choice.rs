@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::tracer::image::{Image, image_of, is_setuid, reads_keys_raw};
+use super::super::executable::{Image, image_of, is_setuid, reads_keys_raw};
 
 /// `--observer`: how wrap looks inside CMD, as asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]

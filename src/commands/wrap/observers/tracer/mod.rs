@@ -15,7 +15,6 @@
 
 pub mod filter;
 mod following;
-pub mod image;
 mod stopped;
 
 use std::ffi::OsString;
