@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::fix::Fix;
 use super::outputs::{draw_keys, plot_title};
-use super::plan::Plan;
+use super::plan::{Comparing, Plan};
 use super::ratio::{Better, answered, tried_over_as_is};
 use super::rounds::{Schedule, play};
 use super::running::How;
@@ -124,10 +124,11 @@ impl Flashed {
 
 pub(super) fn run(
     plan: &Plan,
-    (fix, rounds): (Fix, u32),
+    comparing: Comparing,
     keys: Option<&Keys>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
+    let (fix, rounds) = (comparing.fix, comparing.rounds);
     // With keys, a round lasts as long as its keys (and CMD's settling) unless a duration is given.
     let duration = match keys {
         Some(_) => plan.duration,

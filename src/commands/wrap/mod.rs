@@ -74,19 +74,19 @@ pub fn run(args: WrapArgs) -> anyhow::Result<Outcome> {
         ..
     } = &plan;
     match (mode, terminal, keys) {
-        (Mode::Compare { fix, rounds }, Some(terminal), Some(keys)) => {
-            pixel_compare::run(&plan, (*fix, *rounds, terminal.terminal, keys), &signal)
+        (Mode::Compare(comparing), Some(terminal), Some(keys)) => {
+            pixel_compare::run(&plan, *comparing, terminal.terminal, keys, &signal)
         }
-        (Mode::Compare { fix, rounds }, _, keys) => {
-            compare::run(&plan, (*fix, *rounds), keys.as_ref(), &signal)
+        (Mode::Compare(comparing), _, keys) => {
+            compare::run(&plan, *comparing, keys.as_ref(), &signal)
         }
         (Mode::Against(against), _, Some(keys)) => {
-            against::run(&plan, against, (keys, wire.as_ref()), &signal)
+            against::run(&plan, against, keys, wire.as_ref(), &signal)
         }
         // The plan refuses `--against` without keys.
         (Mode::Against(_), _, None) => anyhow::bail!("wrap --against: a plan without keys"),
         (Mode::Once { fix }, Some(terminal), Some(keys)) => {
-            one_run::in_a_terminal(&plan, (terminal.terminal, keys, *fix), &signal)
+            one_run::in_a_terminal(&plan, terminal.terminal, keys, *fix, &signal)
         }
         (Mode::Once { fix }, _, keys) => {
             let how = How {

@@ -87,11 +87,9 @@ fn nothing_came_back(report: &super::wrap_report::WrapReport) -> bool {
 /// `wrap --terminal NAME`: one run in that terminal, reported, its trace and plot written.
 pub(super) fn in_a_terminal(
     plan: &Plan,
-    (terminal, keys, fix): (
-        crate::painting::terminals::Terminal,
-        &Keys,
-        Option<super::fix::Fix>,
-    ),
+    terminal: crate::painting::terminals::Terminal,
+    keys: &Keys,
+    fix: Option<super::fix::Fix>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let side = Side::of_rounds(plan, Some(keys), (fix, Some(terminal)), None);

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::fix::Fix;
 use super::pixel_report::PixelReport;
-use super::plan::Plan;
+use super::plan::{Comparing, Plan};
 use super::ratio::{Better, answered, tried_over_as_is};
 use super::rounds::{Schedule, play};
 use super::side::{RunReport, Side};
@@ -48,9 +48,12 @@ pub struct PixelComparison {
 
 pub(super) fn run(
     plan: &Plan,
-    (fix, rounds, terminal, keys): (Fix, u32, Terminal, &Keys),
+    comparing: Comparing,
+    terminal: Terminal,
+    keys: &Keys,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
+    let (fix, rounds) = (comparing.fix, comparing.rounds);
     let mut c = PixelComparison {
         fix,
         terminal,

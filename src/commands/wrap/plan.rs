@@ -84,10 +84,17 @@ impl Invocation {
 pub(super) enum Mode {
     /// One run, with `--try`'s fix or as it is.
     Once { fix: Option<Fix> },
-    /// `--compare`: as is and tried, alternating, for this many rounds.
-    Compare { fix: Fix, rounds: u32 },
+    /// `--compare`: as is and tried, alternating.
+    Compare(Comparing),
     /// `--against`: NEW (this plan) against OLD.
     Against(AgainstPlan),
+}
+
+/// `--compare`'s fix, and how many rounds of as is and tried.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Comparing {
+    pub(super) fix: Fix,
+    pub(super) rounds: u32,
 }
 
 /// `--against`'s rounds and what they are judged against.
@@ -199,10 +206,10 @@ pub(super) fn plan(args: &WrapArgs) -> Result<Plan, Refusal> {
         exit_with_parent: args.exit_with_parent,
     };
     if let Some(fix) = args.compare {
-        plan.mode = Mode::Compare {
+        plan.mode = Mode::Compare(Comparing {
             fix,
             rounds: args.rounds.unwrap_or(3),
-        };
+        });
     }
     if let Some(old) = &args.against {
         plan.mode = Mode::Against(against(args, old, &plan)?);

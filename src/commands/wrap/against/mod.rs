@@ -41,7 +41,8 @@ type Last = Vec<Drawn>;
 pub(super) fn run(
     plan: &Plan,
     against: &AgainstPlan,
-    (keys, via): (&Keys, Option<&super::via::Wire>),
+    keys: &Keys,
+    via: Option<&super::via::Wire>,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let old_plan = match &against.old {
