@@ -626,6 +626,19 @@ fn the_top_of_src_is_main_lib_and_folders() {
     assert!(loose.is_empty(), "{loose:?}");
 }
 
+/// The crate border shows in every path: the binary's library re-exports nothing of the core,
+/// so a room names `flushlab_core::meters`, never `crate::meters`.
+#[test]
+fn the_library_re_exports_nothing_of_the_core() {
+    let lib = std::fs::read_to_string(Path::new(ROOT).join("src/lib.rs")).unwrap();
+    let re_exports: Vec<&str> = lib
+        .lines()
+        .filter(|l| l.trim_start().starts_with("pub use") && l.contains("flushlab_core"))
+        .collect();
+    assert!(re_exports.is_empty(), "{re_exports:?}");
+    assert!(!lib.contains("pub use flushlab_core"), "{lib}");
+}
+
 /// wrap's flags are read in one place: `WrapArgs` is named only where clap defines and parses
 /// it (cli, args.rs), where it is resolved (plan.rs) and where the plan is asked for (mod.rs).
 #[test]
