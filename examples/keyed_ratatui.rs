@@ -8,7 +8,7 @@
 //! - `bufwriter`: a 64 KiB `BufWriter` over `stdout()`, flushed once a frame.
 //!
 //! A second argument `markers` paints the frame markers `flushlab paint` reads
-//! (`flushlab::painting::marker`): the calibration pattern in the first frame, then frame N's
+//! (`flushlab_terminals::marker`): the calibration pattern in the first frame, then frame N's
 //! number (N keys answered) in each frame after it, so that a picture of the window says which
 //! key's frame it shows.
 //!
@@ -116,7 +116,7 @@ fn draw<W: Write>(
 where
     CrosstermBackend<W>: Backend<Error = io::Error>,
 {
-    use flushlab::painting::marker;
+    use flushlab_terminals::marker;
     terminal.draw(|frame| {
         let area = frame.area();
         let buf = frame.buffer_mut();

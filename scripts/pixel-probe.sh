@@ -61,7 +61,7 @@ script=""
 for ((i = 0; i < ${#keys}; i++)); do script+="${keys:i:1}<wait ${pause}ms>"; done
 
 if [[ "$terminal" == xterm ]]; then
-    # The same Xvfb as wrap's own (src/painting/display.rs).
+    # The same Xvfb as wrap's own (crates/flushlab-terminals/src/display.rs).
     exec 3> "$scratch/displayfd"
     Xvfb -displayfd 3 -screen 0 3840x2160x24 -nolisten tcp -schedInterval 1 -noreset 2>/dev/null &
     pids+=($!)
@@ -76,7 +76,7 @@ if [[ "$terminal" == xterm ]]; then
     run_probe() { "$probe" "$display" "$keys" "$pause"; }
     place=(--terminal xterm --display "$display")
 else
-    # The same sway as wrap's own (src/painting/wayland/compositor.rs), and a rule that floats
+    # The same sway as wrap's own (crates/flushlab-terminals/src/wayland/compositor.rs), and a rule that floats
     # the probe's foot as wrap floats its own.
     # Its own directory: sway's user must reach it, and $scratch is root's alone.
     runtime="$(mktemp -d)"

@@ -11,4 +11,3 @@ pub mod commands;
 pub mod explorer;
 pub mod painting;
 pub mod plumbing;
-pub mod samply;

@@ -21,7 +21,7 @@ extern "C" fn note_closed_standard_fds() {
 }
 
 /// `PTRACE_LISTEN` for wrap's tracer (its `Listen`, in
-/// `flushlab::commands::wrap::observers::tracer`): the library forbids
+/// `flushlab_wrap::observers::tracer`): the library forbids
 /// `unsafe`, and nix has no safe call for this request.
 #[allow(unsafe_code)]
 fn ptrace_listen(pid: i32) {
@@ -66,27 +66,25 @@ fn main() -> ExitCode {
         Some(Command::Tour(args)) => flushlab::commands::tour::run(args),
         Some(Command::Paint(args)) => flushlab::commands::paint::run(args),
         Some(Command::Report(args)) => flushlab::commands::report::run(args),
-        Some(Command::Wrap(args)) => flushlab::commands::wrap::run(*args),
-        Some(Command::Doctor(args)) => flushlab::commands::wrap::doctor::run(args),
+        Some(Command::Wrap(args)) => flushlab::cli::wrap::run(&args),
+        Some(Command::Doctor(args)) => flushlab_wrap::doctor::run(args),
         Some(Command::Lesson(args)) => lesson(args),
         Some(Command::TraceExec(args)) => {
-            flushlab::commands::wrap::observers::tracer::run(args, ptrace_listen)
+            flushlab_wrap::observers::tracer::run(args, ptrace_listen)
         }
-        Some(Command::EnvFile(args)) => match flushlab::commands::wrap::env_file::run(&args) {
+        Some(Command::EnvFile(args)) => match flushlab_wrap::in_terminal::env_file::run(&args) {
             Err(e) => {
                 flushlab_core::outcome::complain(&e.to_string());
                 Ok(Outcome::NotFound)
             }
         },
-        Some(Command::XtermjsHost(args)) => flushlab::painting::browser::host::run(args),
-        Some(Command::FarRoot(args)) => {
-            match flushlab::commands::wrap::via::far_root::shim(&args) {
-                Err(e) => {
-                    flushlab_core::outcome::complain(&e.to_string());
-                    Ok(Outcome::NotFound)
-                }
+        Some(Command::XtermjsHost(args)) => flushlab_terminals::browser::host::run(args),
+        Some(Command::FarRoot(args)) => match flushlab_wrap::via::far_root::shim(&args) {
+            Err(e) => {
+                flushlab_core::outcome::complain(&e.to_string());
+                Ok(Outcome::NotFound)
             }
-        }
+        },
         Some(Command::Man(args)) => match flushlab::cli::manual(args.command.as_deref()) {
             Ok(page) => flushlab_core::outcome::print(&page)
                 .map(|()| Outcome::Finished)

@@ -334,7 +334,7 @@ fn a_terminal_on_a_display_of_ones_own() {
     if !can_type() {
         return;
     }
-    let server = flushlab::painting::display::Xvfb::start().unwrap();
+    let server = flushlab_terminals::display::Xvfb::start().unwrap();
     let program = common::c_program("typed");
     let log = common::scratch("typed-display.log");
     let json = common::scratch("typed-display.json");

@@ -221,8 +221,8 @@ fn a_terminal_that_is_not_installed_is_named_with_its_package() {
 /// mode of the tour gets its painted figures, in the JSON and in the table.
 #[test]
 fn the_tour_reads_its_own_terminals_window() {
-    use flushlab::painting::display::Xvfb;
-    use flushlab::painting::terminals::Terminal;
+    use flushlab_terminals::display::Xvfb;
+    use flushlab_terminals::emulators::Terminal;
     if !can_paint() {
         return;
     }

@@ -95,7 +95,7 @@ pub enum Command {
     /// What wrap gets on this machine, as this user, before a run: the observer it would use for
     /// CMD and why, whether eBPF is allowed, and which optional parts (terminals, xterm.js,
     /// --via, --profile) are installed, with the packages that are missing.
-    Doctor(crate::commands::wrap::doctor::DoctorArgs),
+    Doctor(flushlab_wrap::doctor::DoctorArgs),
     /// Print a shell completion script: e.g. `flushlab completions bash >
     /// ~/.local/share/bash-completion/completions/flushlab`.
     Completions(CompletionsArgs),
@@ -106,25 +106,25 @@ pub enum Command {
     /// wrap's tracer, started by `flushlab wrap --observer ptrace` in CMD's place (not for
     /// people).
     #[command(name = "trace-exec", hide = true)]
-    TraceExec(crate::commands::wrap::observers::tracer::TraceArgs),
+    TraceExec(flushlab_wrap::observers::tracer::TraceArgs),
     /// `wrap --via`'s shim on the far side: names itself to wrap, then becomes CMD (not for
     /// people).
     #[command(name = "far-root", hide = true)]
-    FarRoot(crate::commands::wrap::via::far_root::FarRootArgs),
+    FarRoot(flushlab_wrap::via::far_root::FarRootArgs),
     /// `wrap --terminal`'s way into CMD: its environment read from a private file, not a command
     /// line (not for people).
     #[command(name = "env-file", hide = true)]
-    EnvFile(crate::commands::wrap::env_file::EnvFileArgs),
+    EnvFile(flushlab_wrap::in_terminal::env_file::EnvFileArgs),
     /// `wrap --terminal xtermjs`'s browser terminal: CMD's pty carried to xterm.js in headless
     /// Chromium (not for people).
     #[command(name = "xtermjs-host", hide = true)]
-    XtermjsHost(crate::painting::browser::host::HostArgs),
+    XtermjsHost(flushlab_terminals::browser::host::HostArgs),
     /// Run any program in a new pseudo-terminal and measure its output as flushlab measures its
     /// own modes: bytes, write(2) calls, frames (from sync markers, from the program's own waits
     /// seen from inside it, or from cursor restarts; else unknown), the time from each key to
     /// its frame (--keys), and what to change. Interactive in a terminal; headless with
     /// --duration, --keys, or when stdout is not one.
-    Wrap(Box<crate::commands::wrap::WrapArgs>),
+    Wrap(Box<crate::cli::wrap::args::WrapArgs>),
 }
 
 impl Cli {
@@ -357,13 +357,29 @@ mod tests {
                 .unwrap_or_default()
         };
         let terminals = help("terminal");
-        for t in crate::painting::terminals::Terminal::value_variants() {
+        for t in flushlab_terminals::emulators::Terminal::value_variants() {
             assert!(terminals.contains(t.name()), "{}: {terminals}", t.name());
         }
         let via = help("via");
-        for layer in crate::commands::wrap::via::Layer::value_variants() {
+        for layer in flushlab_wrap::via::Layer::value_variants() {
             assert!(via.contains(layer.name()), "{}: {via}", layer.name());
         }
+    }
+
+    /// The crates' own tables (`ALL`, what their messages list without clap) hold what clap
+    /// offers: every layer, and every terminal but xterm.js's, which `--terminal` parses itself
+    /// (`xtermjs[:RENDERER]`).
+    #[test]
+    fn the_crates_tables_are_what_clap_offers() {
+        use clap::ValueEnum;
+        use flushlab_terminals::emulators::{Surface, Terminal};
+        use flushlab_wrap::via::Layer;
+        assert_eq!(Layer::value_variants(), Layer::ALL);
+        let launched: Vec<Terminal> = Terminal::ALL
+            .into_iter()
+            .filter(|t| !matches!(t.surface(), Surface::Browser(_)))
+            .collect();
+        assert_eq!(Terminal::value_variants(), launched);
     }
 
     #[test]
@@ -376,3 +392,4 @@ mod tests {
 /// What a bench hands each child (`crate::plumbing::children`) is what the child's command reads.
 #[cfg(test)]
 mod read_back;
+pub mod wrap;

@@ -10,4 +10,3 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod tour;
-pub mod wrap;

@@ -16,11 +16,9 @@ use clap::Args;
 
 use crate::explorer::app::{Action, App};
 use crate::explorer::hud::Hud;
-use crate::explorer::keyboard::{Input, Keyboard};
 use crate::painting::own::OwnWindow;
 use crate::plumbing::frame_args::FrameArgs;
 use crate::plumbing::measured::MeasuredOutput;
-use crate::plumbing::terminal_session::TerminalSession;
 use flushlab_core::condition::{Condition, HudLayout};
 use flushlab_core::confirm::{CursorAnswers, FrameConfirmer, Shown};
 use flushlab_core::files::Destination;
@@ -33,6 +31,8 @@ use flushlab_core::seen::PaintPolicy;
 use flushlab_core::subject::{Subject, parse_subjects};
 use flushlab_core::units::parse_duration;
 use flushlab_core::writer_mode::{Mode, Stream};
+use flushlab_terminals::input::{Input, Keyboard};
+use flushlab_terminals::session::TerminalSession;
 
 /// DECRQM for synchronized output, XTVERSION, DA2, then DA1: every terminal answers DA1, and
 /// terminals answer in order, so DA1's answer means that whatever else will be answered has
@@ -231,8 +231,8 @@ pub fn run(args: TourArgs) -> anyhow::Result<Outcome> {
         .transpose()?;
     let TourPlan { modes, exports, .. } = plan;
     let (cols, rows) = flushlab_core::sys::window_size(std::io::stdout())?;
-    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
-    crate::plumbing::terminal_session::end_stuck_runs()?;
+    let signal = flushlab_terminals::session::watch_termination_signals()?;
+    flushlab_terminals::session::end_stuck_runs()?;
 
     let session = TerminalSession::enter(Stream::Stdout)?;
     let mut keyboard = Keyboard::open()?;

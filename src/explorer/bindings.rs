@@ -238,4 +238,53 @@ mod tests {
             }
         }
     }
+
+    // The input parser's keys, as the explorer maps them.
+    use flushlab_terminals::input::parse_keys;
+
+    fn actions(bytes: &[u8]) -> Vec<Action> {
+        parse_keys(bytes).into_iter().map(Action::from).collect()
+    }
+
+    #[test]
+    fn keys_become_the_same_actions_as_crossterm_events() {
+        use flushlab_core::writer_mode::Buffering;
+        assert_eq!(
+            actions(b" \tfq\x03?"),
+            [
+                Action::NextMode,
+                Action::NextMode,
+                Action::Buffering(Buffering::Frame),
+                Action::Quit,
+                Action::Quit,
+                Action::ToggleHelp
+            ]
+        );
+    }
+
+    #[test]
+    fn the_plain_arrows_step_a_lesson_and_backspace_goes_back() {
+        assert_eq!(
+            actions(b"\x1b[C\x1b[D\x7f"),
+            [Action::NextStep, Action::PreviousStep, Action::PreviousStep]
+        );
+    }
+
+    #[test]
+    fn escape_sequences_are_not_esc() {
+        // Up arrow, F5, F1 (SS3), Alt+q, then a lone Esc at the end of the read.
+        assert_eq!(actions(b"\x1b[A\x1b[15~\x1bOP\x1bq"), []);
+        // Terminal replies: XTVERSION (DCS … ST), an OSC colour reply ended by BEL.
+        assert_eq!(
+            actions(b"\x1bP>|xterm(379)\x1b\\\x1b]11;rgb:0000/0000/0000\x07"),
+            []
+        );
+        assert_eq!(
+            actions(b"\x1b[1;5Cr\x1b"),
+            [
+                Action::Buffering(flushlab_core::writer_mode::Buffering::Raw),
+                Action::Back
+            ]
+        );
+    }
 }

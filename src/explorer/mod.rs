@@ -7,5 +7,4 @@ pub mod app;
 pub mod big_digits;
 pub mod bindings;
 pub mod hud;
-pub mod keyboard;
 pub mod lesson;

@@ -2,23 +2,11 @@
 //! painted figures, with the checks that every result carries. Pure: no clock, no display.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use super::probe::FrameTime;
 use flushlab_core::latency::Histogram;
 pub use flushlab_core::results::painted::{PaintRun, Painted};
-
-/// One look at the window after a repaint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Read {
-    /// When the repaint's report arrived (CLOCK_MONOTONIC ns): the paint was at or before it.
-    pub at_ns: u64,
-    /// How long reading the two strips took: a frame shown for less is missed.
-    pub round_trip: Duration,
-    /// The frame number in the top and the bottom marker; `None` where the check failed.
-    pub top: Option<u32>,
-    pub bottom: Option<u32>,
-}
+pub use flushlab_terminals::window_watch::Read;
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
@@ -190,6 +178,7 @@ pub fn analyse_segments(segments: &[Vec<FrameTime>], reads: &[Read]) -> Vec<Pain
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn frames(n: u32, every_ns: u64) -> Vec<FrameTime> {
         (0..n)

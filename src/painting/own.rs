@@ -14,9 +14,9 @@ use ratatui::layout::Rect;
 use flushlab_core::confirm::FrameConfirmer;
 
 use super::analysis::{Painted, analyse_segments};
-use super::marker::NUMBER_MASK;
 use super::probe::FrameTime;
-use super::window_watch::{Observed, X11Watcher, wait_for};
+use flushlab_terminals::marker::NUMBER_MASK;
+use flushlab_terminals::window_watch::{Observed, X11Watcher, wait_for};
 
 /// The observation of this terminal's window, under way.
 pub struct OwnWindow {
@@ -58,7 +58,8 @@ impl OwnWindow {
             .own_window()
             .map_err(cannot)?
             .ok_or_else(|| "painted frames: this terminal's window was not found ($WINDOWID unset, no _NET_WM_PID of an ancestor); the tour ran without them".to_owned())?;
-        write(&super::marker::calibration(rows)).map_err(|e| format!("painted frames: {e}"))?;
+        write(&flushlab_terminals::marker::calibration(rows))
+            .map_err(|e| format!("painted frames: {e}"))?;
         let strips = wait_for(Duration::from_secs(3), || false, || observer.calibrate(window))
             .map_err(cannot)?
             .ok_or_else(|| "painted frames: the calibration pattern was not seen in this terminal's window in 3 s (is it covered, or not drawing 24-bit colour?); the tour ran without them".to_owned())?;
@@ -96,7 +97,7 @@ impl FrameConfirmer for OwnWindow {
     }
 
     fn mark(&self, area: Rect, canvas: &mut Buffer) {
-        super::marker::paint(self.number, area, canvas);
+        flushlab_terminals::marker::paint(self.number, area, canvas);
     }
 
     fn wants_write_times(&self) -> bool {

@@ -3,7 +3,7 @@
 
 use flushlab_core::seen::PaintPolicy;
 
-use super::terminals::Terminal;
+use flushlab_terminals::emulators::Terminal;
 
 /// `--paint`: the terminal model's paint policy, or `off`.
 #[derive(Clone, Copy, Debug, PartialEq)]

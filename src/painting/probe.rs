@@ -49,7 +49,7 @@ impl Probe {
         stop: impl Fn() -> bool,
     ) -> io::Result<Probe> {
         let mut out = stream.raw()?;
-        out.write_all(&super::marker::calibration(rows))?;
+        out.write_all(&flushlab_terminals::marker::calibration(rows))?;
         out.flush()?;
         let go = go_file(log);
         let waiting = Instant::now();
@@ -81,7 +81,7 @@ impl Probe {
     /// Frame `frame` was written from `start_ns` to now.
     pub fn record(&mut self, frame: u64, start_ns: u64) {
         self.times.push(FrameTime {
-            number: (frame & super::marker::NUMBER_MASK) as u32,
+            number: (frame & flushlab_terminals::marker::NUMBER_MASK) as u32,
             start_ns,
             end_ns: flushlab_core::sys::monotonic_ns(),
         });
@@ -118,7 +118,7 @@ pub fn read_log(path: &Path) -> io::Result<Vec<FrameTime>> {
         };
         let number = u32::try_from(number)
             .ok()
-            .filter(|n| u64::from(*n) <= super::marker::NUMBER_MASK);
+            .filter(|n| u64::from(*n) <= flushlab_terminals::marker::NUMBER_MASK);
         let Some(number) = number.filter(|_| start_ns <= end_ns) else {
             return Err(bad(i + 1));
         };

@@ -127,16 +127,16 @@ impl MeasuredOutput {
     /// Suspends the process (Ctrl-Z): the current row is closed first (its writer flushed),
     /// the time spent stopped is counted to nothing, and the next frame redraws every cell.
     /// Returns `false`, changing nothing, where no shell could resume it
-    /// ([`crate::plumbing::terminal_session::resumable`]).
+    /// ([`flushlab_terminals::session::resumable`]).
     pub fn suspend(&mut self) -> io::Result<bool> {
-        if !crate::plumbing::terminal_session::resumable() {
+        if !flushlab_terminals::session::resumable() {
             return Ok(false);
         }
         self.untee();
         self.renderer
             .set_writer((self.open)(self.mode)?, self.condition.backend)?;
         self.meters.end_segment(self.mode, self.condition);
-        let suspended = crate::plumbing::terminal_session::suspend()?;
+        let suspended = flushlab_terminals::session::suspend()?;
         self.meters.skip_pause();
         self.renderer.resize(area(self.condition));
         Ok(suspended)

@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use flushlab::explorer::app::App;
 use flushlab::explorer::hud::Hud;
-use flushlab::explorer::keyboard::parse_keys;
 use flushlab_core::meters::Meters;
 use flushlab_core::scene::Scene;
 use flushlab_core::units::{MAX_CAPACITY, MIN_CAPACITY};
 use flushlab_core::writer_mode::{Buffering, DEFAULT_CAPACITY, Mode, Stream};
+use flushlab_terminals::input::parse_keys;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use ratatui::buffer::Buffer;

@@ -4,10 +4,23 @@
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-/// Where the rooms are: the binary's and the core's.
-const SOURCE_ROOTS: [&str; 2] = ["src", "crates/flushlab-core/src"];
+/// Where the rooms are: the binary's, the core's, the terminals' and wrap's.
+const SOURCE_ROOTS: [&str; 4] = [
+    "src",
+    "crates/flushlab-core/src",
+    "crates/flushlab-terminals/src",
+    "crates/flushlab-wrap/src",
+];
 /// Names of other crates (and placeholders) the page speaks of.
-const NOT_OURS: [&str; 5] = ["clap", "crate", "flushlab", "flushlab_core", "module"];
+const NOT_OURS: [&str; 7] = [
+    "clap",
+    "crate",
+    "flushlab",
+    "flushlab_core",
+    "flushlab_terminals",
+    "flushlab_wrap",
+    "module",
+];
 
 /// The backticked spans of the page.
 fn spans(page: &str) -> Vec<&str> {
@@ -158,7 +171,7 @@ fn os_calls_live_in_sys() {
     let sys = Path::new(ROOT).join("crates/flushlab-core/src/sys");
     // The tracer is a program of its own, run in CMD's place: ptrace, seccomp, its signals and
     // the traced threads' /proc are what it is made of (ARCHITECTURE.md says so).
-    let tracer = Path::new(ROOT).join("src/commands/wrap/observers/tracer");
+    let tracer = Path::new(ROOT).join("crates/flushlab-wrap/src/observers/tracer");
     let mut files = Vec::new();
     for root in SOURCE_ROOTS {
         rust_files(&Path::new(ROOT).join(root), &mut files);
@@ -297,6 +310,10 @@ fn no_command_imports_another_and_no_shared_room_imports_a_command() {
 fn no_file_imports_its_folders_mod_rs_back() {
     let mut files = Vec::new();
     rust_files(&Path::new(ROOT).join("src/commands"), &mut files);
+    rust_files(
+        &Path::new(ROOT).join("crates/flushlab-wrap/src"),
+        &mut files,
+    );
     let mut wrong = Vec::new();
     let mut checked = 0;
     for file in &files {
@@ -450,7 +467,7 @@ fn one_percentile_definition() {
         rust_files(&Path::new(ROOT).join(root), &mut files);
     }
     // The middle row of a band of pixels is geometry, not a figure.
-    let geometry = "src/painting/strips.rs";
+    let geometry = "crates/flushlab-terminals/src/strips.rs";
     for file in files {
         let name = relative(&file);
         if name.contains("flushlab-core/src/statistics/") {
@@ -496,7 +513,7 @@ fn every_mode_runs_cmd_through_side() {
     let mut wrong = Vec::new();
     for (file, code) in sources() {
         let name = relative(&file);
-        if !name.starts_with("src/commands/wrap/") || name.ends_with("wrap/side.rs") {
+        if !name.starts_with("crates/flushlab-wrap/src/") || name.ends_with("/side.rs") {
             continue;
         }
         for call in [
@@ -531,11 +548,12 @@ fn exit_codes_are_decided_from_an_outcome() {
     assert!(
         places
             .iter()
-            .all(|f| ["src/main.rs", "src/plumbing/terminal_session.rs"].contains(f)),
+            .all(|f| ["src/main.rs", "crates/flushlab-terminals/src/session.rs"].contains(f)),
         "{exits:?}"
     );
     let session =
-        std::fs::read_to_string(Path::new(ROOT).join("src/plumbing/terminal_session.rs")).unwrap();
+        std::fs::read_to_string(Path::new(ROOT).join("crates/flushlab-terminals/src/session.rs"))
+            .unwrap();
     assert_eq!(session.matches("process::exit(").count(), 1);
     assert!(session.contains("Outcome::Signal(signal as usize).exit_code()"));
 }
@@ -570,11 +588,15 @@ fn result_files_are_read_through_from_sent_json() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// wrap's and painting's files hold one idea each: none over 500 lines.
+/// wrap's, the terminals' and painting's files hold one idea each: none over 500 lines.
 #[test]
 fn no_file_over_500_lines_where_wrap_and_painting_live() {
     let mut files = Vec::new();
-    for dir in ["src/commands/wrap", "src/painting"] {
+    for dir in [
+        "crates/flushlab-wrap/src",
+        "crates/flushlab-terminals/src",
+        "src/painting",
+    ] {
         rust_files(&Path::new(ROOT).join(dir), &mut files);
     }
     let long: Vec<String> = files
@@ -640,54 +662,48 @@ fn the_library_re_exports_nothing_of_the_core() {
 }
 
 /// wrap's flags are read in one place: `WrapArgs` is named only where clap defines and parses
-/// it (cli, args.rs), where it is resolved (plan.rs) and where the plan is asked for (mod.rs).
+/// it (cli, args.rs), where it is lowered into the plan (lower.rs) and where the plan is asked
+/// for (cli/wrap/mod.rs). The crate below cannot name it at all.
 #[test]
-fn wrap_args_are_read_only_by_the_plan() {
+fn wrap_args_are_read_only_by_the_lowering() {
     let allowed = [
         "src/cli/mod.rs",
-        "src/commands/wrap/args.rs",
-        "src/commands/wrap/plan.rs",
-        "src/commands/wrap/mod.rs",
+        "src/cli/wrap/args.rs",
+        "src/cli/wrap/lower.rs",
+        "src/cli/wrap/mod.rs",
     ];
     let named: Vec<String> = sources()
         .iter()
-        .map(|(f, _)| (relative(f), std::fs::read_to_string(f).unwrap()))
-        .filter(|(f, text)| !allowed.contains(&f.as_str()) && text.contains("WrapArgs"))
-        .map(|(f, _)| f)
+        .filter(|(f, text)| !allowed.contains(&relative(f).as_str()) && text.contains("WrapArgs"))
+        .map(|(f, _)| relative(f))
         .collect();
     assert!(named.is_empty(), "WrapArgs named in {named:?}");
 }
 
-/// The command line's module is imported by the plan alone (and by wrap's door, which hands
-/// `WrapArgs` on): the choices the rooms share (`Fix`, `ObserverArg`) live in rooms of their own.
+/// The command line's module is imported by the lowering alone: the choices the crate's rooms
+/// share (`Fix`, `ObserverArg`) are the crate's own.
 #[test]
-fn only_the_plan_imports_wraps_args() {
-    let allowed = ["src/commands/wrap/plan.rs", "src/commands/wrap/mod.rs"];
+fn only_the_lowering_imports_wraps_args() {
     let importing: Vec<String> = sources()
         .iter()
-        .filter(|(f, _)| relative(f).starts_with("src/commands/wrap/"))
-        .filter(|(f, code)| {
-            !allowed.contains(&relative(f).as_str())
-                && (code.contains("super::args::") || code.contains("super::super::args::"))
-        })
+        .filter(|(f, code)| !relative(f).starts_with("src/cli/") && code.contains("wrap::args"))
         .map(|(f, _)| relative(f))
         .collect();
     assert!(importing.is_empty(), "args.rs imported by {importing:?}");
 }
 
-/// The plan's types, from `struct Plan` to the function that builds them, as plan.rs defines
+/// The plan's types, from `struct Plan` to the file's end, as the crate's plan.rs defines
 /// them; and the struct types among them.
 fn plan_types() -> (String, Vec<String>) {
-    let plan = std::fs::read_to_string(Path::new(ROOT).join("src/commands/wrap/plan.rs")).unwrap();
+    let plan =
+        std::fs::read_to_string(Path::new(ROOT).join("crates/flushlab-wrap/src/plan/mod.rs"))
+            .unwrap();
     let start = plan
-        .find("pub(super) struct Plan {")
+        .find("pub struct Plan {")
         .expect("plan.rs defines Plan");
-    let end = plan
-        .find("pub(super) fn plan(")
-        .expect("plan.rs builds the plan");
-    let types = plan[start..end].to_owned();
+    let types = plan[start..].to_owned();
     let structs = types
-        .split("pub(super) struct ")
+        .split("pub struct ")
         .skip(1)
         .filter_map(|rest| rest.split([' ', '{', '(']).next().map(str::to_owned))
         .collect();
@@ -711,17 +727,43 @@ fn the_plan_holds_no_clap_type() {
     }
 }
 
-/// The plan is built in plan.rs alone: no struct of it is written out anywhere else in wrap
-/// (a destructuring pattern, which ends in `..`, only reads one).
+/// The crate's types carry no clap of their own: built alone, without its features,
+/// `flushlab-wrap` (and the crates under it) pulls no clap into its dependency tree. clap is a
+/// feature the binary turns on.
 #[test]
-fn the_plan_is_built_only_in_plan_rs() {
+fn the_wrap_crate_depends_on_no_clap_without_its_feature() {
+    let tree = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-p", "flushlab-wrap", "-e", "normal"])
+        .args(["--no-default-features", "--prefix", "none"])
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    assert!(
+        tree.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tree.stderr)
+    );
+    let tree = String::from_utf8(tree.stdout).unwrap();
+    assert!(tree.contains("flushlab-terminals"), "{tree}");
+    let clap: Vec<&str> = tree.lines().filter(|l| l.starts_with("clap")).collect();
+    assert!(clap.is_empty(), "{clap:?}");
+}
+
+/// The plan is built in the lowering alone: no struct of it is written out anywhere else (a
+/// destructuring pattern, which ends in `..`, only reads one).
+#[test]
+fn the_plan_is_built_only_in_the_lowering() {
     let (_, structs) = plan_types();
-    let wrap = Path::new(ROOT).join("src/commands/wrap");
-    let mut files = Vec::new();
-    rust_files(&wrap, &mut files);
     let mut built = Vec::new();
-    for file in files.iter().filter(|f| !f.ends_with("plan.rs")) {
-        let text = std::fs::read_to_string(file).unwrap();
+    // Where wrap's plan could be written out: the crate, and the binary's wrap flags (paint has
+    // a `Plan` of its own). The plan's own file defines it.
+    let wraps = |f: &Path| {
+        let name = relative(f);
+        (name.starts_with("crates/flushlab-wrap/src/") || name.starts_with("src/cli/"))
+            && !name.ends_with("flushlab-wrap/src/plan/mod.rs")
+            && !name.ends_with("cli/wrap/lower.rs")
+    };
+    for (file, text) in sources().iter().filter(|(f, _)| wraps(f)) {
         for name in &structs {
             let literal = format!("{name} {{");
             for (at, _) in text.match_indices(&literal) {
@@ -739,7 +781,7 @@ fn the_plan_is_built_only_in_plan_rs() {
     }
     assert!(
         built.is_empty(),
-        "the plan built outside plan.rs: {built:?}"
+        "the plan built outside the lowering: {built:?}"
     );
 }
 
@@ -772,8 +814,10 @@ fn layers_and_terminals_are_matched_without_a_wildcard() {
     let variant = |code: &str| {
         ["Terminal::", "Layer::"].iter().any(|enum_| {
             code.match_indices(enum_).any(|(at, _)| {
-                let rest = &code[at + enum_.len()..];
-                rest.starts_with(|c: char| c.is_ascii_uppercase())
+                // A variant, not a constant of the type's (`Terminal::ALL`).
+                let mut rest = code[at + enum_.len()..].chars();
+                rest.next().is_some_and(|c| c.is_ascii_uppercase())
+                    && rest.next().is_some_and(|c| c.is_ascii_lowercase())
             })
         })
     };

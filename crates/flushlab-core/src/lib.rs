@@ -16,6 +16,8 @@
 //! - [`confirm`]: evidence from the terminal's side that frames got there (cursor-position
 //!   answers; painted frames plug in through the same trait).
 //! - [`results`]: the typed results schema, statistics and exporters (JSON, CSV, Markdown, SVG).
+//! - [`reader`]: the reader models at work: a pty's other side read as fast as a terminal would.
+//! - [`samply`]: reading the profiles samply writes (the Firefox Profiler's format).
 //! - [`sys`]: the operating system's calls (Linux today), in one place.
 //!
 //! See ARCHITECTURE.md at the repository's top for the code map and its invariants.
@@ -35,7 +37,9 @@ pub mod keyscript;
 pub mod latency;
 pub mod meters;
 pub mod outcome;
+pub mod reader;
 pub mod results;
+pub mod samply;
 pub mod scene;
 pub mod seen;
 pub mod statistics;

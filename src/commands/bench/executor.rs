@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use crate::plumbing::children::{HeadlessFlood, HeadlessRun, HeadlessWrap, RUN_ENV};
 use crate::plumbing::frame_args::ChildOf;
-use crate::plumbing::reader::{Tail, consume};
 use flushlab_core::detect::keyed::WrapKeysRun;
 use flushlab_core::figures::WrapRun;
+use flushlab_core::reader::{Tail, consume};
 use flushlab_core::results::conditions::{ReaderModel, Sink};
 use flushlab_core::results::{FailedRun, Run};
 use flushlab_core::subject::Subject;

@@ -400,7 +400,7 @@ impl BenchPlan {
         };
         // Ctrl-C (or SIGTERM, SIGHUP) stops the bench between runs or kills the current
         // child; what was measured is kept, printed and exported.
-        let interrupt = crate::plumbing::terminal_session::watch_termination_signals()
+        let interrupt = flushlab_terminals::session::watch_termination_signals()
             .context("installing the signal handlers")?;
         self.measure(&mut results, &interrupt)?;
         flushlab_core::results::export::deliver(&results, &self.exports)?;

@@ -146,10 +146,10 @@ pub fn run(args: FloodArgs) -> anyhow::Result<Outcome> {
         Ok(stream) => stream,
         Err(refusal) => return Ok(refusal.tell()),
     };
-    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
-    crate::plumbing::terminal_session::end_stuck_runs()?;
+    let signal = flushlab_terminals::session::watch_termination_signals()?;
+    flushlab_terminals::session::end_stuck_runs()?;
     if let Some(parent) = args.exit_with_parent {
-        crate::plumbing::terminal_session::end_with_parent(parent)?;
+        flushlab_terminals::session::end_with_parent(parent)?;
     }
     let probe = IoProbe::open();
     let mut logger = Logger::open(&args)?;

@@ -19,14 +19,15 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde::Deserialize;
 
-use crate::painting::display::Xvfb;
-use crate::painting::terminals::Terminal;
-use crate::painting::{PaintResults, analysis, marker, plot, probe, window_watch};
+use crate::painting::{PaintResults, analysis, plot, probe};
 use flushlab_core::files::Destination;
 use flushlab_core::outcome::{Outcome, Refusal};
 use flushlab_core::results::painted::PaintRun;
 use flushlab_core::subject::Subject;
 use flushlab_core::units::{parse_duration, parse_fps, parse_size};
+use flushlab_terminals::display::Xvfb;
+use flushlab_terminals::emulators::Terminal;
+use flushlab_terminals::{marker, window_watch};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -153,7 +154,7 @@ impl PaintArgs {
             return Err(Refusal::bad_input(format!(
                 "--terminal {}: it runs on Wayland only, and paint opens terminals on X11 ({}); time its keys with wrap --terminal {}",
                 t.name(),
-                crate::painting::terminals::Terminal::names(|t| t.on_x11()),
+                flushlab_terminals::emulators::Terminal::names(|t| t.on_x11()),
                 t.name()
             )));
         }
@@ -202,7 +203,7 @@ pub fn run(args: PaintArgs) -> anyhow::Result<Outcome> {
         Err(refusal) => return Ok(refusal.of("paint").tell()),
     };
     let stdout_taken = plan.stdout_taken;
-    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
+    let signal = flushlab_terminals::session::watch_termination_signals()?;
     let results = match plan.measure(&signal) {
         Ok(results) => results,
         // Whatever was under way when the signal came stopped with it (its drops).

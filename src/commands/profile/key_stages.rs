@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::samply::{Lib, Profile, Symbols, Thread, TopFunction, ranked};
+use flushlab_core::samply::{Profile, Symbols, Thread, TopFunction, ranked};
 use flushlab_core::units::{milliseconds, percent};
 
 /// What ran inside the keys' stages.
@@ -66,21 +66,19 @@ impl Spans {
     }
 }
 
-impl Thread {
-    /// The thread's key markers: the keys' numbers, and its processing and emit spans.
-    fn key_spans(&self) -> Option<(Vec<u64>, Spans, Spans)> {
-        let (mut keys, mut processing, mut emit) = (Vec::new(), Vec::new(), Vec::new());
-        for (n, what, start, end) in self.key_markers() {
-            match what {
-                "processing" => processing.push((start, end)),
-                "emit" => emit.push((start, end)),
-                _ => keys.push(n),
-            }
+/// The thread's key markers: the keys' numbers, and its processing and emit spans.
+fn key_spans(thread: &Thread) -> Option<(Vec<u64>, Spans, Spans)> {
+    let (mut keys, mut processing, mut emit) = (Vec::new(), Vec::new(), Vec::new());
+    for (n, what, start, end) in thread.key_markers() {
+        match what {
+            "processing" => processing.push((start, end)),
+            "emit" => emit.push((start, end)),
+            _ => keys.push(n),
         }
-        keys.sort_unstable();
-        keys.dedup();
-        (!keys.is_empty()).then(|| (keys, Spans::merged(processing), Spans::merged(emit)))
     }
+    keys.sort_unstable();
+    keys.dedup();
+    (!keys.is_empty()).then(|| (keys, Spans::merged(processing), Spans::merged(emit)))
 }
 
 /// The keys' digest, when the profile has key markers (else `None`: a profile of flushlab's own
@@ -90,7 +88,7 @@ pub(super) fn digest(profile: &Profile, symbols: &Symbols, top: usize) -> Option
     let mut keys = 0;
     let mut stages: [Tally; 2] = Default::default();
     for thread in &profile.threads {
-        let Some((marked, processing, emit)) = thread.key_spans() else {
+        let Some((marked, processing, emit)) = key_spans(thread) else {
             continue;
         };
         process = process.or_else(|| thread.process_name.clone());
@@ -137,47 +135,6 @@ struct Tally<'a> {
     own: HashMap<&'a str, f64>,
     program: HashMap<&'a str, f64>,
     samples: f64,
-}
-
-impl Thread {
-    /// Every stack's innermost frame in the program's own executable (the library named as
-    /// the process is: a process's name is its executable's, cut to 15 bytes), if any.
-    fn program_functions<'a>(
-        &'a self,
-        libs: &'a [Lib],
-        symbols: &'a Symbols,
-    ) -> Vec<Option<&'a str>> {
-        let process = self.process_name.as_deref().unwrap_or("");
-        let mut found: Vec<Option<&str>> = Vec::with_capacity(self.stack_table.frame.len());
-        for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
-            let (name, lib) = self.name_of(frame as usize, libs, symbols);
-            let file = lib.rsplit('/').next().unwrap_or(lib);
-            let ours = !process.is_empty() && file.starts_with(process);
-            let function = if ours {
-                Some(name)
-            } else {
-                self.stack_table.prefix[stack].and_then(|parent| found[parent as usize])
-            };
-            found.push(function);
-        }
-        found
-    }
-
-    /// Every stack's innermost frame of the program's own (outside the kernel): the function a
-    /// sample counts for. Linear in the tables, as [`Thread::stack_shares`].
-    fn own_functions<'a>(&'a self, libs: &'a [Lib], symbols: &'a Symbols) -> Vec<&'a str> {
-        let mut own: Vec<&str> = Vec::with_capacity(self.stack_table.frame.len());
-        for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
-            let (name, lib) = self.name_of(frame as usize, libs, symbols);
-            let kernel = lib.contains("kernel") || lib.is_empty() && name.starts_with("0x");
-            let function = match self.stack_table.prefix[stack] {
-                Some(parent) if kernel => own[parent as usize],
-                _ => name,
-            };
-            own.push(function);
-        }
-        own
-    }
 }
 
 impl KeyDigest {

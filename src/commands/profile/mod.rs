@@ -16,8 +16,8 @@ use clap::Args;
 use serde::Deserialize;
 use serde::Serialize;
 
-pub use crate::samply::TopFunction;
-use crate::samply::{Lib, Symbols, Thread, ranked, read_profile};
+pub use flushlab_core::samply::TopFunction;
+use flushlab_core::samply::{Lib, Symbols, Thread, ranked, read_profile};
 
 use flushlab_core::files::{InputKind, read_input, sibling};
 use flushlab_core::units::percent;
@@ -125,27 +125,25 @@ struct RunReport {
     frames: Option<u64>,
 }
 
-impl Thread {
-    /// Every stack's share: its innermost frame that names a known part. Computed once per
-    /// stack from its prefix's (an earlier stack), so the cost is linear in the tables however
-    /// deep the stacks are, and every frame's name is classified once.
-    fn stack_shares(&self, libs: &[Lib], symbols: &Symbols) -> Vec<Share> {
-        let mut frame_share: Vec<Option<Option<Share>>> = vec![None; self.frames()];
-        let mut shares: Vec<Share> = Vec::with_capacity(self.stack_table.frame.len());
-        for (stack, &frame) in self.stack_table.frame.iter().enumerate() {
-            let frame = frame as usize;
-            let own = *frame_share[frame].get_or_insert_with(|| {
-                let (name, lib) = self.name_of(frame, libs, symbols);
-                share_of(name, lib)
-            });
-            let share = own.unwrap_or_else(|| match self.stack_table.prefix[stack] {
-                Some(parent) => shares[parent as usize],
-                None => Share::Other,
-            });
-            shares.push(share);
-        }
-        shares
+/// Every stack's share: its innermost frame that names a known part. Computed once per
+/// stack from its prefix's (an earlier stack), so the cost is linear in the tables however
+/// deep the stacks are, and every frame's name is classified once.
+fn stack_shares(thread: &Thread, libs: &[Lib], symbols: &Symbols) -> Vec<Share> {
+    let mut frame_share: Vec<Option<Option<Share>>> = vec![None; thread.frames()];
+    let mut shares: Vec<Share> = Vec::with_capacity(thread.stack_table.frame.len());
+    for (stack, &frame) in thread.stack_table.frame.iter().enumerate() {
+        let frame = frame as usize;
+        let own = *frame_share[frame].get_or_insert_with(|| {
+            let (name, lib) = thread.name_of(frame, libs, symbols);
+            share_of(name, lib)
+        });
+        let share = own.unwrap_or_else(|| match thread.stack_table.prefix[stack] {
+            Some(parent) => shares[parent as usize],
+            None => Share::Other,
+        });
+        shares.push(share);
     }
+    shares
 }
 
 pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
@@ -176,7 +174,7 @@ pub fn digest(path: &Path, top: usize) -> anyhow::Result<Digest> {
         .iter()
         .filter(|t| t.process_name.as_deref() == process);
     for thread in threads {
-        let stack_shares = thread.stack_shares(&profile.libs, &symbols);
+        let stack_shares = stack_shares(thread, &profile.libs, &symbols);
         let mut leaf_time: HashMap<u32, f64> = HashMap::new();
         for (i, stack) in thread.samples.stack.iter().enumerate() {
             let Some(stack) = *stack else { continue };

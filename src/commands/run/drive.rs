@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use super::args::RunArgs;
 use crate::explorer::app::{Action, App, verdict};
 use crate::explorer::hud::Hud;
-use crate::explorer::keyboard::{KeyClock, Keyboard};
 use crate::plumbing::ceiling;
 use crate::plumbing::measured::{MeasuredOutput, OpenWriter};
 use flushlab_core::accounting::Counted;
@@ -19,6 +18,7 @@ use flushlab_core::meters::Phases;
 use flushlab_core::outcome::Outcome;
 use flushlab_core::wait::{Wait, Waiting};
 use flushlab_core::writer_mode::Stream;
+use flushlab_terminals::input::{KeyClock, Keyboard};
 
 /// How the loop is driven, decided once before it starts.
 pub(super) struct LoopSettings {
@@ -29,7 +29,7 @@ pub(super) struct LoopSettings {
     /// Set by SIGWINCH, and the stream whose terminal size to ask then.
     pub(super) resize: Option<(Arc<AtomicBool>, Stream)>,
     pub(super) panic_at_frame: Option<u64>,
-    /// Set by SIGTSTP (see [`crate::plumbing::terminal_session::watch_suspend`]).
+    /// Set by SIGTSTP (see [`flushlab_terminals::session::watch_suspend`]).
     pub(super) stop: Option<Arc<AtomicBool>>,
     /// The parent that must stay alive (see [`RunArgs::exit_with_parent`]).
     pub(super) parent: Option<i32>,
@@ -119,7 +119,7 @@ pub(super) fn frame_loop(
     // Without its clock a key's time is not shown; the keys work as before.
     let clock = keyboard
         .as_ref()
-        .and_then(|k| crate::explorer::keyboard::KeyClock::start(k).ok());
+        .and_then(|k| flushlab_terminals::input::KeyClock::start(k).ok());
     // A key read and not yet answered: when it arrived, when the loop read it, and the mode it
     // was typed in.
     let mut unanswered: Option<(Instant, Instant, flushlab_core::writer_mode::Mode)> = None;
@@ -172,7 +172,7 @@ pub(super) fn frame_loop(
         out.build_frame(|meters, canvas| {
             hud.paint_frame(app, meters, frame, area, canvas);
             if probe.is_some() {
-                crate::painting::marker::paint(frame, area, canvas);
+                flushlab_terminals::marker::paint(frame, area, canvas);
             }
         });
         let writing = probe.is_some().then(flushlab_core::sys::monotonic_ns);

@@ -16,7 +16,6 @@ use anyhow::Context;
 use crate::explorer::app::App;
 use crate::explorer::hud::Hud;
 use crate::plumbing::measured::MeasuredOutput;
-use crate::plumbing::terminal_session::TerminalSession;
 pub use args::RunArgs;
 use drive::{LoopSettings, drawable, frame_loop, stream_fd, too_large, transport_ceiling};
 use flushlab_core::condition::{Condition, HudLayout};
@@ -26,6 +25,7 @@ use flushlab_core::subject::Ceiling;
 use flushlab_core::units::DEFAULT_SIZE;
 use flushlab_core::wait::Wait;
 use flushlab_core::writer_mode::{Mode, Stream};
+use flushlab_terminals::session::TerminalSession;
 use run_report::{ModeReport, Report};
 
 pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
@@ -40,10 +40,10 @@ pub fn run(cli: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         cli.size.unwrap_or(DEFAULT_SIZE)
     };
-    let signal = crate::plumbing::terminal_session::watch_termination_signals()?;
-    crate::plumbing::terminal_session::end_stuck_runs()?;
+    let signal = flushlab_terminals::session::watch_termination_signals()?;
+    flushlab_terminals::session::end_stuck_runs()?;
     let stop = if terminal {
-        Some(crate::plumbing::terminal_session::watch_suspend()?)
+        Some(flushlab_terminals::session::watch_suspend()?)
     } else {
         None
     };
