@@ -23,6 +23,7 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub mod via;
 
+use self::modes::side::Processes;
 use self::modes::{against, compare, one_run, pixel_compare};
 use self::plan::{Mode, Plan};
 use self::run::running::How;
@@ -40,6 +41,7 @@ pub fn run(plan: Plan) -> anyhow::Result<Outcome> {
         None => None,
         Some(via) => Some(via::Wire::start(&via.layers, via.link)?),
     };
+    let processes = &mut Processes;
     let Plan {
         mode,
         terminal,
@@ -47,19 +49,24 @@ pub fn run(plan: Plan) -> anyhow::Result<Outcome> {
         ..
     } = &plan;
     match (mode, terminal, keys) {
-        (Mode::Compare(comparing), Some(terminal), Some(keys)) => {
-            pixel_compare::run(&plan, *comparing, terminal.terminal, keys, &signal)
-        }
+        (Mode::Compare(comparing), Some(terminal), Some(keys)) => pixel_compare::run(
+            &plan,
+            *comparing,
+            terminal.terminal,
+            keys,
+            processes,
+            &signal,
+        ),
         (Mode::Compare(comparing), _, keys) => {
-            compare::run(&plan, *comparing, keys.as_ref(), &signal)
+            compare::run(&plan, *comparing, keys.as_ref(), processes, &signal)
         }
         (Mode::Against(against), _, Some(keys)) => {
-            against::run(&plan, against, keys, wire.as_ref(), &signal)
+            against::run(&plan, against, keys, wire.as_ref(), processes, &signal)
         }
         // The plan refuses `--against` without keys.
         (Mode::Against(_), _, None) => anyhow::bail!("wrap --against: a plan without keys"),
         (Mode::Once { fix }, Some(terminal), Some(keys)) => {
-            one_run::in_a_terminal(&plan, terminal.terminal, keys, *fix, &signal)
+            one_run::in_a_terminal(&plan, terminal.terminal, keys, *fix, processes, &signal)
         }
         (Mode::Once { fix }, _, keys) => {
             let how = How {
@@ -70,7 +77,7 @@ pub fn run(plan: Plan) -> anyhow::Result<Outcome> {
                 profile: plan.profile.as_ref(),
                 via: wire.as_ref(),
             };
-            one_run::here(&plan, how, &signal)
+            one_run::here(&plan, how, processes, &signal)
         }
     }
 }

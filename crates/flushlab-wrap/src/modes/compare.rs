@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::modes::ratio::{Better, answered, tried_over_as_is};
 use crate::modes::rounds::{Schedule, play};
-use crate::modes::side::{RunReport, Side};
+use crate::modes::side::{Executor, RunReport, Side};
 use crate::observers::fix::Fix;
 use crate::plan::keys::Keys;
 use crate::plan::{Comparing, Plan};
@@ -126,8 +126,34 @@ pub(crate) fn run(
     plan: &Plan,
     comparing: Comparing,
     keys: Option<&Keys>,
+    executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
+    let (comparison, last) = compared(plan, comparing, keys, executor, signal)?;
+    complain(&comparison.table(&plan.cmd.line()));
+    if let Some(destination) = &plan.outputs.report {
+        destination
+            .write_json(&comparison)
+            .with_context(|| format!("writing the comparison to {destination}"))?;
+    }
+    if let Some(destination) = &plan.outputs.plot {
+        draw_last_round(destination, &plan.cmd.line(), &comparison, &last)?;
+    }
+    Ok(match signal.load(Ordering::Relaxed) {
+        0 => Outcome::Finished,
+        sig => Outcome::Signal(sig),
+    })
+}
+
+/// The rounds of as is and tried, each side run by `executor`, and what they compare to; the
+/// last round's timelines, as is and tried, for `--plot`.
+pub(crate) fn compared(
+    plan: &Plan,
+    comparing: Comparing,
+    keys: Option<&Keys>,
+    executor: &mut dyn Executor,
+    signal: &AtomicUsize,
+) -> anyhow::Result<(Comparison, [Timeline; 2])> {
     let (fix, rounds) = (comparing.fix, comparing.rounds);
     // With keys, a round lasts as long as its keys (and CMD's settling) unless a duration is given.
     let duration = match keys {
@@ -150,7 +176,7 @@ pub(crate) fn run(
                 },
                 terminal: None,
             };
-            let ran = crate::modes::side::run(plan, side, signal)?;
+            let ran = executor.run(plan, side, signal)?;
             match ran.report {
                 RunReport::Headless(report) => Ok((*report, Some(ran.timeline))),
                 RunReport::Terminal(_) => anyhow::bail!("a headless run gave a terminal's report"),
@@ -197,19 +223,7 @@ pub(crate) fn run(
         permanent_fix,
         flashed,
     };
-    complain(&comparison.table(&plan.cmd.line()));
-    if let Some(destination) = &plan.outputs.report {
-        destination
-            .write_json(&comparison)
-            .with_context(|| format!("writing the comparison to {destination}"))?;
-    }
-    if let Some(destination) = &plan.outputs.plot {
-        draw_last_round(destination, &plan.cmd.line(), &comparison, &last)?;
-    }
-    Ok(match signal.load(Ordering::Relaxed) {
-        0 => Outcome::Finished,
-        sig => Outcome::Signal(sig),
-    })
+    Ok((comparison, last))
 }
 
 /// Key to frame and each stage, tried over as is.

@@ -7,8 +7,12 @@
 
 pub mod against;
 pub mod compare;
+#[cfg(test)]
+mod mock;
 pub mod one_run;
 pub mod pixel_compare;
 pub mod ratio;
 pub mod rounds;
 pub mod side;
+#[cfg(test)]
+mod tests;

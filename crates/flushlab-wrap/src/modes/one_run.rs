@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::modes::side::{RunReport, Side, SideRun};
+use crate::modes::side::{Executor, RunReport, Side, SideRun};
 use crate::plan::Plan;
 use crate::plan::keys::Keys;
 use crate::report::outputs::{
@@ -14,7 +14,12 @@ use flushlab_core::outcome::{Outcome, complain};
 use flushlab_core::results::drawings::waterfall::Panel;
 
 /// One run headless or on the user's terminal, as `how` says.
-pub(crate) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::Result<Outcome> {
+pub(crate) fn here(
+    plan: &Plan,
+    how: How<'_>,
+    executor: &mut dyn Executor,
+    signal: &AtomicUsize,
+) -> anyhow::Result<Outcome> {
     let side = Side {
         how,
         terminal: None,
@@ -26,7 +31,7 @@ pub(crate) fn here(plan: &Plan, how: How<'_>, signal: &AtomicUsize) -> anyhow::R
         stalled,
         recorded,
         filmstrip,
-    } = crate::modes::side::run(plan, side, signal)?;
+    } = executor.run(plan, side, signal)?;
     let RunReport::Headless(report) = report else {
         anyhow::bail!("a run here gave a terminal's report");
     };
@@ -90,6 +95,7 @@ pub(crate) fn in_a_terminal(
     terminal: flushlab_terminals::emulators::Terminal,
     keys: &Keys,
     fix: Option<crate::observers::fix::Fix>,
+    executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let side = Side::of_rounds(plan, Some(keys), (fix, Some(terminal)), None);
@@ -98,7 +104,7 @@ pub(crate) fn in_a_terminal(
         timeline,
         filmstrip,
         ..
-    } = crate::modes::side::run(plan, side, signal)?;
+    } = executor.run(plan, side, signal)?;
     let RunReport::Terminal(report) = report else {
         anyhow::bail!("a run in {} gave a headless report", terminal.name());
     };

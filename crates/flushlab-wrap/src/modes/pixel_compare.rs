@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::modes::ratio::{Better, answered, tried_over_as_is};
 use crate::modes::rounds::{Schedule, play};
-use crate::modes::side::{RunReport, Side};
+use crate::modes::side::{Executor, RunReport, Side};
 use crate::observers::fix::Fix;
 use crate::plan::keys::Keys;
 use crate::plan::{Comparing, Plan};
@@ -52,6 +52,7 @@ pub(crate) fn run(
     comparing: Comparing,
     terminal: Terminal,
     keys: &Keys,
+    executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let (fix, rounds) = (comparing.fix, comparing.rounds);
@@ -82,10 +83,7 @@ pub(crate) fn run(
         &mut |i| {
             let (terminal, fix) = sides[i];
             let side = Side::of_rounds(plan, Some(keys), (fix, terminal), None);
-            Ok((
-                crate::modes::side::run(plan, side, signal)?.report,
-                None::<()>,
-            ))
+            Ok((executor.run(plan, side, signal)?.report, None::<()>))
         },
         &|_| false,
         signal,

@@ -98,6 +98,28 @@ pub(crate) struct SideRun {
     pub(crate) filmstrip: Option<crate::report::filmstrip::Filmstrip>,
 }
 
+/// What runs a side (hyperfine's `Executor`): CMD's own processes ([`Processes`]), or in the
+/// crate's tests a script of reports (`modes::mock`), so that every mode and its rounds are
+/// tested without starting a process.
+pub(crate) trait Executor {
+    fn run(&mut self, plan: &Plan, side: Side<'_>, signal: &AtomicUsize)
+    -> anyhow::Result<SideRun>;
+}
+
+/// CMD run for real, by [`run`].
+pub(crate) struct Processes;
+
+impl Executor for Processes {
+    fn run(
+        &mut self,
+        plan: &Plan,
+        side: Side<'_>,
+        signal: &AtomicUsize,
+    ) -> anyhow::Result<SideRun> {
+        run(plan, side, signal)
+    }
+}
+
 /// Runs `side` of `plan`'s CMD once; see the module's documentation.
 pub(crate) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::Result<SideRun> {
     if let Some(terminal) = side.terminal {

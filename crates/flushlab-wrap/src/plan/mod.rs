@@ -167,3 +167,56 @@ impl Until {
         }
     }
 }
+
+/// Plans for the crate's tests, as the lowering would make them of `wrap --keys … -- WORDS`:
+/// headless, no observer, nothing written.
+#[cfg(test)]
+pub(crate) mod for_tests {
+    use super::*;
+    use crate::observers::choice::{Needs, ObserverArg};
+
+    pub(crate) fn plan(words: &[&str]) -> Plan {
+        let program = PathBuf::from(words[0]);
+        Plan {
+            looking: Choice::of(ObserverArg::None, (&program, words[0]), Needs::default()).unwrap(),
+            cmd: Invocation {
+                words: words.iter().map(OsString::from).collect(),
+                program,
+            },
+            interactive: false,
+            duration: None,
+            size: (80, 24),
+            reader: ReaderModel::Drain,
+            paint: None,
+            frame_gap: Duration::from_millis(2),
+            keys: Some(keys()),
+            outputs: Outputs::default(),
+            profile: None,
+            mode: Mode::Once { fix: None },
+            terminal: None,
+            via: None,
+            as_root: false,
+            exit_with_parent: None,
+        }
+    }
+
+    pub(crate) fn keys() -> Keys {
+        Keys {
+            script: flushlab_core::keyscript::KeyScript::parse("j*10@100ms").unwrap(),
+            after: None,
+        }
+    }
+
+    pub(crate) fn comparing(fix: Fix, rounds: u32) -> Comparing {
+        Comparing { fix, rounds }
+    }
+
+    /// `--against OLD` until `until`, a change within 5% no change.
+    pub(crate) fn against(old: &[&str], until: Until) -> AgainstPlan {
+        AgainstPlan {
+            old: Old::Build(Box::new(plan(old))),
+            until,
+            threshold: 0.05,
+        }
+    }
+}

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use anyhow::Context;
 
 use crate::modes::rounds::{Order, Ran, Schedule, Stopped, play};
-use crate::modes::side::{RunReport, Side};
+use crate::modes::side::{Executor, RunReport, Side};
 use crate::plan::Until;
 use crate::plan::keys::Keys;
 use crate::plan::{AgainstPlan, Old, Plan};
@@ -44,10 +44,13 @@ pub(crate) fn run(
     against: &AgainstPlan,
     keys: &Keys,
     via: Option<&crate::via::Wire>,
+    executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let old_plan = match &against.old {
-        Old::Stored(baseline) => return against_stored(plan, (baseline, against), keys, signal),
+        Old::Stored(baseline) => {
+            return against_stored(plan, (baseline, against), keys, executor, signal);
+        }
         Old::Build(old_plan) => old_plan,
     };
     let measure = Measure::of(plan.terminal.is_some(), via.is_some());
@@ -67,8 +70,8 @@ pub(crate) fn run(
         &mut |i| {
             let build = [Build::Old, Build::New][i];
             match build {
-                Build::Old => one(old_plan, (build, measure, keys, via), signal),
-                Build::New => one(plan, (build, measure, keys, via), signal),
+                Build::Old => one(old_plan, (build, measure, keys, via), executor, signal),
+                Build::New => one(plan, (build, measure, keys, via), executor, signal),
             }
         },
         &|rounds| {
@@ -118,11 +121,12 @@ pub(crate) fn run(
 fn one(
     plan: &Plan,
     (build, measure, keys, via): (Build, Measure, &Keys, Option<&crate::via::Wire>),
+    executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Ran<(RunFigures, RunReport), Drawn>> {
     let terminal = plan.terminal.as_ref().map(|t| t.terminal);
     let side = Side::of_rounds(plan, Some(keys), (None, terminal), via);
-    let ran = crate::modes::side::run(plan, side, signal)?;
+    let ran = executor.run(plan, side, signal)?;
     let figures = RunFigures::of_keys(ran.report.keys(), ran.report.exit_code(), measure)
         .seeing(ran.report.seen().map(|s| s.keys_flashed));
     // A terminal's runs keep no timeline of wrap's reads to draw.
@@ -160,6 +164,7 @@ fn against_stored(
     plan: &Plan,
     (baseline, against): (&Baseline, &AgainstPlan),
     keys: &Keys,
+    executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
     let baseline = baseline.clone();
@@ -180,7 +185,7 @@ fn against_stored(
     let played = play(
         &schedule,
         &mut |_| {
-            let ran = crate::modes::side::run(plan, side, signal)?;
+            let ran = executor.run(plan, side, signal)?;
             let drawn = ran
                 .report
                 .keys()

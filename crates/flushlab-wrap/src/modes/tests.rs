@@ -1,0 +1,214 @@
+//! The modes on the mock executor: `--compare` and `--against` from their rounds to their
+//! answer, every side made up (`mock.rs`), no process started.
+
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use super::against;
+use super::compare::{Comparison, compared};
+use super::mock::{Asked, Gives, Mock};
+use crate::observers::fix::Fix;
+use crate::plan::Until;
+use crate::plan::for_tests::{comparing, keys, plan};
+use flushlab_core::statistics::verdict::{Looks, Ratio};
+
+static NO_SIGNAL: AtomicUsize = AtomicUsize::new(0);
+
+/// `--compare FIX` over `rounds`, each side's figures from `gives(fix, n)`.
+fn compare_with(
+    rounds: u32,
+    with_keys: bool,
+    gives: impl FnMut(&Asked, usize) -> anyhow::Result<Gives>,
+) -> (anyhow::Result<Comparison>, Vec<Asked>) {
+    let plan = plan(&["./tui"]);
+    let keys = keys();
+    let mut mock = Mock::new(gives);
+    let compared = compared(
+        &plan,
+        comparing(Fix::Frame, rounds),
+        with_keys.then_some(&keys),
+        &mut mock,
+        &NO_SIGNAL,
+    )
+    .map(|(comparison, _)| comparison);
+    (compared, mock.asked)
+}
+
+fn near(ratio: Option<Ratio>, want: f64) -> bool {
+    ratio.is_some_and(|r| (r.estimate - want).abs() < 1e-9 * want && r.low <= r.high)
+}
+
+#[test]
+fn compare_runs_as_is_then_tried_in_every_round() {
+    let (comparison, asked) = compare_with(3, true, |_, _| Ok(Gives::keys(30.0, 10.0)));
+    let fixes: Vec<Option<Fix>> = asked.iter().map(|a| a.fix).collect();
+    assert_eq!(fixes, [None, Some(Fix::Frame)].repeat(3));
+    assert!(asked.iter().all(|a| a.keys && a.program == "./tui"));
+    let comparison = comparison.unwrap();
+    assert_eq!((comparison.as_is.len(), comparison.tried.len()), (3, 3));
+}
+
+#[test]
+fn compare_answers_frames_a_second_tried_over_as_is() {
+    // The tried side draws three times the frames, whatever the round's pace (a round is two
+    // sides).
+    let (comparison, _) = compare_with(4, false, |a, n| {
+        let pace = 1.0 + (n / 2) as f64 / 10.0;
+        Ok(Gives::frames(match a.fix {
+            None => 10.0 * pace,
+            Some(_) => 30.0 * pace,
+        }))
+    });
+    let ratios = comparison.unwrap().tried_over_as_is;
+    assert!(near(ratios.fps, 3.0), "{:?}", ratios.fps);
+    assert!(ratios.keys.is_none(), "no keys, no key ratios");
+}
+
+#[test]
+fn compare_answers_key_to_frame_and_each_stage_tried_over_as_is() {
+    let (comparison, _) = compare_with(3, true, |a, _| {
+        Ok(match a.fix {
+            None => Gives::keys(30.0, 40.0),
+            Some(_) => Gives::keys(30.0, 4.0),
+        })
+    });
+    let ratios = comparison.unwrap().tried_over_as_is;
+    let keys = ratios.keys.unwrap();
+    assert!(near(keys.key_to_frame_p50, 0.1), "{keys:?}");
+    assert!(near(keys.key_to_frame_p95, 0.1), "{keys:?}");
+    assert!(near(keys.stages_p50.processing, 0.1), "{keys:?}");
+    assert!(near(keys.stages_p50.input_delay, 1.0), "{keys:?}");
+    assert!(near(ratios.fps, 1.0));
+}
+
+#[test]
+fn compare_under_three_rounds_says_its_ratio_is_unknown() {
+    let (comparison, asked) = compare_with(2, true, |_, _| Ok(Gives::keys(30.0, 10.0)));
+    assert_eq!(asked.len(), 4);
+    let ratios = comparison.unwrap().tried_over_as_is;
+    assert_eq!(ratios.fps, None);
+    assert_eq!(ratios.keys.unwrap().key_to_frame_p50, None);
+}
+
+#[test]
+fn compare_with_a_side_of_unknown_frames_says_its_fps_ratio_is_unknown() {
+    let (comparison, _) = compare_with(3, false, |a, _| {
+        Ok(Gives::frames(if a.fix.is_some() { 0.0 } else { 20.0 }))
+    });
+    assert_eq!(comparison.unwrap().tried_over_as_is.fps, None);
+}
+
+#[test]
+fn compare_ends_with_the_error_of_the_side_that_failed() {
+    let (comparison, asked) = compare_with(3, true, |_, n| match n {
+        3 => anyhow::bail!("CMD could not start"),
+        _ => Ok(Gives::keys(30.0, 10.0)),
+    });
+    assert_eq!(comparison.unwrap_err().to_string(), "CMD could not start");
+    assert_eq!(asked.len(), 4, "nothing runs after the failed side");
+}
+
+#[test]
+fn compare_after_a_signal_runs_no_side() {
+    let plan = plan(&["./tui"]);
+    let mut mock = Mock::new(|_: &Asked, _| Ok(Gives::frames(30.0)));
+    let signal = AtomicUsize::new(15);
+    let (comparison, _) =
+        compared(&plan, comparing(Fix::Frame, 3), None, &mut mock, &signal).unwrap();
+    assert!(mock.asked.is_empty());
+    assert!(comparison.as_is.is_empty() && comparison.tried.is_empty());
+    assert_eq!(comparison.tried_over_as_is.fps, None);
+}
+
+#[test]
+fn compare_with_keys_and_no_duration_says_the_rounds_median_length() {
+    let (comparison, _) = compare_with(3, true, |_, n| {
+        Ok(Gives {
+            seconds: [1.0, 9.0, 5.0, 5.0, 2.0, 8.0][n],
+            ..Gives::keys(30.0, 10.0)
+        })
+    });
+    assert_eq!(comparison.unwrap().seconds_each, 5.0);
+}
+
+/// `--against ./old -- ./new` until `until`, each build's key to frame p50 from `p50(program)`.
+fn against_with(
+    until: Until,
+    gives: impl FnMut(&Asked, usize) -> anyhow::Result<Gives>,
+) -> (u8, Vec<String>) {
+    let new = plan(&["./new"]);
+    let against = crate::plan::for_tests::against(&["./old"], until);
+    let mut mock = Mock::new(gives);
+    let outcome = against::run(&new, &against, &keys(), None, &mut mock, &NO_SIGNAL).unwrap();
+    let programs = mock.asked.into_iter().map(|a| a.program).collect();
+    (outcome.exit_code(), programs)
+}
+
+/// Key to frame p50 of each build: OLD's and NEW's, with a little noise a round.
+fn builds(old: f64, new: f64) -> impl FnMut(&Asked, usize) -> anyhow::Result<Gives> {
+    move |asked, n| {
+        let noise = 1.0 + (n % 3) as f64 / 100.0;
+        let p50 = if asked.program == "./old" { old } else { new };
+        Ok(Gives::keys(30.0, p50 * noise))
+    }
+}
+
+#[test]
+fn against_drops_a_warm_up_then_runs_old_and_new_abba() {
+    let (_, programs) = against_with(Until::Rounds(4), builds(10.0, 10.0));
+    let (old, new) = ("./old".to_owned(), "./new".to_owned());
+    let abba = [
+        [&old, &new], // the warm-up, dropped
+        [&old, &new],
+        [&new, &old],
+        [&old, &new],
+        [&new, &old],
+    ];
+    let want: Vec<String> = abba.iter().flatten().map(|p| (*p).clone()).collect();
+    assert_eq!(programs, want);
+}
+
+#[test]
+fn against_a_slower_new_build_exits_4() {
+    let (code, _) = against_with(Until::Rounds(8), builds(10.0, 20.0));
+    assert_eq!(code, 4);
+}
+
+#[test]
+fn against_the_same_build_exits_0() {
+    let (code, _) = against_with(Until::Rounds(8), builds(10.0, 10.0));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn against_until_decisive_stops_at_the_first_look_that_decides() {
+    let until = Until::Decisive {
+        looks: Looks::until_decisive(60),
+        max_time: Duration::from_secs(3600),
+    };
+    let (code, programs) = against_with(until, builds(10.0, 30.0));
+    assert_eq!(code, 4);
+    let rounds = programs.len() / 2 - 1;
+    assert!(rounds < 60, "{rounds} rounds: a look should have decided");
+}
+
+#[test]
+fn against_a_new_build_that_crashes_has_no_verdict() {
+    let (code, _) = against_with(Until::Rounds(6), |asked, n| {
+        let crashed = (asked.program == "./new").then_some(139);
+        Ok(Gives {
+            exit_code: crashed,
+            ..builds(10.0, 10.0)(asked, n)?
+        })
+    });
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn against_a_new_build_that_answers_no_key_has_no_verdict() {
+    let (code, _) = against_with(Until::Rounds(6), |asked, n| match asked.program.as_str() {
+        "./new" => Ok(Gives::frames(30.0)),
+        _ => builds(10.0, 10.0)(asked, n),
+    });
+    assert_eq!(code, 1);
+}
