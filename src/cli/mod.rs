@@ -382,6 +382,63 @@ mod tests {
         assert_eq!(Terminal::value_variants(), launched);
     }
 
+    /// The words wrap starts each hidden helper with are the helper's own arguments once this
+    /// parser has read them: one builder a helper (`argv`), in the crate that starts it.
+    #[test]
+    fn every_helpers_argv_parses_back_to_its_arguments() {
+        use std::ffi::OsString;
+        let parsed = |argv: Vec<OsString>| {
+            Cli::try_parse_from(std::iter::once(OsString::from("flushlab")).chain(argv))
+                .unwrap()
+                .command
+        };
+        let cmd: Vec<OsString> = vec!["./tui".into(), "--flag".into(), "-x".into(), "a b".into()];
+        for (stops, traced) in [
+            (
+                flushlab_wrap::observers::tracer::filter::Stops::Everything,
+                false,
+            ),
+            (
+                flushlab_wrap::observers::tracer::filter::Stops::KeyReads,
+                true,
+            ),
+        ] {
+            let tracer = flushlab_wrap::observers::tracer::TraceArgs {
+                stops,
+                traced,
+                command: cmd.clone(),
+            };
+            assert!(matches!(parsed(tracer.argv()), Some(Command::TraceExec(a)) if a == tracer));
+        }
+        let shim = flushlab_wrap::via::far_root::FarRootArgs {
+            socket: "/tmp/x y/socket".into(),
+            cwd: "/home/someone".into(),
+            command: cmd.clone(),
+        };
+        assert!(matches!(parsed(shim.argv()), Some(Command::FarRoot(a)) if a == shim));
+        let loader = flushlab_wrap::in_terminal::env_file::EnvFileArgs {
+            file: "/tmp/scratch/env".into(),
+            command: cmd.clone(),
+        };
+        assert!(matches!(parsed(loader.argv()), Some(Command::EnvFile(a)) if a == loader));
+        for (renderer, camera) in [
+            (flushlab_terminals::browser::Renderer::Dom, true),
+            (flushlab_terminals::browser::Renderer::Webgl, false),
+        ] {
+            let host = flushlab_terminals::browser::host::HostArgs {
+                renderer,
+                cols: 200,
+                rows: 60,
+                modules: "/cache/xterm".into(),
+                browser: "/usr/bin/chromium".into(),
+                parent: 4242,
+                camera,
+                command: cmd.clone(),
+            };
+            assert!(matches!(parsed(host.argv()), Some(Command::XtermjsHost(a)) if a == host));
+        }
+    }
+
     #[test]
     fn clap_definition_is_consistent() {
         use clap::CommandFactory;

@@ -62,6 +62,14 @@ impl Renderer {
             Renderer::Webgl => "webgl",
         }
     }
+
+    /// The terminal xterm.js is with this renderer.
+    pub fn terminal(self) -> Terminal {
+        match self {
+            Renderer::Dom => Terminal::XtermJs,
+            Renderer::Webgl => Terminal::XtermJsWebgl,
+        }
+    }
 }
 
 /// Where a terminal draws, and so which display wrap opens for it.

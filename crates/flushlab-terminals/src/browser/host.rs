@@ -29,7 +29,7 @@ use flushlab_core::outcome::Outcome;
 
 /// The host's flags (`flushlab xtermjs-host --renderer R --cols C --rows R --modules DIR
 /// --browser PATH --parent PID -- CMD…`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct HostArgs {
     /// xterm.js's renderer.
@@ -56,6 +56,32 @@ pub struct HostArgs {
     /// CMD, and its arguments.
     #[cfg_attr(feature = "clap", arg(required = true, trailing_var_arg = true))]
     pub command: Vec<OsString>,
+}
+
+/// The hidden subcommand's name, as wrap starts it.
+pub const SUBCOMMAND: &str = "xtermjs-host";
+
+impl HostArgs {
+    /// The words after flushlab's own that start the host: its own flags, then the renderer,
+    /// size and command as the launch table tells xterm.js them; what the binary's parser reads
+    /// back as these very arguments (a test round-trips it).
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut words: Vec<OsString> = vec![
+            SUBCOMMAND.into(),
+            "--modules".into(),
+            self.modules.clone().into(),
+            "--browser".into(),
+            self.browser.clone().into(),
+            "--parent".into(),
+            self.parent.to_string().into(),
+        ];
+        if self.camera {
+            words.push("--camera".into());
+        }
+        let terminal = self.renderer.terminal();
+        words.extend(terminal.args((self.cols, self.rows), &self.command, None, &[]));
+        words
+    }
 }
 
 /// The page opens, connects and says which renderer drew within this.

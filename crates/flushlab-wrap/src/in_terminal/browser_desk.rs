@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::desk::{CameraThread, Desk, Desktop, WatchThread, Watching};
 use flushlab_core::keyscript::Key;
 use flushlab_terminals::browser::Renderer;
+use flushlab_terminals::browser::host::HostArgs;
 use flushlab_terminals::browser::protocol::{BrowserRun, Event, Order};
 use flushlab_terminals::camera::Film;
 use flushlab_terminals::display::Group;
@@ -108,16 +109,22 @@ impl Desk for BrowserDesk {
     ) -> anyhow::Result<Group> {
         let (orders_out, orders_in) = std::io::pipe()?;
         let (events_out, events_in) = std::io::pipe()?;
+        let renderer = terminal
+            .0
+            .in_browser()
+            .ok_or_else(|| anyhow::anyhow!("{} is no browser terminal", terminal.0.name()))?;
+        let args = HostArgs {
+            renderer,
+            cols: size.0,
+            rows: size.1,
+            modules: self.modules.clone(),
+            browser: self.chromium.clone(),
+            parent: std::process::id() as i32,
+            camera: self.camera,
+            command: command.to_vec(),
+        };
         let mut host = Command::new(std::env::current_exe()?);
-        host.arg("xtermjs-host")
-            .arg("--modules")
-            .arg(&self.modules)
-            .arg("--browser")
-            .arg(&self.chromium)
-            .arg("--parent")
-            .arg(std::process::id().to_string())
-            .args(self.camera.then_some("--camera"))
-            .args(terminal.0.args(size, command, None, terminal.1))
+        host.args(args.argv())
             .stdin(Stdio::from(orders_out))
             .stdout(Stdio::from(events_in))
             .stderr(Stdio::inherit());

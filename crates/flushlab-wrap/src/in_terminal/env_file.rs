@@ -15,12 +15,27 @@ use std::path::{Path, PathBuf};
 /// The hidden subcommand's name.
 pub const SUBCOMMAND: &str = "env-file";
 
+impl EnvFileArgs {
+    /// The words after flushlab's own that start the loader: what the binary's parser reads
+    /// back as these very arguments (a test round-trips it).
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut words: Vec<OsString> = vec![
+            SUBCOMMAND.into(),
+            "--file".into(),
+            self.file.clone().into(),
+            "--".into(),
+        ];
+        words.extend(self.command.iter().cloned());
+        words
+    }
+}
+
 /// The most a file of variables may hold: far above any environment the kernel lets a program
 /// start with (ARG_MAX is 2 MiB), so that a wrong file is refused, not read whole.
 const AT_MOST: u64 = 4 << 20;
 
 /// `flushlab env-file`'s arguments.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct EnvFileArgs {
     /// The file of variables (`NAME=VALUE`, each ended by a NUL), removed once read.
@@ -60,15 +75,14 @@ pub fn words(
         .mode(0o600)
         .open(&path)?
         .write_all(&text)?;
-    let mut words: Vec<OsString> = vec![
-        std::env::current_exe()?.into_os_string(),
-        SUBCOMMAND.into(),
-        "--file".into(),
-        path.into_os_string(),
-        "--".into(),
-        program.into(),
-    ];
-    words.extend(args.iter().cloned());
+    let loader = EnvFileArgs {
+        file: path,
+        command: std::iter::once(program.into())
+            .chain(args.iter().cloned())
+            .collect(),
+    };
+    let mut words = vec![std::env::current_exe()?.into_os_string()];
+    words.extend(loader.argv());
     Ok(words)
 }
 

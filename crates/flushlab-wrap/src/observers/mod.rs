@@ -231,19 +231,16 @@ impl Observation {
         );
         let kernel = Arc::new(std::sync::Mutex::new(attached));
         let far = crate::via::far_root::FarRoot::listen(scratch, None, Some(Arc::clone(&kernel)))?;
-        let mut words: Vec<OsString> = vec![
-            crate::via::far_root::SUBCOMMAND.into(),
-            "--socket".into(),
-            far.path().into(),
-            "--cwd".into(),
-            std::env::current_dir()?.into(),
-            "--".into(),
-            program.into(),
-        ];
-        words.extend(args.iter().cloned());
+        let shim = crate::via::far_root::FarRootArgs {
+            socket: far.path().to_owned(),
+            cwd: std::env::current_dir()?,
+            command: std::iter::once(program.into())
+                .chain(args.iter().cloned())
+                .collect(),
+        };
         let near_command = crate::via::NearCommand {
             program: std::env::current_exe()?,
-            words,
+            words: shim.argv(),
             environment: Vec::new(),
         };
         Observation::rooted(
@@ -335,15 +332,14 @@ impl Observation {
                     Way::Both => self::tracer::filter::Stops::KeyReads,
                     _ => self::tracer::filter::Stops::Everything,
                 };
-                let mut words: Vec<OsString> = vec![
-                    self::tracer::SUBCOMMAND.into(),
-                    "--stops".into(),
-                    stops.name().into(),
-                    "--".into(),
-                    program.into(),
-                ];
-                words.extend(args.iter().cloned());
-                (std::env::current_exe()?, words)
+                let tracer = self::tracer::TraceArgs {
+                    stops,
+                    traced: false,
+                    command: std::iter::once(program.into())
+                        .chain(args.iter().cloned())
+                        .collect(),
+                };
+                (std::env::current_exe()?, tracer.argv())
             }
         })
     }

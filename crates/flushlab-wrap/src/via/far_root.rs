@@ -24,7 +24,7 @@ pub const SUBCOMMAND: &str = "far-root";
 const GO_WITHIN: Duration = Duration::from_secs(10);
 
 /// The shim's flags (`flushlab far-root --socket PATH --cwd DIR -- CMD…`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct FarRootArgs {
     /// wrap's socket, to name this process at.
@@ -36,6 +36,23 @@ pub struct FarRootArgs {
     /// CMD, and its arguments.
     #[cfg_attr(feature = "clap", arg(required = true, trailing_var_arg = true))]
     pub command: Vec<OsString>,
+}
+
+impl FarRootArgs {
+    /// The words after flushlab's own that start the shim: what the binary's parser reads back
+    /// as these very arguments (a test round-trips it).
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut words: Vec<OsString> = vec![
+            SUBCOMMAND.into(),
+            "--socket".into(),
+            self.socket.clone().into(),
+            "--cwd".into(),
+            self.cwd.clone().into(),
+            "--".into(),
+        ];
+        words.extend(self.command.iter().cloned());
+        words
+    }
 }
 
 /// The shim: name this process at wrap's socket, wait for the go (or a closed socket, or 10 s),

@@ -251,17 +251,15 @@ impl Wire {
         words: &[OsString],
     ) -> std::io::Result<NearCommand> {
         let mut environment = Vec::new();
-        let mut command: Vec<OsString> = vec![
-            std::env::current_exe()?.into_os_string(),
-            far_root::SUBCOMMAND.into(),
-            "--socket".into(),
-            socket.into(),
-            "--cwd".into(),
-            std::env::current_dir()?.into_os_string(),
-            "--".into(),
-            program.into(),
-        ];
-        command.extend(words.iter().cloned());
+        let shim = far_root::FarRootArgs {
+            socket: socket.to_owned(),
+            cwd: std::env::current_dir()?,
+            command: std::iter::once(program.into())
+                .chain(words.iter().cloned())
+                .collect(),
+        };
+        let mut command = vec![std::env::current_exe()?.into_os_string()];
+        command.extend(shim.argv());
         for &layer in self.settings.layers.iter().rev() {
             let not_started = || {
                 std::io::Error::other(format!(

@@ -35,7 +35,7 @@ use self::following::Tracer;
 use flushlab_core::outcome::{Outcome, complain};
 
 /// `flushlab trace-exec`: not for people (wrap starts it); hidden from the help.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct TraceArgs {
     /// What to stop the program at: everything the tracer needs alone, or a preload's
@@ -59,6 +59,24 @@ pub const PRELOAD: &str = "FLUSHLAB_TRACED_PRELOAD";
 
 /// The hidden subcommand's name, as wrap starts it.
 pub const SUBCOMMAND: &str = "trace-exec";
+
+impl TraceArgs {
+    /// The words after flushlab's own that start this tracer: what the binary's parser reads
+    /// back as these very arguments (a test round-trips it).
+    pub fn argv(&self) -> Vec<OsString> {
+        let mut words: Vec<OsString> = vec![
+            SUBCOMMAND.into(),
+            "--stops".into(),
+            self.stops.name().into(),
+        ];
+        if self.traced {
+            words.push("--traced".into());
+        }
+        words.push("--".into());
+        words.extend(self.command.iter().cloned());
+        words
+    }
+}
 
 /// How long the traced process waits to be seized before it gives up.
 const SEIZED_WITHIN: Duration = Duration::from_secs(5);
@@ -138,12 +156,13 @@ fn trace(args: &TraceArgs, listen: Listen) -> anyhow::Result<Outcome> {
     ] {
         signal_hook::flag::register(signal, Arc::clone(&ignored))?;
     }
+    let traced = TraceArgs {
+        stops: args.stops,
+        traced: true,
+        command: args.command.clone(),
+    };
     let child = std::process::Command::new(std::env::current_exe()?)
-        .arg(SUBCOMMAND)
-        .arg("--traced")
-        .args(["--stops", args.stops.name()])
-        .arg("--")
-        .args(&args.command)
+        .args(traced.argv())
         .spawn()?;
     let pid = Pid::from_raw(child.id() as i32);
     // wrap killed: the tracer goes with it, and the tracees with the tracer (EXITKILL).
