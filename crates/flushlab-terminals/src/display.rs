@@ -1,6 +1,7 @@
 //! The processes a painted run needs: an X server of its own (Xvfb) and a terminal emulator on
 //! it, each in its own process group, stopped when dropped (every way out of `flushlab paint`
-//! but SIGKILL goes through a drop).
+//! but SIGKILL goes through a drop; on SIGKILL the X server dies with flushlab, its parent-death
+//! signal, and the terminal with its display).
 //!
 //! [`launch`] starts a terminal as the launch table says ([`crate::emulators`]: how each is told
 //! its size, its font, its settings and the command to run).
@@ -123,7 +124,10 @@ impl Xvfb {
     /// it (`painting::camera`).
     pub fn start_in(fbdir: Option<&std::path::Path>) -> anyhow::Result<Xvfb> {
         let program = installed("Xvfb", "xvfb")?;
-        let mut command = Command::new(program);
+        // Killed as flushlab ends, SIGKILL too (no drop runs then): its terminal loses its
+        // display and exits, and CMD with it.
+        let mut command = Command::new(installed("setpriv", "util-linux")?);
+        command.args(["--pdeathsig", "KILL", "--"]).arg(program);
         if let Some(fbdir) = fbdir {
             command.arg("-fbdir").arg(fbdir);
         }

@@ -5,8 +5,10 @@
 //! the pty here (no drain stage: *paint* takes its place, from the frame's end to the window's
 //! last change).
 //!
-//! Every process started — Xvfb, the terminal, CMD — ends with wrap on every way out but
-//! SIGKILL: each is held by a guard that ends it when dropped, CMD first.
+//! Every process started — Xvfb, the terminal, CMD — ends with wrap on every way out: each is
+//! held by a guard that ends it when dropped, CMD first; on SIGKILL, which drops nothing, the X
+//! server (or sway) dies with wrap by its parent-death signal, the terminal with its display,
+//! CMD with its terminal.
 
 mod browser_desk;
 mod cmd;
