@@ -158,6 +158,7 @@ struct thread {
     __u32 how; /* a wait's kind */
     __u32 blocks;
     __u32 said; /* a WAITING said these writes */
+    __u32 opened; /* a write of this frame opened a synchronized-output block */
     __u32 lost; /* records this thread could not send since its last */
     __u32 tgid_ns; /* its process, in wrap's pid namespace */
     __u32 tid_ns; /* itself, there */
@@ -309,7 +310,7 @@ static __always_inline int timeout_waits(unsigned long ptr) {
 }
 
 /* The x86_64 numbers of the calls watched (the tracer's filter's list:
- * src/commands/wrap/observers/tracer/filter.rs). */
+ * crates/flushlab-wrap/src/observers/tracer/filter.rs). */
 enum sys {
     S_READ = 0, S_WRITE = 1, S_POLL = 7, S_PWRITE64 = 18, S_READV = 19, S_WRITEV = 20,
     S_SELECT = 23, S_PAUSE = 34, S_NANOSLEEP = 35, S_RT_SIGSUSPEND = 130, S_FUTEX = 202,
@@ -318,6 +319,34 @@ enum sys {
     /* what changes which file an fd number is */
     S_CLOSE = 3, S_DUP2 = 33, S_DUP3 = 292, S_CLOSE_RANGE = 436,
 };
+
+/* Whether the terminal write at `regs` opens a synchronized-output block: its bytes begin
+ * `ESC[?2026h` or the DCS form's `ESC P=1s`. Looked at only in a frame's first write (`first`)
+ * and in a write as long as a block's start alone (an unbuffered program writes each
+ * escape sequence apart): one 8-byte read a frame, not one a write. */
+static __always_inline int opens_sync(long id, struct pt_regs *regs, int first) {
+    unsigned long buf = BPF_CORE_READ(regs, si);
+    __u64 len = BPF_CORE_READ(regs, dx);
+    if (id == S_WRITEV || id == S_PWRITEV || id == S_PWRITEV2) {
+        /* The first iovec's base and length. */
+        __u64 vec[2] = {};
+        if (len == 0 || bpf_probe_read_user(vec, sizeof(vec), (void *)buf))
+            return 0;
+        buf = vec[0];
+        len = vec[1];
+    }
+    if (len < 7 || (!first && len > 8))
+        return 0;
+    char head[8] = {};
+    long failed = len >= 8 ? bpf_probe_read_user(head, 8, (void *)buf)
+                           : bpf_probe_read_user(head, 7, (void *)buf);
+    if (failed)
+        return 0;
+    int csi = len >= 8 && head[0] == 27 && head[1] == '[' && head[2] == '?' && head[3] == '2' &&
+              head[4] == '0' && head[5] == '2' && head[6] == '6' && head[7] == 'h';
+    int dcs = head[0] == 27 && head[1] == 'P' && head[2] == '=' && head[3] == '1' && head[4] == 's';
+    return csi || dcs;
+}
 
 /* The futex operations that wait (FUTEX_CMD_MASK applied), as the tracer's filter says. */
 static __always_inline int futex_waits(unsigned long op) {
@@ -391,6 +420,8 @@ static __always_inline int on_enter(long id, struct pt_regs *regs) {
         t->pending = P_WRITE;
         if (t->writes == 0)
             t->start_ns = bpf_ktime_get_ns();
+        if (!t->opened && opens_sync(id, regs, t->writes == 0))
+            t->opened = 1;
         return 0;
     }
     __u64 now = bpf_ktime_get_ns();
@@ -424,7 +455,8 @@ static __always_inline int on_enter(long id, struct pt_regs *regs) {
     /* A wait that blocks, with writes before it not yet said: said now, in case it never
      * returns (the run ends, a kill); its WAIT says them again. */
     if (pending != P_WRITE && blocks && t->writes > 0 && !t->said) {
-        struct record r = {.kind = WAITING | how << 16, .pid = t->tgid_ns, .tid = t->tid_ns,
+        struct record r = {.kind = WAITING | (how | (t->opened ? SYNC_OPENED : 0)) << 16,
+                           .pid = t->tgid_ns, .tid = t->tid_ns,
                            .writes = t->writes, .bytes = t->bytes, .first_ns = t->first_ns,
                            .start_ns = now, .end_ns = now};
         send(&r, t);
@@ -478,7 +510,8 @@ static __always_inline int on_exit(long result) {
             return 0;
         bpf_map_update_elem(&flushlab_quiet, &key, &now, BPF_ANY);
     }
-    struct record r = {.kind = WAIT | (how | (timed_out ? TIMED_OUT : 0)) << 16,
+    struct record r = {.kind = WAIT | (how | (timed_out ? TIMED_OUT : 0) |
+                                       (t->opened ? SYNC_OPENED : 0)) << 16,
                        .pid = t->tgid_ns, .tid = t->tid_ns, .writes = t->writes,
                        .bytes = t->bytes, .first_ns = t->first_ns, .start_ns = start,
                        .end_ns = now};
@@ -486,6 +519,7 @@ static __always_inline int on_exit(long result) {
     t->writes = 0;
     t->bytes = 0;
     t->said = 0;
+    t->opened = 0;
     return 0;
 }
 
@@ -548,13 +582,15 @@ static __always_inline void tail(int gone) {
         return;
     if (t->writes > 0) {
         __u64 now = bpf_ktime_get_ns();
-        struct record r = {.kind = TAIL, .pid = t->tgid_ns, .tid = t->tid_ns, .writes = t->writes,
+        struct record r = {.kind = TAIL | (t->opened ? SYNC_OPENED : 0) << 16,
+                           .pid = t->tgid_ns, .tid = t->tid_ns, .writes = t->writes,
                            .bytes = t->bytes, .first_ns = t->first_ns, .start_ns = now,
                            .end_ns = now};
         send(&r, t);
         t->writes = 0;
         t->bytes = 0;
         t->said = 0;
+        t->opened = 0;
     }
     if (gone)
         bpf_task_storage_delete(&flushlab_thread, task);

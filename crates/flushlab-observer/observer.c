@@ -215,6 +215,9 @@ static _Atomic unsigned char fd_kind[FD_CACHE];
 
 /* A thread's frame so far: its terminal writes since its last blocking wait. */
 static TLS uint64_t t_writes, t_bytes, t_first_ns;
+/* A write of this thread's frame so far opened a synchronized-output block (record.h's
+ * SYNC_OPENED). */
+static TLS uint32_t t_opened;
 /* t_writes when a WAITING last said them (0: not said since the last WAIT). */
 static TLS uint64_t t_said;
 /* Set while this thread is inside the observer's held-buffer code: a signal handler that writes
@@ -701,7 +704,12 @@ static int selects_terminal(int n, const fd_set *r) {
 /* Before a terminal write: the frame's first begins now (stamped before the call, as a program
  * stamps its own: a first write that blocks or is preempted is the frame's emit, not the work
  * before it). */
-static void write_begins(void) {
+static void write_begins(const void *head, size_t n) {
+    /* As the kernel observer looks: a frame's first write, and any write no longer than a
+     * block's start. */
+    if (!t_opened && head && n >= 7 && (t_writes == 0 || n <= 8))
+        t_opened = (n >= 8 && memcmp(head, "\033[?2026h", 8) == 0) ||
+                   memcmp(head, "\033P=1s", 5) == 0;
     if (t_writes == 0) {
         t_first_ns = now_ns();
         if (markers && !t_marked)
@@ -751,7 +759,7 @@ static uint64_t before_wait(int blocks, int again, enum wait_kind how) {
     uint64_t start = now_ns();
     if (blocks && t_writes > t_said && (again || t_said == 0)) {
         int saved = errno;
-        struct record r = {.kind = WAITING | (uint32_t)how << 16,
+        struct record r = {.kind = WAITING | ((uint32_t)how | (t_opened ? SYNC_OPENED : 0)) << 16,
                            .writes = t_writes,
                            .bytes = t_bytes,
                            .first_ns = t_first_ns,
@@ -786,13 +794,16 @@ static void after_wait(uint64_t start, int blocking, enum wait_kind how, int kee
             return;
         }
     }
-    struct record r = {.kind = WAIT | ((uint32_t)how | (timed_out ? TIMED_OUT : 0)) << 16,
+    struct record r = {.kind = WAIT | ((uint32_t)how | (timed_out ? TIMED_OUT : 0) |
+                                       (t_opened ? SYNC_OPENED : 0))
+                                          << 16,
                        .writes = t_writes,
                        .bytes = t_bytes,
                        .first_ns = t_first_ns,
                        .start_ns = start,
                        .end_ns = end};
     t_writes = t_bytes = t_said = 0;
+    t_opened = 0;
     send_or_keep(&r, keep);
     errno = saved;
 }
@@ -806,9 +817,13 @@ static void tail(void) {
     send_kept();
     let_out();
     sync_end();
-    struct record r = {.kind = TAIL, .writes = t_writes, .bytes = t_bytes, .first_ns = t_first_ns};
+    struct record r = {.kind = TAIL | (t_opened ? SYNC_OPENED : 0) << 16,
+                       .writes = t_writes,
+                       .bytes = t_bytes,
+                       .first_ns = t_first_ns};
     r.start_ns = r.end_ns = now_ns();
     t_writes = t_bytes = t_said = 0;
+    t_opened = 0;
     send_record(&r);
     errno = saved;
 }
@@ -864,6 +879,7 @@ static void child_after_fork(void) {
     }
     /* The child starts clean: its parent's frame is its parent's, and so is its marker file. */
     t_writes = t_bytes = t_said = 0;
+    t_opened = 0;
     t_marked = 0;
     atomic_store(&marked, 0);
     t_side_len = 0;
@@ -968,7 +984,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n) {
             if (holding)
                 stdio_before_terminal_write();
             sync_before_write(fd);
-            write_begins();
+            write_begins(buf, n);
             ssize_t done = holding ? hold(fd, buf, n) : get_write()(fd, buf, n);
             count_write(done);
             return done;
@@ -1004,7 +1020,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
             if (holding)
                 stdio_before_terminal_write();
             sync_before_write(fd);
-            write_begins();
+            write_begins(n > 0 ? iov[0].iov_base : NULL, n > 0 ? iov[0].iov_len : 0);
             ssize_t done = holding && n >= 0 ? hold_vector(fd, iov, n) : get_writev()(fd, iov, n);
             count_write(done);
             return done;
@@ -1018,7 +1034,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n) {
 EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
         sync_before_write(fd);
-        write_begins();
+        write_begins(buf, n);
         ssize_t done = get_pwrite()(fd, buf, n, off);
         count_write(done);
         return done;
@@ -1029,7 +1045,7 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
         sync_before_write(fd);
-        write_begins();
+        write_begins(buf, n);
         ssize_t done = get_pwrite64()(fd, buf, n, off);
         count_write(done);
         return done;
@@ -1040,7 +1056,7 @@ EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
 EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
     if (active && kind_of(fd) == K_TTY) {
         sync_before_write(fd);
-        write_begins();
+        write_begins(n > 0 ? iov[0].iov_base : NULL, n > 0 ? iov[0].iov_len : 0);
         ssize_t done = get_pwritev()(fd, iov, n, off);
         count_write(done);
         return done;

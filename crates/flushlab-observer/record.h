@@ -1,8 +1,8 @@
 /*
  * The observers' record, defined once: what the preload (observer.c) and the kernel observer
  * (kernel.bpf.c) send wrap, and what the tracer writes in their place
- * (src/commands/wrap/observers/tracer/). 64 bytes, native endian. The Rust side (src/lib.rs,
- * `wire`) is held to this file, field offset by field offset and value by value, by a test that
+ * (crates/flushlab-wrap/src/observers/tracer/). 64 bytes, native endian. The Rust side (this
+ * crate's src/lib.rs, `wire`) is held to this file, field offset by field offset and value by value, by a test that
  * reads it (`wire_matches_record_h`).
  *
  * A record's kind is in the low 16 bits of `kind`; a WAIT's or WAITING's kind of wait, and the
@@ -51,10 +51,14 @@ enum wait_kind {
 };
 
 /* Flags in the high half of `kind`: the wait returned because its time was up (a tick, a
- * timer), not because something came; the tracer sent it; the kernel observer sent it. */
+ * timer), not because something came; the tracer sent it; the kernel observer sent it; a
+ * terminal write of the frame it ends (WAIT, WAITING, TAIL) opened a synchronized-output block
+ * (its bytes began `ESC[?2026h` or `ESC P=1s`: looked at in a frame's first write, and in any
+ * write no longer than a block's start). */
 #define TIMED_OUT (1u << 15)
 #define TRACED (1u << 14)
 #define KERNEL (1u << 13)
+#define SYNC_OPENED (1u << 12)
 
 struct record {
     record_u32 kind;

@@ -18,6 +18,12 @@ fn run(mode: &str, policy: Option<&str>) -> (Value, String, u64) {
 
 /// [`run`] with wrap's `flags` and flash.c's `words` (its mode, and `poll`).
 fn run_with(flags: &[&str], words: &[&str]) -> (Value, String, u64) {
+    let (report, said, blanked) = run_report(flags, words);
+    (report["seen"].clone(), said, blanked)
+}
+
+/// [`run_with`], the whole report.
+fn run_report(flags: &[&str], words: &[&str]) -> (Value, String, u64) {
     let program = common::c_program("flash");
     let count = common::scratch("flash.count");
     let mut cmd = vec![program.to_str().unwrap(), words[0], count.to_str().unwrap()];
@@ -29,7 +35,36 @@ fn run_with(flags: &[&str], words: &[&str]) -> (Value, String, u64) {
         .trim()
         .parse()
         .unwrap();
-    (report["seen"].clone(), said, blanked)
+    (report, said, blanked)
+}
+
+/// CMD's own synchronized-output blocks, seen inside it: flash.c opens one a key in `csi` and
+/// `dcs` (a key, a screen blanked: its own count), none in `clear`. The preload and the kernel
+/// observer count the frames that opened one; the tracer reads no bytes and says nothing.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (7 runs of 3 s): cargo test --features slow-tests"
+)]
+fn the_observers_count_the_frames_that_open_a_block_as_the_program_drew_them() {
+    let mut observers = vec!["preload"];
+    if super::kernel::kernel_allowed() {
+        observers.push("kernel");
+    }
+    for observer in observers {
+        for mode in ["csi", "dcs", "clear"] {
+            let (report, said, blanked) = run_report(&["--observer", observer], &[mode]);
+            let opened = report["inside"]["frames_opening_sync"].as_u64();
+            let drawn = if mode == "clear" { 0 } else { blanked };
+            assert_eq!(opened, Some(drawn), "{observer} {mode}: {said}");
+        }
+    }
+    let (report, said, _) = run_report(&["--observer", "ptrace"], &["csi"]);
+    assert_eq!(
+        report["inside"]["frames_opening_sync"],
+        Value::Null,
+        "{said}"
+    );
 }
 
 /// Keys whose answer showed a state of `kind` for any time (brief ones too): a count that

@@ -355,9 +355,10 @@ fn against_over_ssh_judges_key_to_last_byte_round_after_round() {
 }
 
 /// Synchronized output (DEC 2026) through the layers, stages.c drawing each frame in a block:
-/// through ssh, which forwards bytes, every block the program drew (its own count of frames)
-/// reaches the near end, and no more of them whole than arrived; through tmux 3.3a, which does
-/// not pass 2026 on from a pane, none arrives, and what CMD sent is not said (not seen).
+/// the observer at the far end sees CMD open every block it drew (its own count of frames);
+/// through ssh, which forwards bytes, every one reaches the near end, and no more of them whole
+/// than arrived; through tmux 3.3a, which does not pass 2026 on from a pane, none arrives, and
+/// the report names tmux as the layer that dropped them.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
@@ -386,14 +387,88 @@ fn synchronized_blocks_all_cross_ssh_and_none_crosses_tmux() {
             blocks["whole"].as_u64().unwrap(),
         );
         assert!(whole <= arrived, "{layers}: {blocks}");
+        assert_eq!(blocks["sent"].as_u64(), Some(drawn), "{layers}: {said}");
+        let lost = &report["seen"]["sync_lost"];
         if layers == "ssh" {
+            assert_eq!(arrived, drawn, "{said}");
+            assert_eq!(lost, &Value::Null, "{said}");
+        } else {
+            assert_eq!(arrived, 0, "{said}");
             assert_eq!(
-                (blocks["sent"].as_u64(), arrived),
-                (Some(drawn), drawn),
+                (lost["opened"].as_u64(), lost["by"].as_str()),
+                (Some(drawn), Some("tmux")),
+                "{said}"
+            );
+            assert!(
+                said.contains("CMD's 2026 blocks were dropped by tmux"),
+                "{said}"
+            );
+        }
+    }
+}
+
+/// The near end in a real terminal (`--terminal kitty --via LAYERS`), the camera on its
+/// window: flash.c's answers in 2026 blocks, which kitty holds. Through tmux 3.3a, which drops
+/// them, at least 18 of 20 keys flash and the report names tmux; through ssh, which forwards
+/// them, at most 2 and nothing is said. In both the observer at the far end counts CMD's own
+/// blocks as the program counts the screens it blanked.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (a terminal, a camera and a wire, twice): cargo test --features slow-tests"
+)]
+fn in_kitty_through_tmux_a_synchronized_program_flashes_and_tmux_is_named() {
+    let here = common::has_programs(&["tmux", "Xvfb", "kitty"]);
+    assert!(
+        here || std::env::var_os("CI").is_none(),
+        "CI must have tmux, Xvfb and kitty"
+    );
+    if !here || !via_allowed() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("flash");
+    for layers in ["tmux", "ssh"] {
+        let report = common::scratch("kitty-via.json");
+        let count = common::scratch("kitty-via.count");
+        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+            .args(["wrap", "--terminal", "kitty", "--via", layers])
+            .args(["--size", "80x24", "--keys", "a*20@150ms q", "--export-json"])
+            .arg(&*report)
+            .arg("--")
+            .arg(&*program)
+            .arg("csi")
+            .arg(&*count)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{layers}: {said}");
+        let report = common::read_json(&report);
+        let blanked: u64 = std::fs::read_to_string(&*count)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(blanked, 20, "{layers}: {said}");
+        assert_eq!(
+            report["inside"]["frames_opening_sync"].as_u64(),
+            Some(blanked),
+            "{layers}: {said}"
+        );
+        let seen = &report["seen"];
+        assert_eq!(seen["by"], "camera", "{layers}: {said}");
+        let flashed = seen["keys_flashed"].as_u64().unwrap();
+        if layers == "tmux" {
+            assert!(flashed >= 18, "{layers}: {flashed} of 20 flashed: {said}");
+            assert_eq!(seen["sync_lost"]["by"], "tmux", "{said}");
+            assert!(
+                said.contains("CMD's 2026 blocks were dropped by tmux"),
                 "{said}"
             );
         } else {
-            assert_eq!((&blocks["sent"], arrived), (&Value::Null, 0), "{said}");
+            assert!(flashed <= 2, "{layers}: {flashed} of 20 flashed: {said}");
+            assert_eq!(seen["sync_lost"], Value::Null, "{said}");
         }
     }
 }
@@ -713,6 +788,23 @@ fn bad_link_flags_and_layers_are_refused_in_one_line() {
         (
             &["--via", "ssh", "--against", "/no/such/old", "--keys", "q"][..],
             "/no/such/old",
+        ),
+        (
+            &["--via", "tmux", "--terminal", "xtermjs", "--keys", "q"][..],
+            "not together yet",
+        ),
+        (
+            &[
+                "--via",
+                "tmux",
+                "--terminal",
+                "kitty",
+                "--observer",
+                "preload",
+                "--keys",
+                "q",
+            ][..],
+            "kernel observer",
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))

@@ -58,7 +58,7 @@ const SCHEDULER: [(&str, &str); 3] = [
 ];
 
 /// The system calls watched at their entry and return (kernel.bpf.c's `WATCH`): the tracer's
-/// filter's list (src/commands/wrap/observers/tracer/filter.rs).
+/// filter's list (crates/flushlab-wrap/src/observers/tracer/filter.rs).
 const WATCHED: [&str; 19] = [
     "read",
     "write",

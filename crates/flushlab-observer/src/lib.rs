@@ -299,6 +299,8 @@ pub mod wire {
     pub const TRACED: u32 = 1 << 14;
     /// The kernel observer sent it.
     pub const KERNEL: u32 = 1 << 13;
+    /// A terminal write of the frame the record ends opened a synchronized-output block.
+    pub const SYNC_OPENED: u32 = 1 << 12;
 
     pub const KIND: usize = 0;
     pub const PID: usize = 4;
@@ -407,9 +409,14 @@ pub struct Wait {
     /// Said by the tracer, not the preload (the bit [`TRACED`] of the kind's high half): where
     /// both look, a read both saw is the preload's.
     pub traced: bool,
+    /// A terminal write before it (a frame's first, or one no longer than a block's start)
+    /// began a synchronized-output block, `ESC[?2026h` or `ESC P=1s` (the bit [`SYNC_OPENED`]):
+    /// CMD's own blocks, whatever a layer later does with them. Said by the preload and the
+    /// kernel observer; the tracer never sets it.
+    pub opened_sync: bool,
 }
 
-pub use wire::{KERNEL, TIMED_OUT, TRACED};
+pub use wire::{KERNEL, SYNC_OPENED, TIMED_OUT, TRACED};
 
 impl Record {
     /// One record from its 64 bytes; an unknown kind is `None`.
@@ -433,6 +440,7 @@ impl Record {
             how: 0,
             timed_out: false,
             traced: (u32_at(wire::KIND) >> 16) & TRACED != 0,
+            opened_sync: (u32_at(wire::KIND) >> 16) & SYNC_OPENED != 0,
         };
         let kind = u32_at(wire::KIND);
         match kind & 0xffff {
@@ -445,13 +453,13 @@ impl Record {
                 })
             }
             wire::WAIT => Some(Record::Wait(Wait {
-                how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL)) as u16,
+                how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL | SYNC_OPENED)) as u16,
                 timed_out: (kind >> 16) & TIMED_OUT != 0,
                 ..wait
             })),
             wire::TAIL => Some(Record::Tail(wait)),
             wire::WAITING => Some(Record::Waiting(Wait {
-                how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL)) as u16,
+                how: ((kind >> 16) & !(TIMED_OUT | TRACED | KERNEL | SYNC_OPENED)) as u16,
                 ..wait
             })),
             wire::FORK => Some(Record::Fork {
@@ -491,7 +499,9 @@ impl Record {
     /// The record's 64 bytes, as [`Record::parse`] reads them (the tracer writes what the
     /// preload's C writes: `struct record`).
     pub fn to_wire(&self) -> [u8; RECORD] {
-        let traced = |w: &Wait| if w.traced { TRACED } else { 0 };
+        let traced = |w: &Wait| {
+            (if w.traced { TRACED } else { 0 }) | if w.opened_sync { SYNC_OPENED } else { 0 }
+        };
         let mut b = [0u8; RECORD];
         let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
         let wait = |kind: u32, w: &Wait, put: &mut dyn FnMut(usize, &[u8])| {
@@ -520,7 +530,11 @@ impl Record {
                 wait(wire::WAIT | (how | traced(w)) << 16, w, &mut put);
             }
             Record::Tail(w) => wait(wire::TAIL | traced(w) << 16, w, &mut put),
-            Record::Waiting(w) => wait(wire::WAITING | u32::from(w.how) << 16, w, &mut put),
+            Record::Waiting(w) => wait(
+                wire::WAITING | (u32::from(w.how) | traced(w)) << 16,
+                w,
+                &mut put,
+            ),
             Record::Fork { pid, parent } => {
                 put(wire::KIND, &wire::FORK.to_ne_bytes());
                 put(wire::PID, &pid.to_ne_bytes());
@@ -691,6 +705,12 @@ impl Sightings {
             .fold((0, 0), |(w, b), x| (w + x.writes, b + x.bytes))
     }
 
+    /// The frames whose writes opened a synchronized-output block
+    /// ([`Wait::opened_sync`]): CMD's own blocks. Call once every record is in.
+    pub fn frames_opening_sync(&self) -> u64 {
+        self.all().filter(|w| w.writes > 0 && w.opened_sync).count() as u64
+    }
+
     /// `--try frame`: the write(2) calls and bytes the held output really took.
     pub fn flushed(&self) -> (u64, u64) {
         self.flushed
@@ -774,7 +794,7 @@ mod tests {
                 values.push((name.to_owned(), 1 << shift));
             }
         }
-        let rust: [(&str, u64); 20] = [
+        let rust: [(&str, u64); 21] = [
             ("HELLO", wire::HELLO.into()),
             ("WAIT", wire::WAIT.into()),
             ("TAIL", wire::TAIL.into()),
@@ -795,6 +815,7 @@ mod tests {
             ("TIMED_OUT", wire::TIMED_OUT.into()),
             ("TRACED", wire::TRACED.into()),
             ("KERNEL", wire::KERNEL.into()),
+            ("SYNC_OPENED", wire::SYNC_OPENED.into()),
         ];
         let rust: Vec<(String, u64)> = rust.iter().map(|&(n, v)| (n.to_owned(), v)).collect();
         assert_eq!(
@@ -982,6 +1003,7 @@ mod tests {
             how: 6,
             timed_out: true,
             traced: true,
+            opened_sync: true,
         };
         for record in [
             Record::Hello {
@@ -1006,6 +1028,10 @@ mod tests {
             Record::Waiting(Wait {
                 timed_out: false,
                 traced: false,
+                ..w
+            }),
+            Record::Wait(Wait {
+                opened_sync: false,
                 ..w
             }),
             Record::Fork { pid: 8, parent: 7 },

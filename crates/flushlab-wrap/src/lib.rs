@@ -36,7 +36,7 @@ pub fn run(plan: Plan) -> anyhow::Result<Outcome> {
         flushlab_terminals::session::end_with_parent(parent)?;
     }
     // The wire is started once, before the run, and ends as `run` returns (clap keeps `--via`
-    // from `--compare`, `--terminal` and `--try`).
+    // from `--compare` and `--try`).
     let wire = match &plan.via {
         None => None,
         Some(via) => Some(via::Wire::start(&via.layers, via.link)?),
@@ -66,7 +66,8 @@ pub fn run(plan: Plan) -> anyhow::Result<Outcome> {
         // The plan refuses `--against` without keys.
         (Mode::Against(_), _, None) => anyhow::bail!("wrap --against: a plan without keys"),
         (Mode::Once { fix }, Some(terminal), Some(keys)) => {
-            one_run::in_a_terminal(&plan, terminal.terminal, keys, *fix, processes, &signal)
+            let fix_via = (*fix, wire.as_ref());
+            one_run::in_a_terminal(&plan, terminal.terminal, keys, fix_via, processes, &signal)
         }
         (Mode::Once { fix }, _, keys) => {
             let how = How {

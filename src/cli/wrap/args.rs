@@ -213,8 +213,9 @@ pub struct WrapArgs {
     /// through ssh); chains: ssh,tmux and mosh,tmux. Keys are typed into the near end, and each
     /// key is timed end to end on one clock: uplink, CMD's own stages, downlink, and the pieces
     /// its frame reaches the near end in. The link runs between two network namespaces of
-    /// wrap's own (root)
-    #[arg(long, value_name = "LAYERS", value_enum, value_delimiter = ',', conflicts_with_all = ["terminal", "compare", "try_fix", "profile", "no_observer"])]
+    /// wrap's own (root). With `--terminal`: the near end runs in that terminal, typed into,
+    /// its window timed and filmed
+    #[arg(long, value_name = "LAYERS", value_enum, value_delimiter = ',', conflicts_with_all = ["compare", "try_fix", "profile", "no_observer"])]
     pub via: Vec<flushlab_wrap::via::Layer>,
 
     /// `--via`: the link's round-trip time, in milliseconds (half each way, as TCP itself sees it)

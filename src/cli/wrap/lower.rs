@@ -282,6 +282,13 @@ fn in_browser(args: &WrapArgs, name: &str, renderer: Renderer) -> Result<Display
     if args.display.is_some() || wayland || args.refresh.is_some() {
         return Err(format!("wrap --terminal {name}: xterm.js runs in flushlab's own headless Chromium, which takes no --display, --wayland, --wayland-display or --refresh").into());
     }
+    if !args.via.is_empty() {
+        return Err(format!(
+            "wrap --terminal {name} --via: not together yet (the near end in a terminal on X11 or Wayland: {})",
+            Terminal::names(|t| t.in_browser().is_none())
+        )
+        .into());
+    }
     flushlab_terminals::browser::can_run().map_err(|e| e.to_string())?;
     Ok(Display::Chromium(renderer))
 }

@@ -70,9 +70,16 @@ pub(super) struct PixelRun {
 /// the terminal makes, which CMD names itself.
 /// `--observer kernel`: attached with no pty, and rooted at CMD's shim once it names itself and
 /// the emulator's pty (its socket in `scratch`).
-fn start_inside(plan: &Plan, fix: Option<Fix>, scratch: &Path) -> std::io::Result<Observation> {
-    if plan.looking.asked == ObserverArg::Kernel {
-        return Observation::at_a_root(scratch, (&plan.cmd.program, plan.cmd.arguments()));
+/// `--via`: the kernel observer rooted at CMD's shim at the far end of `wire`.
+fn start_inside(
+    plan: &Plan,
+    fix: Option<Fix>,
+    scratch: &Path,
+    wire: Option<&crate::via::Wire>,
+) -> std::io::Result<Observation> {
+    if plan.looking.asked == ObserverArg::Kernel || wire.is_some() {
+        let cmd = (plan.cmd.program.as_path(), plan.cmd.arguments());
+        return Observation::at_a_root(scratch, cmd, wire);
     }
     Observation::start(
         (plan.looking.way.unwrap_or(Way::Preload), false),
@@ -80,6 +87,41 @@ fn start_inside(plan: &Plan, fix: Option<Fix>, scratch: &Path) -> std::io::Resul
         fix,
         None,
     )
+}
+
+/// `--via`: waits until CMD's shim at the far end was told go, within what the wire gives its
+/// start (the link's round trips); past that, the run ends in one line, as headless.
+fn far_started(
+    inside: &Observation,
+    wire: Option<&crate::via::Wire>,
+    started: Instant,
+    mut over: impl FnMut() -> bool,
+) -> anyhow::Result<()> {
+    let (Some(wire), Some(went)) = (wire, inside.far_went()) else {
+        return Ok(());
+    };
+    let waits = wire.waits();
+    while went.get().is_none() && !over() {
+        if waits
+            .start_within
+            .is_some_and(|within| started.elapsed() >= within)
+        {
+            anyhow::bail!("{}", waits.not_started);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// Ends what the run left of wrap's descendants but the scratch's sweeper and the wire's
+/// lasting processes (sshd, its sweeper), which serve the run after this one.
+fn end_the_rest(scratch: &flushlab_core::files::Scratch, via: Option<&crate::via::Wire>) {
+    let spared: Vec<i32> = scratch
+        .sweeper()
+        .into_iter()
+        .chain(via.map(crate::via::Wire::lasting).unwrap_or_default())
+        .collect();
+    crate::run::tree::Tree::end_descendants_sparing(crate::run::watch::GRACE, &spared);
 }
 
 /// What the window's watcher and the camera saw, once both are told the run is done.
@@ -149,11 +191,16 @@ fn on<D: Desk>(
     // The shim's socket, where the kernel observer roots CMD, and CMD's environment; gone with
     // the run, however wrap ends.
     let scratch = flushlab_core::files::Scratch::swept("flushlab-terminal")?;
-    let inside = start_inside(plan, fix, scratch.path())?;
+    let inside = start_inside(plan, fix, scratch.path(), how.via)?;
     let command = through_env(&inside, scratch.path(), program, plan.cmd.arguments())?;
     let started = Instant::now();
-    let (window_holder, window, cmd) =
-        start_terminal(&mut desk, (terminal, options), plan.size, &command)?;
+    // Over a wire, the terminal is the near end's: it runs where the near end lives (the
+    // link's near namespace), and its command is the near end's.
+    let mut start = || start_terminal(&mut desk, (terminal, options), plan.size, &command);
+    let (window_holder, window, cmd) = match how.via {
+        Some(wire) => wire.in_near(start)??,
+        None => start()?,
+    };
     let shared = Arc::new(Watching::default());
     let recording = &shared.recording;
     let watching = desk.watch(&window, &shared)?;
@@ -167,6 +214,7 @@ fn on<D: Desk>(
             || watching.is_finished()
     };
     let deadline = how.duration.map(|d| started + d);
+    far_started(&inside, how.via, started, || over(deadline))?;
     let ready_at = wait_until_ready(cmd.0, keys.after.map(|a| started + a), recording, || {
         over(deadline)
     });
@@ -202,8 +250,7 @@ fn on<D: Desk>(
     let desktop = desk.desktop()?;
     let browser = desk.browser_run();
     drop(desk);
-    let sweeper: Vec<i32> = scratch.sweeper().into_iter().collect();
-    crate::run::tree::Tree::end_descendants_sparing(crate::run::watch::GRACE, &sweeper);
+    end_the_rest(&scratch, how.via);
     let (_, bytes) = sightings.writes();
     let report = InsideReport::of(&sightings, bytes, 0, &plan.cmd.line(), (way, fix, &why, ""));
     Ok(PixelRun {

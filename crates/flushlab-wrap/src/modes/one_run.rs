@@ -51,8 +51,8 @@ pub(crate) fn here(
     }
     let filmed = write_filmstrip(plan, filmstrip.as_ref())?;
     if !stalled {
-        complain(&report.summary());
-        complain(&filmed);
+        // The filmstrip's line (if any) under the summary's, not a line of its own.
+        complain(&(report.summary() + &filmed));
         if let (Some(via), Some(keys)) = (&report.via, &report.keys) {
             complain(&via.summary(&keys.latencies));
         }
@@ -94,11 +94,14 @@ pub(crate) fn in_a_terminal(
     plan: &Plan,
     terminal: flushlab_terminals::emulators::Terminal,
     keys: &Keys,
-    fix: Option<crate::observers::fix::Fix>,
+    (fix, via): (
+        Option<crate::observers::fix::Fix>,
+        Option<&crate::via::Wire>,
+    ),
     executor: &mut dyn Executor,
     signal: &AtomicUsize,
 ) -> anyhow::Result<Outcome> {
-    let side = Side::of_rounds(plan, Some(keys), (fix, Some(terminal)), None);
+    let side = Side::of_rounds(plan, Some(keys), (fix, Some(terminal)), via);
     let SideRun {
         report,
         timeline,
@@ -126,8 +129,7 @@ pub(crate) fn in_a_terminal(
         draw_keys(destination, &title, &[panel])?;
     }
     let filmed = write_filmstrip(plan, filmstrip.as_ref())?;
-    complain(&report.summary());
-    complain(&filmed);
+    complain(&(report.summary() + &filmed));
     Ok(match signal.load(Ordering::Relaxed) {
         0 => Outcome::Finished,
         sig => Outcome::Signal(sig),

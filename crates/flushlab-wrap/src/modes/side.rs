@@ -186,17 +186,8 @@ pub(crate) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::
         ),
         _ => None,
     };
-    if let (Some(wire), Some(keys)) = (side.how.via, report.keys.as_mut()) {
-        report.via = Some(crate::via::ViaReport::of(
-            wire,
-            (&timeline, &blocks),
-            &mut keys.latencies,
-        ));
-        // Over a wire, a key's input delay is its uplink and its drain the downlink: neither
-        // the program nor a slow terminal keeps it waiting, the wire does.
-        report
-            .diagnoses
-            .retain(|d| d.code != "keys-wait-to-be-read" && d.code != "keys-drain");
+    if let Some(wire) = side.how.via {
+        over_the_wire(&mut report, wire, (&timeline, &blocks));
     }
     Ok(SideRun {
         report: RunReport::Headless(Box::new(report)),
@@ -206,6 +197,34 @@ pub(crate) fn run(plan: &Plan, side: Side<'_>, signal: &AtomicUsize) -> anyhow::
         recorded,
         filmstrip,
     })
+}
+
+/// A run over `wire`: each key's frame at the near end, what the wire says, and CMD's blocks
+/// lost on the way in `seen`.
+fn over_the_wire(
+    report: &mut WrapReport,
+    wire: &crate::via::Wire,
+    (timeline, blocks): (&Timeline, &[(u64, u64)]),
+) {
+    let Some(keys) = report.keys.as_mut() else {
+        return;
+    };
+    // CMD's own blocks, where the observer looked inside it at the far end.
+    let opened = report
+        .inside
+        .as_ref()
+        .filter(|i| i.frames_from == crate::observers::inside_report::Source::Inside)
+        .and_then(|i| i.frames_opening_sync);
+    let via = crate::via::ViaReport::of(wire, (timeline, blocks, opened), &mut keys.latencies);
+    if let Some(seen) = report.seen.as_mut() {
+        seen.sync_lost = via.sync_lost();
+    }
+    report.via = Some(via);
+    // Over a wire, a key's input delay is its uplink and its drain the downlink: neither the
+    // program nor a slow terminal keeps it waiting, the wire does.
+    report
+        .diagnoses
+        .retain(|d| d.code != "keys-wait-to-be-read" && d.code != "keys-drain");
 }
 
 /// `--filmstrip`: the key the run's `seen` picks, filmed from `source`.

@@ -76,6 +76,10 @@ pub struct InsideReport {
     /// Write calls CMD's tree made to the terminal, and their bytes, as the program made them.
     pub terminal_writes: u64,
     pub terminal_bytes: u64,
+    /// CMD's frames that opened a synchronized-output block (DEC 2026, either form), as the
+    /// preload or the kernel observer saw its writes; `None` where the tracer looked (it does
+    /// not read what CMD writes).
+    pub frames_opening_sync: Option<u64>,
     /// `--try frame`: the write(2) calls the held writes took.
     pub held_writes: Option<u64>,
     /// `--try frame`: times held bytes went out because no wait came within the observer's
@@ -232,6 +236,7 @@ impl InsideReport {
             waits: sightings.waits.len() as u64,
             terminal_writes: writes,
             terminal_bytes: bytes,
+            frames_opening_sync: (way != Way::Ptrace).then(|| sightings.frames_opening_sync()),
             held_writes: (fix == Some(Fix::Frame)).then(|| sightings.flushed().0),
             released_by_bound: (fix == Some(Fix::Frame)).then_some(sightings.releases.len() as u64),
             lost_records: sightings

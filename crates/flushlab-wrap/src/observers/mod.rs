@@ -211,37 +211,77 @@ impl Observation {
 
     /// `--terminal --observer kernel`: the emulator starts CMD through wrap's shim, which names
     /// its pid and its pty (the emulator's) at a socket in `scratch`; the kernel observer,
-    /// attached with neither, then follows the shim's tree on that pty. Refused eBPF is an
-    /// error (it was asked for).
+    /// attached with neither, then follows the shim's tree on that pty. `--terminal --via`: the
+    /// emulator starts the near end of `wire` instead, and the shim at its far end names CMD's
+    /// pid and pty there (the socket in the wire's far directory, which the far user reaches).
+    /// Refused eBPF is an error (it was asked for, or a wire needs it).
     pub(super) fn at_a_root(
         scratch: &std::path::Path,
         (program, args): (&std::path::Path, &[OsString]),
+        wire: Option<&crate::via::Wire>,
     ) -> std::io::Result<Observation> {
         let attached = Attached::attach_for_a_root().map_err(|refused| {
-            std::io::Error::other(format!(
-                "wrap --terminal --observer kernel: {refused}; --observer auto looks with the \
-                 preload or the tracer"
-            ))
+            std::io::Error::other(match wire {
+                None => format!(
+                    "wrap --terminal --observer kernel: {refused}; --observer auto looks with \
+                     the preload or the tracer"
+                ),
+                Some(_) => format!(
+                    "wrap --terminal --via: {refused}; only the kernel observer looks at the far \
+                     end"
+                ),
+            })
         })?;
         let why = format!(
             "kernel: eBPF, {} programs attached: {}, and the scheduler's fork, exec and exit; \
-             rooted at CMD's shim, on the pty the terminal made",
+             rooted at CMD's shim, on the pty {}",
             attached.programs(),
-            attached.hooks()
+            attached.hooks(),
+            match wire {
+                None => "the terminal made".to_owned(),
+                Some(wire) => format!(
+                    "at the far end of {}",
+                    wire.settings()
+                        .layers
+                        .iter()
+                        .map(|l| l.name())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            }
         );
         let kernel = Arc::new(std::sync::Mutex::new(attached));
-        let far = crate::via::far_root::FarRoot::listen(scratch, None, Some(Arc::clone(&kernel)))?;
-        let shim = crate::via::far_root::FarRootArgs {
-            socket: far.path().to_owned(),
-            cwd: std::env::current_dir()?,
-            command: std::iter::once(program.into())
-                .chain(args.iter().cloned())
-                .collect(),
-        };
-        let near_command = crate::via::NearCommand {
-            program: std::env::current_exe()?,
-            words: shim.argv(),
-            environment: Vec::new(),
+        let (far, near_command) = match wire {
+            None => {
+                let far = crate::via::far_root::FarRoot::listen(
+                    scratch,
+                    None,
+                    Some(Arc::clone(&kernel)),
+                )?;
+                let shim = crate::via::far_root::FarRootArgs {
+                    socket: far.path().to_owned(),
+                    cwd: std::env::current_dir()?,
+                    command: std::iter::once(program.into())
+                        .chain(args.iter().cloned())
+                        .collect(),
+                };
+                let near = crate::via::NearCommand {
+                    program: std::env::current_exe()?,
+                    words: shim.argv(),
+                    environment: Vec::new(),
+                };
+                (far, near)
+            }
+            Some(wire) => {
+                let owner = flushlab_core::sys::user::sudo_invoker().map(|i| (i.uid, i.gid));
+                let far = crate::via::far_root::FarRoot::listen(
+                    &wire.scratch().join("far"),
+                    owner,
+                    Some(Arc::clone(&kernel)),
+                )?;
+                let near = wire.near_command(far.path(), program, args)?;
+                (far, near)
+            }
         };
         Observation::rooted(
             Injection::on_the_programs_terminal(Mode::Observe)?,
@@ -269,7 +309,7 @@ impl Observation {
     }
 
     /// `--via`: when CMD's shim on the far side was told go (the keys wait for it).
-    pub(super) fn far_went(&self) -> Option<Arc<std::sync::OnceLock<Instant>>> {
+    pub(crate) fn far_went(&self) -> Option<Arc<std::sync::OnceLock<Instant>>> {
         self.both_ends.as_ref().map(|b| b.went())
     }
 

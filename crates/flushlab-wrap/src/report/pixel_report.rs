@@ -61,6 +61,28 @@ pub struct PixelReport {
     pub no_camera: Option<String>,
 }
 
+/// What the camera saw of each key; `--via`: CMD's blocks, which a terminal that holds both
+/// forms would have kept whole, lost on the way.
+fn seen_on_screen(
+    plan: &crate::plan::Plan,
+    run: &PixelRun,
+    keys: &[flushlab_core::detect::keyed::KeyAnswer],
+    film: &flushlab_terminals::camera::Film,
+) -> crate::report::seen_report::SeenReport {
+    let run_of = (keys, run.timeline.inside.as_ref(), run.timeline.end_ns);
+    let mut seen = crate::report::seen_report::SeenReport::of_film(film, run_of, run.seconds);
+    if let (Some(via), Some(opened)) = (&plan.via, run.inside.frames_opening_sync) {
+        let sync = run.terminal.paint_policy().0.sync;
+        let shown = seen.keys_flashed.max(seen.keys_torn);
+        seen.sync_lost = crate::via::SyncLost::judge_on_screen(
+            &via.layers,
+            opened,
+            (sync.csi && sync.dcs, shown),
+        );
+    }
+    seen
+}
+
 impl PixelReport {
     /// `film`: what the camera saw (taken out of `run` by the caller, who may film a key).
     pub(crate) fn of(
@@ -75,14 +97,7 @@ impl PixelReport {
             .browser
             .as_ref()
             .map(|b| crate::report::browser_report::BrowserReport::of(b, &latencies.each));
-        let seen = film.map(|film| {
-            let run_of = (
-                &latencies.each[..],
-                run.timeline.inside.as_ref(),
-                run.timeline.end_ns,
-            );
-            crate::report::seen_report::SeenReport::of_film(film, run_of, run.seconds)
-        });
+        let seen = film.map(|film| seen_on_screen(plan, &run, &latencies.each, film));
         let asked = plan.terminal.as_ref().is_some_and(|t| t.camera);
         let no_camera = (asked && film.is_none()).then(|| {
             let why = match &run.desktop {

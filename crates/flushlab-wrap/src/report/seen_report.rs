@@ -55,6 +55,10 @@ pub struct SeenReport {
     /// frame from its first write to the next frame's, S0 and S1 the screens at those edges.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<FramesTorn>,
+    /// `--via`: CMD's synchronized-output blocks that did not reach the near end, and the layer
+    /// that dropped them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_lost: Option<crate::via::SyncLost>,
 }
 
 /// What the camera saw of each of CMD's frames.
@@ -202,6 +206,7 @@ impl SeenReport {
             cut: false,
             keys: seen,
             frames: None,
+            sync_lost: None,
         }
     }
 
@@ -244,6 +249,9 @@ impl SeenReport {
                 thousands(frames.flashed),
                 thousands(frames.brief_only)
             );
+        }
+        if let Some(lost) = &self.sync_lost {
+            out += &format!("; {}", lost.clause());
         }
         if self.cut {
             out += "; it stopped short of the run's end (the keys after are not counted)";

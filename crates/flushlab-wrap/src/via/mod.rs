@@ -24,6 +24,6 @@ mod wire;
 
 pub use self::layers::{Layer, check, parse_loss, parse_rate, parse_rtt};
 pub use self::link::LinkSettings;
-pub use self::report::ViaReport;
+pub use self::report::{SyncLost, ViaReport};
 pub(crate) use self::wire::LinkWaits;
 pub use self::wire::{NearCommand, Wire};

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::layers::Layer;
 use super::wire::{ViaSettings, Wire};
 
 /// What a run says of its wire: the settings, each key's frame at the near end, and what
@@ -20,14 +21,74 @@ pub struct ViaReport {
     pub sync_blocks: Option<SyncBlocks>,
 }
 
-/// Synchronized-output blocks (DEC 2026): how many CMD wrote (`None` where a layer redraws:
-/// what CMD wrote to the far pty is the layer's to read, and only ssh forwards it as it is),
-/// how many reached the near end, and how many whole (begin and end in one piece).
+/// Synchronized-output blocks (DEC 2026): how many CMD opened (its frames that did, as the
+/// observer at the far end saw its writes; `None` where it did not look), how many reached the
+/// near end, and how many whole (begin and end in one piece).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct SyncBlocks {
     pub sent: Option<u64>,
     pub arrived: u64,
     pub whole: u64,
+}
+
+/// CMD's synchronized-output blocks that did not reach the near end whole: how many it opened,
+/// how many arrived, and the layer that dropped them — the one nearest CMD that redraws the
+/// near terminal from a screen of its own (a byte stream, ssh, forwards them as they are). A
+/// layer's own blocks around its own redraws would count as arrived: tmux 3.3a writes none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SyncLost {
+    pub opened: u64,
+    /// Blocks that reached the near end, where wrap read it (headless); `None` in a real
+    /// terminal, which reads the near end itself: there the camera judged (the terminal holds
+    /// both forms, yet keys flashed or tore).
+    pub arrived: Option<u64>,
+    pub by: Option<Layer>,
+}
+
+impl SyncLost {
+    /// Fewer blocks arrived than CMD opened, through `layers` (listed from the near end).
+    pub fn judge(layers: &[Layer], opened: u64, arrived: u64) -> Option<SyncLost> {
+        (arrived < opened).then(|| SyncLost {
+            opened,
+            arrived: Some(arrived),
+            by: nearest_cmd_that_redraws(layers),
+        })
+    }
+
+    /// In a real terminal that holds every block (`holds`): CMD opened blocks, yet `shown`
+    /// keys flashed or tore on its screen, so they were lost on the way.
+    pub fn judge_on_screen(
+        layers: &[Layer],
+        opened: u64,
+        (holds, shown): (bool, u64),
+    ) -> Option<SyncLost> {
+        (holds && opened > 0 && shown > 0).then(|| SyncLost {
+            opened,
+            arrived: None,
+            by: nearest_cmd_that_redraws(layers),
+        })
+    }
+
+    /// The summary's clause.
+    pub fn clause(&self) -> String {
+        use flushlab_core::units::thousands;
+        format!(
+            "CMD's 2026 blocks were dropped {} ({} of its frames opened one, {})",
+            self.by.map_or(
+                "on the way (by no layer that redraws)".to_owned(),
+                |l| format!("by {}", l.name())
+            ),
+            thousands(self.opened),
+            self.arrived.map_or(
+                "yet keys flashed or tore in a terminal that holds them".to_owned(),
+                |a| format!("{} reached the near end", thousands(a))
+            )
+        )
+    }
+}
+
+fn nearest_cmd_that_redraws(layers: &[Layer]) -> Option<Layer> {
+    layers.iter().rev().copied().find(|l| l.redraws())
 }
 
 /// What crossed the link towards the near end while each answered key's frame did (from the
@@ -46,9 +107,14 @@ impl ViaReport {
     /// `keys`, and what the run says of its wire.
     /// `blocks`: the synchronized-output blocks at the near end, where each began and ended in
     /// its stream.
+    /// `opened`: CMD's frames that opened a block, where the observer looked at the far end.
     pub fn of(
         wire: &Wire,
-        (timeline, blocks): (&flushlab_core::detect::timeline::Timeline, &[(u64, u64)]),
+        (timeline, blocks, opened): (
+            &flushlab_core::detect::timeline::Timeline,
+            &[(u64, u64)],
+            Option<u64>,
+        ),
         keys: &mut flushlab_core::detect::keyed::KeyLatencies,
     ) -> ViaReport {
         use flushlab_core::detect::keyed::Percentiles;
@@ -74,10 +140,9 @@ impl ViaReport {
                 dropped_down,
             }
         });
-        let forwarded = wire.settings().matching == "bytes";
         let sync_blocks =
             flushlab_core::detect::near::sync_arrived(timeline, blocks).map(|arrived| SyncBlocks {
-                sent: forwarded.then_some(arrived.arrived),
+                sent: opened,
                 arrived: arrived.arrived,
                 whole: arrived.whole,
             });
@@ -87,6 +152,12 @@ impl ViaReport {
             wire: figures.unwrap_or_default(),
             sync_blocks,
         }
+    }
+
+    /// CMD's blocks lost on the way, where the observer saw CMD open any.
+    pub fn sync_lost(&self) -> Option<SyncLost> {
+        let blocks = self.sync_blocks?;
+        SyncLost::judge(&self.settings.layers, blocks.sent?, blocks.arrived)
     }
 
     /// The summary's line, with the figures `keys` carry.
@@ -138,5 +209,38 @@ impl ViaReport {
             self.wire.dropped_down,
             self.near.superseded_frames,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Layer, SyncLost};
+
+    #[test]
+    fn blocks_lost_are_laid_on_the_layer_nearest_cmd_that_redraws() {
+        let judged = |layers: &[Layer], opened, arrived| {
+            SyncLost::judge(layers, opened, arrived).map(|lost| lost.by)
+        };
+        assert_eq!(judged(&[Layer::Ssh], 20, 20), None);
+        assert_eq!(judged(&[Layer::Tmux], 20, 0), Some(Some(Layer::Tmux)));
+        assert_eq!(
+            judged(&[Layer::Ssh, Layer::Tmux], 20, 0),
+            Some(Some(Layer::Tmux))
+        );
+        assert_eq!(judged(&[Layer::Mosh], 20, 3), Some(Some(Layer::Mosh)));
+        // A byte stream alone loses none: where some are missing, no layer is blamed.
+        assert_eq!(judged(&[Layer::Ssh], 20, 19), Some(None));
+        // CMD opened none: nothing to lose.
+        assert_eq!(judged(&[Layer::Tmux], 0, 0), None);
+        let clause = SyncLost::judge(&[Layer::Tmux], 20, 0).unwrap().clause();
+        assert!(clause.starts_with("CMD's 2026 blocks were dropped by tmux (20 of its frames"));
+        // On a real terminal's screen: judged only where it holds the blocks and keys showed.
+        let on_screen = |holds, shown| {
+            SyncLost::judge_on_screen(&[Layer::Ssh, Layer::Tmux], 20, (holds, shown))
+                .map(|lost| lost.by)
+        };
+        assert_eq!(on_screen(true, 18), Some(Some(Layer::Tmux)));
+        assert_eq!(on_screen(true, 0), None);
+        assert_eq!(on_screen(false, 18), None);
     }
 }
