@@ -320,22 +320,26 @@ enum sys {
     S_CLOSE = 3, S_DUP2 = 33, S_DUP3 = 292, S_CLOSE_RANGE = 436,
 };
 
-/* Whether the terminal write at `regs` opens a synchronized-output block: its bytes begin
- * `ESC[?2026h` or the DCS form's `ESC P=1s`. Looked at only in a frame's first write (`first`)
- * and in a write as long as a block's start alone (an unbuffered program writes each
- * escape sequence apart): one 8-byte read a frame, not one a write. */
-static __always_inline int opens_sync(long id, struct pt_regs *regs, int first) {
+/* Whether the terminal write at `regs` (call `id`, which wrote `done` bytes) opened a
+ * synchronized-output block: its bytes begin `ESC[?2026h` or the DCS form's `ESC P=1s`. Looked
+ * at on the way out, where the length is the call's result: only in a frame's first write
+ * (`first`) and in a write as long as a block's start alone (an unbuffered program writes each
+ * escape sequence apart), so that other writes read nothing more; the bytes are still in the
+ * program's buffer. */
+static __always_inline int opens_sync(long id, struct pt_regs *regs, long done, int first) {
+    if (done < 7 || (!first && done > 8))
+        return 0;
     unsigned long buf = BPF_CORE_READ(regs, si);
-    __u64 len = BPF_CORE_READ(regs, dx);
+    __u64 len = (__u64)done;
     if (id == S_WRITEV || id == S_PWRITEV || id == S_PWRITEV2) {
         /* The first iovec's base and length. */
         __u64 vec[2] = {};
-        if (len == 0 || bpf_probe_read_user(vec, sizeof(vec), (void *)buf))
+        if (bpf_probe_read_user(vec, sizeof(vec), (void *)buf))
             return 0;
         buf = vec[0];
-        len = vec[1];
+        len = vec[1] < len ? vec[1] : len;
     }
-    if (len < 7 || (!first && len > 8))
+    if (len < 7)
         return 0;
     char head[8] = {};
     long failed = len >= 8 ? bpf_probe_read_user(head, 8, (void *)buf)
@@ -418,10 +422,9 @@ static __always_inline int on_enter(long id, struct pt_regs *regs) {
     if (pending == P_WRITE) {
         /* Only a frame's first write needs its time (the frame's start). */
         t->pending = P_WRITE;
+        t->how = (__u32)id; /* which write call: its bytes are looked at on the way out */
         if (t->writes == 0)
             t->start_ns = bpf_ktime_get_ns();
-        if (!t->opened && opens_sync(id, regs, t->writes == 0))
-            t->opened = 1;
         return 0;
     }
     __u64 now = bpf_ktime_get_ns();
@@ -466,7 +469,7 @@ static __always_inline int on_enter(long id, struct pt_regs *regs) {
 }
 
 /* A watched call's return, with its result. */
-static __always_inline int on_exit(long result) {
+static __always_inline int on_exit(long result, struct pt_regs *regs) {
 #ifdef FLUSHLAB_FLOOR
     return 0;
 #endif
@@ -479,6 +482,8 @@ static __always_inline int on_exit(long result) {
     t->pending = P_NONE;
     if (pending == P_WRITE) {
         if (result > 0) {
+            if (!t->opened && opens_sync(how, regs, result, t->writes == 0))
+                t->opened = 1;
             if (t->writes == 0)
                 t->first_ns = start;
             t->writes++;
@@ -535,7 +540,7 @@ int flushlab_enter(struct bpf_raw_tracepoint_args *ctx) {
 
 SEC("raw_tracepoint/sys_exit")
 int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
-    return on_exit((long)ctx->args[1]);
+    return on_exit((long)ctx->args[1], (struct pt_regs *)ctx->args[0]);
 }
 
 /* `__x64_sys_NAME(const struct pt_regs *regs)`: fentry's context is its arguments, fexit's its
@@ -544,7 +549,9 @@ int flushlab_exit(struct bpf_raw_tracepoint_args *ctx) {
     SEC("fentry/__x64_sys_" #name)                                                            \
     int flushlab_in_##name(__u64 *ctx) { return on_enter(number, (struct pt_regs *)ctx[0]); } \
     SEC("fexit/__x64_sys_" #name)                                                             \
-    int flushlab_out_##name(__u64 *ctx) { return on_exit((long)ctx[1]); }
+    int flushlab_out_##name(__u64 *ctx) {                                                    \
+        return on_exit((long)ctx[1], (struct pt_regs *)ctx[0]);                               \
+    }
 #define WATCH_ENTRY(name, number)                                                             \
     SEC("fentry/__x64_sys_" #name)                                                            \
     int flushlab_in_##name(__u64 *ctx) { return on_enter(number, (struct pt_regs *)ctx[0]); }
