@@ -776,3 +776,55 @@ fn the_camera_sees_a_blank_screen_where_the_terminal_shows_one_and_the_model_agr
         rows_tear(&program, terminal);
     }
 }
+
+/// The terminal killed mid-run (SIGKILL, as a crash would end it): wrap ends the run at once
+/// with the report of the keys sent before (exit 0, the keys said cut), and nothing it started
+/// runs on: no Xvfb, no CMD.
+#[test]
+fn a_terminal_that_dies_mid_run_leaves_the_report_of_its_keys_and_nothing_else() {
+    if !can_type() {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let program = common::c_program("flash");
+    let report = common::scratch("died.json");
+    let mut wrap = flushlab()
+        .args(["wrap", "--terminal", "xterm", "--size", "80x24"])
+        .args(["--keys", "a*100@100ms q", "--export-json"])
+        .arg(&*report)
+        .arg("--")
+        .arg(&*program)
+        .arg("place")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // xterm's command line names CMD's program, whose path is this test's own.
+    let xterm = format!("^/usr/bin/xterm .*{}", program.display());
+    let pid = common::wait_for(std::time::Duration::from_secs(30), "xterm", || {
+        let out = Command::new("pgrep").args(["-f", &xterm]).output().ok()?;
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .map(str::to_owned)
+    });
+    // Some keys go first.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    let status = common::wait_for(std::time::Duration::from_secs(30), "wrap's end", || {
+        wrap.try_wait().unwrap()
+    });
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut wrap.stderr.take().unwrap(), &mut said).unwrap();
+    assert_eq!(status.code(), Some(0), "{said}");
+    let keys = &common::read_json(&report)["keys"];
+    let sent = keys["sent"].as_u64().unwrap();
+    assert!((1..101).contains(&sent), "{sent} keys sent: {said}");
+    assert!(said.contains("cut: CMD or its terminal ended"), "{said}");
+    let words = program.display().to_string();
+    common::wait_for(std::time::Duration::from_secs(5), "nothing left", || {
+        let out = Command::new("pgrep").args(["-f", &words]).output().ok()?;
+        out.stdout.is_empty().then_some(())
+    });
+}

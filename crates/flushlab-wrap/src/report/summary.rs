@@ -18,7 +18,7 @@ impl KeysReport {
         );
         if self.sent < self.in_script {
             out += &format!(
-                " of {} in the script (cut: CMD ended or the duration ran out)",
+                " of {} in the script (cut: CMD or its terminal ended, or the duration ran out)",
                 thousands(self.in_script)
             );
         }
