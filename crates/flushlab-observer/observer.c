@@ -28,10 +28,13 @@
  * buffered too and flushed at the same moments, held bytes first (see the stdio section). What a
  * signal that kills the program (SIGKILL) can lose is at most what is held: one frame.
  *
- * Not seen (wrap then says "seen from outside" and why): glibc stdio's own writes (they call
- * libc-internal functions; its calls are interposed for the order of held bytes and, with
- * `frame`, for its buffering), raw syscall(SYS_write), static programs and setuid programs (the
- * loader drops LD_PRELOAD), a program that clears its environment before exec.
+ * glibc stdio's own writes call libc-internal functions that no interposed write sees: its
+ * output calls are interposed, for the order of held bytes, with `frame` for its buffering, and
+ * to see what left a terminal stream's buffer during each call (see the stdio section).
+ *
+ * Not seen (wrap then says "seen from outside" and why): raw syscall(SYS_write), static
+ * programs and setuid programs (the loader drops LD_PRELOAD), a program that clears its
+ * environment before exec.
  *
  * Why C, not a Rust cdylib: the observer *defines* libc's symbols (write, execl...), some of
  * them variadic, which stable Rust cannot define; it must run inside programs that are not Rust,
@@ -704,17 +707,25 @@ static int selects_terminal(int n, const fd_set *r) {
 /* Before a terminal write: the frame's first begins now (stamped before the call, as a program
  * stamps its own: a first write that blocks or is preempted is the frame's emit, not the work
  * before it). */
-static void write_begins(const void *head, size_t n) {
-    /* As the kernel observer looks: a frame's first write, and any write no longer than a
-     * block's start. */
+/* Whether `head` (n bytes) opens a synchronized-output block, where the kernel observer looks
+ * too: a frame's first write, and any write no longer than a block's start. */
+static void note_opened(const void *head, size_t n) {
     if (!t_opened && head && n >= 7 && (t_writes == 0 || n <= 8))
         t_opened = (n >= 8 && memcmp(head, "\033[?2026h", 8) == 0) ||
                    memcmp(head, "\033P=1s", 5) == 0;
-    if (t_writes == 0) {
-        t_first_ns = now_ns();
-        if (markers && !t_marked)
-            map_marker_file();
-    }
+}
+
+/* A frame's first write begins at `at`. */
+static void frame_begins(uint64_t at) {
+    t_first_ns = at;
+    if (markers && !t_marked)
+        map_marker_file();
+}
+
+static void write_begins(const void *head, size_t n) {
+    note_opened(head, n);
+    if (t_writes == 0)
+        frame_begins(now_ns());
 }
 
 static void count_write(ssize_t done) {
@@ -1493,119 +1504,221 @@ static void before_stdio(void) {
         flush_held();
 }
 
-#define STDIO_OUT(type, call)                                                                   \
+/* What stdio writes to the terminal, seen by its stream's buffer. Its write(2)s happen inside
+ * libc, where no interposed call sees them; but bytes that left a terminal stream's buffer
+ * during a call went out in them. So a stdio output call on a stream whose fd is the terminal
+ * notes the bytes pending before it; after it, those plus what it added less what is pending
+ * now went out, and are said as one terminal write made during the call (the frame's first
+ * stamped at the call's start). A buffered stream's flush is one write(2); an unbuffered one's
+ * output may be a few, counted as one. Not with --try frame, whose held streams are flushed by
+ * the observer itself. */
+struct stdio_look {
+    FILE *f;
+    size_t before;
+    const void *head; /* where the bytes about to go out begin */
+    uint64_t start;
+};
+
+static size_t stdio_pending_bytes(FILE *f) {
+#ifdef __GLIBC__
+    return (size_t)(f->_IO_write_ptr - f->_IO_write_base);
+#else
+    return __fpending(f);
+#endif
+}
+
+static struct stdio_look stdio_look(FILE *f, const void *p) {
+    struct stdio_look look = {0};
+    if (!active || holding || t_in_stdio || !f)
+        return look;
+    int fd = fileno_unlocked(f);
+    if (fd < 0 || kind_of(fd) != K_TTY)
+        return look;
+    look.f = f;
+    look.before = stdio_pending_bytes(f);
+#ifdef __GLIBC__
+    look.head = look.before > 0 ? (const void *)f->_IO_write_base : p;
+#else
+    look.head = look.before > 0 ? NULL : p;
+#endif
+    if (t_writes == 0)
+        look.start = now_ns();
+    return look;
+}
+
+static void stdio_seen(const struct stdio_look *look, size_t added) {
+    if (!look->f)
+        return;
+    int saved = errno;
+    size_t after = stdio_pending_bytes(look->f);
+    if (look->before + added > after) {
+        size_t out = look->before + added - after;
+        note_opened(look->head, out < 8 ? out : 8);
+        if (t_writes == 0)
+            frame_begins(look->start);
+        count_write((ssize_t)out);
+    }
+    errno = saved;
+}
+
+/* A stdio output call on `f` (`p`: its own bytes, where it has them), which added `added`
+ * bytes to the stream (an expression of `result_`, the call's result). */
+#define STDIO_OUT(type, f, p, call, added)                                                      \
     do {                                                                                         \
         before_stdio();                                                                          \
+        struct stdio_look look_ = stdio_look(f, p);                                              \
         t_in_stdio++;                                                                            \
         type result_ = call;                                                                     \
         t_in_stdio--;                                                                            \
+        stdio_seen(&look_, (added));                                                             \
         return result_;                                                                          \
     } while (0)
 
+/* The bytes a character call added: one, unless it failed. */
+#define ONE_CHAR (result_ == EOF ? 0u : 1u)
+
 EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f) {
-    STDIO_OUT(size_t, get_fwrite()(p, size, n, f));
+    STDIO_OUT(size_t, f, p, get_fwrite()(p, size, n, f), result_ * size);
 }
 EXPORT size_t(fwrite_unlocked)(const void *p, size_t size, size_t n, FILE *f) {
-    STDIO_OUT(size_t, get_fwrite_unlocked()(p, size, n, f));
+    STDIO_OUT(size_t, f, p, get_fwrite_unlocked()(p, size, n, f), result_ * size);
 }
-EXPORT int fputs(const char *s, FILE *f) { STDIO_OUT(int, get_fputs()(s, f)); }
-EXPORT int fputs_unlocked(const char *s, FILE *f) { STDIO_OUT(int, get_fputs_unlocked()(s, f)); }
-EXPORT int puts(const char *s) { STDIO_OUT(int, get_puts()(s)); }
-EXPORT int fputc(int c, FILE *f) { STDIO_OUT(int, get_fputc()(c, f)); }
-EXPORT int fputc_unlocked(int c, FILE *f) { STDIO_OUT(int, get_fputc_unlocked()(c, f)); }
-EXPORT int putc(int c, FILE *f) { STDIO_OUT(int, get_putc()(c, f)); }
-EXPORT int putc_unlocked(int c, FILE *f) { STDIO_OUT(int, get_putc_unlocked()(c, f)); }
-EXPORT int putchar(int c) { STDIO_OUT(int, get_putchar()(c)); }
-EXPORT int putchar_unlocked(int c) { STDIO_OUT(int, get_putchar_unlocked()(c)); }
+EXPORT int fputs(const char *s, FILE *f) {
+    STDIO_OUT(int, f, s, get_fputs()(s, f), result_ == EOF ? 0u : strlen(s));
+}
+EXPORT int fputs_unlocked(const char *s, FILE *f) {
+    STDIO_OUT(int, f, s, get_fputs_unlocked()(s, f), result_ == EOF ? 0u : strlen(s));
+}
+EXPORT int puts(const char *s) {
+    STDIO_OUT(int, stdout, s, get_puts()(s), result_ == EOF ? 0u : strlen(s) + 1);
+}
+EXPORT int fputc(int c, FILE *f) { STDIO_OUT(int, f, NULL, get_fputc()(c, f), ONE_CHAR); }
+EXPORT int fputc_unlocked(int c, FILE *f) {
+    STDIO_OUT(int, f, NULL, get_fputc_unlocked()(c, f), ONE_CHAR);
+}
+EXPORT int putc(int c, FILE *f) { STDIO_OUT(int, f, NULL, get_putc()(c, f), ONE_CHAR); }
+EXPORT int putc_unlocked(int c, FILE *f) {
+    STDIO_OUT(int, f, NULL, get_putc_unlocked()(c, f), ONE_CHAR);
+}
+EXPORT int putchar(int c) { STDIO_OUT(int, stdout, NULL, get_putchar()(c), ONE_CHAR); }
+EXPORT int putchar_unlocked(int c) {
+    STDIO_OUT(int, stdout, NULL, get_putchar_unlocked()(c), ONE_CHAR);
+}
 /* What the putc macros call when the buffer is full. */
-EXPORT int __overflow(FILE *f, int c) { STDIO_OUT(int, get___overflow()(f, c)); }
-EXPORT int fflush(FILE *f) { STDIO_OUT(int, get_fflush()(f)); }
+EXPORT int __overflow(FILE *f, int c) {
+    STDIO_OUT(int, f, NULL, get___overflow()(f, c), c == EOF || result_ == EOF ? 0u : 1u);
+}
+EXPORT int fflush(FILE *f) { STDIO_OUT(int, f, NULL, get_fflush()(f), 0u); }
 EXPORT void perror(const char *s) {
     before_stdio();
     t_in_stdio++;
     get_perror()(s);
     t_in_stdio--;
 }
+/* The bytes a printf added: its result, unless it failed. */
+#define PRINTED (result_ < 0 ? 0u : (size_t)result_)
+
 EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap) {
-    STDIO_OUT(int, get_vfprintf()(f, fmt, ap));
+    STDIO_OUT(int, f, NULL, get_vfprintf()(f, fmt, ap), PRINTED);
 }
-EXPORT int vprintf(const char *fmt, va_list ap) { STDIO_OUT(int, get_vfprintf()(stdout, fmt, ap)); }
+EXPORT int vprintf(const char *fmt, va_list ap) {
+    STDIO_OUT(int, stdout, NULL, get_vfprintf()(stdout, fmt, ap), PRINTED);
+}
+/* The variadic ones through their v-forms, looked at the same way. */
+static int printed_to(FILE *f, const char *fmt, va_list ap) {
+    before_stdio();
+    struct stdio_look look_ = stdio_look(f, NULL);
+    t_in_stdio++;
+    int result_ = get_vfprintf()(f, fmt, ap);
+    t_in_stdio--;
+    stdio_seen(&look_, PRINTED);
+    return result_;
+}
+static int printed_chk_to(FILE *f, int flag, const char *fmt, va_list ap) {
+    before_stdio();
+    struct stdio_look look_ = stdio_look(f, NULL);
+    t_in_stdio++;
+    int result_ = get___vfprintf_chk()(f, flag, fmt, ap);
+    t_in_stdio--;
+    stdio_seen(&look_, PRINTED);
+    return result_;
+}
 EXPORT int fprintf(FILE *f, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    before_stdio();
-    t_in_stdio++;
-    int n = get_vfprintf()(f, fmt, ap);
-    t_in_stdio--;
+    int n = printed_to(f, fmt, ap);
     va_end(ap);
     return n;
 }
 EXPORT int printf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    before_stdio();
-    t_in_stdio++;
-    int n = get_vfprintf()(stdout, fmt, ap);
-    t_in_stdio--;
+    int n = printed_to(stdout, fmt, ap);
     va_end(ap);
     return n;
 }
 /* What programs built with _FORTIFY_SOURCE call instead (Debian builds its packages so). */
 EXPORT int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap) {
-    STDIO_OUT(int, get___vfprintf_chk()(f, flag, fmt, ap));
+    STDIO_OUT(int, f, NULL, get___vfprintf_chk()(f, flag, fmt, ap), PRINTED);
 }
 EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap) {
-    STDIO_OUT(int, get___vfprintf_chk()(stdout, flag, fmt, ap));
+    STDIO_OUT(int, stdout, NULL, get___vfprintf_chk()(stdout, flag, fmt, ap), PRINTED);
 }
 EXPORT int __fprintf_chk(FILE *f, int flag, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    before_stdio();
-    t_in_stdio++;
-    int n = get___vfprintf_chk()(f, flag, fmt, ap);
-    t_in_stdio--;
+    int n = printed_chk_to(f, flag, fmt, ap);
     va_end(ap);
     return n;
 }
 EXPORT int __printf_chk(int flag, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    before_stdio();
-    t_in_stdio++;
-    int n = get___vfprintf_chk()(stdout, flag, fmt, ap);
-    t_in_stdio--;
+    int n = printed_chk_to(stdout, flag, fmt, ap);
     va_end(ap);
     return n;
 }
 
-/* dprintf writes to the fd at once, like write(2): to the terminal, everything before it first. */
-static void before_fd_output(int fd) {
-    if (holding && active && kind_of(fd) == K_TTY)
+/* dprintf writes to the fd at once, like write(2), through libc-internal calls: to the
+ * terminal, everything held before it first, and its output seen as one terminal write (it
+ * makes one write(2) of what it formatted). Returns whether `fd` is the terminal. */
+static int before_fd_output(int fd) {
+    if (!active || kind_of(fd) != K_TTY)
+        return 0;
+    if (holding)
         let_out();
+    else if (t_writes == 0 && !t_in_stdio)
+        frame_begins(now_ns());
+    return !holding && !t_in_stdio;
+}
+static int fd_output_seen(int seen, int n) {
+    if (seen && n > 0)
+        count_write(n);
+    return n;
 }
 EXPORT int vdprintf(int fd, const char *fmt, va_list ap) {
-    before_fd_output(fd);
-    return get_vdprintf()(fd, fmt, ap);
+    int seen = before_fd_output(fd);
+    return fd_output_seen(seen, get_vdprintf()(fd, fmt, ap));
 }
 EXPORT int dprintf(int fd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    before_fd_output(fd);
+    int seen = before_fd_output(fd);
     int n = get_vdprintf()(fd, fmt, ap);
     va_end(ap);
-    return n;
+    return fd_output_seen(seen, n);
 }
 EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap) {
-    before_fd_output(fd);
-    return get___vdprintf_chk()(fd, flag, fmt, ap);
+    int seen = before_fd_output(fd);
+    return fd_output_seen(seen, get___vdprintf_chk()(fd, flag, fmt, ap));
 }
 EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    before_fd_output(fd);
+    int seen = before_fd_output(fd);
     int n = get___vdprintf_chk()(fd, flag, fmt, ap);
     va_end(ap);
-    return n;
+    return fd_output_seen(seen, n);
 }
 
 /* A held stream keeps full buffering: the program's unbuffered or line-buffered wish is what

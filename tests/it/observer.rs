@@ -205,6 +205,62 @@ fn a_wait_in_the_middle_of_a_frame_ends_no_frame() {
     assert!(json.get("write_calls").is_none(), "{said}");
 }
 
+/// C stdio drawing to the terminal (its writes made inside libc, where no interposed write
+/// is), seen by the preload through its streams' buffers: in each of stdio.c's buffering modes
+/// the writes and bytes it says are strace's to the terminal (fds 1 and 2), exactly.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (strace of three stdio programs): cargo test --features slow-tests"
+)]
+fn stdios_own_writes_are_seen_by_the_preload_as_strace_counts_them() {
+    if !Path::new("/usr/bin/strace").exists() {
+        assert!(std::env::var_os("CI").is_none(), "CI must have strace");
+        return;
+    }
+    let program = stdio_program();
+    let dir = common::scratch_dir("stdio-seen");
+    for mode in ["line", "full", "unbuffered"] {
+        let log = dir.join(format!("strace-{mode}"));
+        let (json, said) = wrap_json(
+            &[
+                "--observer",
+                "preload",
+                "--",
+                "/usr/bin/strace",
+                "-f",
+                "-qq",
+                "-e",
+                "trace=write,writev",
+                "-e",
+                "signal=none",
+                "-o",
+                log.to_str().unwrap(),
+                program.to_str().unwrap(),
+                mode,
+            ],
+            &[("FRAMES", "5")],
+        );
+        let traced = std::fs::read_to_string(&log).unwrap();
+        let (writes, bytes) = traced
+            .lines()
+            .filter(|l| l.contains(" write(1,") || l.contains(" write(2,"))
+            .filter_map(|l| l.rsplit(" = ").next()?.trim().parse::<u64>().ok())
+            .fold((0, 0), |(w, b), n| (w + 1, b + n));
+        assert!(writes > 0, "{mode}: strace saw no write: {traced}");
+        let inside = &json["inside"];
+        assert_eq!(inside["writes_from"]["from"], "inside", "{mode}: {said}");
+        assert_eq!(
+            (
+                inside["terminal_writes"].as_u64(),
+                inside["terminal_bytes"].as_u64()
+            ),
+            (Some(writes), Some(bytes)),
+            "{mode}: the preload against strace: {said}"
+        );
+    }
+}
+
 /// The material's program, `stderr()` unbuffered: frames from its waits match its own count;
 /// write(2) a frame match strace's count of writes to the terminal; held, one write a frame.
 #[test]
@@ -369,36 +425,17 @@ fn the_observer_never_touches_the_disk() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// A `watch`-like shell whose children draw (coreutils' printf writes through stdio, which the
-/// observer cannot see) with `sleep` between frames; and a pipeline through `tee` to a file,
-/// whose file and pipe writes are no terminal writes. Frames from the waits, within 10% of the
-/// frames drawn; write(2) counts of the terminal alone where the observer saw them all.
+/// A `watch`-like shell whose children draw (coreutils' printf writes through stdio) with
+/// `sleep` between frames; and a pipeline through `cat` and through `tee` (stdio too) to a
+/// file, whose file and pipe writes are no terminal writes. Frames from the waits, within 10%
+/// of the frames drawn; write(2) counts of the terminal alone, one a frame, seen by the preload
+/// (stdio's by its streams) and by the kernel.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
     ignore = "slow tier (3 s): cargo test --features slow-tests"
 )]
 fn children_that_draw_and_a_pipeline_through_tee() {
-    let (json, said) = wrap_json(
-        &[
-            "--observer",
-            "preload",
-            "--",
-            "sh",
-            "-c",
-            "for i in $(seq 20); do /usr/bin/printf '\\033[Hframe %s\\033[2;1Hxx' $i; sleep 0.05; done",
-        ],
-        &[],
-    );
-    assert_eq!(json["frame_method"], "waits", "{said}");
-    let frames = json["figures"]["frames"].as_u64().unwrap();
-    assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
-    assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
-    assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
-
-    // Through `cat`, which writes with write(2): the shell's writes to the pipe are no
-    // terminal writes, cat's are. Through `tee` (coreutils' writes through stdio, which the
-    // observer cannot see): the frames still, the counts the kernel's, said so.
     let dir = common::scratch_dir("observer-tee");
     let log = dir.join("log");
     let frames_into = |tail: &str| {
@@ -407,41 +444,37 @@ fn children_that_draw_and_a_pipeline_through_tee() {
              done | {tail}"
         )
     };
-    let (json, said) = wrap_json(
-        &[
-            "--observer",
-            "preload",
-            "--",
-            "sh",
-            "-c",
-            &frames_into("cat"),
-        ],
-        &[],
+    let children = "for i in $(seq 20); do /usr/bin/printf '\\033[Hframe %s\\033[2;1Hxx' $i; \
+                    sleep 0.05; done";
+    let (cat, tee) = (
+        frames_into("cat"),
+        frames_into(&format!("tee {}", log.display())),
     );
-    let frames = json["figures"]["frames"].as_u64().unwrap();
-    assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
-    assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
-    assert_eq!(json["write_scope"]["scope"], "terminal", "{said}");
-    let per_frame = json["figures"]["writes_per_frame"].as_f64().unwrap();
-    assert!((0.9..=1.5).contains(&per_frame), "{per_frame}: {said}");
-    let tee = frames_into(&format!("tee {}", log.display()));
-    let (json, said) = wrap_json(&["--observer", "preload", "--", "sh", "-c", &tee], &[]);
-    let frames = json["figures"]["frames"].as_u64().unwrap();
-    assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
-    assert_eq!(json["inside"]["writes_from"]["from"], "outside", "{said}");
-
-    // The kernel sees stdio's writes too: printf's children and tee, their frames and their
-    // write(2) counts from inside (one write a frame).
+    let mut observers = vec!["preload"];
     if super::kernel::kernel_allowed() {
-        let children = "for i in $(seq 20); do /usr/bin/printf '\\033[Hframe %s\\033[2;1Hxx' $i; \
-                        sleep 0.05; done";
-        for command in [children, &tee] {
-            let (json, said) = wrap_json(&["--observer", "kernel", "--", "sh", "-c", command], &[]);
+        observers.push("kernel");
+    }
+    for observer in observers {
+        for command in [children, &cat, &tee] {
+            let (json, said) = wrap_json(&["--observer", observer, "--", "sh", "-c", command], &[]);
+            // The children's frames end at the shell's waits; a pipeline's reader waits on the
+            // pipe, where its frames are its cursor restarts.
+            if command == children {
+                assert_eq!(json["frame_method"], "waits", "{observer}: {said}");
+                assert_eq!(json["inside"]["frames_from"]["from"], "inside", "{said}");
+            }
             let frames = json["figures"]["frames"].as_u64().unwrap();
-            assert!(frames.abs_diff(20) <= 2, "{frames} frames of 20: {said}");
+            assert!(
+                frames.abs_diff(20) <= 2,
+                "{observer}: {frames} frames of 20: {said}"
+            );
             assert_eq!(json["inside"]["writes_from"]["from"], "inside", "{said}");
+            assert_eq!(json["write_scope"]["scope"], "terminal", "{said}");
             let per_frame = json["figures"]["writes_per_frame"].as_f64().unwrap();
-            assert!((0.9..=1.5).contains(&per_frame), "{per_frame}: {said}");
+            assert!(
+                (0.9..=1.5).contains(&per_frame),
+                "{observer}: {per_frame}: {said}"
+            );
         }
     }
     std::fs::remove_dir_all(dir).unwrap();

@@ -200,8 +200,8 @@ impl InsideReport {
                 bytes as f64 * 100.0 / received.max(1) as f64,
                 match way {
                     Way::Preload | Way::Both =>
-                        "the rest through glibc's stdio, raw syscalls or a static \
-                         program: --observer ptrace sees them",
+                        "the rest through raw syscalls, a static program, or stdio \
+                         held by --try frame: --observer ptrace sees them",
                     Way::Ptrace | Way::Kernel =>
                         "the rest: the terminal's own echo of typed keys, writes \
                          lost as the run ended, or a 32-bit call",
