@@ -172,6 +172,7 @@ REAL(int, fputs_unlocked, (const char *, FILE *))
 REAL(int, fputc_unlocked, (int, FILE *))
 REAL(int, putc_unlocked, (int, FILE *))
 REAL(int, putchar_unlocked, (int))
+REAL(int, fflush_unlocked, (FILE *))
 REAL(void, perror, (const char *))
 REAL(int, vdprintf, (int, const char *, va_list))
 REAL(int, __vdprintf_chk, (int, int, const char *, va_list))
@@ -1609,6 +1610,8 @@ EXPORT int __overflow(FILE *f, int c) {
     STDIO_OUT(int, f, NULL, get___overflow()(f, c), c == EOF || result_ == EOF ? 0u : 1u);
 }
 EXPORT int fflush(FILE *f) { STDIO_OUT(int, f, NULL, get_fflush()(f), 0u); }
+/* emacs flushes its own stream on the tty this way. */
+EXPORT int fflush_unlocked(FILE *f) { STDIO_OUT(int, f, NULL, get_fflush_unlocked()(f), 0u); }
 EXPORT void perror(const char *s) {
     before_stdio();
     t_in_stdio++;

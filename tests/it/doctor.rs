@@ -119,6 +119,136 @@ fn doctor_names_the_observer_a_run_then_uses() {
     eprintln!("doctor and wrap agree: {agreed:?}");
 }
 
+/// Keys whose answer has every stage from inside and one frame, and each key's terminal
+/// write(2)s, in a report.
+fn staged_keys(report: &Value) -> (usize, Vec<u64>) {
+    let each = report["keys"]["each"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let staged = each
+        .iter()
+        .filter(|k| {
+            ["input_delay", "processing", "emit"]
+                .iter()
+                .all(|s| k["stages_ms"][s].is_number())
+                && k["frames"] == 1
+        })
+        .count();
+    let writes = each.iter().filter_map(|k| k["writes"].as_u64()).collect();
+    (staged, writes)
+}
+
+/// `wrap --size 80x24 --keys KEYS --export-json - -- CMD` in `dir` (its HOME too), as nobody
+/// where `nobody` is given, else as root with the kernel observer: the report and what it said.
+fn wrap_keys_as(
+    nobody: Option<&Path>,
+    keys: &str,
+    cmd: &[&std::ffi::OsStr],
+    dir: &Path,
+) -> (Value, String) {
+    let mut command = match nobody {
+        Some(flushlab) => {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .arg(flushlab);
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_flushlab")),
+    };
+    command.args([
+        "wrap",
+        "--size",
+        "80x24",
+        "--keys",
+        keys,
+        "--export-json",
+        "-",
+    ]);
+    if nobody.is_none() {
+        command.args(["--observer", "kernel"]);
+    }
+    let out = command
+        .arg("--")
+        .args(cmd)
+        .env("HOME", dir)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{cmd:?}: {said}");
+    (serde_json::from_slice(&out.stdout).unwrap(), said)
+}
+
+/// As a user with no privilege (no eBPF: the preload, by default), programs that draw through
+/// glibc's stdio — w3m, emacs -nw on its own stream of the tty, nano, htop — have every stage
+/// and one frame for at least 18 of 20 keys; and each key's terminal write(2)s are the kernel
+/// observer's count as root, ± 1.
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (8 runs of 4 s): cargo test --features slow-tests"
+)]
+fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
+    let programs = ["w3m", "emacs", "nano", "htop"];
+    let root = rustix::process::geteuid().is_root();
+    assert!(
+        std::env::var_os("CI").is_none() || (root && common::has_programs(&programs)),
+        "CI must run this as root with {programs:?}"
+    );
+    if !root || !common::has_programs(&programs) || !common::has_programs(&["setpriv"]) {
+        return;
+    }
+    let _serial = super::keyed::one_at_a_time();
+    let dir = common::scratch_dir_for_anyone("stdio-drawers");
+    let (_copy, flushlab) = common::flushlab_for_anyone();
+    let lines: String = (1..=300).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.join("lines.txt"), &lines).unwrap();
+    let page: String = (1..=200).map(|i| format!("<p>line {i}</p>")).collect();
+    std::fs::write(dir.join("page.html"), page).unwrap();
+    let (text, html) = (dir.join("lines.txt"), dir.join("page.html"));
+    let cases: [(&str, Vec<&std::ffi::OsStr>); 4] = [
+        ("j*20@150ms q", vec!["w3m".as_ref(), html.as_os_str()]),
+        (
+            "<C-n>*20@150ms <C-x><C-c>",
+            vec![
+                "emacs".as_ref(),
+                "-nw".as_ref(),
+                "-Q".as_ref(),
+                text.as_os_str(),
+            ],
+        ),
+        (
+            "<Down>*20@150ms <C-x>",
+            vec!["nano".as_ref(), text.as_os_str()],
+        ),
+        ("<Down>*20@150ms q", vec!["htop".as_ref()]),
+    ];
+    for (keys, cmd) in cases {
+        let run =
+            |nobody: bool| wrap_keys_as(nobody.then_some(flushlab.as_path()), keys, &cmd, &dir);
+        let (report, said) = run(true);
+        assert_eq!(report["inside"]["observer"], "preload", "{cmd:?}: {said}");
+        let (staged, writes) = staged_keys(&report);
+        assert!(
+            staged >= 18,
+            "{cmd:?} as nobody: {staged} of 20 staged: {said}"
+        );
+        let (kernel, said_as_root) = run(false);
+        let (_, kernel_writes) = staged_keys(&kernel);
+        let median = |w: &[u64]| {
+            let mut w = w.to_vec();
+            w.sort_unstable();
+            w.get(w.len() / 2).copied().unwrap_or_default()
+        };
+        assert!(
+            median(&writes).abs_diff(median(&kernel_writes)) <= 1,
+            "{cmd:?}: a key's write(2)s, preload {writes:?}, kernel {kernel_writes:?}: {said}\n{said_as_root}"
+        );
+    }
+}
+
 /// With nothing on PATH, doctor still looks (exit 0) and names the package of every program it
 /// did not find, in one `apt-get install` line; the kernel's settings are said by name.
 #[test]

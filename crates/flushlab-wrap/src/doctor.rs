@@ -160,8 +160,9 @@ fn way_sees(way: Way) -> &'static str {
     match way {
         Way::Kernel => "every terminal write and wait of CMD's tree, from the kernel",
         Way::Preload => {
-            "the preload sees the writes CMD's dynamic programs make through libc, not glibc \
-             stdio's own (w3m, emacs: --observer ptrace sees them)"
+            "the preload sees the writes CMD's dynamic programs make through libc, glibc \
+             stdio's by its streams (w3m, emacs), not a raw system call's (--observer ptrace \
+             sees those)"
         }
         Way::Ptrace => "the tracer stops CMD at each watched call (a cost of its own)",
         Way::Both => "the preload, and the tracer for key reads made with raw system calls",

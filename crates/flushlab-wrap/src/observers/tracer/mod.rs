@@ -1,5 +1,5 @@
 //! The tracer: `flushlab wrap --observer ptrace`'s way into a program that does not load the
-//! preload (Go, static binaries, glibc stdio's own writes, raw system calls). It needs nothing
+//! preload (Go and static binaries, raw system calls). It needs nothing
 //! of the program: ptrace, with a seccomp filter ([`filter`]) so the program stops only at the
 //! calls wrap needs, as strace's `--seccomp-bpf` does.
 //!
