@@ -172,6 +172,7 @@ fn wrap_keys_as(
         .arg("--")
         .args(cmd)
         .env("HOME", dir)
+        .env("FZF_DEFAULT_COMMAND", "seq 1 200")
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
@@ -182,16 +183,17 @@ fn wrap_keys_as(
 }
 
 /// As a user with no privilege (no eBPF: the preload, by default), programs that draw through
-/// glibc's stdio — w3m, emacs -nw on its own stream of the tty, nano, htop — have every stage
-/// and one frame for at least 18 of 20 keys; and each key's terminal write(2)s are the kernel
-/// observer's count as root, ± 1.
+/// glibc's stdio — w3m, emacs -nw on its own stream of the tty, nano, htop — and a Go program
+/// behind launchers (fzf through `env`, and through `sh -c 'exec …'`: the tracer, chosen from
+/// the program the launcher starts) have every stage and one frame for at least 18 of 20 keys;
+/// and each key's terminal write(2)s are the kernel observer's count as root, ± 1.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
     ignore = "slow tier (8 runs of 4 s): cargo test --features slow-tests"
 )]
 fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
-    let programs = ["w3m", "emacs", "nano", "htop"];
+    let programs = ["w3m", "emacs", "nano", "htop", "fzf"];
     let root = rustix::process::geteuid().is_root();
     assert!(
         std::env::var_os("CI").is_none() || (root && common::has_programs(&programs)),
@@ -208,7 +210,7 @@ fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
     let page: String = (1..=200).map(|i| format!("<p>line {i}</p>")).collect();
     std::fs::write(dir.join("page.html"), page).unwrap();
     let (text, html) = (dir.join("lines.txt"), dir.join("page.html"));
-    let cases: [(&str, Vec<&std::ffi::OsStr>); 4] = [
+    let cases: [(&str, Vec<&std::ffi::OsStr>); 6] = [
         ("j*20@150ms q", vec!["w3m".as_ref(), html.as_os_str()]),
         (
             "<C-n>*20@150ms <C-x><C-c>",
@@ -224,12 +226,25 @@ fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
             vec!["nano".as_ref(), text.as_os_str()],
         ),
         ("<Down>*20@150ms q", vec!["htop".as_ref()]),
+        (
+            "<Down>*20@150ms <Enter>",
+            vec!["env".as_ref(), "fzf".as_ref()],
+        ),
+        (
+            "<Down>*20@150ms <Enter>",
+            vec!["sh".as_ref(), "-c".as_ref(), "exec fzf".as_ref()],
+        ),
     ];
     for (keys, cmd) in cases {
         let run =
             |nobody: bool| wrap_keys_as(nobody.then_some(flushlab.as_path()), keys, &cmd, &dir);
         let (report, said) = run(true);
-        assert_eq!(report["inside"]["observer"], "preload", "{cmd:?}: {said}");
+        let expected = if cmd.contains(&"fzf".as_ref()) || cmd.contains(&"exec fzf".as_ref()) {
+            "ptrace"
+        } else {
+            "preload"
+        };
+        assert_eq!(report["inside"]["observer"], expected, "{cmd:?}: {said}");
         let (staged, writes) = staged_keys(&report);
         assert!(
             staged >= 18,

@@ -52,6 +52,8 @@ pub struct Findings {
 #[derive(Debug, Serialize)]
 pub struct ObserverFound {
     pub program: String,
+    /// The program a launcher (`env`, `sh -c`) starts, where it names one: the one looked at.
+    pub launches: Option<String>,
     /// `kernel`, `preload`, `ptrace`, `both`; `None` where wrap would refuse.
     pub way: Option<&'static str>,
     pub why: String,
@@ -96,8 +98,8 @@ fn look(command: &[OsString]) -> anyhow::Result<Findings> {
                 .to_owned(),
         )
     };
-    let observer = match command.first() {
-        Some(program) => Some(observer_for(program, ebpf.as_ref().err())?),
+    let observer = match command.split_first() {
+        Some((program, args)) => Some(observer_for((program, args), ebpf.as_ref().err())?),
         None => None,
     };
     let sysctls = SYSCTLS
@@ -128,14 +130,14 @@ fn look(command: &[OsString]) -> anyhow::Result<Findings> {
 /// The observer a headless `wrap -- CMD` uses: the plan's choice for `--observer auto`, then,
 /// where it tries the kernel first, the kernel's if its programs load, else the choice's way.
 fn observer_for(
-    program: &OsString,
+    (program, args): (&OsString, &[OsString]),
     ebpf_refused: Option<&String>,
 ) -> anyhow::Result<ObserverFound> {
     let shown = flushlab_core::units::printable(&program.to_string_lossy());
     let Some(path) = flushlab_core::files::find_program(program.as_ref()) else {
         anyhow::bail!("doctor: '{shown}' is not a program found on PATH");
     };
-    let choice = Choice::of(ObserverArg::Auto, (&path, &shown), Needs::default());
+    let choice = Choice::of(ObserverArg::Auto, (&path, args, &shown), Needs::default());
     let (way, why) = match choice {
         Err(refused) => (None, refused),
         Ok(choice) => match (choice.kernel_first(false), ebpf_refused, choice.way) {
@@ -148,7 +150,9 @@ fn observer_for(
             (_, _, None) => (None, "seen from outside only".to_owned()),
         },
     };
+    let launched = crate::observers::launched::launched(&path, args);
     Ok(ObserverFound {
+        launches: (launched != path).then(|| launched.display().to_string()),
         program: path.display().to_string(),
         way: way.map(Way::name),
         why,
@@ -241,8 +245,12 @@ fn said(f: &Findings) -> String {
     );
     if let Some(o) = &f.observer {
         out += &format!(
-            "  wrap -- {}: observer {} ({})\n",
+            "  wrap -- {}{}: observer {} ({})\n",
             flushlab_core::units::printable(&o.program),
+            o.launches.as_ref().map_or(String::new(), |l| format!(
+                ", which starts {}",
+                flushlab_core::units::printable(l)
+            )),
             o.way.unwrap_or("none: refused"),
             flushlab_core::units::printable(&o.why)
         );

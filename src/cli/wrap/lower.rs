@@ -181,7 +181,11 @@ fn choice(args: &WrapArgs, asked: ObserverArg, cmd: &Invocation) -> Result<Choic
         profiled: args.profile.is_some(),
     };
     let shown = printable(&cmd.words[0].to_string_lossy());
-    Ok(Choice::of(asked, (&cmd.program, &shown), needs)?)
+    Ok(Choice::of(
+        asked,
+        (&cmd.program, cmd.arguments(), &shown),
+        needs,
+    )?)
 }
 
 /// Whether `terminal` draws on Wayland (`--wayland`, or foot's own).

@@ -121,42 +121,15 @@ impl Choice {
     /// a cost larger than the buffering it tries); the tracer is built for x86_64 only; a setuid
     /// program loses its privilege under the tracer's filter; samply records the process wrap
     /// starts, which the tracer would be.
+    /// `args`: CMD's words after the program, where a launcher (`env`, `sh -c`) names the
+    /// program it starts: that program is the one looked at.
     pub fn of(
         asked: ObserverArg,
-        (program, shown): (&Path, &str),
+        (program, args, shown): (&Path, &[std::ffi::OsString], &str),
         needs: Needs,
     ) -> Result<Choice, String> {
-        if matches!(asked, ObserverArg::Kernel | ObserverArg::Auto) {
-            flushlab_observer::kernel::ring_bytes()
-                .map_err(|refused| format!("wrap: {refused}"))?;
-            flushlab_observer::kernel::hooks_asked()
-                .map_err(|refused| format!("wrap: {refused}"))?;
-        }
-        if asked == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
-            return Err(
-                "wrap --observer kernel: this flushlab was built without the kernel observer \
-                 (built with CLANG set, where clang or libbpf-dev was missing); --observer auto, preload or \
-                 ptrace"
-                    .to_owned(),
-            );
-        }
-        if asked == ObserverArg::Kernel && needs.holds_frames {
-            return Err(
-                "wrap --observer kernel: --try/--compare frame hold a frame's writes inside CMD, \
-                 which only the preload can (--observer auto or preload)"
-                    .to_owned(),
-            );
-        }
-        if asked == ObserverArg::Kernel && needs.profiled {
-            // Markers go where samply reads them: a file the drawing thread maps, which only
-            // code inside CMD can map; the kernel observer injects none.
-            return Err(
-                "wrap --observer kernel --profile: samply's key markers come from a file the \
-                 drawing thread maps, which only the preload does inside CMD (--observer auto or \
-                 preload)"
-                    .to_owned(),
-            );
-        }
+        let program = &crate::observers::launched::launched(program, args);
+        kernel_can(asked, needs)?;
         let traced_by_choice = matches!(asked, ObserverArg::Ptrace | ObserverArg::Both);
         if traced_by_choice && !TRACER_BUILT {
             return Err(
@@ -215,6 +188,41 @@ impl Choice {
     pub fn kernel_first(&self, fix: bool) -> bool {
         self.kernel_first && !fix
     }
+}
+
+/// Whether the kernel observer, asked for (or tried first by `auto`), can give what the run
+/// needs: its settings read, its objects built in, no frame held, no marker mapped.
+fn kernel_can(asked: ObserverArg, needs: Needs) -> Result<(), String> {
+    if matches!(asked, ObserverArg::Kernel | ObserverArg::Auto) {
+        flushlab_observer::kernel::ring_bytes().map_err(|refused| format!("wrap: {refused}"))?;
+        flushlab_observer::kernel::hooks_asked().map_err(|refused| format!("wrap: {refused}"))?;
+    }
+    if asked == ObserverArg::Kernel && !flushlab_observer::kernel::BUILT {
+        return Err(
+            "wrap --observer kernel: this flushlab was built without the kernel observer \
+             (built with CLANG set, where clang or libbpf-dev was missing); --observer auto, preload or \
+             ptrace"
+                .to_owned(),
+        );
+    }
+    if asked == ObserverArg::Kernel && needs.holds_frames {
+        return Err(
+            "wrap --observer kernel: --try/--compare frame hold a frame's writes inside CMD, \
+             which only the preload can (--observer auto or preload)"
+                .to_owned(),
+        );
+    }
+    if asked == ObserverArg::Kernel && needs.profiled {
+        // Markers go where samply reads them: a file the drawing thread maps, which only
+        // code inside CMD can map; the kernel observer injects none.
+        return Err(
+            "wrap --observer kernel --profile: samply's key markers come from a file the \
+             drawing thread maps, which only the preload does inside CMD (--observer auto or \
+             preload)"
+                .to_owned(),
+        );
+    }
+    Ok(())
 }
 
 /// The way `asked` looks inside `program` (`None`: from outside only).

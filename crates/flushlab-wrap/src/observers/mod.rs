@@ -11,6 +11,7 @@ pub mod executable;
 pub mod fix;
 pub mod inside_report;
 pub mod inside_timeline;
+pub mod launched;
 pub mod tracer;
 
 use std::ffi::OsString;

@@ -178,7 +178,12 @@ pub(crate) mod for_tests {
     pub(crate) fn plan(words: &[&str]) -> Plan {
         let program = PathBuf::from(words[0]);
         Plan {
-            looking: Choice::of(ObserverArg::None, (&program, words[0]), Needs::default()).unwrap(),
+            looking: Choice::of(
+                ObserverArg::None,
+                (&program, &[], words[0]),
+                Needs::default(),
+            )
+            .unwrap(),
             cmd: Invocation {
                 words: words.iter().map(OsString::from).collect(),
                 program,
