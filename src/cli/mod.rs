@@ -372,12 +372,12 @@ mod tests {
     #[test]
     fn the_crates_tables_are_what_clap_offers() {
         use clap::ValueEnum;
-        use flushlab_terminals::emulators::{Surface, Terminal};
+        use flushlab_terminals::emulators::Terminal;
         use flushlab_wrap::via::Layer;
         assert_eq!(Layer::value_variants(), Layer::ALL);
         let launched: Vec<Terminal> = Terminal::ALL
             .into_iter()
-            .filter(|t| !matches!(t.surface(), Surface::Browser(_)))
+            .filter(|t| t.is_launched())
             .collect();
         assert_eq!(Terminal::value_variants(), launched);
     }

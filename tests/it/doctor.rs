@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use super::common;
 
-/// As root, or as nobody (`setpriv`) where `nobody` is given: flushlab's words for `args`.
-fn flushlab_as(nobody: Option<&Path>, args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let mut command = match nobody {
+/// flushlab as root, or as nobody (`setpriv`) where `nobody` (a copy anyone can run) is given.
+fn flushlab_command(nobody: Option<&Path>) -> Command {
+    match nobody {
         Some(flushlab) => {
             let mut c = Command::new("setpriv");
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
@@ -19,8 +19,16 @@ fn flushlab_as(nobody: Option<&Path>, args: &[&std::ffi::OsStr]) -> std::process
             c
         }
         None => Command::new(env!("CARGO_BIN_EXE_flushlab")),
-    };
-    command.args(args).stdin(Stdio::null()).output().unwrap()
+    }
+}
+
+/// As root, or as nobody where `nobody` is given: flushlab's words for `args`.
+fn flushlab_as(nobody: Option<&Path>, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    flushlab_command(nobody)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 /// The observer a headless `wrap --keys a -- CMD` said it used (`observer: WAY: …`).
@@ -147,15 +155,7 @@ fn wrap_keys_as(
     cmd: &[&std::ffi::OsStr],
     dir: &Path,
 ) -> (Value, String) {
-    let mut command = match nobody {
-        Some(flushlab) => {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-                .arg(flushlab);
-            c
-        }
-        None => Command::new(env!("CARGO_BIN_EXE_flushlab")),
-    };
+    let mut command = flushlab_command(nobody);
     command.args([
         "wrap",
         "--size",

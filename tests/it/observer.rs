@@ -205,6 +205,17 @@ fn a_wait_in_the_middle_of_a_frame_ends_no_frame() {
     assert!(json.get("write_calls").is_none(), "{said}");
 }
 
+/// strace's words for a program's writes, its children's too, into the file named next.
+const STRACE_WRITES: [&str; 7] = [
+    "-f",
+    "-qq",
+    "-e",
+    "trace=write,writev",
+    "-e",
+    "signal=none",
+    "-o",
+];
+
 /// C stdio drawing to the terminal (its writes made inside libc, where no interposed write
 /// is), seen by the preload through its streams' buffers: in each of stdio.c's buffering modes
 /// the writes and bytes it says are strace's to the terminal (fds 1 and 2), exactly.
@@ -222,25 +233,10 @@ fn stdios_own_writes_are_seen_by_the_preload_as_strace_counts_them() {
     let dir = common::scratch_dir("stdio-seen");
     for mode in ["line", "full", "unbuffered"] {
         let log = dir.join(format!("strace-{mode}"));
-        let (json, said) = wrap_json(
-            &[
-                "--observer",
-                "preload",
-                "--",
-                "/usr/bin/strace",
-                "-f",
-                "-qq",
-                "-e",
-                "trace=write,writev",
-                "-e",
-                "signal=none",
-                "-o",
-                log.to_str().unwrap(),
-                program.to_str().unwrap(),
-                mode,
-            ],
-            &[("FRAMES", "5")],
-        );
+        let mut args = vec!["--observer", "preload", "--", "/usr/bin/strace"];
+        args.extend(STRACE_WRITES);
+        args.extend([log.to_str().unwrap(), program.to_str().unwrap(), mode]);
+        let (json, said) = wrap_json(&args, &[("FRAMES", "5")]);
         let traced = std::fs::read_to_string(&log).unwrap();
         let (writes, bytes) = traced
             .lines()
@@ -305,18 +301,10 @@ fn frames_and_writes_seen_from_inside_match_the_programs_own_and_straces() {
         let pty = Pty::open(80, 24).unwrap();
         let mut child = pty
             .spawn(Path::new("/usr/bin/strace"), |cmd| {
-                cmd.args([
-                    "-f",
-                    "-qq",
-                    "-e",
-                    "trace=write,writev",
-                    "-e",
-                    "signal=none",
-                    "-o",
-                ])
-                .arg(&log)
-                .args([ratatui.as_str(), "stderr"])
-                .env("FRAMES", "5");
+                cmd.args(STRACE_WRITES)
+                    .arg(&log)
+                    .args([ratatui.as_str(), "stderr"])
+                    .env("FRAMES", "5");
             })
             .unwrap();
         let master = pty.master.try_clone().unwrap();

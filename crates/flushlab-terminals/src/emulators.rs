@@ -237,6 +237,11 @@ impl Terminal {
         }
     }
 
+    /// Whether it is a program launched on a display of its own (xterm.js runs in a page).
+    pub fn is_launched(self) -> bool {
+        self.in_browser().is_none()
+    }
+
     /// Whether it draws through Wayland only (no X11 window to open).
     pub fn wayland_only(self) -> bool {
         self.surface() == Surface::Wayland

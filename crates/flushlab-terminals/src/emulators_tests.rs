@@ -84,7 +84,5 @@ fn every_terminal_runs_the_command_last_and_is_told_its_size() {
 
 /// The terminals started as processes of their own (xterm.js runs in a page).
 fn launched() -> impl Iterator<Item = Terminal> {
-    Terminal::ALL
-        .into_iter()
-        .filter(|t| !matches!(t.surface(), Surface::Browser(_)))
+    Terminal::ALL.into_iter().filter(|t| t.is_launched())
 }

@@ -289,7 +289,7 @@ fn in_browser(args: &WrapArgs, name: &str, renderer: Renderer) -> Result<Display
     if !args.via.is_empty() {
         return Err(format!(
             "wrap --terminal {name} --via: not together yet (the near end in a terminal on X11 or Wayland: {})",
-            Terminal::names(|t| t.in_browser().is_none())
+            Terminal::names(Terminal::is_launched)
         )
         .into());
     }
