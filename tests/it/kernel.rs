@@ -1,5 +1,6 @@
-//! wrap's kernel observer (`--observer kernel`, and `auto` where eBPF is allowed): programs no
-//! preload sees (glibc's stdio, a static program, a launcher's exec) and the trees they start,
+//! wrap's kernel observer (`--observer kernel`, and `auto` where eBPF is allowed): programs the
+//! preload sees less of or not at all (glibc's stdio, a static program, a launcher's exec) and
+//! the trees they start,
 //! counted as the programs count themselves; the programs it loads gone with its wrap, one
 //! wrap's tree apart from another's; and the refusals, each said, with the fallback taken.
 //!
