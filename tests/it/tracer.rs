@@ -62,6 +62,10 @@ fn a_static_program_is_traced_by_default_with_every_stage() {
 /// frames as the program's own log does (a read that took keys is a frame of 24 rows; a busy
 /// machine can let two keys pile up into one read), and its bytes the same.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (4-5 s here; the contributor's loop keeps under 300 s): cargo test --features slow-tests"
+)]
 fn the_tracer_counts_what_the_preload_counts() {
     let _serial = one_at_a_time();
     let program = stages(&[]);
@@ -542,6 +546,10 @@ fn a_daemon_cmd_leaves_ends_with_the_tracer_and_is_said() {
 /// frame took 324 ms, ran past the next key 100 ms later and took its answer; 80x24 frames,
 /// keys 600 ms apart: beside two CPU burners, 300 ms left a key unanswered.)
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (4-5 s here; the contributor's loop keeps under 300 s): cargo test --features slow-tests"
+)]
 fn ptrace_refused_falls_back_to_the_outside_view_and_says_why() {
     if !common::has_programs(&["strace"]) {
         return;
