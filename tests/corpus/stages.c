@@ -7,7 +7,8 @@
  *      asked for).
  *   2. the work a key costs before its frame, in microseconds of busy CPU.
  *   3. how the frame goes to stderr: `raw` (or nothing) one write(2) a cell (thousands a
- *      frame), `rows` one a row, `frame` one a frame.
+ *      frame), `rows` one a row, `frame` one a frame; `stdio` one a row through glibc's stdio
+ *      (stderr given a full buffer, each row fwrite(3) then fflush(3)).
  *   4. `sync`: each frame in a synchronized-output block (DEC 2026), its begin in the frame's
  *      first write and its end in its last.
  *
@@ -50,9 +51,14 @@ int main(int argc, char **argv) {
     int clock = argc > 1 && strcmp(argv[1], "clock") == 0;
     int clock_frames = 0;
     long work_us = argc > 2 ? atol(argv[2]) : 0;
-    enum { CELL, ROW, FRAME } writes_per = CELL;
+    enum { CELL, ROW, FRAME, STDIO_ROW } writes_per = CELL;
     if (argc > 3 && strcmp(argv[3], "rows") == 0)
         writes_per = ROW;
+    if (argc > 3 && strcmp(argv[3], "stdio") == 0) {
+        writes_per = STDIO_ROW;
+        static char stdio_buffer[1 << 16];
+        setvbuf(stderr, stdio_buffer, _IOFBF, sizeof stdio_buffer);
+    }
     if (argc > 3 && strcmp(argv[3], "frame") == 0)
         writes_per = FRAME;
     int sync = argc > 4 && strcmp(argv[4], "sync") == 0;
@@ -117,11 +123,20 @@ int main(int argc, char **argv) {
                 write(2, frame, held);
                 held = 0;
             }
+            if (writes_per == STDIO_ROW) {
+                fwrite(frame, 1, held, stderr);
+                fflush(stderr);
+                held = 0;
+            }
         }
         if (sync)
             held += (size_t)snprintf(frame + held, 32, "\033[?2026l");
-        if (held > 0)
+        if (held > 0 && writes_per == STDIO_ROW) {
+            fwrite(frame, 1, held, stderr);
+            fflush(stderr);
+        } else if (held > 0) {
             write(2, frame, held);
+        }
         write(release[1], "", 0);
         read_ns[reads] = got;
         first_ns[reads] = first;

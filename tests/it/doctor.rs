@@ -69,8 +69,9 @@ fn doctor_names(nobody: Option<&Path>, cmd: &[std::ffi::OsString]) -> (String, V
     (way, json)
 }
 
-/// A dynamic and a static program (echo.c), a launcher (`sh`), and where installed htop, w3m
-/// and fzf through `env`, as root and as nobody: the observer doctor names is the one the run
+/// A dynamic and a static program (echo.c), a launcher (`sh`), a Rust program reading keys with
+/// rustix, and where installed a static Go program, htop, w3m, emacs, nano, fzf through `env`
+/// and lf through `sh -c`, as root and as nobody: the observer doctor names is the one the run
 /// then says it used, every time.
 #[test]
 #[cfg_attr(
@@ -92,14 +93,28 @@ fn doctor_names_the_observer_a_run_then_uses() {
         commands.push(vec![program.into()]);
     }
     commands.push(vec!["/bin/sh".into()]);
-    for installed in [
-        &["htop"][..],
-        &["w3m", "-dump", "/dev/null"],
-        &["env", "fzf"],
+    // A Rust program reading its keys with rustix, and a static Go program (bubbletea).
+    let rustix = dir.join("keyed_ratatui");
+    std::fs::copy(super::example::example_path("keyed_ratatui"), &rustix).unwrap();
+    commands.push(vec![rustix.into(), "bufwriter".into()]);
+    let _go = common::has_programs(&["go"]).then(|| {
+        let built = super::tracer::bubbletea_stamps();
+        let program = dir.join("bubbletea");
+        std::fs::copy(&*built, &program).unwrap();
+        commands.push(vec![program.into(), "80x24".into()]);
+        built
+    });
+    // Each with the program that must be installed for it.
+    for (program, cmd) in [
+        ("htop", &["htop"][..]),
+        ("w3m", &["w3m", "-dump", "/dev/null"]),
+        ("emacs", &["emacs", "-nw", "-Q"]),
+        ("nano", &["nano"]),
+        ("fzf", &["env", "fzf"]),
+        ("lf", &["sh", "-c", "lf"]),
     ] {
-        let program = installed.last().copied().filter(|_| installed[0] == "env");
-        if common::has_programs(&[program.unwrap_or(installed[0])]) {
-            commands.push(installed.iter().map(Into::into).collect());
+        if common::has_programs(&[program]) {
+            commands.push(cmd.iter().map(Into::into).collect());
         }
     }
     let root = rustix::process::geteuid().is_root();
@@ -184,16 +199,16 @@ fn wrap_keys_as(
 
 /// As a user with no privilege (no eBPF: the preload, by default), programs that draw through
 /// glibc's stdio — w3m, emacs -nw on its own stream of the tty, nano, htop — and a Go program
-/// behind launchers (fzf through `env`, and through `sh -c 'exec …'`: the tracer, chosen from
-/// the program the launcher starts) have every stage and one frame for at least 18 of 20 keys;
+/// behind launchers (fzf through `env` and through `sh -c 'exec …'`, lf through `sh -c`: the
+/// tracer, chosen from the program the launcher starts) have every stage and one frame for at least 18 of 20 keys;
 /// and each key's terminal write(2)s are the kernel observer's count as root, ± 1.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
-    ignore = "slow tier (8 runs of 4 s): cargo test --features slow-tests"
+    ignore = "slow tier (14 runs of 4 s): cargo test --features slow-tests"
 )]
 fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
-    let programs = ["w3m", "emacs", "nano", "htop", "fzf"];
+    let programs = ["w3m", "emacs", "nano", "htop", "fzf", "lf"];
     let root = rustix::process::geteuid().is_root();
     assert!(
         std::env::var_os("CI").is_none() || (root && common::has_programs(&programs)),
@@ -210,7 +225,10 @@ fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
     let page: String = (1..=200).map(|i| format!("<p>line {i}</p>")).collect();
     std::fs::write(dir.join("page.html"), page).unwrap();
     let (text, html) = (dir.join("lines.txt"), dir.join("page.html"));
-    let cases: [(&str, Vec<&std::ffi::OsStr>); 6] = [
+    for i in 1..=60 {
+        std::fs::write(dir.join(format!("file{i:02}")), "").unwrap();
+    }
+    let cases: [(&str, Vec<&std::ffi::OsStr>); 7] = [
         ("j*20@150ms q", vec!["w3m".as_ref(), html.as_os_str()]),
         (
             "<C-n>*20@150ms <C-x><C-c>",
@@ -234,15 +252,20 @@ fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
             "<Down>*20@150ms <Enter>",
             vec!["sh".as_ref(), "-c".as_ref(), "exec fzf".as_ref()],
         ),
+        (
+            "j*20@150ms q",
+            vec!["sh".as_ref(), "-c".as_ref(), "lf".as_ref()],
+        ),
     ];
     for (keys, cmd) in cases {
         let run =
             |nobody: bool| wrap_keys_as(nobody.then_some(flushlab.as_path()), keys, &cmd, &dir);
         let (report, said) = run(true);
-        let expected = if cmd.contains(&"fzf".as_ref()) || cmd.contains(&"exec fzf".as_ref()) {
-            "ptrace"
-        } else {
-            "preload"
+        // The Go programs (fzf, lf) read their keys with raw system calls: the tracer's.
+        let go = ["fzf", "exec fzf", "lf"].map(std::ffi::OsStr::new);
+        let expected = match cmd.iter().any(|word| go.contains(word)) {
+            true => "ptrace",
+            false => "preload",
         };
         assert_eq!(report["inside"]["observer"], expected, "{cmd:?}: {said}");
         let (staged, writes) = staged_keys(&report);

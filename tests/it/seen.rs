@@ -310,39 +310,6 @@ fn try_sync_ends_each_block_before_the_program_waits_for_a_key() {
     }
 }
 
-#[test]
-#[cfg_attr(
-    not(feature = "slow-tests"),
-    ignore = "slow tier (13 s here: the explorer and the model, key by key): cargo test --features slow-tests"
-)]
-fn compare_sync_counts_the_flashes_as_is_and_tried_round_by_round() {
-    let program = common::c_program("flash");
-    let report = common::scratch("compare.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-        .args([
-            "wrap",
-            "--compare",
-            "sync",
-            "--rounds",
-            "2",
-            "--size",
-            "80x24",
-        ])
-        .args(["--keys", KEYS, "--export-json"])
-        .arg(&report)
-        .arg("--")
-        .arg(&program)
-        .arg("clear")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{said}");
-    let flashed = &common::read_json(&report)["flashed"];
-    assert_eq!(flashed["as_is"], serde_json::json!([20, 20]), "{said}");
-    assert_eq!(flashed["tried"], serde_json::json!([0, 0]), "{said}");
-    assert!(said.contains("to keep it: write ESC[?2026h"), "{said}");
-}
-
 /// `--filmstrip`: the key whose blank stayed longest, before, blank and after, labelled with
 /// its time on screen; PNG where the file is named so; refused without keys or with another
 /// kind of file, in one line.
@@ -542,42 +509,6 @@ fn tmux_history_gains(dir: &std::path::Path, program: &std::path::Path, keys: us
     }
     tmux(&["kill-server"]);
     gains
-}
-
-/// `--against`: a build that clears its screen before it draws flickers more than one that
-/// draws the same inside a 2026 block: a regression (exit 4) whatever the time says, decided
-/// once every round says so; the other way round, it flickers less.
-#[test]
-#[cfg_attr(
-    not(feature = "slow-tests"),
-    ignore = "slow tier (two verdicts of 3 rounds or more): cargo test --features slow-tests"
-)]
-fn a_build_that_flashes_where_the_old_did_not_is_a_regression() {
-    let program = common::c_program("flash");
-    let program = program.to_str().unwrap();
-    for (old, new, says, code) in [
-        ("csi", "clear", "NEW flickers more, in every round", Some(4)),
-        ("clear", "csi", "NEW flickers less, in every round", None),
-    ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
-            .args([
-                "wrap",
-                "--size",
-                "80x24",
-                "--keys",
-                "a*10@150ms q",
-                "--max-time",
-                "60",
-            ])
-            .args(["--against", &format!("{program} {old}"), "--", program, new])
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stderr);
-        assert!(said.contains(says), "{old} → {new}: {said}");
-        if code.is_some() {
-            assert_eq!(out.status.code(), code, "{said}");
-        }
-    }
 }
 
 /// A headless run of the explorer's frames at 80x24 with `envs` (`PAINT` among them), its

@@ -206,7 +206,7 @@ fn a_static_programs_stages_agree_with_its_own_stamps() {
 
 /// The bubbletea program (tests/corpus/bubbletea_stamps.go) built with Debian's Go and
 /// bubbletea, in a Go cache under the target directory.
-fn bubbletea_stamps() -> common::ScratchFile {
+pub(super) fn bubbletea_stamps() -> common::ScratchFile {
     let binary = common::scratch("bubbletea_stamps");
     let source =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/bubbletea_stamps.go");

@@ -1,18 +1,23 @@
 //! The executor the modes' tests run their sides on (hyperfine's mock executor): no process,
-//! a headless report made up for each side from what the test says that side gives, and a log
-//! of what each side was asked to run.
+//! a report made up for each side from what the test says that side gives (headless, or a real
+//! terminal's where the side is typed into one), and a log of what each side was asked to run.
 
 use std::sync::atomic::AtomicUsize;
 
 use crate::modes::side::{Executor, RunReport, Side, SideRun};
+use crate::observers::choice::Way;
 use crate::observers::fix::Fix;
+use crate::observers::inside_report::{InsideReport, Source};
 use crate::plan::Plan;
+use crate::report::pixel_report::PixelReport;
+use crate::report::seen_report::{SeenBy, SeenReport};
 use crate::report::wrap_report::{KeysReport, WrapReport, WriteScope};
 use crate::run::typing::ReadyBy;
 use flushlab_core::detect::frames::{FrameMethod, Frames};
-use flushlab_core::detect::keyed::{KeyLatencies, Percentiles, StageSummary};
+use flushlab_core::detect::keyed::{KeyLatencies, Percentiles, PixelSummary, StageSummary};
 use flushlab_core::detect::timeline::Timeline;
 use flushlab_core::figures::{Figures, WrapRun};
+use flushlab_terminals::emulators::Terminal;
 
 /// What one side was asked to run.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +26,8 @@ pub(crate) struct Asked {
     pub(crate) program: String,
     pub(crate) fix: Option<Fix>,
     pub(crate) keys: bool,
+    /// The real terminal it was typed into, if any.
+    pub(crate) terminal: Option<Terminal>,
 }
 
 /// What a made-up side gives.
@@ -31,6 +38,9 @@ pub(crate) struct Gives {
     pub(crate) key_p50_ms: Option<f64>,
     pub(crate) seconds: f64,
     pub(crate) exit_code: Option<i32>,
+    /// Keys whose answer flashed the screen, as the model (headless) or the camera saw it;
+    /// `None`: nothing looked.
+    pub(crate) flashed: Option<u64>,
 }
 
 impl Gives {
@@ -40,6 +50,7 @@ impl Gives {
             key_p50_ms: None,
             seconds: 3.0,
             exit_code: None,
+            flashed: None,
         }
     }
 
@@ -47,6 +58,14 @@ impl Gives {
         Gives {
             key_p50_ms: Some(key_p50_ms),
             ..Gives::frames(fps)
+        }
+    }
+
+    /// The same, with `keys` of its answers flashing the screen.
+    pub(crate) fn flashing(self, keys: u64) -> Gives {
+        Gives {
+            flashed: Some(keys),
+            ..self
         }
     }
 }
@@ -72,11 +91,17 @@ impl<F: FnMut(&Asked, usize) -> anyhow::Result<Gives>> Executor for Mock<F> {
             program: plan.cmd.program.to_string_lossy().into_owned(),
             fix: side.how.fix,
             keys: side.how.keys.is_some(),
+            terminal: side.terminal,
         };
         let gives = (self.gives)(&asked, self.asked.len());
         self.asked.push(asked);
+        let gives = gives?;
+        let report = match side.terminal {
+            Some(terminal) => RunReport::Terminal(Box::new(pixel_report(plan, terminal, gives))),
+            None => RunReport::Headless(Box::new(report(plan, gives))),
+        };
         Ok(SideRun {
-            report: RunReport::Headless(Box::new(report(plan, gives?))),
+            report,
             timeline: Timeline::default(),
             ended_by_wrap: true,
             stalled: false,
@@ -137,12 +162,91 @@ fn report(plan: &Plan, gives: Gives) -> WrapReport {
         asked: Vec::new(),
         keys,
         via: None,
-        seen: None,
+        seen: gives.flashed.map(seen),
+    }
+}
+
+/// A real terminal's report of `gives`: key to last pixel is its key to frame, and its stages
+/// end in the terminal's paint (wrap never sees a drain there).
+fn pixel_report(plan: &Plan, terminal: Terminal, gives: Gives) -> PixelReport {
+    let mut keys = keys_report(gives.key_p50_ms.unwrap_or_default());
+    let latencies = &mut keys.latencies;
+    latencies.pixels_ms = latencies.key_to_frame_ms.map(|last| PixelSummary {
+        first: last,
+        last,
+        last_server: None,
+        server_gap: None,
+        unpainted: 0,
+        changes: 10,
+    });
+    if let Some(stages) = &mut latencies.stages_ms {
+        stages.paint = stages.drain.take();
+    }
+    PixelReport {
+        version: env!("CARGO_PKG_VERSION"),
+        command: plan.cmd.words_text(),
+        terminal,
+        terminal_options: Vec::new(),
+        display: "own-xvfb".to_owned(),
+        refresh_hz: None,
+        desktop: crate::in_terminal::Desktop::OwnXvfb,
+        cols: plan.size.0,
+        rows: plan.size.1,
+        seconds: gives.seconds,
+        fix: None,
+        terminal_write_calls: 0,
+        terminal_bytes_written: 0,
+        inside: InsideReport {
+            observer: Way::Kernel,
+            observer_why: "kernel: made up for a test".to_owned(),
+            tracer: None,
+            kernel: None,
+            frames_from: Source::Inside,
+            writes_from: Source::Inside,
+            programs: Vec::new(),
+            waits: 0,
+            terminal_writes: 0,
+            terminal_bytes: 0,
+            frames_opening_sync: None,
+            held_writes: None,
+            released_by_bound: None,
+            lost_records: 0,
+            observer_writes: 0,
+            own_writes: Default::default(),
+        },
+        keys,
+        diagnoses: Vec::new(),
+        window_watcher_cpu_share: 0.0,
+        window_changes_ns: Vec::new(),
+        browser: None,
+        seen: gives.flashed.map(seen),
+        no_camera: None,
+    }
+}
+
+/// What was seen of the keys: `flashed` of them flashed the screen, none tore.
+fn seen(flashed: u64) -> SeenReport {
+    SeenReport {
+        by: SeenBy::Model,
+        policy: None,
+        keys_flashed: flashed,
+        keys_torn: 0,
+        flash_p50_ms: (flashed > 0).then_some(16.7),
+        scrollback_churn: None,
+        sync_share: None,
+        sync_honoured_share: None,
+        paints: 0,
+        grabs: None,
+        cpu_ms: 0.0,
+        cut: false,
+        keys: Vec::new(),
+        frames: None,
+        sync_lost: None,
     }
 }
 
 /// Ten keys answered in `p50` ms (p95 half as much again), most of it processing.
-fn keys_report(p50: f64) -> KeysReport {
+pub(crate) fn keys_report(p50: f64) -> KeysReport {
     let percentiles = |p50: f64| Percentiles {
         p50,
         p95: p50 * 1.5,

@@ -212,3 +212,132 @@ fn against_a_new_build_that_answers_no_key_has_no_verdict() {
     });
     assert_eq!(code, 1);
 }
+
+/// `--compare sync` with the model looking: the keys that flashed, round by round, as is and
+/// tried, and the one change that keeps the fix.
+#[test]
+fn compare_counts_the_keys_that_flashed_round_by_round() {
+    let plan = plan(&["./flash", "clear"]);
+    let keys = keys();
+    let mut mock = Mock::new(|a: &Asked, _| {
+        let gives = Gives::keys(30.0, 10.0);
+        Ok(gives.flashing(if a.fix.is_some() { 0 } else { 10 }))
+    });
+    let (comparison, _) = compared(
+        &plan,
+        comparing(Fix::Sync, 2),
+        Some(&keys),
+        &mut mock,
+        &NO_SIGNAL,
+    )
+    .unwrap();
+    let flashed = comparison.flashed.unwrap();
+    assert_eq!((flashed.as_is, flashed.tried), (vec![10, 10], vec![0, 0]));
+    assert!(
+        comparison.permanent_fix.contains("ESC[?2026h"),
+        "{}",
+        comparison.permanent_fix
+    );
+}
+
+/// A build that flashes the screen where the old one did not is a regression (exit 4) at the
+/// same speed, decided before the rounds' budget; the other way round it is no regression.
+#[test]
+fn against_a_build_that_flashes_where_the_old_did_not_is_a_regression() {
+    let until = || Until::Decisive {
+        looks: Looks::until_decisive(40),
+        max_time: Duration::from_secs(3600),
+    };
+    let flashing = |old: u64, new: u64| {
+        move |asked: &Asked, n: usize| {
+            let flashed = if asked.program == "./old" { old } else { new };
+            Ok(builds(10.0, 10.0)(asked, n)?.flashing(flashed))
+        }
+    };
+    let (code, programs) = against_with(until(), flashing(0, 10));
+    assert_eq!(code, 4);
+    assert!(programs.len() / 2 - 1 < 40, "a look should have decided");
+    let (code, _) = against_with(until(), flashing(10, 0));
+    assert_ne!(code, 4, "flashing less is no regression");
+}
+
+/// A scratch directory of the test's, and the JSON `--export-json` wrote there.
+fn exported(plan: &mut crate::plan::Plan) -> flushlab_core::files::Scratch {
+    let scratch = flushlab_core::files::Scratch::new("flushlab-mock-test").unwrap();
+    let file = scratch.path().join("report.json");
+    plan.outputs.report = Some(flushlab_core::files::Destination::File(file));
+    scratch
+}
+
+fn read_exported(scratch: &flushlab_core::files::Scratch) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(scratch.path().join("report.json")).unwrap()).unwrap()
+}
+
+/// `--against run.json`: NEW alone, round after round, against the stored run; slower, yet
+/// advice and exit 0 (one stored run has no spread of its own); what differs from the stored
+/// run is said (here its size).
+#[test]
+fn against_a_stored_run_is_advice_that_says_what_differs() {
+    use crate::plan::run_figures::{Measure, RunFigures};
+    use crate::plan::stored_run::Baseline;
+    let mut new = plan(&["./new"]);
+    new.size = (100, 30);
+    let scratch = exported(&mut new);
+    let old = super::mock::keys_report(10.0).latencies;
+    let baseline = Baseline {
+        path: "run.json".to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        machine: flushlab_core::sys::process::cpu_model(),
+        command: vec!["./old".to_owned()],
+        size: (80, 24),
+        script: keys().script.source.clone(),
+        figures: RunFigures::of_keys(Some(&old), None, Measure::KeyToFrame),
+    };
+    let against = crate::plan::for_tests::against_stored(baseline, Until::Rounds(6));
+    let mut mock = Mock::new(|_: &Asked, _| Ok(Gives::keys(30.0, 20.0)));
+    let outcome = against::run(&new, &against, &keys(), None, &mut mock, &NO_SIGNAL).unwrap();
+    assert_eq!(outcome.exit_code(), 0, "advice never fails");
+    assert!(mock.asked.iter().all(|a| a.program == "./new"));
+    assert_eq!(mock.asked.len(), 6);
+    let report = read_exported(&scratch);
+    assert_eq!(report["against"]["verdict"], "slower", "{report}");
+    assert_eq!(
+        report["stored"]["differences"],
+        serde_json::json!(["another size (80x24 then, 100x30 now)"]),
+        "{report}"
+    );
+    assert_eq!(report["new_runs"].as_array().unwrap().len(), 6);
+}
+
+/// `--against` in a real terminal: both builds typed into it, the verdict on key→last pixel,
+/// and the stages named the terminal's (its paint; wrap never sees a drain there).
+#[test]
+fn against_in_a_terminal_is_judged_on_the_last_pixel() {
+    let terminal = flushlab_terminals::emulators::Terminal::Xterm;
+    let mut new = plan(&["./new"]);
+    new.terminal = Some(crate::plan::for_tests::in_terminal(terminal));
+    let scratch = exported(&mut new);
+    let mut against = crate::plan::for_tests::against(&["./old"], Until::Rounds(3));
+    if let crate::plan::Old::Build(old) = &mut against.old {
+        old.terminal = new.terminal.clone();
+    }
+    let mut mock = Mock::new(builds(10.0, 10.0));
+    let outcome = against::run(&new, &against, &keys(), None, &mut mock, &NO_SIGNAL).unwrap();
+    assert!(matches!(outcome.exit_code(), 0 | 5), "the same build");
+    assert!(mock.asked.iter().all(|a| a.terminal == Some(terminal)));
+    let report = read_exported(&scratch);
+    let verdict = &report["against"];
+    assert_eq!(verdict["measure"], "key-to-last-pixel", "{report}");
+    assert!(verdict["ratio"]["estimate"].as_f64().is_some(), "{report}");
+    let stages: Vec<&str> = verdict["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["stage"].as_str())
+        .collect();
+    assert!(
+        stages.contains(&"paint") && !stages.contains(&"drain"),
+        "{stages:?}"
+    );
+    assert_eq!(report["new_runs"][0]["terminal"], "xterm", "{report}");
+}

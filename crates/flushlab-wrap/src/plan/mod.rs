@@ -224,4 +224,23 @@ pub(crate) mod for_tests {
             threshold: 0.05,
         }
     }
+
+    /// `--against run.json` (the stored run `baseline`) until `until`.
+    pub(crate) fn against_stored(baseline: Baseline, until: Until) -> AgainstPlan {
+        AgainstPlan {
+            old: Old::Stored(Box::new(baseline)),
+            until,
+            threshold: 0.05,
+        }
+    }
+
+    /// `--terminal T` on flushlab's own Xvfb, no camera.
+    pub(crate) fn in_terminal(terminal: Terminal) -> InTerminal {
+        InTerminal {
+            terminal,
+            options: Vec::new(),
+            display: Display::X11(None),
+            camera: false,
+        }
+    }
 }

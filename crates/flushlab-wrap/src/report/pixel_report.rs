@@ -30,7 +30,7 @@ pub struct PixelReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh_hz: Option<u32>,
     #[serde(skip)]
-    desktop: crate::in_terminal::Desktop,
+    pub(crate) desktop: crate::in_terminal::Desktop,
     pub cols: u16,
     pub rows: u16,
     pub seconds: f64,
