@@ -132,6 +132,17 @@ struct process {
     __u64 terminal;
 };
 
+/* Bumped after a process of the tree may have given an fd number to another file (a close, a
+ * dup2/dup3 over it, close_range, an exec) and forgotten it: a thread's copy of its process's
+ * fds (struct thread's `fds_*`) holds only while the generation it was copied at is current, so
+ * that a write to a known fd costs no lookup in the tree. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u64);
+} flushlab_fd_generation SEC(".maps");
+
 /* CMD's processes: thread-group id (initial namespace) → what is known of their fds. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -162,6 +173,11 @@ struct thread {
     __u32 lost; /* records this thread could not send since its last */
     __u32 tgid_ns; /* its process, in wrap's pid namespace */
     __u32 tid_ns; /* itself, there */
+    /* Its process's `known` and `terminal` fds, copied at fd generation `fds_generation - 1`
+     * (0: never copied). */
+    __u64 fds_known;
+    __u64 fds_terminal;
+    __u64 fds_generation;
 };
 
 /* Each thread of the tree: its frame so far, the call it is in. Kept in the task itself (task
@@ -290,6 +306,38 @@ static __always_inline int is_terminal(struct process *p, unsigned long fd) {
     return terminal;
 }
 
+/* The fd generation now (flushlab_fd_generation). */
+static __always_inline __u64 fd_generation(void) {
+    __u32 zero = 0;
+    __u64 *generation = bpf_map_lookup_elem(&flushlab_fd_generation, &zero);
+    return generation ? *generation : 0;
+}
+
+/* What a process forgot of its fds is forgotten by every thread's copy. */
+static __always_inline void fds_changed(void) {
+    __u32 zero = 0;
+    __u64 *generation = bpf_map_lookup_elem(&flushlab_fd_generation, &zero);
+    if (generation)
+        __sync_fetch_and_add(generation, 1);
+}
+
+/* Whether fd is the terminal, for thread `t` of process `tgid`: from the thread's copy where it
+ * is current and knows fd, else from the process (which learns it), then copied. */
+static __always_inline int thread_sees_terminal(struct thread *t, __u32 tgid, unsigned long fd) {
+    __u64 generation = fd_generation() + 1;
+    __u64 bit = fd < 64 ? 1ull << fd : 0;
+    if (t->fds_generation == generation && (t->fds_known & bit))
+        return (t->fds_terminal & bit) != 0;
+    struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
+    if (!p)
+        return 0;
+    int terminal = is_terminal(p, fd);
+    t->fds_known = p->known;
+    t->fds_terminal = p->terminal;
+    t->fds_generation = generation;
+    return terminal;
+}
+
 /* An fd's number about to be given to another file (or none): forgotten. */
 static __always_inline void forget(struct process *p, unsigned long fd) {
     if (fd < 64) {
@@ -385,6 +433,7 @@ static __always_inline int fd_changes(long id, struct pt_regs *regs) {
     } else {
         forget(p, id == S_CLOSE ? BPF_CORE_READ(regs, di) : BPF_CORE_READ(regs, si));
     }
+    fds_changed();
     return 0;
 }
 
@@ -413,12 +462,8 @@ static __always_inline int on_enter(long id, struct pt_regs *regs) {
     if (!t)
         return 0;
     unsigned long a0 = BPF_CORE_READ(regs, di);
-    if (pending == P_WRITE || pending == P_READ) {
-        __u32 tgid = pid_tgid >> 32;
-        struct process *p = bpf_map_lookup_elem(&flushlab_tree, &tgid);
-        if (!p || !is_terminal(p, a0))
-            return 0;
-    }
+    if ((pending == P_WRITE || pending == P_READ) && !thread_sees_terminal(t, pid_tgid >> 32, a0))
+        return 0;
     if (pending == P_WRITE) {
         /* Only a frame's first write needs its time (the frame's start). */
         t->pending = P_WRITE;
@@ -476,10 +521,10 @@ static __always_inline int on_exit(long result, struct pt_regs *regs) {
     struct thread *t = bpf_task_storage_get(&flushlab_thread, bpf_get_current_task_btf(), 0, 0);
     if (!t || t->pending == P_NONE)
         return 0;
-    __u64 now = bpf_ktime_get_ns();
     __u32 pending = t->pending, how = t->how, blocks = t->blocks;
     __u64 start = t->start_ns;
     t->pending = P_NONE;
+    /* A write's end needs no time: a frame's start is its first write's entry. */
     if (pending == P_WRITE) {
         if (result > 0) {
             if (!t->opened && opens_sync(how, regs, result, t->writes == 0))
@@ -491,6 +536,7 @@ static __always_inline int on_exit(long result, struct pt_regs *regs) {
         }
         return 0;
     }
+    __u64 now = bpf_ktime_get_ns();
     if (pending == P_READ && result > 0) {
         struct record r = {.kind = READ, .pid = t->tgid_ns, .tid = t->tid_ns,
                            .bytes = (__u64)result, .start_ns = start, .end_ns = now};
@@ -653,6 +699,7 @@ int flushlab_exec(struct bpf_raw_tracepoint_args *ctx) {
     /* Close-on-exec fds are closed: nothing known of the fds holds. */
     p->known = 0;
     p->terminal = 0;
+    fds_changed();
     /* The thread that exec'd keeps its task (a thread other than the leader takes the leader's
      * id): its writes end here, and the new program's threads start clean. Its process's
      * numbers may have changed: the entry goes, and is made again at its next call. */

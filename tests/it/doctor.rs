@@ -31,14 +31,17 @@ fn flushlab_as(nobody: Option<&Path>, args: &[&std::ffi::OsStr]) -> std::process
         .unwrap()
 }
 
-/// The observer a headless `wrap --keys a -- CMD` said it used (`observer: WAY: …`).
-fn wrap_used(nobody: Option<&Path>, cmd: &[std::ffi::OsString]) -> String {
-    let mut args: Vec<&std::ffi::OsStr> = ["wrap", "--size", "80x24", "--keys", "a", "--"]
-        .iter()
-        .map(|a| a.as_ref())
-        .collect();
-    args.extend(cmd.iter().map(|a| a.as_os_str()));
-    let out = flushlab_as(nobody, &args);
+/// The observer a headless `wrap --keys a -- CMD` in `dir` (its HOME too: an editor ended
+/// mid-edit saves its buffer there) said it used (`observer: WAY: …`).
+fn wrap_used(nobody: Option<&Path>, cmd: &[std::ffi::OsString], dir: &Path) -> String {
+    let out = flushlab_command(nobody)
+        .args(["wrap", "--size", "80x24", "--keys", "a", "--"])
+        .args(cmd)
+        .env("HOME", dir)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     said.lines()
         .find_map(|l| l.trim().strip_prefix("observer: "))
@@ -126,7 +129,7 @@ fn doctor_names_the_observer_a_run_then_uses() {
     for nobody in identities {
         for cmd in &commands {
             let (named, json) = doctor_names(nobody, cmd);
-            let used = wrap_used(nobody, cmd);
+            let used = wrap_used(nobody, cmd, &dir);
             let who = if nobody.is_some() {
                 "nobody"
             } else {
