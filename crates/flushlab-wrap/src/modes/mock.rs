@@ -166,14 +166,18 @@ fn report(plan: &Plan, gives: Gives) -> WrapReport {
     }
 }
 
-/// A real terminal's report of `gives`: key to last pixel is its key to frame, and its stages
-/// end in the terminal's paint (wrap never sees a drain there).
+/// A real terminal's report of `gives`: its first pixel at its frame, its last 5 ms of paint
+/// later, and its stages ending in the terminal's paint (wrap never sees a drain there).
 fn pixel_report(plan: &Plan, terminal: Terminal, gives: Gives) -> PixelReport {
     let mut keys = keys_report(gives.key_p50_ms.unwrap_or_default());
     let latencies = &mut keys.latencies;
-    latencies.pixels_ms = latencies.key_to_frame_ms.map(|last| PixelSummary {
-        first: last,
-        last,
+    latencies.pixels_ms = latencies.key_to_frame_ms.map(|frame| PixelSummary {
+        first: frame,
+        last: Percentiles {
+            p50: frame.p50 + 5.0,
+            p95: frame.p95 + 5.0,
+            max: frame.max + 5.0,
+        },
         last_server: None,
         server_gap: None,
         unpainted: 0,

@@ -341,3 +341,57 @@ fn against_in_a_terminal_is_judged_on_the_last_pixel() {
     );
     assert_eq!(report["new_runs"][0]["terminal"], "xterm", "{report}");
 }
+
+/// `--compare frame --terminal xterm`: each round in the terminal as is then tried, then
+/// headless as is then tried; the answer, key to last pixel p50, tried over as is, and the
+/// headless key to frame beside it.
+#[test]
+fn compare_in_a_terminal_alternates_terminal_and_headless_sides_and_answers_on_the_last_pixel() {
+    let terminal = flushlab_terminals::emulators::Terminal::Xterm;
+    let mut plan = plan(&["./tui"]);
+    let scratch = exported(&mut plan);
+    let mut mock = Mock::new(|a: &Asked, _| {
+        Ok(match (a.terminal, a.fix) {
+            (Some(_), None) => Gives::keys(30.0, 40.0),
+            (Some(_), Some(_)) => Gives::keys(30.0, 10.0),
+            (None, None) => Gives::keys(30.0, 20.0),
+            (None, Some(_)) => Gives::keys(30.0, 10.0),
+        })
+    });
+    let outcome = super::pixel_compare::run(
+        &plan,
+        comparing(Fix::Frame, 3),
+        terminal,
+        &keys(),
+        &mut mock,
+        &NO_SIGNAL,
+    )
+    .unwrap();
+    assert_eq!(outcome.exit_code(), 0);
+    let sides: Vec<(Option<_>, Option<Fix>)> =
+        mock.asked.iter().map(|a| (a.terminal, a.fix)).collect();
+    let round = [
+        (Some(terminal), None),
+        (Some(terminal), Some(Fix::Frame)),
+        (None, None),
+        (None, Some(Fix::Frame)),
+    ];
+    assert_eq!(sides, round.repeat(3));
+    let report = read_exported(&scratch);
+    let estimate = |name: &str| report[name]["estimate"].as_f64().unwrap();
+    // The last pixel 5 ms after the frame: (10 + 5) / (40 + 5).
+    assert!(
+        (estimate("last_pixel_p50") - 1.0 / 3.0).abs() < 1e-9,
+        "{report}"
+    );
+    assert!(
+        (estimate("first_pixel_p50") - 0.25).abs() < 1e-9,
+        "{report}"
+    );
+    assert!(
+        (estimate("headless_key_to_frame_p50") - 0.5).abs() < 1e-9,
+        "{report}"
+    );
+    assert_eq!(report["as_is"].as_array().unwrap().len(), 3);
+    assert_eq!(report["headless_tried"].as_array().unwrap().len(), 3);
+}
