@@ -46,6 +46,59 @@ fn the_committed_kernel_objects_are_stamped_with_the_sources_as_they_are() {
     }
 }
 
+/// With no clang and no libbpf headers (hidden in a private mount namespace: each clang a stub
+/// that fails, an empty /usr/include/bpf), the observer crate still builds, and with the kernel
+/// observer in it (its build script says `cfg(flushlab_kernel)`): the committed objects are
+/// what every build embeds, so the kernel tests here run a build no clang took part in. A
+/// `cargo check` in a scratch target directory (it runs the build script; 10 s here).
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "slow tier (a cargo check of the observer crate from nothing): cargo test --features slow-tests"
+)]
+fn with_no_clang_and_no_libbpf_headers_the_kernel_observer_is_built_in() {
+    let root = rustix::process::geteuid().is_root();
+    assert!(
+        std::env::var_os("CI").is_none() || root,
+        "CI must run this as root (a private mount namespace)"
+    );
+    if !root || !common::has_programs(&["unshare", "cargo"]) {
+        return;
+    }
+    let dir = common::scratch_dir("no-clang");
+    let stub = dir.join("clang");
+    std::fs::write(&stub, "#!/bin/sh\necho no clang here >&2\nexit 127\n").unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = r#"set -e
+        [ -d /usr/include/bpf ] && mount -t tmpfs none /usr/include/bpf
+        for c in $(command -v clang clang-14) /usr/lib/llvm-*/bin/clang; do
+            [ -e "$c" ] && mount --bind "$1" "$c"
+        done
+        ! clang --version 2>/dev/null
+        [ -z "$(ls -A /usr/include/bpf 2>/dev/null)" ]
+        exec cargo check -p flushlab-observer --locked --quiet --target-dir "$2""#;
+    let target = dir.join("target");
+    let out = Command::new("unshare")
+        .args(["-m", "sh", "-c", script, "sh"])
+        .arg(&stub)
+        .arg(&target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CLANG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    let outputs: String = std::fs::read_dir(target.join("debug/build"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("output")).ok())
+        .collect();
+    assert!(
+        outputs.contains("cargo:rustc-cfg=flushlab_kernel"),
+        "the build script did not build the kernel observer in: {outputs}\n{said}"
+    );
+}
+
 /// CI's check (`scripts/build-bpf.sh --check`) on a copy of the tree whose kernel.bpf.c gained
 /// a line: it fails, in one line naming the command that rebuilds the objects; on the tree as
 /// committed it passes.
