@@ -201,17 +201,18 @@ fn wrap_keys_as(
 }
 
 /// As a user with no privilege (no eBPF: the preload, by default), programs that draw through
-/// glibc's stdio — w3m, emacs -nw on its own stream of the tty, nano, htop — and a Go program
-/// behind launchers (fzf through `env` and through `sh -c 'exec …'`, lf through `sh -c`: the
-/// tracer, chosen from the program the launcher starts) have every stage and one frame for at least 18 of 20 keys;
-/// and each key's terminal write(2)s are the kernel observer's count as root, ± 1.
+/// glibc's stdio — w3m, emacs -nw on its own stream of the tty, nano, htop —, Go programs behind
+/// launchers (fzf through `env` and through `sh -c 'exec …'`, lf through `sh -c`: the tracer,
+/// chosen from the program the launcher starts), a static Go program (bubbletea) and a Rust
+/// program reading its keys with rustix have every stage and one frame for at least 18 of 20
+/// keys; and each key's terminal write(2)s are the kernel observer's count as root, ± 1.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
-    ignore = "slow tier (14 runs of 4 s): cargo test --features slow-tests"
+    ignore = "slow tier (18 runs of 4 s): cargo test --features slow-tests"
 )]
 fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
-    let programs = ["w3m", "emacs", "nano", "htop", "fzf", "lf"];
+    let programs = ["w3m", "emacs", "nano", "htop", "fzf", "lf", "go"];
     let root = rustix::process::geteuid().is_root();
     assert!(
         std::env::var_os("CI").is_none() || (root && common::has_programs(&programs)),
@@ -231,45 +232,50 @@ fn a_normal_user_stages_stdio_drawers_as_the_kernel_sees_them() {
     for i in 1..=60 {
         std::fs::write(dir.join(format!("file{i:02}")), "").unwrap();
     }
-    let cases: [(&str, Vec<&std::ffi::OsStr>); 7] = [
-        ("j*20@150ms q", vec!["w3m".as_ref(), html.as_os_str()]),
+    // A Rust program reading its keys with rustix (the preload, and the tracer at its reads),
+    // and a static Go program (bubbletea: the tracer).
+    let rustix = dir.join("keyed_ratatui");
+    std::fs::copy(super::example::example_path("keyed_ratatui"), &rustix).unwrap();
+    let built = super::tracer::bubbletea_stamps();
+    let go = dir.join("bubbletea");
+    std::fs::copy(&*built, &go).unwrap();
+    let os = |w: &'static str| -> &std::ffi::OsStr { w.as_ref() };
+    let cases: [(&str, Vec<&std::ffi::OsStr>, &str); 9] = [
+        ("j*20@150ms q", vec![os("w3m"), html.as_os_str()], "preload"),
         (
             "<C-n>*20@150ms <C-x><C-c>",
-            vec![
-                "emacs".as_ref(),
-                "-nw".as_ref(),
-                "-Q".as_ref(),
-                text.as_os_str(),
-            ],
+            vec![os("emacs"), os("-nw"), os("-Q"), text.as_os_str()],
+            "preload",
         ),
         (
             "<Down>*20@150ms <C-x>",
-            vec!["nano".as_ref(), text.as_os_str()],
+            vec![os("nano"), text.as_os_str()],
+            "preload",
         ),
-        ("<Down>*20@150ms q", vec!["htop".as_ref()]),
+        ("<Down>*20@150ms q", vec![os("htop")], "preload"),
+        // Go programs read their keys with raw system calls: the tracer's.
         (
             "<Down>*20@150ms <Enter>",
-            vec!["env".as_ref(), "fzf".as_ref()],
+            vec![os("env"), os("fzf")],
+            "ptrace",
         ),
         (
             "<Down>*20@150ms <Enter>",
-            vec!["sh".as_ref(), "-c".as_ref(), "exec fzf".as_ref()],
+            vec![os("sh"), os("-c"), os("exec fzf")],
+            "ptrace",
         ),
+        ("j*20@150ms q", vec![os("sh"), os("-c"), os("lf")], "ptrace"),
+        ("j*20@150ms q", vec![go.as_os_str(), os("80x24")], "ptrace"),
         (
             "j*20@150ms q",
-            vec!["sh".as_ref(), "-c".as_ref(), "lf".as_ref()],
+            vec![rustix.as_os_str(), os("bufwriter")],
+            "both",
         ),
     ];
-    for (keys, cmd) in cases {
+    for (keys, cmd, expected) in cases {
         let run =
             |nobody: bool| wrap_keys_as(nobody.then_some(flushlab.as_path()), keys, &cmd, &dir);
         let (report, said) = run(true);
-        // The Go programs (fzf, lf) read their keys with raw system calls: the tracer's.
-        let go = ["fzf", "exec fzf", "lf"].map(std::ffi::OsStr::new);
-        let expected = match cmd.iter().any(|word| go.contains(word)) {
-            true => "ptrace",
-            false => "preload",
-        };
         assert_eq!(report["inside"]["observer"], expected, "{cmd:?}: {said}");
         let (staged, writes) = staged_keys(&report);
         assert!(
