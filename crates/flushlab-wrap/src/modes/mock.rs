@@ -17,6 +17,7 @@ use flushlab_core::detect::frames::{FrameMethod, Frames};
 use flushlab_core::detect::keyed::{KeyLatencies, Percentiles, PixelSummary, StageSummary};
 use flushlab_core::detect::timeline::Timeline;
 use flushlab_core::figures::{Figures, WrapRun};
+use flushlab_core::seen::states::KeySeen;
 use flushlab_terminals::emulators::Terminal;
 
 /// What one side was asked to run.
@@ -228,25 +229,15 @@ fn pixel_report(plan: &Plan, terminal: Terminal, gives: Gives) -> PixelReport {
     }
 }
 
-/// What was seen of the keys: `flashed` of them flashed the screen, none tore.
+/// What the model saw of ten keys: `flashed` of them flashed the screen for 16.7 ms.
 fn seen(flashed: u64) -> SeenReport {
-    SeenReport {
-        by: SeenBy::Model,
-        policy: None,
-        keys_flashed: flashed,
-        keys_torn: 0,
-        flash_p50_ms: (flashed > 0).then_some(16.7),
-        scrollback_churn: None,
-        sync_share: None,
-        sync_honoured_share: None,
-        paints: 0,
-        grabs: None,
-        cpu_ms: 0.0,
-        cut: false,
-        keys: Vec::new(),
-        frames: None,
-        sync_lost: None,
-    }
+    let key = |flashes: bool| KeySeen {
+        flashes: u32::from(flashes),
+        longest_flash_ms: flashes.then_some(16.7),
+        ..KeySeen::default()
+    };
+    let keys = (0..10.max(flashed)).map(|k| key(k < flashed)).collect();
+    SeenReport::of_keys(SeenBy::Model, keys)
 }
 
 /// Ten keys answered in `p50` ms (p95 half as much again), most of it processing.

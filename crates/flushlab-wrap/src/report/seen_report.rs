@@ -187,7 +187,7 @@ impl SeenReport {
     }
 
     /// The figures over the keys, whatever saw them.
-    fn of_keys(by: SeenBy, seen: Vec<KeySeen>) -> SeenReport {
+    pub(crate) fn of_keys(by: SeenBy, seen: Vec<KeySeen>) -> SeenReport {
         let mut flashes: Vec<f64> = seen.iter().filter_map(|k| k.longest_flash_ms).collect();
         flashes.sort_by(f64::total_cmp);
         SeenReport {
