@@ -610,6 +610,24 @@ fn no_file_over_500_lines_where_wrap_and_painting_live() {
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
 
+/// wrap's docs are one page a task (docs/wrap/), none over 500 lines, so that a question is
+/// answered on a page that can be read whole.
+#[test]
+fn no_page_of_wraps_docs_over_500_lines() {
+    let pages: Vec<(String, usize)> = std::fs::read_dir(Path::new(ROOT).join("docs/wrap"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| {
+            let lines = std::fs::read_to_string(&p).unwrap().lines().count();
+            (relative(&p), lines)
+        })
+        .collect();
+    assert!(pages.len() >= 8, "only {} pages: {pages:?}", pages.len());
+    let long: Vec<&(String, usize)> = pages.iter().filter(|(_, n)| *n > 500).collect();
+    assert!(long.is_empty(), "{long:?}");
+}
+
 /// No function is let past clippy's length, tests included: a long one is split by what it
 /// does.
 #[test]
