@@ -339,6 +339,43 @@ fn what_programs_do_changes_no_count_under_the_kernel() {
     super::tracer::what_programs_do_changes_no_count("kernel", &[]);
 }
 
+/// A program that dup2s /dev/null over its terminal fd mid-frame, writes there, and puts the
+/// terminal back (tests/corpus/hostile.c `dup2`): the kernel observer's terminal bytes are the
+/// bytes the pty delivered to wrap, none of the writes to /dev/null among them (each thread's
+/// copy of which fds are the terminal is dropped at a dup2).
+#[test]
+fn a_file_dup2d_over_the_terminal_is_not_the_terminal() {
+    if !kernel_allowed() {
+        return;
+    }
+    let program = common::c_program("hostile");
+    let report = common::scratch("dup2.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_flushlab"))
+        .args([
+            "wrap",
+            "--observer",
+            "kernel",
+            "--size",
+            "80x24",
+            "--export-json",
+        ])
+        .arg(&*report)
+        .arg("--")
+        .arg(&*program)
+        .args(["dup2", "20"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let report = common::read_json(&report);
+    assert!(report["bytes"].as_u64().unwrap() > 1000, "{said}");
+    assert_eq!(
+        report["inside"]["terminal_bytes"], report["bytes"],
+        "{said}"
+    );
+}
+
 /// CMD in a pid namespace of its own (`unshare -pf`): its processes are followed by their
 /// numbers in wrap's namespace, and its writes counted as it counts its frames.
 #[test]
